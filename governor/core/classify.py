@@ -1,0 +1,193 @@
+"""Failure classification: one ordered table of named rules over a ``SpawnResult``.
+
+Rules (SPEC §4; the first rule that matches wins, and its name is recorded):
+    1. ``timeout``        the child was killed for running too long -> work failure
+                          (charged), even if it exited 0 afterwards.
+    2. ``spawn-errno``    the process never started (ENOENT, EACCES, ENOEXEC)
+                          -> ``environment`` with positive no-effect evidence. A shell
+                          exiting 127 without an errno is *not* classed.
+    3. ``vendor-status``  a structured vendor status of 5xx, 529 or 429 -> ``upstream``.
+    4. ``upstream-text``  a short list over the failure text: 429/5xx in status
+                          context, or a handful of phrases -> ``upstream``.
+    5. ``decision``       the agent's structured reply asks a person -> ``decision``.
+    6. ``default``        anything else -> no class: a charged work failure.
+
+A class says *why*; whether the run is charged is decided separately by the evidence
+gate (``governor.core.evidence``). A false upstream match grants a free retry, so the
+text list stays tight, and the tests pin both what matches and what must not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
+
+ERROR_LIMIT: Final = 2000
+"""Longest failure text recorded; longer text keeps its *tail* (vendors put the reason last)."""
+
+ENVIRONMENT_ERRNOS: Final = frozenset({"ENOENT", "EACCES", "ENOEXEC"})
+"""Errnos that prove the binary could not be started."""
+
+
+class SpawnResult(BaseModel):
+    """One agent call, as a value: what happened, its class and its evidence."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    ok: bool
+    """True when the call produced a reply the harness accepted."""
+    exit_code: int | None = None
+    """The child's exit status (negative: killed by that signal); None if it never ran."""
+    spawn_errno: str | None = None
+    """The OS errno name when the child never started, e.g. ``ENOENT``."""
+    timed_out: bool = False
+    """The child was killed for running past its limit."""
+    vendor_status: int | None = None
+    """A status read from a structured vendor envelope (e.g. Claude's ``api_error_status``)."""
+    error: str | None = Field(default=None, max_length=ERROR_LIMIT)
+    """Tail-preserved failure text."""
+    failure_class: FailureClass | None = Field(default=None, alias="class")
+    """The class the rules gave the failure; never set on success."""
+    evidence: Evidence = UNKNOWN
+    """What was observed about the failure."""
+    reply: str | None = None
+    """The reply text (the agent's answer), when there is one."""
+    question: str | None = None
+    """The question the agent asks a person, for a ``decision``."""
+    retry_after_s: float | None = Field(default=None, ge=0)
+    """The vendor's Retry-After hint, in seconds."""
+    duration_s: float = Field(default=0.0, ge=0)
+    """Wall time of the call, in seconds."""
+    cost_usd: float | None = Field(default=None, ge=0)
+    """Cost the vendor reported for the call."""
+
+    @property
+    def rule(self) -> str | None:
+        """Name of the classification rule that fired (recorded in the evidence)."""
+        return self.evidence.rule
+
+
+def tail(text: str, limit: int = ERROR_LIMIT) -> str:
+    """Keep the last ``limit`` characters of ``text``, marking a cut with a leading ``…``."""
+    if len(text) <= limit:
+        return text
+    return "…" + text[len(text) - limit + 1 :]
+
+
+def failure_text(stderr: str, stdout: str, limit: int = ERROR_LIMIT) -> str:
+    """The recorded failure text: stderr then stdout, tail-preserved."""
+    joined = f"{stderr}\n{stdout}" if stderr and stdout else stderr or stdout
+    return tail(joined.strip("\n"), limit)
+
+
+_STATUS = r"(?:429|5\d\d)(?!\d)"
+_REASON_PHRASES = "|".join(
+    (
+        "too many requests",
+        "internal server error",
+        "not implemented",
+        "bad gateway",
+        "service unavailable",
+        "gateway time-?out",
+        "http version not supported",
+        "insufficient storage",
+        "loop detected",
+        "not extended",
+        "network authentication required",
+        "site (?:is )?overloaded",
+    )
+)
+_UPSTREAM_PATTERNS: Final = (
+    # HTTP status lines: "HTTP/1.1 503", "HTTP/2 429", "HTTP 502"
+    rf"\bHTTP(?:/\d(?:\.\d)?)?[ \t]+{_STATUS}",
+    # "status 503", "status: 429", "status=529", "status code 502", "status_code: 500"
+    rf"\bstatus(?:[ _]code)?[ \t]*[:=]?[ \t]*{_STATUS}",
+    # a status line's code and reason phrase at the start of a line: "503 Service Unavailable"
+    rf"^[ \t]*{_STATUS}[ \t]+(?:{_REASON_PHRASES})\b",
+    r"\bcircuit[ _-]?(?:breaker[ _-]?)?(?:is[ _-]?)?open\b",
+    r"\bservice[ _-]?unavailable\b",
+    r"\btoo[ _-]?many[ _-]?requests\b",
+    r"\brate[ _-]?limit",
+    r"\boverloaded\b",
+    r"\bbad[ _-]?gateway\b",
+    r"\bgateway[ _-]?time-?out\b",
+    r"\binternal[ _-]?server[ _-]?error\b",
+)
+UPSTREAM_TEXT: Final = re.compile("|".join(_UPSTREAM_PATTERNS), re.IGNORECASE | re.MULTILINE)
+"""The upstream text list of SPEC §4 as one expression; ``docs/classification.md`` quotes it."""
+
+
+def is_upstream_status(status: int | None) -> bool:
+    """A structured vendor status that means the vendor refused: 429 or any 5xx (incl. 529)."""
+    return status is not None and (status == 429 or 500 <= status <= 599)
+
+
+def is_upstream_text(text: str | None) -> bool:
+    """Whether failure text names an upstream refusal in status context or by phrase."""
+    return bool(text) and UPSTREAM_TEXT.search(text or "") is not None
+
+
+Verdict = tuple[FailureClass | None, Evidence]
+Rule = Callable[[SpawnResult], Verdict | None]
+
+
+def _timeout(result: SpawnResult) -> Verdict | None:
+    return (None, result.evidence) if result.timed_out else None
+
+
+def _spawn_errno(result: SpawnResult) -> Verdict | None:
+    if result.spawn_errno in ENVIRONMENT_ERRNOS:
+        return ("environment", nothing_happened("exec:spawn-errno", result.spawn_errno or ""))
+    return None
+
+
+def _vendor_status(result: SpawnResult) -> Verdict | None:
+    return ("upstream", result.evidence) if is_upstream_status(result.vendor_status) else None
+
+
+def _upstream_text(result: SpawnResult) -> Verdict | None:
+    return ("upstream", result.evidence) if is_upstream_text(result.error) else None
+
+
+def _decision(result: SpawnResult) -> Verdict | None:
+    return ("decision", result.evidence) if result.question else None
+
+
+def _default(result: SpawnResult) -> Verdict | None:
+    return (None, result.evidence)
+
+
+RULES: Final[tuple[tuple[str, Rule], ...]] = (
+    ("timeout", _timeout),
+    ("spawn-errno", _spawn_errno),
+    ("vendor-status", _vendor_status),
+    ("upstream-text", _upstream_text),
+    ("decision", _decision),
+    ("default", _default),
+)
+"""The classification table, in order. The first rule that returns a verdict wins."""
+
+
+def classify(result: SpawnResult) -> SpawnResult:
+    """Give a failed result its class and stamp the rule that fired on its evidence.
+
+    A successful result is returned unchanged: a success is never classed.
+    """
+    if result.ok:
+        return result.model_copy(update={"failure_class": None})
+    for name, rule in RULES:
+        verdict = rule(result)
+        if verdict is not None:
+            failure_class, evidence = verdict
+            return result.model_copy(
+                update={
+                    "failure_class": failure_class,
+                    "evidence": evidence.model_copy(update={"rule": name}),
+                }
+            )
+    raise AssertionError("the default rule always matches")  # pragma: no cover

@@ -1,0 +1,143 @@
+"""The one JSON codec for events, and the line reader of the history format.
+
+Rules (SPEC §3):
+    * A history is JSON Lines: one event object per line, UTF-8, ``\\n``-terminated.
+    * Every problem is reported with the line it is on: unknown type, unknown field,
+      bad value, invalid JSON, non-UTF-8, an empty line, a torn final line.
+    * Encoding writes aliases (``class``) and omits nulls; reading accepts either.
+
+This module only turns bytes into events and back; opening files is the shell's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import orjson
+from pydantic import TypeAdapter, ValidationError
+
+from governor.core.events import EVENT_TYPES, Event
+from governor.core.upcast import Upcaster
+from governor.errors import HistoryError
+
+EVENT_ADAPTER: Final[TypeAdapter[Event]] = TypeAdapter(Event)
+
+
+def encode(event: Event) -> bytes:
+    """One event as a JSON object (no trailing newline)."""
+    return EVENT_ADAPTER.dump_json(event, by_alias=True, exclude_none=True)
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    """One event as plain JSON-compatible values, the same fields :func:`encode` writes."""
+    return EVENT_ADAPTER.dump_python(event, mode="json", by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
+
+
+def decode(data: bytes | str) -> Event:
+    """One event from a JSON object; raises ``ValidationError`` when it is not valid."""
+    return EVENT_ADAPTER.validate_json(data)
+
+
+def from_dict(data: dict[str, Any]) -> Event:
+    """One event from plain values; raises ``ValidationError`` when it is not valid."""
+    return EVENT_ADAPTER.validate_python(data)
+
+
+def describe(exc: ValidationError) -> str:
+    """The first problem of a validation error as one short sentence."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(part) for part in err["loc"]]
+    kind = err["type"]
+    if loc and loc[0] in EVENT_TYPES:
+        event_type, loc = loc[0], loc[1:]
+        where = f" in {event_type}"
+    else:
+        where = ""
+    path = ".".join(loc)
+    if kind == "union_tag_invalid":
+        return f"unknown event type {err['input']!r}" if isinstance(err["input"], str) else (
+            f"event type must be a string, not {err['input']!r}"
+        )
+    if kind == "union_tag_not_found":
+        return "missing field 'type'"
+    if kind == "extra_forbidden":
+        return f"unknown field '{path}'{where}"
+    if kind == "missing":
+        return f"missing field '{path}'{where}"
+    if kind == "json_invalid":
+        return f"not valid JSON ({err['ctx'].get('error', 'parse error')})"
+    if kind in ("model_type", "model_attributes_type", "dict_type") and not path:
+        return "an event must be a JSON object"
+    message = err["msg"].removeprefix("Value error, ")
+    return f"field '{path}'{where}: {message}" if path else f"{message}{where}"
+
+
+class LineDecoder:
+    """Decodes history lines one at a time, upcasting legacy shapes as it goes.
+
+    Keep one decoder per history: legacy upcasting needs what earlier lines said.
+    """
+
+    __slots__ = ("notes", "source", "upcaster")
+
+    def __init__(self, source: str | None = None) -> None:
+        self.source = source
+        self.upcaster = Upcaster()
+        self.notes: list[str] = []
+
+    def decode(self, raw: bytes, line: int) -> Event:
+        """Decode one line (without its newline); raises ``HistoryError`` naming the line."""
+        try:
+            event = EVENT_ADAPTER.validate_json(raw)
+        except ValidationError as exc:
+            event = self._decode_slow(raw, line, exc)
+        self.upcaster.note(event)
+        return event
+
+    def _decode_slow(self, raw: bytes, line: int, first: ValidationError) -> Event:
+        if not raw.strip():
+            raise HistoryError("empty line", line=line, source=self.source)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise HistoryError(
+                f"not valid UTF-8 (byte {exc.start})", line=line, source=self.source
+            ) from None
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise HistoryError(f"not valid JSON ({exc})", line=line, source=self.source) from None
+        if not isinstance(data, dict):
+            raise HistoryError("an event must be a JSON object", line=line, source=self.source)
+        upcast, note = self.upcaster.upcast(data)
+        if note is None:
+            raise HistoryError(describe(first), line=line, source=self.source) from None
+        try:
+            event = EVENT_ADAPTER.validate_python(upcast)
+        except ValidationError as exc:
+            raise HistoryError(describe(exc), line=line, source=self.source) from None
+        self.notes.append(f"line {line}: {note}")
+        return event
+
+
+TORN: Final = "torn final line (no trailing newline)"
+
+
+def decode_lines(
+    lines: Iterable[bytes], *, source: str | None = None, allow_torn: bool = False
+) -> Iterator[tuple[int, Event]]:
+    """Decode an iterable of raw lines (each ending in ``\\n`` except maybe the last).
+
+    Yields ``(line_number, event)``. A final line without its newline is a torn write:
+    it raises ``HistoryError`` unless ``allow_torn`` is true, in which case it is skipped
+    (the caller can tell from the returned count).
+    """
+    decoder = LineDecoder(source)
+    line_no = 0
+    for line_no, raw in enumerate(lines, start=1):  # noqa: B007 - line_no is used after the loop
+        if not raw.endswith(b"\n"):
+            if allow_torn:
+                return
+            raise HistoryError(TORN, line=line_no, source=source)
+        yield line_no, decoder.decode(raw[:-1], line_no)

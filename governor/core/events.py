@@ -1,0 +1,348 @@
+"""Every event of a goal's stream, as frozen pydantic models in one discriminated union.
+
+Rules (SPEC §3):
+    * One stream per goal, ordered by ``seq`` (1, 2, 3 … no gaps).
+    * Every event carries ``schema_version``, ``goal_id``, ``seq``, ``type``, ``at``
+      (RFC 3339, UTC), ``actor`` and an optional ``reason``; type-specific fields sit
+      beside them at the top level.
+    * Unknown types and unknown fields are rejected, in nested objects too.
+    * A ``type`` string never changes once shipped; old shapes are upgraded by the
+      upcasters in ``governor.core.upcast``, never by loosening these models.
+
+The JSON codec lives in ``governor.core.codec``; nothing else turns events into bytes.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Final, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from governor.core.evidence import Evidence, FailureClass
+from governor.core.policy import Ledger, Policy
+
+SCHEMA_VERSION: Final = 1
+
+ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+"""Goal, plan and run ids: safe as file names, cannot escape a folder."""
+KEY_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,31}$"
+"""Work keys inside a proposal; a work id is ``<plan_id>-<key>``."""
+WORK_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,140}$"
+TEXT_LIMIT: Final = 2000
+
+
+def _utc(value: datetime) -> datetime:
+    if value.utcoffset() != timedelta(0):
+        raise ValueError("must be UTC (end in Z or +00:00)")
+    return value if value.tzinfo is UTC else value.replace(tzinfo=UTC)
+
+
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
+WorkId = Annotated[str, Field(pattern=WORK_ID_PATTERN)]
+Key = Annotated[str, Field(pattern=KEY_PATTERN)]
+UtcTime = Annotated[datetime, AfterValidator(_utc)]
+Text = Annotated[str, Field(max_length=TEXT_LIMIT)]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Reason = Annotated[str, Field(min_length=1, max_length=TEXT_LIMIT)]
+NonNeg = Annotated[float, Field(ge=0)]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+Harness = Literal["codex", "claude", "command", "python", "scripted"]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
+PlanTrigger = Literal["initial", "replan", "milestone", "retry"]
+Outcome = Literal["succeeded", "failed", "timed_out", "lost", "abandoned"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Profile(_Frozen):
+    """How one agent is run (SPEC §7)."""
+
+    harness: Harness
+    model: Name | None = None
+    instructions: Annotated[str, Field(max_length=20000)] | None = None
+    timeout_s: float = Field(default=600.0, gt=0)
+    """Wall-clock limit of one spawn, in seconds. Default 600."""
+    max_attempts: int = Field(default=2, ge=1, le=20)
+    """In-agent spawn attempts (tenacity), not the work budget. Default 2."""
+    env: tuple[EnvName, ...] = ()
+    """Names of variables passed through the scrubbed environment."""
+    args: tuple[str, ...] = ()
+    """Harness arguments (for ``command``: the executable and its arguments)."""
+
+
+class WorkSpec(_Frozen):
+    """One work item as a planner proposes it."""
+
+    key: Key
+    title: Name
+    objective: Text
+    acceptance: tuple[Text, ...] = ()
+    depends_on: tuple[WorkId, ...] = ()
+    """Earlier keys of the same proposal, or ids of accepted work."""
+    profile: Name | None = None
+
+
+class Milestone(_Frozen):
+    title: Name
+    objective: Text
+
+
+class AcceptanceReport(_Frozen):
+    """Per-criterion results of an attempt, as the worker reported them."""
+
+    satisfied: tuple[Text, ...] = ()
+    unsatisfied: tuple[Text, ...] = ()
+    unknown: tuple[Text, ...] = ()
+
+
+class _Event(_Frozen):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    goal_id: Id
+    seq: int = Field(ge=1)
+    at: UtcTime
+    actor: Name = "governor"
+    reason: Reason | None = None
+
+
+class _ReasonRequired(_Event):
+    @model_validator(mode="after")
+    def _has_reason(self) -> _ReasonRequired:
+        if not self.reason:
+            raise ValueError("a reason is required")
+        return self
+
+
+class GoalCreated(_Event):
+    type: Literal["goal.created"] = "goal.created"
+    title: Name
+    objective: Text
+    acceptance: tuple[Text, ...] = ()
+    policy: Policy = Policy()
+    profiles: dict[Name, Profile]
+    planner: Name
+    worker: Name
+
+    @model_validator(mode="after")
+    def _profiles_exist(self) -> GoalCreated:
+        for role, name in (("planner", self.planner), ("worker", self.worker)):
+            if name not in self.profiles:
+                raise ValueError(f"{role} profile '{name}' is not among the profiles")
+        return self
+
+
+class PlanRequested(_Event):
+    type: Literal["plan.requested"] = "plan.requested"
+    plan_id: Id
+    sequence: int = Field(ge=1)
+    trigger: PlanTrigger
+    fingerprint: Sha256
+
+
+class PlanContinued(_Event):
+    type: Literal["plan.continued"] = "plan.continued"
+    plan_id: Id
+
+
+class PlanProposed(_Event):
+    type: Literal["plan.proposed"] = "plan.proposed"
+    plan_id: Id
+    decision: Literal["apply", "complete"]
+    rationale: Text = ""
+    work: tuple[WorkSpec, ...] = ()
+    milestone: Milestone | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> PlanProposed:
+        if self.decision == "complete" and self.work:
+            raise ValueError("a 'complete' proposal has no work")
+        if self.decision == "apply" and not self.work:
+            raise ValueError("an 'apply' proposal needs at least one work item")
+        keys = [spec.key for spec in self.work]
+        if len(set(keys)) != len(keys):
+            raise ValueError("work keys must be unique")
+        return self
+
+
+class PlanFailed(_Event):
+    """The planner run failed, or its reply failed validation.
+
+    For a ``decision``, ``error`` carries the question the planner asks a person.
+    """
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    type: Literal["plan.failed"] = "plan.failed"
+    plan_id: Id
+    failure_class: FailureClass | None = Field(default=None, alias="class")
+    error: Text | None = None
+    evidence: Evidence | None = None
+    retry_after_s: NonNeg | None = None
+
+
+class PlanApplied(_Event):
+    type: Literal["plan.applied"] = "plan.applied"
+    plan_id: Id
+    work_ids: tuple[WorkId, ...] = ()
+
+
+class PlanRejected(_ReasonRequired):
+    type: Literal["plan.rejected"] = "plan.rejected"
+    plan_id: Id
+
+
+class PlanCompleted(_Event):
+    type: Literal["plan.completed"] = "plan.completed"
+    plan_id: Id
+
+
+class WorkCreated(_Event):
+    type: Literal["work.created"] = "work.created"
+    work_id: WorkId
+    plan_id: Id
+    title: Name
+    objective: Text
+    acceptance: tuple[Text, ...] = ()
+    depends_on: tuple[WorkId, ...] = ()
+    profile: Name
+    max_attempts: int = Field(ge=1)
+    max_uncharged_attempts: int = Field(ge=0)
+
+
+class AttemptStarted(_Event):
+    type: Literal["attempt.started"] = "attempt.started"
+    work_id: WorkId
+    attempt: int = Field(ge=1)
+    run_id: Id
+    trigger: Literal["initial", "retry"] = "initial"
+
+
+class AttemptContinued(_Event):
+    type: Literal["attempt.continued"] = "attempt.continued"
+    work_id: WorkId
+    attempt: int = Field(ge=1)
+    run_id: Id
+
+
+class AttemptFinished(_Event):
+    """The terminal record of one run of a work item.
+
+    For a ``decision``, ``error`` carries the question the worker asks a person; the
+    worker's summary of what it did, when it gave one, is the event's ``reason``.
+    """
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    type: Literal["attempt.finished"] = "attempt.finished"
+    work_id: WorkId
+    attempt: int = Field(ge=1)
+    run_id: Id
+    outcome: Outcome
+    failure_class: FailureClass | None = Field(default=None, alias="class")
+    error: Text | None = None
+    evidence: Evidence | None = None
+    acceptance: AcceptanceReport | None = None
+    cost_usd: NonNeg | None = None
+    retry_after_s: NonNeg | None = None
+
+
+class WorkAccepted(_Event):
+    type: Literal["work.accepted"] = "work.accepted"
+    work_id: WorkId
+
+
+class WorkCancelled(_Event):
+    type: Literal["work.cancelled"] = "work.cancelled"
+    work_id: WorkId
+
+
+class WorkReopened(_Event):
+    type: Literal["work.reopened"] = "work.reopened"
+    work_id: WorkId
+
+
+class WorkRetried(_ReasonRequired):
+    type: Literal["work.retried"] = "work.retried"
+    work_id: WorkId
+
+
+class GoalResumed(_ReasonRequired):
+    type: Literal["goal.resumed"] = "goal.resumed"
+
+
+class GoalCancelled(_Event):
+    type: Literal["goal.cancelled"] = "goal.cancelled"
+
+
+class BudgetRaised(_ReasonRequired):
+    type: Literal["budget.raised"] = "budget.raised"
+    ledger: Ledger
+    work_id: WorkId | None = None
+    to: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _work_id_matches_ledger(self) -> BudgetRaised:
+        per_item = self.ledger in ("attempts", "uncharged_attempts")
+        if per_item and not self.work_id:
+            raise ValueError(f"ledger '{self.ledger}' needs a work_id")
+        if not per_item and self.work_id:
+            raise ValueError(f"ledger '{self.ledger}' is goal-wide and takes no work_id")
+        if self.ledger not in ("runtime", "cost") and self.to != int(self.to):
+            raise ValueError(f"ledger '{self.ledger}' counts whole numbers")
+        return self
+
+
+Event = Annotated[
+    GoalCreated
+    | PlanRequested
+    | PlanContinued
+    | PlanProposed
+    | PlanFailed
+    | PlanApplied
+    | PlanRejected
+    | PlanCompleted
+    | WorkCreated
+    | AttemptStarted
+    | AttemptContinued
+    | AttemptFinished
+    | WorkAccepted
+    | WorkCancelled
+    | WorkReopened
+    | WorkRetried
+    | GoalResumed
+    | GoalCancelled
+    | BudgetRaised,
+    Field(discriminator="type"),
+]
+"""Any event of a goal's stream."""
+
+EVENT_CLASSES: Final[dict[str, type[_Event]]] = {
+    cls.model_fields["type"].default: cls
+    for cls in (
+        GoalCreated,
+        PlanRequested,
+        PlanContinued,
+        PlanProposed,
+        PlanFailed,
+        PlanApplied,
+        PlanRejected,
+        PlanCompleted,
+        WorkCreated,
+        AttemptStarted,
+        AttemptContinued,
+        AttemptFinished,
+        WorkAccepted,
+        WorkCancelled,
+        WorkReopened,
+        WorkRetried,
+        GoalResumed,
+        GoalCancelled,
+        BudgetRaised,
+    )
+}
+"""Every event type string and the class that carries it."""
+
+EVENT_TYPES: Final = frozenset(EVENT_CLASSES)

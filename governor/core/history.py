@@ -1,0 +1,254 @@
+"""History validation: the rules a stream must keep to be stored, replayed or imported.
+
+Rules (SPEC §3):
+    * It starts with exactly one ``goal.created``; every event has the same ``goal_id``.
+    * ``seq`` is gapless from 1; ``at`` never decreases.
+    * Every plan or work reference names something created earlier.
+    * Attempt numbers are gapless per item and tied to ``attempt.started``; run ids
+      are unique; ``attempt.continued`` names an attempt that is not finished; each
+      attempt is finished at most once, by one of its runs.
+    * Plans move requested -> proposed | failed, and proposed -> applied | rejected |
+      completed; a proposal keeps the policy's size bounds (the same check the planner's
+      reply gets, ``check_proposal``).
+    * ``budget.raised`` only raises: the new limit is above the current one.
+
+The checker is a fold beside the view: it checks each event against the view of
+everything before it, then evolves the view. It stops at the first broken rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+
+from governor.core.events import (
+    AttemptContinued,
+    AttemptFinished,
+    AttemptStarted,
+    BudgetRaised,
+    Event,
+    GoalCreated,
+    PlanApplied,
+    PlanCompleted,
+    PlanContinued,
+    PlanFailed,
+    PlanProposed,
+    PlanRejected,
+    PlanRequested,
+    WorkAccepted,
+    WorkCancelled,
+    WorkCreated,
+    WorkReopened,
+    WorkRetried,
+    WorkSpec,
+)
+from governor.core.policy import LEDGER_FIELDS
+from governor.core.view import GoalView, evolve
+from governor.errors import HistoryError
+
+
+def check_proposal(view: GoalView, work: Sequence[WorkSpec]) -> list[str]:
+    """Problems with a proposal's work against the goal's policy and graph (empty: none).
+
+    Used for planner replies and for recorded ``plan.proposed`` events alike.
+    """
+    policy, problems = view.policy, []
+    if len(work) > policy.max_work_items_per_plan:
+        problems.append(
+            f"the proposal has {len(work)} work items; at most "
+            f"{policy.max_work_items_per_plan} are allowed per plan"
+        )
+    if len(view.work) + len(work) > policy.max_total_work_items:
+        problems.append(
+            f"the goal would hold {len(view.work) + len(work)} work items; at most "
+            f"{policy.max_total_work_items} are allowed"
+        )
+    profiles = view.created.profiles if view.created else {}
+    seen: set[str] = set()
+    for spec in work:
+        for dep in spec.depends_on:
+            if dep not in seen and not (dep in view.work and view.work[dep].accepted):
+                problems.append(
+                    f"work '{spec.key}' depends on '{dep}', which is neither an earlier key "
+                    "of this proposal nor an accepted work item"
+                )
+        if spec.profile is not None and spec.profile not in profiles:
+            problems.append(f"work '{spec.key}' names unknown profile '{spec.profile}'")
+        seen.add(spec.key)
+    return problems
+
+
+class HistoryChecker:
+    """Checks one history event by event. ``check`` raises ``HistoryError`` at the first fault."""
+
+    def __init__(self, source: str | None = None) -> None:
+        self.view = GoalView()
+        self.source = source
+        self._runs: set[str] = set()
+        self._attempt_runs: dict[str, set[str]] = {}
+        self._last_at: datetime | None = None
+
+    def check(self, event: Event, line: int | None = None) -> GoalView:
+        """Check one event against everything before it, then fold it into the view."""
+        problem = self._problem(event)
+        if problem:
+            raise HistoryError(problem, line=line, source=self.source)
+        self._last_at = event.at
+        return evolve(self.view, event)
+
+    def _problem(self, event: Event) -> str | None:
+        view = self.view
+        if view.created is None:
+            if not isinstance(event, GoalCreated):
+                return f"the history must start with goal.created, not {event.type}"
+        elif isinstance(event, GoalCreated):
+            return "goal.created appears a second time"
+        elif event.goal_id != view.goal_id:
+            return f"goal_id '{event.goal_id}' differs from the history's '{view.goal_id}'"
+        if event.seq != view.seq + 1:
+            return f"seq {event.seq} breaks the sequence (expected {view.seq + 1})"
+        if self._last_at is not None and event.at < self._last_at:
+            return "at goes back in time (earlier than the previous event)"
+        return self._reference_problem(event)
+
+    def _reference_problem(self, event: Event) -> str | None:  # noqa: PLR0911, PLR0912
+        view = self.view
+        match event:
+            case PlanRequested():
+                if event.plan_id in view.plans:
+                    return f"plan '{event.plan_id}' is requested a second time"
+                if event.sequence != view.plans_used + 1:
+                    return f"plan sequence {event.sequence} should be {view.plans_used + 1}"
+            case PlanContinued() | PlanProposed() | PlanFailed():
+                plan = view.plans.get(event.plan_id)
+                if plan is None:
+                    return f"{event.type} names unknown plan '{event.plan_id}'"
+                if plan.status != "requested":
+                    return f"{event.type}: plan '{event.plan_id}' already has an outcome ({plan.status})"
+                if isinstance(event, PlanProposed):
+                    problems = check_proposal(view, event.work)
+                    return f"plan.proposed: {problems[0]}" if problems else None
+            case PlanApplied() | PlanRejected() | PlanCompleted():
+                return self._resolution_problem(event)
+            case WorkCreated():
+                return self._work_created_problem(event)
+            case AttemptStarted():
+                return self._started_problem(event)
+            case AttemptContinued() | AttemptFinished():
+                return self._run_problem(event)
+            case WorkAccepted() | WorkCancelled() | WorkReopened() | WorkRetried():
+                if event.work_id not in view.work:
+                    return f"{event.type} names unknown work item '{event.work_id}'"
+            case BudgetRaised():
+                return self._raise_problem(event)
+            case _:
+                return None
+        return None
+
+    def _resolution_problem(self, event: PlanApplied | PlanRejected | PlanCompleted) -> str | None:
+        plan = self.view.plans.get(event.plan_id)
+        if plan is None:
+            return f"{event.type} names unknown plan '{event.plan_id}'"
+        if plan.status != "proposed" or plan.proposal is None:
+            return f"{event.type}: plan '{event.plan_id}' is {plan.status}, not proposed"
+        wanted = "complete" if isinstance(event, PlanCompleted) else "apply"
+        if not isinstance(event, PlanRejected) and plan.proposal.decision != wanted:
+            return f"{event.type}: plan '{event.plan_id}' proposed '{plan.proposal.decision}'"
+        if isinstance(event, PlanApplied):
+            keys = {f"{event.plan_id}-{spec.key}" for spec in plan.proposal.work}
+            stray = [w for w in event.work_ids if w not in keys]
+            if stray:
+                return f"plan.applied: work id '{stray[0]}' is not in the proposal of '{event.plan_id}'"
+        return None
+
+    def _work_created_problem(self, event: WorkCreated) -> str | None:
+        view = self.view
+        if event.work_id in view.work:
+            return f"work item '{event.work_id}' is created a second time"
+        plan = view.plans.get(event.plan_id)
+        if plan is None or plan.status not in ("proposed", "applied"):
+            return f"work.created names plan '{event.plan_id}', which has no proposal to apply"
+        missing = [d for d in event.depends_on if d not in view.work]
+        if missing:
+            return f"work.created: '{event.work_id}' depends on unknown work item '{missing[0]}'"
+        if view.created and event.profile not in view.created.profiles:
+            return f"work.created: '{event.work_id}' names unknown profile '{event.profile}'"
+        return None
+
+    def _started_problem(self, event: AttemptStarted) -> str | None:
+        item = self.view.work.get(event.work_id)
+        if item is None:
+            return f"attempt.started names unknown work item '{event.work_id}'"
+        if event.attempt != item.attempts_used + 1:
+            return (
+                f"attempt.started: attempt {event.attempt} of '{event.work_id}' "
+                f"should be {item.attempts_used + 1} (attempt numbers are gapless)"
+            )
+        if item.running:
+            return f"attempt.started: attempt {item.attempt} of '{event.work_id}' is not finished"
+        if event.run_id in self._runs:
+            return f"run id '{event.run_id}' is used a second time"
+        self._runs.add(event.run_id)
+        self._attempt_runs[event.work_id] = {event.run_id}
+        return None
+
+    def _run_problem(self, event: AttemptContinued | AttemptFinished) -> str | None:
+        item = self.view.work.get(event.work_id)
+        if item is None:
+            return f"{event.type} names unknown work item '{event.work_id}'"
+        if event.attempt != item.attempt or item.attempts_used == 0:
+            return f"{event.type}: '{event.work_id}' has no attempt {event.attempt} in flight"
+        if not item.running:
+            return f"{event.type}: attempt {event.attempt} of '{event.work_id}' is already finished"
+        runs = self._attempt_runs.setdefault(event.work_id, set())
+        if isinstance(event, AttemptContinued):
+            if event.run_id in self._runs:
+                return f"run id '{event.run_id}' is used a second time"
+            self._runs.add(event.run_id)
+            runs.add(event.run_id)
+        elif event.run_id not in runs:
+            return (
+                f"attempt.finished: run '{event.run_id}' is not a run of attempt "
+                f"{event.attempt} of '{event.work_id}'"
+            )
+        return None
+
+    def _raise_problem(self, event: BudgetRaised) -> str | None:
+        view = self.view
+        if event.work_id is not None:
+            item = view.work.get(event.work_id)
+            if item is None:
+                return f"budget.raised names unknown work item '{event.work_id}'"
+            current: float | None = (
+                item.max_attempts if event.ledger == "attempts" else item.max_uncharged_attempts
+            )
+        else:
+            current = getattr(view.policy, LEDGER_FIELDS[event.ledger])
+        if current is not None and event.to <= current:
+            return f"budget.raised: {event.ledger} to {event.to:g} does not raise the limit ({current:g})"
+        return None
+
+
+def check_history(
+    events: Iterable[tuple[int, Event]], *, source: str | None = None
+) -> Iterator[tuple[int, Event, GoalView]]:
+    """Check ``(line, event)`` pairs in order, yielding each with the view after it.
+
+    Raises:
+        HistoryError: at the first line that breaks a rule, naming it.
+    """
+    checker = HistoryChecker(source)
+    count = 0
+    for line, event in events:
+        count += 1
+        yield line, event, checker.check(event, line)
+    if count == 0:
+        raise HistoryError("the history is empty (it must start with goal.created)", source=source)
+
+
+def validate_events(events: Iterable[Event]) -> GoalView:
+    """Check a whole stream of events (positions count as lines); return its view."""
+    view = GoalView()
+    for _, _, view in check_history(enumerate(events, start=1)):
+        pass
+    return view

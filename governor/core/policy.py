@@ -1,0 +1,157 @@
+"""The goal's policy: every budget and gate, frozen into ``goal.created``.
+
+Rules:
+    * A policy is fixed when the goal is created. ``budget.raised`` is the only way to
+      change a limit afterwards, and only upwards; there is no reset.
+    * Every field has a default (SPEC §5); omitted fields take it.
+    * ``MAX_UNCHARGED_REPLANS`` is the module constant behind
+      ``max_uncharged_replans`` and is exported from the package.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from governor.errors import PolicyError
+
+MAX_UNCHARGED_REPLANS: Final = 3
+"""Default ceiling on consecutive uncharged planner failures (decision record 0046)."""
+
+Ledger = Literal[
+    "replans",
+    "uncharged_replans",
+    "plan_records",
+    "total_attempts",
+    "attempts",
+    "uncharged_attempts",
+    "runtime",
+    "cost",
+]
+"""A budget that ``budget.raised`` may lift."""
+
+PER_ITEM_LEDGERS: Final = frozenset({"attempts", "uncharged_attempts"})
+
+NonNegInt = Annotated[int, Field(ge=0)]
+PosInt = Annotated[int, Field(ge=1)]
+
+
+class UpstreamBackoff(BaseModel):
+    """Wait before the next uncharged retry after a vendor refusal.
+
+    The wait after the n-th consecutive uncharged upstream failure is
+    ``min(max_s, initial_s * factor ** (n - 1))``, or the vendor's ``retry_after_s``
+    when that is larger.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    initial_s: float = Field(default=30.0, ge=0)
+    """First wait, in seconds. Default 30."""
+    factor: float = Field(default=2.0, ge=1)
+    """Growth per consecutive uncharged failure. Default 2."""
+    max_s: float = Field(default=900.0, ge=0)
+    """Longest wait, in seconds. Default 900."""
+
+    @model_validator(mode="after")
+    def _max_not_below_initial(self) -> UpstreamBackoff:
+        if self.max_s < self.initial_s:
+            raise ValueError(f"max_s ({self.max_s}) must be at least initial_s ({self.initial_s})")
+        return self
+
+
+class Policy(BaseModel):
+    """Budgets and gates of one goal (SPEC §5). Frozen into ``goal.created``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_replans: NonNegInt = 5
+    """Charged planner invocations (initial, replan, milestone and retry all count). Default 5."""
+    max_uncharged_replans: NonNegInt = MAX_UNCHARGED_REPLANS
+    """Ceiling on *consecutive* uncharged planner failures. Default ``MAX_UNCHARGED_REPLANS``."""
+    max_plan_records: PosInt = 100
+    """Hard cap on the raw number of plans, charged or not (a storage bound). Default 100."""
+    max_attempts: PosInt = 3
+    """Charged attempts per work item. Default 3."""
+    max_uncharged_attempts: NonNegInt = 3
+    """Consecutive uncharged attempts per work item. Default 3."""
+    max_continuations: NonNegInt = 3
+    """Continuations of one lost run before it is finished as ``lost`` and charged. Default 3."""
+    max_total_attempts: NonNegInt = 100
+    """Charged attempts across the whole goal. Default 100."""
+    max_work_items_per_plan: PosInt = 8
+    """Largest number of work items one proposal may hold. Default 8."""
+    max_total_work_items: PosInt = 25
+    """Largest number of work items the goal may ever create. Default 25."""
+    max_milestones: NonNegInt = 10
+    """Plans of decision ``apply`` that may complete before the planner must say
+    ``complete``. Default 10."""
+    max_parallel_work: PosInt = 1
+    """Work items dispatched at once. Default 1."""
+    upstream_backoff: UpstreamBackoff = UpstreamBackoff()
+    """Back-off before the next uncharged retry. Default 30 s, x2, at most 900 s."""
+    auto_apply: bool = True
+    """Apply a valid proposal without an operator. Default true."""
+    accept_passing: bool = True
+    """Accept a work item whose attempt succeeded without an operator. Default true."""
+    retry_blocked: bool = True
+    """Retry a failed work item without an operator while budget remains. Default true."""
+    max_runtime_s: float = Field(default=14400.0, gt=0)
+    """Cumulative wall clock across all runs of the goal, in seconds. Default 14400."""
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    """Cumulative reported cost in US dollars; ``None`` means no limit. Default none."""
+
+
+POLICY_FIELDS: Final = tuple(Policy.model_fields)
+
+LEDGER_FIELDS: Final[dict[str, str]] = {
+    "replans": "max_replans",
+    "uncharged_replans": "max_uncharged_replans",
+    "plan_records": "max_plan_records",
+    "total_attempts": "max_total_attempts",
+    "attempts": "max_attempts",
+    "uncharged_attempts": "max_uncharged_attempts",
+    "runtime": "max_runtime_s",
+    "cost": "max_cost_usd",
+}
+"""Which policy field each ``budget.raised`` ledger lifts."""
+
+
+def policy_from(values: dict[str, Any] | None = None) -> Policy:
+    """Build a policy from plain values, turning validation failures into one clear error.
+
+    Args:
+        values: policy fields; omitted fields take their defaults.
+
+    Raises:
+        PolicyError: naming the first unknown field or out-of-range value.
+    """
+    try:
+        return Policy.model_validate(values or {})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(part) for part in err["loc"]) or "policy"
+        if err["type"] == "extra_forbidden":
+            raise PolicyError(f"unknown policy field '{field}'", field=field) from exc
+        raise PolicyError(f"policy field '{field}': {err['msg']}", field=field) from exc
+
+
+def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
+    """Return ``policy`` with some fields replaced, validated as a whole.
+
+    Nested ``upstream_backoff`` fields may be given as ``upstream_backoff.initial_s``.
+
+    Raises:
+        PolicyError: naming the unknown field or the bad value.
+    """
+    merged: dict[str, Any] = policy.model_dump()
+    for key, value in overrides.items():
+        head, _, tail = key.partition(".")
+        if tail:
+            if head != "upstream_backoff":
+                raise PolicyError(f"unknown policy field '{key}'", field=key)
+            merged["upstream_backoff"] = {**merged["upstream_backoff"], tail: value}
+        else:
+            merged[key] = value
+    return policy_from(merged)

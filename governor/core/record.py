@@ -1,0 +1,286 @@
+"""Recording: turn what the runner decided and observed into events, checking budgets first.
+
+Rules (SPEC §6.3, §8):
+    * The budget is checked before anything is created: a refused plan or attempt
+      creates no event (``BudgetExhaustedError`` / ``CommandRefusedError``).
+    * ``plan.requested`` and ``attempt.started`` are recorded *before* the agent runs.
+    * A run found started but unfinished is continued under the same number with a new
+      run id, at no charge, at most ``max_continuations`` times; then it is finished as
+      ``lost`` (an attempt, charged) or failed with no class (a plan, charged).
+    * Every function takes the view, the time and the ids it needs, and returns the
+      events to append, numbered after ``view.seq``. None of them reads a clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from governor.core.classify import tail
+from governor.core.events import (
+    AcceptanceReport,
+    AttemptContinued,
+    AttemptFinished,
+    AttemptStarted,
+    Event,
+    GoalCreated,
+    Outcome,
+    PlanApplied,
+    PlanCompleted,
+    PlanContinued,
+    PlanFailed,
+    PlanProposed,
+    PlanRequested,
+    Profile,
+    WorkCreated,
+    WorkSpec,
+)
+from governor.core.evidence import UNKNOWN, Evidence, FailureClass
+from governor.core.history import check_proposal
+from governor.core.ledger import can_attempt_more, can_replan, charged_attempts, has_plan_records
+from governor.core.policy import Policy
+from governor.core.view import GoalView, WorkState
+from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
+
+
+def _head(view: GoalView, at: datetime, actor: str, offset: int = 1, reason: str | None = None) -> dict[str, Any]:
+    if view.created is None and offset == 1 and view.seq != 0:
+        raise CommandRefusedError("the goal has no goal.created event")
+    return {"goal_id": view.goal_id, "seq": view.seq + offset, "at": at, "actor": actor, "reason": reason}
+
+
+def create_goal(
+    goal_id: str,
+    *,
+    title: str,
+    objective: str,
+    acceptance: Sequence[str],
+    profiles: dict[str, Profile],
+    planner: str,
+    worker: str,
+    at: datetime,
+    policy: Policy | None = None,
+    actor: str = "governor",
+) -> list[Event]:
+    """The first event of a new goal."""
+    return [
+        GoalCreated(
+            goal_id=goal_id, seq=1, at=at, actor=actor, title=title, objective=objective,
+            acceptance=tuple(acceptance), policy=policy or Policy(), profiles=profiles,
+            planner=planner, worker=worker,
+        )
+    ]
+
+
+def fingerprint(view: GoalView) -> str:
+    """sha256 of the semantic graph state: the plans and items and where each stands."""
+    state = {
+        "plans": [(p.plan_id, p.status) for p in view.plans.values()],
+        "work": [
+            (w.work_id, w.accepted, w.cancelled, w.attempts_used, w.charged_attempts, w.outcome)
+            for w in view.work.values()
+        ],
+    }
+    return hashlib.sha256(json.dumps(state, separators=(",", ":")).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- plans
+
+
+def request_plan(view: GoalView, *, plan_id: str, trigger: str, at: datetime) -> list[Event]:
+    """Request a plan, refusing when a plan is in flight or a planning budget is spent."""
+    if view.cancelled or view.completed:
+        raise CommandRefusedError("the goal has ended", goal_id=view.goal_id)
+    latest = view.latest_plan
+    if latest is not None and latest.status in ("requested", "proposed"):
+        raise CommandRefusedError(f"plan {latest.plan_id} is still {latest.status}", goal_id=view.goal_id)
+    if not can_replan(view):
+        raise BudgetExhaustedError(
+            f"all {view.policy.max_replans} charged plans are spent", ledger="replans", goal_id=view.goal_id
+        )
+    if not has_plan_records(view):
+        raise BudgetExhaustedError(
+            f"the goal holds {view.plans_used} plans, its limit", ledger="plan_records", goal_id=view.goal_id
+        )
+    return [
+        PlanRequested(
+            **_head(view, at, "governor"), plan_id=plan_id, sequence=view.plans_used + 1,
+            trigger=trigger, fingerprint=fingerprint(view),  # type: ignore[arg-type]
+        )
+    ]
+
+
+def continue_plan(view: GoalView, *, plan_id: str, at: datetime) -> list[Event]:
+    """Run a lost plan again under the same id, or give it up once continuations are spent."""
+    plan = view.plans.get(plan_id)
+    if plan is None or plan.status != "requested":
+        raise CommandRefusedError(f"plan {plan_id} is not in flight", goal_id=view.goal_id)
+    if plan.continuations >= view.policy.max_continuations:
+        return plan_failed(
+            view, plan_id=plan_id, at=at, failure_class=None, evidence=UNKNOWN,
+            error=f"the planner run was lost {plan.continuations + 1} times (max_continuations "
+            f"is {view.policy.max_continuations})",
+        )
+    return [PlanContinued(**_head(view, at, "governor"), plan_id=plan_id)]
+
+
+def plan_failed(
+    view: GoalView,
+    *,
+    plan_id: str,
+    at: datetime,
+    failure_class: FailureClass | None,
+    evidence: Evidence | None,
+    error: str | None,
+    retry_after_s: float | None = None,
+) -> list[Event]:
+    """The planner run failed (or its reply failed validation)."""
+    return [
+        PlanFailed.model_validate(
+            {
+                **_head(view, at, "governor"), "plan_id": plan_id, "class": failure_class,
+                "error": tail(error) if error else None, "evidence": evidence,
+                "retry_after_s": retry_after_s,
+            }
+        )
+    ]
+
+
+def plan_proposed(
+    view: GoalView,
+    *,
+    plan_id: str,
+    at: datetime,
+    decision: str,
+    rationale: str,
+    work: Sequence[WorkSpec],
+    milestone: dict[str, str] | None = None,
+) -> list[Event]:
+    """A valid proposal; an over-large or ill-formed one becomes a charged ``plan.failed``."""
+    problems = check_proposal(view, work)
+    if problems:
+        return plan_failed(
+            view, plan_id=plan_id, at=at, failure_class=None,
+            evidence=Evidence(output="observed", effects="unknown", source="governor:proposal", ref=plan_id),
+            error="the proposal is invalid: " + "; ".join(problems),
+        )
+    return [
+        PlanProposed.model_validate(
+            {
+                **_head(view, at, "governor"), "plan_id": plan_id, "decision": decision,
+                "rationale": rationale, "work": tuple(work), "milestone": milestone,
+            }
+        )
+    ]
+
+
+def apply_plan(view: GoalView, *, plan_id: str, at: datetime, actor: str = "governor") -> list[Event]:
+    """Materialise a proposal: its work items, or the goal's completion."""
+    plan = view.plans.get(plan_id)
+    if plan is None:
+        raise NotFoundError(f"{view.goal_id}: no plan {plan_id}")
+    if plan.status != "proposed" or plan.proposal is None:
+        raise CommandRefusedError(f"plan {plan_id} is {plan.status}, not proposed", goal_id=view.goal_id)
+    if plan.proposal.decision == "complete":
+        return [PlanCompleted(**_head(view, at, actor), plan_id=plan_id)]
+    created = view.created
+    assert created is not None
+    ids = [f"{plan_id}-{spec.key}" for spec in plan.proposal.work]
+    key_ids = {spec.key: f"{plan_id}-{spec.key}" for spec in plan.proposal.work}
+    events: list[Event] = [PlanApplied(**_head(view, at, actor), plan_id=plan_id, work_ids=tuple(ids))]
+    for offset, (spec, work_id) in enumerate(zip(plan.proposal.work, ids, strict=True), start=2):
+        events.append(
+            WorkCreated(
+                **_head(view, at, actor, offset), work_id=work_id, plan_id=plan_id, title=spec.title,
+                objective=spec.objective, acceptance=spec.acceptance,
+                depends_on=tuple(key_ids.get(d, d) for d in spec.depends_on),
+                profile=spec.profile or created.worker, max_attempts=view.policy.max_attempts,
+                max_uncharged_attempts=view.policy.max_uncharged_attempts,
+            )
+        )
+    return events
+
+
+# ---------------------------------------------------------------- attempts
+
+
+def _item(view: GoalView, work_id: str) -> WorkState:
+    item = view.work.get(work_id)
+    if item is None:
+        raise NotFoundError(f"{view.goal_id}: no work item {work_id}")
+    return item
+
+
+def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
+    """Start the next attempt of an item, refusing when a budget is spent or it is not runnable."""
+    item = _item(view, work_id)
+    if item.running:
+        raise CommandRefusedError(f"attempt {item.attempt} of {work_id} is still running", goal_id=view.goal_id)
+    if item.accepted or item.cancelled:
+        raise CommandRefusedError(f"{work_id} is {'accepted' if item.accepted else 'cancelled'}", goal_id=view.goal_id)
+    if item.charged_attempts >= item.max_attempts:
+        raise BudgetExhaustedError(
+            f"{work_id} has spent its {item.max_attempts} attempts", ledger="attempts", goal_id=view.goal_id
+        )
+    if not can_attempt_more(view):
+        raise BudgetExhaustedError(
+            f"the goal has spent its {view.policy.max_total_attempts} attempts "
+            f"({charged_attempts(view)} charged)", ledger="total_attempts", goal_id=view.goal_id,
+        )
+    number = item.attempts_used + 1
+    return [
+        AttemptStarted(
+            **_head(view, at, "governor"), work_id=work_id, attempt=number, run_id=run_id,
+            trigger="initial" if number == 1 else "retry",
+        )
+    ]
+
+
+def continue_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
+    """Resume a lost run as a continuation, or finish it as ``lost`` once continuations are spent."""
+    item = _item(view, work_id)
+    if not item.running or item.run_id is None:
+        raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
+    if item.continuations >= view.policy.max_continuations:
+        return finish_attempt(
+            view, work_id=work_id, run_id=item.run_id, at=at, outcome="lost",
+            error=f"the run was lost {item.continuations + 1} times (max_continuations is "
+            f"{view.policy.max_continuations})",
+        )
+    return [AttemptContinued(**_head(view, at, "governor"), work_id=work_id, attempt=item.attempt, run_id=run_id)]
+
+
+def finish_attempt(
+    view: GoalView,
+    *,
+    work_id: str,
+    run_id: str,
+    at: datetime,
+    outcome: Outcome,
+    failure_class: FailureClass | None = None,
+    error: str | None = None,
+    evidence: Evidence | None = None,
+    acceptance: AcceptanceReport | None = None,
+    cost_usd: float | None = None,
+    retry_after_s: float | None = None,
+    summary: str | None = None,
+    actor: str = "governor",
+) -> list[Event]:
+    """The terminal record of a run. A success is never classed."""
+    item = _item(view, work_id)
+    if not item.running:
+        raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
+    return [
+        AttemptFinished.model_validate(
+            {
+                **_head(view, at, actor, reason=tail(summary) if summary else None),
+                "work_id": work_id, "attempt": item.attempt, "run_id": run_id, "outcome": outcome,
+                "class": None if outcome == "succeeded" else failure_class,
+                "error": tail(error) if error else None, "evidence": evidence, "acceptance": acceptance,
+                "cost_usd": cost_usd, "retry_after_s": retry_after_s,
+            }
+        )
+    ]

@@ -1,0 +1,123 @@
+"""Every exception governor raises, in one dependency-free module.
+
+Expected outcomes (a failed attempt, a vendor refusal, an exhausted budget) are
+*events*, not exceptions. Exceptions are for input that cannot be accepted, for
+commands that the rules refuse, and for failed I/O::
+
+    GovernorError
+    ├── InputError                      bad input from a person or a file
+    │   ├── HistoryError                a history line that cannot be read or is invalid
+    │   ├── PolicyError                 a policy override that is unknown or out of range
+    │   └── GoalFileError               a goal file that cannot be read or is invalid
+    ├── CommandRefusedError             the rules refuse a command in this state
+    │   └── BudgetExhaustedError        ... because a budget is spent
+    ├── NotFoundError                   no such goal, plan, work item or file
+    └── StoreError                      the event store failed
+        ├── ConcurrencyConflictError    another writer appended first (retryable)
+        └── LeaseError                  the goal's lease is held or was lost
+
+Every error carries structured fields so that nobody parses its message, and a
+``retryable`` class attribute that says whether doing the same thing again can help.
+"""
+
+from __future__ import annotations
+
+
+class GovernorError(Exception):
+    """Base of every error governor raises."""
+
+    retryable: bool = False
+
+
+class InputError(GovernorError):
+    """Input that cannot be accepted: the message names what is wrong and where."""
+
+
+class HistoryError(InputError):
+    """A history line that cannot be read or breaks a rule of the history format.
+
+    Attributes:
+        line: 1-based line number in the input (or the event's position), if known.
+        detail: what is wrong, without the location prefix.
+        source: the file (or store) the line came from, if known.
+    """
+
+    def __init__(self, detail: str, *, line: int | None = None, source: str | None = None):
+        self.line = line
+        self.detail = detail
+        self.source = source
+        where = f"line {line}: " if line is not None else ""
+        prefix = f"{source}: " if source else ""
+        super().__init__(f"{prefix}{where}{detail}")
+
+
+class PolicyError(InputError):
+    """A policy field that is unknown or whose value is out of range."""
+
+    def __init__(self, detail: str, *, field: str | None = None):
+        self.field = field
+        self.detail = detail
+        super().__init__(detail)
+
+
+class GoalFileError(InputError):
+    """A goal file that cannot be read or does not describe a valid goal."""
+
+
+class CommandRefusedError(GovernorError):
+    """The rules refuse this command in the goal's current state.
+
+    Attributes:
+        goal_id: the goal the command was aimed at.
+        detail: why it was refused, as a sentence a person understands.
+    """
+
+    def __init__(self, detail: str, *, goal_id: str | None = None):
+        self.goal_id = goal_id
+        self.detail = detail
+        super().__init__(f"{goal_id}: {detail}" if goal_id else detail)
+
+
+class BudgetExhaustedError(CommandRefusedError):
+    """A command was refused because a budget ledger is spent.
+
+    Attributes:
+        ledger: the ledger that ran out (``replans``, ``plan_records``, ``attempts``,
+            ``total_attempts``, ``runtime`` or ``cost``).
+    """
+
+    def __init__(self, detail: str, *, ledger: str, goal_id: str | None = None):
+        self.ledger = ledger
+        super().__init__(detail, goal_id=goal_id)
+
+
+class NotFoundError(GovernorError):
+    """No such goal, plan, work item or file."""
+
+
+class StoreError(GovernorError):
+    """The event store failed (a lost connection, a corrupt row, a full disk)."""
+
+
+class ConcurrencyConflictError(StoreError):
+    """Another writer appended to the goal first; reload and decide again."""
+
+    retryable = True
+
+    def __init__(self, goal_id: str, *, expected_seq: int, actual_seq: int):
+        self.goal_id = goal_id
+        self.expected_seq = expected_seq
+        self.actual_seq = actual_seq
+        super().__init__(
+            f"{goal_id}: expected the stream to end at seq {expected_seq}, "
+            f"but it ends at {actual_seq}; reload and decide again"
+        )
+
+
+class LeaseError(StoreError):
+    """The goal's lease is held by someone else, or ours was taken over."""
+
+    def __init__(self, goal_id: str, detail: str, *, holder: str | None = None):
+        self.goal_id = goal_id
+        self.holder = holder
+        super().__init__(f"{goal_id}: {detail}")
