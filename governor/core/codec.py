@@ -44,7 +44,7 @@ def from_dict(data: dict[str, Any]) -> Event:
     return EVENT_ADAPTER.validate_python(data)
 
 
-def describe(exc: ValidationError) -> str:
+def describe(exc: ValidationError) -> str:  # noqa: PLR0911 - one sentence per kind of problem
     """The first problem of a validation error as one short sentence."""
     err = exc.errors(include_url=False)[0]
     loc = [str(part) for part in err["loc"]]
@@ -56,9 +56,7 @@ def describe(exc: ValidationError) -> str:
         where = ""
     path = ".".join(loc)
     if kind == "union_tag_invalid":
-        return f"unknown event type {err['input']!r}" if isinstance(err["input"], str) else (
-            f"event type must be a string, not {err['input']!r}"
-        )
+        return f"unknown event type {err.get('ctx', {}).get('tag')!r}"
     if kind == "union_tag_not_found":
         return "missing field 'type'"
     if kind == "extra_forbidden":
@@ -79,12 +77,13 @@ class LineDecoder:
     Keep one decoder per history: legacy upcasting needs what earlier lines said.
     """
 
-    __slots__ = ("notes", "source", "upcaster")
+    __slots__ = ("notes", "source", "torn_line", "upcaster")
 
     def __init__(self, source: str | None = None) -> None:
         self.source = source
         self.upcaster = Upcaster()
         self.notes: list[str] = []
+        self.torn_line: int | None = None
 
     def decode(self, raw: bytes, line: int) -> Event:
         """Decode one line (without its newline); raises ``HistoryError`` naming the line."""
@@ -125,19 +124,23 @@ TORN: Final = "torn final line (no trailing newline)"
 
 
 def decode_lines(
-    lines: Iterable[bytes], *, source: str | None = None, allow_torn: bool = False
+    lines: Iterable[bytes],
+    *,
+    source: str | None = None,
+    allow_torn: bool = False,
+    decoder: LineDecoder | None = None,
 ) -> Iterator[tuple[int, Event]]:
-    """Decode an iterable of raw lines (each ending in ``\\n`` except maybe the last).
+    """Decode raw lines (each ending in ``\\n`` except maybe a torn last one).
 
     Yields ``(line_number, event)``. A final line without its newline is a torn write:
     it raises ``HistoryError`` unless ``allow_torn`` is true, in which case it is skipped
-    (the caller can tell from the returned count).
+    and recorded in ``decoder.torn_line`` (pass your own decoder to read it and the notes).
     """
-    decoder = LineDecoder(source)
-    line_no = 0
-    for line_no, raw in enumerate(lines, start=1):  # noqa: B007 - line_no is used after the loop
+    decoder = decoder or LineDecoder(source)
+    for line_no, raw in enumerate(lines, start=1):
         if not raw.endswith(b"\n"):
             if allow_torn:
+                decoder.torn_line = line_no
                 return
-            raise HistoryError(TORN, line=line_no, source=source)
+            raise HistoryError(TORN, line=line_no, source=decoder.source)
         yield line_no, decoder.decode(raw[:-1], line_no)

@@ -91,7 +91,9 @@ def is_uncharged_failure(failure_class: FailureClass | None, evidence: Evidence 
     return False
 
 
-def is_uncharged(outcome: str, failure_class: FailureClass | None, evidence: Evidence | None) -> bool:
+def is_uncharged(
+    outcome: str, failure_class: FailureClass | None, evidence: Evidence | None
+) -> bool:
     """The one definition of charging: only a ``failed`` outcome that passes the gate is free."""
     return outcome == "failed" and is_uncharged_failure(failure_class, evidence)
 

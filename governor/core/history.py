@@ -249,6 +249,6 @@ def check_history(
 def validate_events(events: Iterable[Event]) -> GoalView:
     """Check a whole stream of events (positions count as lines); return its view."""
     view = GoalView()
-    for _, _, view in check_history(enumerate(events, start=1)):
-        pass
+    for _, _, after in check_history(enumerate(events, start=1)):
+        view = after
     return view

@@ -82,9 +82,15 @@ def merged_evidence(attempts: Iterable[AgentAttemptProof]) -> Evidence:
         return UNKNOWN
     witness = next((a.evidence for a in attempts if passes_gate(a.evidence)), attempts[0].evidence)
     return Evidence(
-        effects=_merge((a.evidence.effects for a in attempts), positive="observed", negative="absent"),  # type: ignore[arg-type]
-        output=_merge((a.evidence.output for a in attempts), positive="observed", negative="absent"),  # type: ignore[arg-type]
-        refusal=_merge((a.evidence.refusal for a in attempts), positive="declared", negative="absent"),  # type: ignore[arg-type]
+        effects=_merge(
+            (a.evidence.effects for a in attempts), positive="observed", negative="absent"
+        ),  # type: ignore[arg-type]
+        output=_merge(
+            (a.evidence.output for a in attempts), positive="observed", negative="absent"
+        ),  # type: ignore[arg-type]
+        refusal=_merge(
+            (a.evidence.refusal for a in attempts), positive="declared", negative="absent"
+        ),  # type: ignore[arg-type]
         source=witness.source,
         ref=witness.ref,
         rule=witness.rule,
@@ -103,7 +109,8 @@ def derive_run_class(proof: RunProof) -> tuple[FailureClass | None, Evidence]:
     if not attempts or any(attempt.productive for attempt in attempts):
         return None, evidence
     classes = {agent.failure_class for agent in proof.agents}
-    for failure_class in ("environment", "upstream"):
-        if failure_class in classes:
-            return failure_class, evidence  # type: ignore[return-value]
+    if "environment" in classes:
+        return "environment", evidence
+    if "upstream" in classes:
+        return "upstream", evidence
     return None, evidence

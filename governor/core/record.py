@@ -34,6 +34,7 @@ from governor.core.events import (
     PlanFailed,
     PlanProposed,
     PlanRequested,
+    PlanTrigger,
     Profile,
     WorkCreated,
     WorkSpec,
@@ -46,10 +47,19 @@ from governor.core.view import GoalView, WorkState
 from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
 
 
-def _head(view: GoalView, at: datetime, actor: str, offset: int = 1, reason: str | None = None) -> dict[str, Any]:
-    if view.created is None and offset == 1 and view.seq != 0:
+def event_head(
+    view: GoalView, at: datetime, actor: str, offset: int = 1, reason: str | None = None
+) -> dict[str, Any]:
+    """The common fields of the next event (``offset`` numbers events of one batch)."""
+    if view.created is None:
         raise CommandRefusedError("the goal has no goal.created event")
-    return {"goal_id": view.goal_id, "seq": view.seq + offset, "at": at, "actor": actor, "reason": reason}
+    return {
+        "goal_id": view.goal_id,
+        "seq": view.seq + offset,
+        "at": at,
+        "actor": actor,
+        "reason": reason,
+    }
 
 
 def create_goal(
@@ -68,9 +78,17 @@ def create_goal(
     """The first event of a new goal."""
     return [
         GoalCreated(
-            goal_id=goal_id, seq=1, at=at, actor=actor, title=title, objective=objective,
-            acceptance=tuple(acceptance), policy=policy or Policy(), profiles=profiles,
-            planner=planner, worker=worker,
+            goal_id=goal_id,
+            seq=1,
+            at=at,
+            actor=actor,
+            title=title,
+            objective=objective,
+            acceptance=tuple(acceptance),
+            policy=policy or Policy(),
+            profiles=profiles,
+            planner=planner,
+            worker=worker,
         )
     ]
 
@@ -90,25 +108,36 @@ def fingerprint(view: GoalView) -> str:
 # ---------------------------------------------------------------- plans
 
 
-def request_plan(view: GoalView, *, plan_id: str, trigger: str, at: datetime) -> list[Event]:
+def request_plan(
+    view: GoalView, *, plan_id: str, trigger: PlanTrigger, at: datetime
+) -> list[Event]:
     """Request a plan, refusing when a plan is in flight or a planning budget is spent."""
     if view.cancelled or view.completed:
         raise CommandRefusedError("the goal has ended", goal_id=view.goal_id)
     latest = view.latest_plan
     if latest is not None and latest.status in ("requested", "proposed"):
-        raise CommandRefusedError(f"plan {latest.plan_id} is still {latest.status}", goal_id=view.goal_id)
+        raise CommandRefusedError(
+            f"plan {latest.plan_id} is still {latest.status}", goal_id=view.goal_id
+        )
     if not can_replan(view):
         raise BudgetExhaustedError(
-            f"all {view.policy.max_replans} charged plans are spent", ledger="replans", goal_id=view.goal_id
+            f"its charged plans are spent ({view.policy.max_replans} allowed)",
+            ledger="replans",
+            goal_id=view.goal_id,
         )
     if not has_plan_records(view):
         raise BudgetExhaustedError(
-            f"the goal holds {view.plans_used} plans, its limit", ledger="plan_records", goal_id=view.goal_id
+            f"the goal holds {view.plans_used} plans, its limit",
+            ledger="plan_records",
+            goal_id=view.goal_id,
         )
     return [
         PlanRequested(
-            **_head(view, at, "governor"), plan_id=plan_id, sequence=view.plans_used + 1,
-            trigger=trigger, fingerprint=fingerprint(view),  # type: ignore[arg-type]
+            **event_head(view, at, "governor"),
+            plan_id=plan_id,
+            sequence=view.plans_used + 1,
+            trigger=trigger,
+            fingerprint=fingerprint(view),
         )
     ]
 
@@ -120,11 +149,15 @@ def continue_plan(view: GoalView, *, plan_id: str, at: datetime) -> list[Event]:
         raise CommandRefusedError(f"plan {plan_id} is not in flight", goal_id=view.goal_id)
     if plan.continuations >= view.policy.max_continuations:
         return plan_failed(
-            view, plan_id=plan_id, at=at, failure_class=None, evidence=UNKNOWN,
+            view,
+            plan_id=plan_id,
+            at=at,
+            failure_class=None,
+            evidence=UNKNOWN,
             error=f"the planner run was lost {plan.continuations + 1} times (max_continuations "
             f"is {view.policy.max_continuations})",
         )
-    return [PlanContinued(**_head(view, at, "governor"), plan_id=plan_id)]
+    return [PlanContinued(**event_head(view, at, "governor"), plan_id=plan_id)]
 
 
 def plan_failed(
@@ -141,8 +174,11 @@ def plan_failed(
     return [
         PlanFailed.model_validate(
             {
-                **_head(view, at, "governor"), "plan_id": plan_id, "class": failure_class,
-                "error": tail(error) if error else None, "evidence": evidence,
+                **event_head(view, at, "governor"),
+                "plan_id": plan_id,
+                "class": failure_class,
+                "error": tail(error) if error else None,
+                "evidence": evidence,
                 "retry_after_s": retry_after_s,
             }
         )
@@ -163,51 +199,76 @@ def plan_proposed(
     problems = check_proposal(view, work)
     if problems:
         return plan_failed(
-            view, plan_id=plan_id, at=at, failure_class=None,
-            evidence=Evidence(output="observed", effects="unknown", source="governor:proposal", ref=plan_id),
+            view,
+            plan_id=plan_id,
+            at=at,
+            failure_class=None,
+            evidence=Evidence(
+                output="observed", effects="unknown", source="governor:proposal", ref=plan_id
+            ),
             error="the proposal is invalid: " + "; ".join(problems),
         )
     return [
         PlanProposed.model_validate(
             {
-                **_head(view, at, "governor"), "plan_id": plan_id, "decision": decision,
-                "rationale": rationale, "work": tuple(work), "milestone": milestone,
+                **event_head(view, at, "governor"),
+                "plan_id": plan_id,
+                "decision": decision,
+                "rationale": rationale,
+                "work": tuple(work),
+                "milestone": milestone,
             }
         )
     ]
 
 
-def apply_plan(view: GoalView, *, plan_id: str, at: datetime, actor: str = "governor") -> list[Event]:
+def apply_plan(
+    view: GoalView, *, plan_id: str, at: datetime, actor: str = "governor"
+) -> list[Event]:
     """Materialise a proposal: its work items, or the goal's completion."""
     plan = view.plans.get(plan_id)
     if plan is None:
         raise NotFoundError(f"{view.goal_id}: no plan {plan_id}")
     if plan.status != "proposed" or plan.proposal is None:
-        raise CommandRefusedError(f"plan {plan_id} is {plan.status}, not proposed", goal_id=view.goal_id)
+        raise CommandRefusedError(
+            f"plan {plan_id} is {plan.status}, not proposed", goal_id=view.goal_id
+        )
     if plan.proposal.decision == "complete":
-        return [PlanCompleted(**_head(view, at, actor), plan_id=plan_id)]
+        return [PlanCompleted(**event_head(view, at, actor), plan_id=plan_id)]
     created = view.created
     assert created is not None
-    ids = [f"{plan_id}-{spec.key}" for spec in plan.proposal.work]
-    key_ids = {spec.key: f"{plan_id}-{spec.key}" for spec in plan.proposal.work}
-    events: list[Event] = [PlanApplied(**_head(view, at, actor), plan_id=plan_id, work_ids=tuple(ids))]
-    for offset, (spec, work_id) in enumerate(zip(plan.proposal.work, ids, strict=True), start=2):
-        events.append(
-            WorkCreated(
-                **_head(view, at, actor, offset), work_id=work_id, plan_id=plan_id, title=spec.title,
-                objective=spec.objective, acceptance=spec.acceptance,
-                depends_on=tuple(key_ids.get(d, d) for d in spec.depends_on),
-                profile=spec.profile or created.worker, max_attempts=view.policy.max_attempts,
-                max_uncharged_attempts=view.policy.max_uncharged_attempts,
-            )
+    ids = {spec.key: f"{plan_id}-{spec.key}" for spec in plan.proposal.work}
+    events: list[Event] = [
+        WorkCreated(
+            **event_head(view, at, actor, offset),
+            work_id=ids[spec.key],
+            plan_id=plan_id,
+            title=spec.title,
+            objective=spec.objective,
+            acceptance=spec.acceptance,
+            depends_on=tuple(ids.get(d, d) for d in spec.depends_on),
+            profile=spec.profile or created.worker,
+            max_attempts=view.policy.max_attempts,
+            max_uncharged_attempts=view.policy.max_uncharged_attempts,
         )
+        for offset, spec in enumerate(plan.proposal.work, start=1)
+    ]
+    # The items come first, so every decision in between is the spec's own (ready/apply)
+    # and plan.applied names only work that already exists.
+    events.append(
+        PlanApplied(
+            **event_head(view, at, actor, len(events) + 1),
+            plan_id=plan_id,
+            work_ids=tuple(ids.values()),
+        )
+    )
     return events
 
 
 # ---------------------------------------------------------------- attempts
 
 
-def _item(view: GoalView, work_id: str) -> WorkState:
+def work_item(view: GoalView, work_id: str) -> WorkState:
     item = view.work.get(work_id)
     if item is None:
         raise NotFoundError(f"{view.goal_id}: no work item {work_id}")
@@ -216,24 +277,35 @@ def _item(view: GoalView, work_id: str) -> WorkState:
 
 def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
     """Start the next attempt of an item, refusing when a budget is spent or it is not runnable."""
-    item = _item(view, work_id)
+    item = work_item(view, work_id)
     if item.running:
-        raise CommandRefusedError(f"attempt {item.attempt} of {work_id} is still running", goal_id=view.goal_id)
+        raise CommandRefusedError(
+            f"attempt {item.attempt} of {work_id} is still running", goal_id=view.goal_id
+        )
     if item.accepted or item.cancelled:
-        raise CommandRefusedError(f"{work_id} is {'accepted' if item.accepted else 'cancelled'}", goal_id=view.goal_id)
+        raise CommandRefusedError(
+            f"{work_id} is {'accepted' if item.accepted else 'cancelled'}", goal_id=view.goal_id
+        )
     if item.charged_attempts >= item.max_attempts:
         raise BudgetExhaustedError(
-            f"{work_id} has spent its {item.max_attempts} attempts", ledger="attempts", goal_id=view.goal_id
+            f"{work_id} has spent its {item.max_attempts} attempts",
+            ledger="attempts",
+            goal_id=view.goal_id,
         )
     if not can_attempt_more(view):
         raise BudgetExhaustedError(
             f"the goal has spent its {view.policy.max_total_attempts} attempts "
-            f"({charged_attempts(view)} charged)", ledger="total_attempts", goal_id=view.goal_id,
+            f"({charged_attempts(view)} charged)",
+            ledger="total_attempts",
+            goal_id=view.goal_id,
         )
     number = item.attempts_used + 1
     return [
         AttemptStarted(
-            **_head(view, at, "governor"), work_id=work_id, attempt=number, run_id=run_id,
+            **event_head(view, at, "governor"),
+            work_id=work_id,
+            attempt=number,
+            run_id=run_id,
             trigger="initial" if number == 1 else "retry",
         )
     ]
@@ -241,16 +313,24 @@ def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) ->
 
 def continue_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
     """Resume a lost run as a continuation, or finish it as ``lost`` once continuations are spent."""
-    item = _item(view, work_id)
+    item = work_item(view, work_id)
     if not item.running or item.run_id is None:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
     if item.continuations >= view.policy.max_continuations:
         return finish_attempt(
-            view, work_id=work_id, run_id=item.run_id, at=at, outcome="lost",
+            view,
+            work_id=work_id,
+            run_id=item.run_id,
+            at=at,
+            outcome="lost",
             error=f"the run was lost {item.continuations + 1} times (max_continuations is "
             f"{view.policy.max_continuations})",
         )
-    return [AttemptContinued(**_head(view, at, "governor"), work_id=work_id, attempt=item.attempt, run_id=run_id)]
+    return [
+        AttemptContinued(
+            **event_head(view, at, "governor"), work_id=work_id, attempt=item.attempt, run_id=run_id
+        )
+    ]
 
 
 def finish_attempt(
@@ -270,17 +350,23 @@ def finish_attempt(
     actor: str = "governor",
 ) -> list[Event]:
     """The terminal record of a run. A success is never classed."""
-    item = _item(view, work_id)
+    item = work_item(view, work_id)
     if not item.running:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
     return [
         AttemptFinished.model_validate(
             {
-                **_head(view, at, actor, reason=tail(summary) if summary else None),
-                "work_id": work_id, "attempt": item.attempt, "run_id": run_id, "outcome": outcome,
+                **event_head(view, at, actor, reason=tail(summary) if summary else None),
+                "work_id": work_id,
+                "attempt": item.attempt,
+                "run_id": run_id,
+                "outcome": outcome,
                 "class": None if outcome == "succeeded" else failure_class,
-                "error": tail(error) if error else None, "evidence": evidence, "acceptance": acceptance,
-                "cost_usd": cost_usd, "retry_after_s": retry_after_s,
+                "error": tail(error) if error else None,
+                "evidence": evidence,
+                "acceptance": acceptance,
+                "cost_usd": cost_usd,
+                "retry_after_s": retry_after_s,
             }
         )
     ]

@@ -64,7 +64,10 @@ class Upcaster:
         if data["type"] == "attempt.started":
             number = latest + 1
             self._latest[work_id] = number
-            return {**data, "attempt": number}, f"legacy attempt.started without 'attempt' read as attempt {number}"
+            return {
+                **data,
+                "attempt": number,
+            }, f"legacy attempt.started without 'attempt' read as attempt {number}"
         if latest == 0:
             return data, None
         return (

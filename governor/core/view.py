@@ -223,7 +223,9 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item.consecutive_uncharged += 1
     view.attempts_uncharged += 1
     if item.failure_class == "upstream":
-        wait = backoff_s(view.policy.upstream_backoff, item.consecutive_uncharged, event.retry_after_s)
+        wait = backoff_s(
+            view.policy.upstream_backoff, item.consecutive_uncharged, event.retry_after_s
+        )
         item.not_before = event.at + timedelta(seconds=wait)
 
 
@@ -266,7 +268,7 @@ def _plan_requested(view: GoalView, event: PlanRequested) -> None:
     view.plans_used += 1
 
 
-def evolve(view: GoalView, event: Event) -> GoalView:
+def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 - one case per event type
     """Apply one event to the view, in place, and return it."""
     view.seq = event.seq
     view.last_at = event.at

@@ -1,0 +1,1 @@
+"""Analysis of recorded histories: replay, explain, what-if, tune and simulate."""

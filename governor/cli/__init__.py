@@ -1,0 +1,1 @@
+"""The ``governor`` command: parse, call one library function, render, map to an exit code."""

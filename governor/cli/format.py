@@ -1,0 +1,61 @@
+"""Pure renderers for the ``governor`` command: values in, text out, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from governor.analysis.replay import ReplayStep
+from governor.core.decision import Decision, stamp
+from governor.core.ledger import Ledger
+
+
+def format_budget(charged: int, limit: int, uncharged: int = 0) -> str:
+    """``charged/limit (+N uncharged)``, the ledger's one-glance form."""
+    extra = f" (+{uncharged} uncharged)" if uncharged else ""
+    return f"{charged}/{limit}{extra}"
+
+
+def format_ledger(ledger: Ledger) -> str:
+    """The ledger in a few aligned lines."""
+    r, a = ledger.replans, ledger.attempts
+    lines = [
+        f"  replans   {format_budget(r.charged, r.limit, r.uncharged)}"
+        + (f", {r.consecutive_uncharged} uncharged in a row" if r.consecutive_uncharged else ""),
+        f"  attempts  {format_budget(a.charged, a.limit, a.used - a.charged)}",
+        f"  runtime   {ledger.runtime_s:.1f}s   cost ${ledger.cost_usd:.2f}",
+    ]
+    for work_id, w in ledger.work.items():
+        lines.append(
+            f"  {work_id:<24} {w.status:<16} "
+            f"{format_budget(w.charged_attempts, w.limit, w.attempts_used - w.charged_attempts)}"
+        )
+    return "\n".join(lines)
+
+
+def format_decision(decision: Decision) -> str:
+    """A decision as ``status/next_action [on X]: reason``."""
+    head = f"{decision.status}/{decision.next_action}"
+    if decision.blocked_on:
+        head += f" [on {decision.blocked_on}]"
+    if decision.exhausted:
+        head += f" [{decision.exhausted} exhausted]"
+    if decision.not_before:
+        head += f" [until {stamp(decision.not_before)}]"
+    return f"{head}: {decision.reason}"
+
+
+def format_step(step: ReplayStep) -> str:
+    """One replay line: the event, then the decision after it and the rule that fired."""
+    event = step.event
+    return f"{event.seq:>6}  {event.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
+
+
+def format_validation(
+    source: str, events: int, goal_id: str, final: Decision, notes: Sequence[str]
+) -> str:
+    """The report of a history that passed validation."""
+    lines = [
+        f"ok: {source}: {events} events, goal {goal_id}, now {final.status}/{final.next_action}"
+    ]
+    lines += [f"note: {source}: {note}" for note in notes]
+    return "\n".join(lines)

@@ -1,0 +1,104 @@
+"""Decision values: what a goal or a work item should do next, why, and under which rule.
+
+Rules:
+    * A decision is a value. It names its status, its next action, a reason a person
+      understands, the rule that fired (``goal.4``, ``work.8``) and, where they apply,
+      what it is blocked on, when it may go on (``not_before``) and which ledger ran out.
+    * ``blocked_on`` is ``operator`` while awaiting review, ``upstream`` while waiting,
+      and null for ready, running, succeeded, cancelled and budget_exhausted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Literal
+
+from governor.core.events import PlanTrigger
+from governor.core.ledger import Ledger
+
+Status = Literal[
+    "ready",
+    "running",
+    "waiting",
+    "blocked",
+    "awaiting_review",
+    "in_review",
+    "succeeded",
+    "cancelled",
+    "budget_exhausted",
+]
+Action = Literal[
+    "plan",
+    "apply",
+    "run",
+    "accept",
+    "review",
+    "review_plan",
+    "review_work",
+    "retry",
+    "wait",
+    "wait_for_dependencies",
+    "none",
+]
+BlockedOn = Literal["environment", "upstream", "decision", "work", "operator"]
+Exhausted = Literal["replans", "plan_records", "attempts", "total_attempts", "runtime", "cost"]
+
+STOPPED: Final = frozenset({"succeeded", "cancelled", "blocked", "budget_exhausted"})
+"""Goal statuses after which nothing happens without an operator."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkDecision:
+    """What one work item should do next."""
+
+    work_id: str
+    status: Status
+    next_action: Action
+    reason: str
+    rule: str
+    blocked_on: BlockedOn | None = None
+    not_before: datetime | None = None
+    exhausted: Exhausted | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the goal should do next, why, and the budget ledger behind it."""
+
+    status: Status
+    next_action: Action
+    reason: str
+    rule: str
+    ledger: Ledger
+    blocked_on: BlockedOn | None = None
+    not_before: datetime | None = None
+    exhausted: Exhausted | None = None
+    trigger: PlanTrigger | None = None
+    """For ``plan``: initial, replan, milestone or retry."""
+    plan_id: str | None = None
+    """For ``apply`` and ``review_plan``: the proposal concerned."""
+    work_ids: tuple[str, ...] = ()
+    """For ``run``, ``accept`` and ``review_work``: the items concerned, in plan order."""
+    items: tuple[WorkDecision, ...] = ()
+    """Decisions of the active plan's items, in plan order."""
+
+    @property
+    def is_stopped(self) -> bool:
+        return self.status in STOPPED
+
+
+def stamp(when: datetime) -> str:
+    """A timestamp as RFC 3339 UTC ending in ``Z``, as every output prints it."""
+    return when.isoformat().replace("+00:00", "Z")
+
+
+def count(n: int, noun: str) -> str:
+    """``1 attempt``, ``3 attempts``: a number with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def last_line(text: str | None, fallback: str) -> str:
+    """The last non-empty line of a failure text (vendors put the reason last), bounded."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else fallback

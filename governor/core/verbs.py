@@ -1,0 +1,204 @@
+"""Operator verbs: what a person may do to a goal, as events, refused when the rules say no.
+
+Rules (SPEC §3, §6.1, §6.3):
+    * ``budget.raised`` is the only way past an exhausted budget; it only raises, it
+      names who and why, and there is no reset.
+    * ``work.retried`` is allowed after an environment, decision or upstream stop, or a
+      charged failure, while the item's charged budget remains; it resets the item's
+      uncharged window. Its reason is the answer to a decision.
+    * ``work.reopened`` never resets the charged count.
+    * ``goal.resumed`` clears a planner stop (environment, decision or the upstream
+      bound) without spending budget; its reason is the answer to a decision.
+    * Abandoning a running attempt finishes it as ``abandoned``: charged, so discarding
+      between attempts never makes a budget unbounded.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from governor.core.events import (
+    BudgetRaised,
+    Event,
+    GoalCancelled,
+    GoalResumed,
+    PlanRejected,
+    WorkAccepted,
+    WorkCancelled,
+    WorkReopened,
+    WorkRetried,
+)
+from governor.core.ledger import item_has_budget
+from governor.core.policy import LEDGER_FIELDS, PER_ITEM_LEDGERS, Ledger
+from governor.core.record import event_head, finish_attempt, work_item
+from governor.core.view import GoalView
+from governor.errors import CommandRefusedError, NotFoundError
+
+
+def _refuse(view: GoalView, detail: str) -> CommandRefusedError:
+    return CommandRefusedError(detail, goal_id=view.goal_id)
+
+
+def _open(view: GoalView) -> None:
+    if view.cancelled:
+        raise _refuse(view, "the goal is cancelled")
+    if view.completed:
+        raise _refuse(view, "the goal has succeeded")
+
+
+def _reason(reason: str | None, verb: str) -> str:
+    if not reason or not reason.strip():
+        raise CommandRefusedError(f"{verb} needs a reason")
+    return reason.strip()
+
+
+def reject_plan(
+    view: GoalView, *, plan_id: str, reason: str, at: datetime, actor: str
+) -> list[Event]:
+    """Reject a proposal (charged); the reason reaches the next planner prompt."""
+    _open(view)
+    plan = view.plans.get(plan_id)
+    if plan is None:
+        raise NotFoundError(f"{view.goal_id}: no plan {plan_id}")
+    if plan.status != "proposed":
+        raise _refuse(view, f"plan {plan_id} is {plan.status}, not proposed")
+    return [
+        PlanRejected(
+            **event_head(view, at, actor, reason=_reason(reason, "plan reject")), plan_id=plan_id
+        )
+    ]
+
+
+def accept_work(
+    view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
+) -> list[Event]:
+    """Accept a work item (normally one whose latest attempt succeeded)."""
+    _open(view)
+    item = work_item(view, work_id)
+    if item.accepted:
+        raise _refuse(view, f"{work_id} is already accepted")
+    if item.running:
+        raise _refuse(view, f"attempt {item.attempt} of {work_id} is still running")
+    return [WorkAccepted(**event_head(view, at, actor, reason=reason), work_id=work_id)]
+
+
+def cancel_work(
+    view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
+) -> list[Event]:
+    """Cancel a work item; a running attempt must be abandoned first."""
+    _open(view)
+    item = work_item(view, work_id)
+    if item.cancelled:
+        raise _refuse(view, f"{work_id} is already cancelled")
+    if item.running:
+        raise _refuse(view, f"attempt {item.attempt} of {work_id} is running; abandon it first")
+    return [WorkCancelled(**event_head(view, at, actor, reason=reason), work_id=work_id)]
+
+
+def reopen_work(
+    view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
+) -> list[Event]:
+    """Reopen an accepted or cancelled item; its charged attempts stay spent."""
+    _open(view)
+    item = work_item(view, work_id)
+    if not (item.accepted or item.cancelled):
+        raise _refuse(view, f"{work_id} is neither accepted nor cancelled")
+    return [WorkReopened(**event_head(view, at, actor, reason=reason), work_id=work_id)]
+
+
+def retry_work(
+    view: GoalView, *, work_id: str, reason: str, at: datetime, actor: str
+) -> list[Event]:
+    """Force a retry of a stopped or failed item while its charged budget remains."""
+    _open(view)
+    item = work_item(view, work_id)
+    if item.accepted or item.cancelled or item.running or item.outcome in (None, "succeeded"):
+        raise _refuse(view, f"{work_id} has no failed attempt to retry")
+    if not item_has_budget(item):
+        raise _refuse(
+            view,
+            f"{work_id} has spent its {item.max_attempts} attempts; raise its budget first "
+            f"(governor raise {view.goal_id} --ledger attempts --work {work_id} --to N --reason ...)",
+        )
+    return [
+        WorkRetried(
+            **event_head(view, at, actor, reason=_reason(reason, "work retry")), work_id=work_id
+        )
+    ]
+
+
+def abandon_attempt(
+    view: GoalView, *, work_id: str, reason: str, at: datetime, actor: str
+) -> list[Event]:
+    """Finish a running attempt as ``abandoned`` (charged)."""
+    item = work_item(view, work_id)
+    if not item.running or item.run_id is None:
+        raise _refuse(view, f"{work_id} has no attempt in flight")
+    return finish_attempt(
+        view,
+        work_id=work_id,
+        run_id=item.run_id,
+        at=at,
+        outcome="abandoned",
+        error=_reason(reason, "abandon"),
+        actor=actor,
+    )
+
+
+def resume_goal(view: GoalView, *, reason: str, at: datetime, actor: str) -> list[Event]:
+    """Clear a planner stop (environment, decision, upstream) without spending budget."""
+    _open(view)
+    plan = view.latest_plan
+    if plan is None or plan.status != "failed" or plan.failure_class is None or plan.resumed:
+        raise _refuse(
+            view, "there is no planner stop to clear (for a stopped work item use `work retry`)"
+        )
+    return [GoalResumed(**event_head(view, at, actor, reason=_reason(reason, "resume")))]
+
+
+def cancel_goal(
+    view: GoalView, *, at: datetime, actor: str, reason: str | None = None
+) -> list[Event]:
+    """Stop the goal for good."""
+    _open(view)
+    return [GoalCancelled(**event_head(view, at, actor, reason=reason))]
+
+
+def current_limit(view: GoalView, ledger: Ledger, work_id: str | None = None) -> float | None:
+    """The limit a ledger has now (None: no limit)."""
+    if ledger in PER_ITEM_LEDGERS:
+        if work_id is None:
+            raise _refuse(view, f"ledger '{ledger}' is per work item: name the item")
+        item = work_item(view, work_id)
+        return item.max_attempts if ledger == "attempts" else item.max_uncharged_attempts
+    if work_id is not None:
+        raise _refuse(view, f"ledger '{ledger}' is goal-wide and takes no work item")
+    value: float | None = getattr(view.policy, LEDGER_FIELDS[ledger])
+    return value
+
+
+def raise_budget(
+    view: GoalView,
+    *,
+    ledger: Ledger,
+    to: float,
+    reason: str,
+    at: datetime,
+    actor: str,
+    work_id: str | None = None,
+) -> list[Event]:
+    """Raise a limit past its current value, recorded with who and why."""
+    _open(view)
+    current = current_limit(view, ledger, work_id)
+    if current is not None and to <= current:
+        raise _refuse(view, f"{ledger} is {current:g}; the new limit must be higher, not {to:g}")
+    if ledger not in ("runtime", "cost") and to != int(to):
+        raise _refuse(view, f"{ledger} counts whole numbers, not {to:g}")
+    return [
+        BudgetRaised(
+            **event_head(view, at, actor, reason=_reason(reason, "raise")),
+            ledger=ledger,
+            to=to,
+            work_id=work_id,
+        )
+    ]

@@ -1,0 +1,146 @@
+"""Work item decisions: SPEC §6.1 as one ordered table of named rules.
+
+Rules (first match wins):
+    work.1  accepted -> succeeded/none; cancelled -> cancelled/none
+    work.2  dependencies not succeeded -> waiting/wait_for_dependencies
+    work.3  no attempt since creation, reopen or retry -> ready/run
+            (budget_exhausted/none when its charged attempts reached max_attempts)
+    work.4  latest attempt started, not finished -> running/wait
+    work.5  latest succeeded -> in_review/accept (review without accept_passing)
+    work.6  latest failed uncharged environment -> blocked/none on environment
+    work.7  latest failed decision -> blocked/none on decision
+    work.8  latest failed uncharged upstream -> blocked/none at the consecutive bound;
+            waiting/wait before not_before; else blocked/retry
+    work.9  charged failure -> blocked/retry while budget remains; else budget_exhausted
+
+A failure whose class fails the evidence gate is an ordinary charged failure (work.9):
+the view only carries a class for failures that passed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Final
+
+from governor.core.decision import WorkDecision, count, last_line, stamp
+from governor.core.ledger import item_has_budget
+from governor.core.view import GoalView, WorkState
+
+WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
+
+
+def _settled(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    if item.accepted:
+        return WorkDecision(item.work_id, "succeeded", "none", "accepted", "work.1")
+    if item.cancelled:
+        return WorkDecision(item.work_id, "cancelled", "none", "cancelled", "work.1")
+    return None
+
+
+def _dependencies(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    pending = [d for d in item.spec.depends_on if not (d in view.work and view.work[d].accepted)]
+    if not pending:
+        return None
+    why = f"waiting for {', '.join(pending)}"
+    return WorkDecision(item.work_id, "waiting", "wait_for_dependencies", why, "work.2")
+
+
+def _fresh(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    if not item.fresh:
+        return None
+    if item_has_budget(item):
+        why = f"ready for attempt {item.attempts_used + 1}"
+        return WorkDecision(item.work_id, "ready", "run", why, "work.3")
+    why = f"exhausted its {count(item.max_attempts, 'attempt')}"
+    return WorkDecision(
+        item.work_id, "budget_exhausted", "none", why, "work.3", exhausted="attempts"
+    )
+
+
+def _running(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    if not item.running:
+        return None
+    return WorkDecision(
+        item.work_id, "running", "wait", f"attempt {item.attempt} is running", "work.4"
+    )
+
+
+def _passed(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    if item.outcome != "succeeded":
+        return None
+    why = f"attempt {item.attempt} passed its acceptance criteria"
+    if view.policy.accept_passing:
+        return WorkDecision(item.work_id, "in_review", "accept", why, "work.5")
+    why += "; awaiting review"
+    return WorkDecision(item.work_id, "in_review", "review", why, "work.5", "operator")
+
+
+def _environment(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    if item.failure_class != "environment":
+        return None
+    ref = item.finish.evidence.ref if item.finish and item.finish.evidence else None
+    missing = last_line(item.finish.error if item.finish else None, ref or "unknown")
+    why = f"attempt {item.attempt} could not start; a required precondition is missing: {missing}"
+    return WorkDecision(item.work_id, "blocked", "none", why, "work.6", "environment")
+
+
+def _decision(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    if item.failure_class != "decision":
+        return None
+    question = last_line(item.finish.error if item.finish else None, "no question given")
+    why = f"attempt {item.attempt} needs a person to decide: {question}"
+    return WorkDecision(item.work_id, "blocked", "none", why, "work.7", "decision")
+
+
+def _upstream(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    if item.failure_class != "upstream":
+        return None
+    n, bound = item.consecutive_uncharged, item.max_uncharged_attempts
+    if n >= bound:
+        why = f"blocked waiting on an outside service after {count(n, 'consecutive uncharged attempt')}"
+        return WorkDecision(item.work_id, "blocked", "none", why, "work.8", "upstream")
+    if item.not_before is not None and now < item.not_before:
+        why = (
+            f"the outside service refused attempt {item.attempt} (uncharged); "
+            f"waiting until {stamp(item.not_before)}"
+        )
+        return WorkDecision(
+            item.work_id, "waiting", "wait", why, "work.8", "upstream", item.not_before
+        )
+    why = f"the outside service refused attempt {item.attempt} (uncharged, {n} of {bound} in a row)"
+    return WorkDecision(item.work_id, "blocked", "retry", why + "; retry", "work.8")
+
+
+def _charged(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    outcome = (item.outcome or "failed").replace("_", " ")
+    if item_has_budget(item):
+        why = f"attempt {item.attempt} {outcome} (charged {item.charged_attempts} of {item.max_attempts})"
+        return WorkDecision(item.work_id, "blocked", "retry", why + "; retry", "work.9")
+    why = f"exhausted its {count(item.max_attempts, 'attempt')} (attempt {item.attempt} {outcome})"
+    return WorkDecision(
+        item.work_id, "budget_exhausted", "none", why, "work.9", exhausted="attempts"
+    )
+
+
+WORK_RULES: Final[tuple[WorkRule, ...]] = (
+    _settled,
+    _dependencies,
+    _fresh,
+    _running,
+    _passed,
+    _environment,
+    _decision,
+    _upstream,
+    _charged,
+)
+"""The work item rules of SPEC §6.1, in order; the first that returns a decision wins."""
+
+
+def decide_work(view: GoalView, item: WorkState, now: datetime) -> WorkDecision:
+    """The decision for one work item (SPEC §6.1)."""
+    for rule in WORK_RULES:
+        decision = rule(view, item, now)
+        if decision is not None:
+            return decision
+    raise AssertionError("the charged-failure rule always decides")  # pragma: no cover

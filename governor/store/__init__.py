@@ -1,0 +1,1 @@
+"""The event store and the history interchange format (JSON Lines)."""

@@ -1,0 +1,69 @@
+"""History files: JSON Lines in and out, streamed, with every problem named by its line.
+
+Rules (SPEC §3):
+    * Read in bounded memory: one line at a time, never the whole file.
+    * A folder is read as its ``*.jsonl`` files in name order, one history each.
+    * Writing produces exactly what the codec encodes, one event per ``\\n``-terminated line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from governor.core.codec import LineDecoder, decode_lines, encode
+from governor.core.events import Event
+from governor.errors import NotFoundError
+
+READ_BUFFER = 1 << 20
+
+
+def history_files(path: str | Path) -> list[Path]:
+    """The history files a path names: the file itself, or a folder's ``*.jsonl`` files.
+
+    Raises:
+        NotFoundError: when the path does not exist or a folder holds no history.
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+        if not files:
+            raise NotFoundError(f"{path}: the folder holds no *.jsonl history")
+        return files
+    if not path.exists():
+        raise NotFoundError(f"{path}: no such file or folder")
+    return [path]
+
+
+def iter_raw_lines(path: str | Path) -> Iterator[bytes]:
+    """The raw lines of a file, newline included, read with a large buffer."""
+    try:
+        handle = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the generator
+    except OSError as exc:
+        raise NotFoundError(f"{path}: {exc.strerror}") from exc
+    with handle:
+        yield from handle
+
+
+def read_history(
+    path: str | Path, *, allow_torn: bool = False, decoder: LineDecoder | None = None
+) -> Iterator[tuple[int, Event]]:
+    """Stream ``(line, event)`` from one history file.
+
+    Raises:
+        HistoryError: naming the file and the line of the first unreadable event.
+    """
+    decoder = decoder or LineDecoder(str(path))
+    if decoder.source is None:
+        decoder.source = str(path)
+    yield from decode_lines(iter_raw_lines(path), allow_torn=allow_torn, decoder=decoder)
+
+
+def write_history(events: Iterable[Event], out: BinaryIO) -> int:
+    """Write events as JSON Lines; returns how many were written."""
+    count = 0
+    for event in events:
+        out.write(encode(event) + b"\n")
+        count += 1
+    return count

@@ -1,0 +1,143 @@
+"""Properties of the core, checked by hypothesis over histories a random driver records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from governor.core import record
+from governor.core.codec import decode, encode
+from governor.core.decide import decide
+from governor.core.decision import Decision
+from governor.core.history import validate_events
+from governor.core.view import fold, project
+from tests.core.driver import drive
+from tests.story import Story
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+policies = st.fixed_dictionaries(
+    {},
+    optional={
+        "max_replans": st.integers(0, 4),
+        "max_uncharged_replans": st.integers(0, 4),
+        "max_attempts": st.integers(1, 3),
+        "max_uncharged_attempts": st.integers(0, 3),
+        "max_continuations": st.integers(0, 2),
+        "max_total_attempts": st.integers(1, 12),
+        "max_parallel_work": st.integers(1, 3),
+        "auto_apply": st.booleans(),
+        "accept_passing": st.booleans(),
+        "retry_blocked": st.booleans(),
+        "max_plan_records": st.integers(1, 12),
+    },
+)
+
+
+def chooser(data: st.DataObject):  # type: ignore[no-untyped-def]
+    def choose(options: Sequence[Any]) -> Any:
+        return data.draw(st.sampled_from(list(options)))
+
+    return choose
+
+
+def recorded(data: st.DataObject, policy: dict[str, Any], **kwargs: Any) -> Story:
+    story = Story(**policy)
+    drive(story, chooser(data), operator=True, **kwargs)
+    return story
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_driven_histories_validate_and_project_the_same_twice(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    story = recorded(data, policy)
+    assert validate_events(story.events) == story.view
+    assert project(story.events) == project(story.events)
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_folding_a_suffix_onto_a_prefix_equals_projecting_the_whole(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    story = recorded(data, policy)
+    whole = project(story.events)
+    for k in range(len(story.events) + 1):
+        assert fold(project(story.events[:k]), story.events[k:]) == whole
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_every_event_round_trips_through_the_codec(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    for event in recorded(data, policy).events:
+        assert decode(encode(event)) == event
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_whenever_the_decision_is_plan_a_plan_request_is_accepted(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    def check(story: Story, d: Decision) -> None:
+        if d.next_action == "plan":
+            record.request_plan(
+                story.view, plan_id="probe", trigger=d.trigger or "initial", at=story.now
+            )
+        if d.next_action == "run":
+            for work_id in d.work_ids:
+                record.start_attempt(story.view, work_id=work_id, run_id="probe", at=story.now)
+
+    drive(Story(**policy), chooser(data), operator=True, on_decision=check)
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_planner_failures_alone_never_plan_without_end(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    story = Story(**policy)
+    last = drive(story, chooser(data), allow_success=False, max_steps=500)
+    p = story.policy
+    assert last.is_stopped
+    assert (
+        story.view.plans_used
+        <= p.max_replans * (p.max_uncharged_replans + 1) + p.max_uncharged_replans
+    )
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_worker_failures_alone_never_attempt_an_item_without_end(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    story = Story(**{**policy, "max_replans": 1})
+    story.plan("a")
+    last = drive(story, chooser(data), allow_success=False, max_steps=500)
+    item = story.view.work["p1-a"]
+    assert last.is_stopped
+    bound = item.max_attempts * (item.max_uncharged_attempts + 1) + item.max_uncharged_attempts
+    assert item.attempts_used <= bound
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_the_ledger_never_charges_past_a_limit_without_a_raise(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    story = recorded(data, {**policy}, max_steps=200)
+    view = story.view
+    d = decide(view, story.now)
+    raised = any(e.type == "budget.raised" for e in story.events)
+    if not raised:
+        assert d.ledger.replans.charged <= view.policy.max_replans
+        assert d.ledger.attempts.charged <= view.policy.max_total_attempts
+    for w in d.ledger.work.values():
+        assert w.charged_attempts <= w.limit
+        assert w.attempts_used == w.charged_attempts + (w.attempts_used - w.charged_attempts)

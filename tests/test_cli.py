@@ -1,0 +1,176 @@
+"""The ``governor`` command as a user runs it: a real process, real files, real exit codes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from governor.core.codec import encode
+from tests.story import Story
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "login-page.jsonl"
+
+
+def governor(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("governor", path=str(Path(sys.executable).parent)) or "governor"
+    return subprocess.run(
+        [exe, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+        env={**os.environ, "PYTHONWARNINGS": "error"},
+    )
+
+
+def write(path: Path, lines: list[bytes]) -> Path:
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def lines_of(story: Story) -> list[bytes]:
+    return [encode(e) + b"\n" for e in story.events]
+
+
+def test_validate_accepts_the_example() -> None:
+    result = governor("validate", str(EXAMPLE))
+    assert result.returncode == 0, result.stderr
+    assert "ok:" in result.stdout
+    assert "succeeded" in result.stdout
+
+
+def bad_histories(tmp: Path) -> dict[str, tuple[Path, str]]:
+    good = lines_of(Story())
+    return {
+        "torn": (write(tmp / "torn.jsonl", [good[0].rstrip(b"\n")]), "line 1: torn final line"),
+        "unknown type": (
+            write(tmp / "type.jsonl", [good[0].replace(b'"goal.created"', b'"goal.made"')]),
+            "line 1: unknown event type 'goal.made'",
+        ),
+        "non-utf8": (
+            write(tmp / "bytes.jsonl", [good[0], b'{"a": "\xfe"}\n']),
+            "line 2: not valid UTF-8",
+        ),
+        "seq gap": (
+            write(tmp / "gap.jsonl", [good[0], good[0].replace(b'"seq":1', b'"seq":3')]),
+            "line 2: ",
+        ),
+    }
+
+
+@pytest.mark.parametrize("kind", ["torn", "unknown type", "non-utf8", "seq gap"])
+def test_validate_names_the_bad_line_and_writes_nothing(tmp_path: Path, kind: str) -> None:
+    path, message = bad_histories(tmp_path)[kind]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = governor("validate", str(path), cwd=tmp_path)
+    assert result.returncode == 3
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_validate_a_missing_file_is_not_found(tmp_path: Path) -> None:
+    result = governor("validate", str(tmp_path / "nope.jsonl"))
+    assert result.returncode == 4
+    assert "no such file" in result.stderr
+
+
+def test_validate_json_reports_each_file(tmp_path: Path) -> None:
+    bad, _ = bad_histories(tmp_path)["torn"]
+    result = governor("validate", "--json", str(EXAMPLE), str(bad))
+    assert result.returncode == 3
+    first, second = (orjson.loads(line) for line in result.stdout.splitlines())
+    assert first["valid"] is True
+    assert first["status"] == "succeeded"
+    assert second == {
+        "file": str(bad),
+        "valid": False,
+        "line": 1,
+        "error": "torn final line (no trailing newline)",
+    }
+
+
+def test_replay_json_prints_the_contract_shape() -> None:
+    result = governor("replay", str(EXAMPLE), "--json")
+    assert result.returncode == 0, result.stderr
+    records = [orjson.loads(line) for line in result.stdout.splitlines()]
+    assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
+    assert list(records[0]) == [
+        "seq",
+        "type",
+        "status",
+        "next_action",
+        "blocked_on",
+        "exhausted",
+        "reason",
+        "not_before",
+        "ledger",
+    ]
+    assert list(records[0]["ledger"]) == ["replans", "attempts", "work", "runtime_s", "cost_usd"]
+    assert list(records[0]["ledger"]["replans"]) == [
+        "used",
+        "charged",
+        "uncharged",
+        "consecutive_uncharged",
+        "limit",
+        "remaining",
+    ]
+    assert list(records[0]["ledger"]["attempts"]) == ["used", "charged", "limit", "remaining"]
+    work = records[-1]["ledger"]["work"]["p2-auth"]
+    assert list(work) == [
+        "status",
+        "next_action",
+        "attempts_used",
+        "charged_attempts",
+        "consecutive_uncharged",
+        "continuations",
+        "limit",
+        "remaining",
+    ]
+    assert work["attempts_used"] == 3
+    assert work["charged_attempts"] == 2
+    waiting = records[2]
+    assert (waiting["status"], waiting["blocked_on"], waiting["not_before"]) == (
+        "waiting",
+        "upstream",
+        "2026-11-02T09:00:34Z",
+    )
+    assert records[-1]["status"] == "succeeded"
+
+
+def test_replay_at_and_now(tmp_path: Path) -> None:
+    result = governor(
+        "replay", str(EXAMPLE), "--json", "--at", "3", "--now", "2026-11-02T10:00:00Z"
+    )
+    (record,) = (orjson.loads(line) for line in result.stdout.splitlines())
+    assert record["seq"] == 3
+    assert (record["status"], record["next_action"]) == ("ready", "plan")
+
+
+def test_replay_tolerates_a_torn_final_line_with_a_warning(tmp_path: Path) -> None:
+    data = EXAMPLE.read_bytes().rstrip(b"\n")
+    torn = write(tmp_path / "torn.jsonl", [data])
+    result = governor("replay", str(torn))
+    assert result.returncode == 0
+    assert "torn final line (no trailing newline) ignored" in result.stderr
+
+
+def test_replay_human_output_names_the_rule() -> None:
+    result = governor("replay", str(EXAMPLE))
+    assert "(goal.4)" in result.stdout
+    assert "replans   2/5 (+1 uncharged)" in result.stdout
+
+
+def test_bad_now_is_one_clear_line() -> None:
+    result = governor("replay", str(EXAMPLE), "--now", "yesterday")
+    assert result.returncode == 3
+    assert (
+        result.stderr.strip()
+        == "error: --now: 'yesterday' is not an RFC 3339 time (e.g. 2026-11-29T12:00:00Z)"
+    )
