@@ -81,6 +81,7 @@ def tail(text: str, limit: int = ERROR_LIMIT) -> str:
 
 def failure_text(stderr: str, stdout: str, limit: int = ERROR_LIMIT) -> str:
     """The recorded failure text: stderr then stdout, tail-preserved."""
+    stderr = stderr.rstrip("\n")
     joined = f"{stderr}\n{stdout}" if stderr and stdout else stderr or stdout
     return tail(joined.strip("\n"), limit)
 

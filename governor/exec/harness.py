@@ -1,0 +1,193 @@
+"""The harness protocol, the adapter registry, and the one translation of a process into a failure.
+
+Rules:
+    * A harness turns one agent call into a classified core ``SpawnResult``; it never
+      raises for an expected outcome (a missing binary, a non-zero exit, a timeout).
+    * Adapters build their failures here, so every adapter records the same thing:
+      the failure text is stderr-then-stdout, decoded as UTF-8 (bad bytes replaced),
+      redacted, then tail-preserved to ``ERROR_LIMIT`` by the core's ``failure_text``.
+      Redaction comes *before* the cut, so a secret can neither survive in pieces nor
+      push the text past the limit.
+    * Output that a failed run wrote to stdout survives as ``Partial`` evidence (its
+      size and sha256), never as a claim about what it meant.
+    * Every adapter class takes the goal file's folder as its only constructor
+      argument: ``Adapter(base_dir)``; ``harness_for`` picks one by ``profile.harness``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import signal
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Final, Protocol, cast
+
+from governor.core.classify import ERROR_LIMIT, SpawnResult, classify, failure_text, tail
+from governor.core.events import Profile
+from governor.core.evidence import UNKNOWN, Evidence, Partial
+from governor.errors import InputError
+from governor.exec.environment import Redactor
+from governor.exec.process import ProcessResult
+
+
+class Harness(Protocol):
+    """Runs one agent call and reports it as a classified ``SpawnResult``."""
+
+    @property
+    def name(self) -> str:
+        """The profile's ``harness`` value this adapter serves (a plain attribute will do)."""
+        ...
+
+    def binary(self, profile: Profile) -> str | None:
+        """The executable this profile needs (what ``governor doctor`` looks for), if any."""
+        ...
+
+    def run(
+        self, prompt: str, profile: Profile, *, cwd: Path, env: Mapping[str, str]
+    ) -> SpawnResult:
+        """Run the agent once on ``prompt``.
+
+        Args:
+            prompt: the agent's input.
+            profile: how to run it (arguments, model, timeout, passed variables).
+            cwd: the working directory of the run.
+            env: the *source* environment; the adapter scrubs it to an allow-list
+                for the child and redacts the values of its secret-named variables
+                from everything it records.
+        """
+        ...
+
+
+_ADAPTERS: Final[dict[str, tuple[str, str]]] = {
+    "command": ("governor.exec.command", "CommandHarness"),
+    "scripted": ("governor.exec.scripted", "ScriptedHarness"),
+    "codex": ("governor.exec.codex", "CodexHarness"),
+    "claude": ("governor.exec.claude", "ClaudeHarness"),
+}
+"""Harness name -> (module, class). Imported on demand: adapters import this module."""
+
+
+def harness_for(profile: Profile, base_dir: Path) -> Harness:
+    """The adapter that runs ``profile``.
+
+    Args:
+        profile: the agent profile; its ``harness`` picks the adapter.
+        base_dir: the goal file's folder, against which relative paths resolve.
+
+    Raises:
+        InputError: no process adapter serves this harness (``python`` runs a
+            callable in-process and is wired by the workflow, not here).
+    """
+    if profile.harness not in _ADAPTERS:
+        raise InputError(f"harness '{profile.harness}' has no process adapter in governor.exec")
+    module_name, class_name = _ADAPTERS[profile.harness]
+    adapter = getattr(importlib.import_module(module_name), class_name)
+    return cast(Callable[[Path], Harness], adapter)(base_dir)
+
+
+def decode(data: bytes) -> str:
+    """Child output as text: UTF-8, undecodable bytes replaced."""
+    return data.decode("utf-8", errors="replace")
+
+
+def stdout_text(result: ProcessResult) -> str:
+    """All of stdout when it fit in the head; otherwise its tail, marked with a leading ``…``."""
+    if result.stdout_complete:
+        return decode(result.stdout_head)
+    return "…" + decode(result.stdout_tail)
+
+
+def partial_of(result: ProcessResult) -> Partial | None:
+    """The size and digest of what the child wrote to stdout, if it wrote anything."""
+    if result.stdout_bytes == 0:
+        return None
+    return Partial(bytes=result.stdout_bytes, sha256=result.stdout_sha256)
+
+
+def failure_of(result: ProcessResult, redact: Redactor, *, stdout: str | None = None) -> str:
+    """The recorded failure text of a run: redacted, stderr-then-stdout, tail-preserved.
+
+    Args:
+        result: the process result.
+        redact: the redactor for the run's source environment.
+        stdout: the stdout text to use instead of the captured tail (an adapter
+            that strips its own envelope passes what is left).
+
+    Returns:
+        At most ``ERROR_LIMIT`` characters. A run that never started, timed out, was
+        killed by a signal or failed silently ends with a one-line note saying so.
+    """
+    note = tail(redact(_note(result)), ERROR_LIMIT // 4)
+    out = redact(decode(result.stdout_tail) if stdout is None else stdout)
+    room = ERROR_LIMIT - (len(note) + 1 if note else 0)
+    # stderr usually ends in a newline; the core joins the two with one of its own
+    err = redact(decode(result.stderr_tail)).rstrip("\n")
+    body = failure_text(err, out, limit=room)
+    return "\n".join(part for part in (body, note) if part)
+
+
+def _note(result: ProcessResult) -> str:
+    if not result.started:
+        return f"could not start {result.argv[0]!r}: {result.spawn_error}"
+    if result.timed_out:
+        return f"timed out after {result.duration_s:.1f} s; its process group was killed"
+    code = result.exit_code
+    if code is not None and code < 0:
+        return f"killed by signal {_signal_name(-code)}"
+    if result.stdout_bytes == 0 and result.stderr_bytes == 0:
+        return f"exited {code} with no output"
+    return ""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def spawn_result(
+    result: ProcessResult,
+    redact: Redactor,
+    *,
+    ok: bool,
+    reply: str | None = None,
+    evidence: Evidence = UNKNOWN,
+    stdout: str | None = None,
+    vendor_status: int | None = None,
+    retry_after_s: float | None = None,
+    cost_usd: float | None = None,
+) -> SpawnResult:
+    """Turn a process result into a classified ``SpawnResult``.
+
+    Args:
+        result: the process result.
+        redact: the redactor for the run's source environment.
+        ok: whether the adapter accepts the run as a success.
+        reply: the reply text on success (redacted here).
+        evidence: what the adapter observed about a failure.
+        stdout: stdout text for the failure text, when the adapter strips its own
+            envelope from it.
+        vendor_status: a status read from a structured vendor envelope.
+        retry_after_s: the vendor's Retry-After hint.
+        cost_usd: the cost the vendor reported.
+
+    Returns:
+        The result, classified by the core's rules (a success is never classed).
+    """
+    failed = not ok
+    return classify(
+        SpawnResult(
+            ok=ok,
+            exit_code=result.exit_code,
+            spawn_errno=result.spawn_errno,
+            timed_out=result.timed_out,
+            vendor_status=vendor_status,
+            error=failure_of(result, redact, stdout=stdout) if failed else None,
+            evidence=evidence if failed else UNKNOWN,
+            reply=redact(reply) if reply is not None else None,
+            retry_after_s=retry_after_s,
+            duration_s=result.duration_s,
+            cost_usd=cost_usd,
+        )
+    )

@@ -1,0 +1,383 @@
+"""One child process, run to its end or to its timeout: the only place governor spawns.
+
+Rules:
+    * An argument list, never a shell. The child starts in a session of its own (so it
+      leads its own process group); on timeout the whole group gets SIGTERM, a short
+      grace, then SIGKILL, so grandchildren die with it.
+    * A run leaves no processes behind: once the child has exited (and its pipes have
+      closed, or a short drain window has passed), whatever is left of its group is
+      killed. The group is signalled while the exited child is still unreaped, so the
+      group id cannot have been reused.
+    * A child that never started is a result carrying the errno name (``ENOENT``,
+      ``EACCES``, ``ENOEXEC`` …), not an exception; so is every exit status.
+    * Memory is bounded whatever the child writes: only the head and tail of stdout,
+      the tail of stderr, byte counts and a running sha256 of stdout are kept.
+    * stdin is written as the child reads it, in the same selector loop that reads its
+      output, so a child that writes a lot before reading does not deadlock; stdin is
+      closed once written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final
+
+KILL_GRACE_S: Final = 2.0
+"""Seconds between SIGTERM and SIGKILL when a child is killed for its timeout."""
+DRAIN_S: Final = 0.5
+"""Seconds to wait for pipes to close after the child exited (a grandchild may hold them)."""
+_CHUNK: Final = 1 << 16
+_TICK_MIN_S: Final = 0.0005
+_TICK_MAX_S: Final = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessResult:
+    """What one child process did, as a value. A non-zero exit is a result, not an error."""
+
+    argv: tuple[str, ...]
+    exit_code: int | None
+    """Exit status; negative N when killed by signal N; None when the child never started."""
+    spawn_errno: str | None
+    """The errno name when the child never started: ``ENOENT``, ``EACCES``, ``ENOEXEC`` …"""
+    spawn_error: str | None
+    """The OS message when the child never started."""
+    timed_out: bool
+    """Killed for running past ``timeout_s`` (True even if it then exited 0)."""
+    stdout_head: bytes
+    """The first ``head_bytes`` of stdout."""
+    stdout_tail: bytes
+    """The last ``tail_bytes`` of stdout."""
+    stderr_tail: bytes
+    """The last ``tail_bytes`` of stderr."""
+    stdout_bytes: int
+    """Total bytes the child wrote to stdout."""
+    stderr_bytes: int
+    """Total bytes the child wrote to stderr."""
+    stdout_sha256: str
+    """sha256 hex digest of everything written to stdout."""
+    duration_s: float
+    """Wall time from spawn to reaping, by the injected clock."""
+
+    @property
+    def started(self) -> bool:
+        """Whether the child started at all."""
+        return self.spawn_errno is None
+
+    @property
+    def stdout_complete(self) -> bool:
+        """Whether ``stdout_head`` holds all of stdout."""
+        return len(self.stdout_head) == self.stdout_bytes
+
+
+class _Lines:
+    """Splits a byte stream into lines, each cut to ``limit`` bytes, for a callback."""
+
+    def __init__(self, emit: Callable[[bytes], None], limit: int) -> None:
+        self._emit = emit
+        self._limit = limit
+        self._pending = bytearray()
+        self._open = False
+
+    def feed(self, data: bytes) -> None:
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            self._keep(data[start:end])
+            self._flush()
+            start = end + 1
+        if start < len(data):
+            self._keep(data[start:])
+            self._open = True
+
+    def finish(self) -> None:
+        """Deliver an unterminated last line, if there is one."""
+        if self._open:
+            self._flush()
+
+    def _keep(self, piece: bytes) -> None:
+        room = self._limit - len(self._pending)
+        if room > 0:
+            self._pending += piece[:room]
+
+    def _flush(self) -> None:
+        line = bytes(self._pending)
+        self._pending.clear()
+        self._open = False
+        self._emit(line)
+
+
+class _Capture:
+    """Bounded capture of one stream: head, tail, byte count and sha256."""
+
+    def __init__(self, head_limit: int, tail_limit: int, lines: _Lines | None = None) -> None:
+        self.head = bytearray()
+        self.total = 0
+        self.sha = hashlib.sha256()
+        self._head_limit = head_limit
+        self._tail_limit = tail_limit
+        self._tail = bytearray()
+        self._lines = lines
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        self.sha.update(data)
+        room = self._head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+        if self._tail_limit > 0:
+            self._tail += data
+            if len(self._tail) > 2 * self._tail_limit:
+                del self._tail[: -self._tail_limit]
+        if self._lines is not None:
+            self._lines.feed(data)
+
+    def finish(self) -> None:
+        if self._lines is not None:
+            self._lines.finish()
+
+    def tail(self) -> bytes:
+        return bytes(self._tail[-self._tail_limit :]) if self._tail_limit > 0 else b""
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    stdin: bytes | None = None,
+    env: Mapping[str, str],
+    cwd: str | Path | None = None,
+    timeout_s: float,
+    head_bytes: int = 1 << 20,
+    tail_bytes: int = 64 << 10,
+    on_stdout_line: Callable[[bytes], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    kill_grace_s: float = KILL_GRACE_S,
+) -> ProcessResult:
+    """Run one child to its end or its timeout and return what it did.
+
+    Args:
+        argv: the executable and its arguments (never run through a shell). A bare
+            name is looked up on ``env["PATH"]``.
+        stdin: bytes written to the child's stdin, which is then closed; None gives
+            the child an empty stdin (``/dev/null``).
+        env: the child's complete environment (see ``environment.scrubbed_env``).
+        cwd: the child's working directory.
+        timeout_s: wall-clock limit; past it the child's group is terminated.
+        head_bytes: how much of the start of stdout to keep (also the longest line
+            handed to ``on_stdout_line``; longer lines are cut).
+        tail_bytes: how much of the end of stdout and of stderr to keep.
+        on_stdout_line: called with each stdout line (without its newline) as it
+            arrives, and with an unterminated last line at the end.
+        clock: monotonic seconds; injected for tests.
+        kill_grace_s: seconds between SIGTERM and SIGKILL on timeout.
+
+    Returns:
+        The result; ``spawn_errno`` is set when the child never started.
+
+    Raises:
+        ValueError: ``argv`` is empty or ``timeout_s`` is not positive.
+    """
+    args = tuple(argv)
+    if not args:
+        raise ValueError("argv is empty: there is nothing to run")
+    if timeout_s <= 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+    started = clock()
+    try:
+        proc = subprocess.Popen(  # noqa: S603 - an argument list, never a shell
+            args,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        return _never_started(args, exc, clock() - started)
+    lines = _Lines(on_stdout_line, head_bytes) if on_stdout_line is not None else None
+    out = _Capture(head_bytes, tail_bytes, lines)
+    err = _Capture(0, tail_bytes)
+    supervisor = _Supervisor(proc, out, err, clock, kill_grace_s)
+    with proc:
+        try:
+            supervisor.run(stdin, deadline=started + timeout_s)
+        finally:
+            supervisor.reap()
+    out.finish()
+    return ProcessResult(
+        argv=args,
+        exit_code=proc.returncode,
+        spawn_errno=None,
+        spawn_error=None,
+        timed_out=supervisor.timed_out,
+        stdout_head=bytes(out.head),
+        stdout_tail=out.tail(),
+        stderr_tail=err.tail(),
+        stdout_bytes=out.total,
+        stderr_bytes=err.total,
+        stdout_sha256=out.sha.hexdigest(),
+        duration_s=max(0.0, clock() - started),
+    )
+
+
+def _never_started(args: tuple[str, ...], exc: OSError, duration_s: float) -> ProcessResult:
+    name = errno.errorcode.get(exc.errno, f"E{exc.errno}") if exc.errno else "EUNKNOWN"
+    return ProcessResult(
+        argv=args,
+        exit_code=None,
+        spawn_errno=name,
+        spawn_error=str(exc),
+        timed_out=False,
+        stdout_head=b"",
+        stdout_tail=b"",
+        stderr_tail=b"",
+        stdout_bytes=0,
+        stderr_bytes=0,
+        stdout_sha256=hashlib.sha256(b"").hexdigest(),
+        duration_s=max(0.0, duration_s),
+    )
+
+
+class _Supervisor:
+    """The selector loop of one child: feeds stdin, drains output, enforces the deadline."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        out: _Capture,
+        err: _Capture,
+        clock: Callable[[], float],
+        kill_grace_s: float,
+    ) -> None:
+        self.timed_out = False
+        self._proc = proc
+        self._clock = clock
+        self._grace_s = kill_grace_s
+        self._sel = selectors.DefaultSelector()
+        self._readers: dict[int, _Capture] = {}
+        for pipe, capture in ((proc.stdout, out), (proc.stderr, err)):
+            assert pipe is not None
+            self._readers[pipe.fileno()] = capture
+            self._sel.register(pipe.fileno(), selectors.EVENT_READ)
+        self._stdin: memoryview | None = None
+        self._kill_at = 0.0
+        self._killed = False
+        self._swept = False
+
+    def run(self, stdin: bytes | None, *, deadline: float) -> None:
+        """Drive the child until it has exited, its group is gone and its pipes are drained."""
+        self._start_stdin(stdin)
+        exited_at: float | None = None
+        give_up_at = deadline
+        tick = _TICK_MIN_S
+        while True:
+            # The tick only paces exit detection and deadlines; output wakes the loop at once.
+            busy = self._pump(tick)
+            tick = _TICK_MIN_S if busy else min(2 * tick, _TICK_MAX_S)
+            now = self._clock()
+            if exited_at is None and self._has_exited():
+                exited_at = now
+                self._close_stdin()
+            if exited_at is None:
+                self._enforce(now, deadline)
+            elif not self._swept and (
+                not self._readers or self.timed_out or now >= exited_at + DRAIN_S
+            ):
+                self._signal(signal.SIGKILL)  # sweep what is left of the group
+                self._swept = True
+                give_up_at = now + DRAIN_S
+            if self._swept and (not self._readers or now >= give_up_at):
+                return
+
+    def reap(self) -> None:
+        """Reap the child, killing its group first if the loop was left early."""
+        self._close_stdin()
+        self._sel.close()
+        if not self._swept:
+            self._signal(signal.SIGKILL)
+        self._proc.wait()
+
+    def _enforce(self, now: float, deadline: float) -> None:
+        if not self.timed_out and now >= deadline:
+            self.timed_out = True
+            self._kill_at = now + self._grace_s
+            self._signal(signal.SIGTERM)
+        elif self.timed_out and not self._killed and now >= self._kill_at:
+            self._killed = True
+            self._signal(signal.SIGKILL)
+
+    def _pump(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for pipe events and serve them; True if any came."""
+        events = self._sel.select(timeout_s)
+        for key, mask in events:
+            if mask & selectors.EVENT_WRITE:
+                self._write_stdin()
+            else:
+                self._read(key.fd)
+        return bool(events)
+
+    def _read(self, fd: int) -> None:
+        data = os.read(fd, _CHUNK)
+        if data:
+            self._readers[fd].feed(data)
+        else:
+            self._sel.unregister(fd)
+            del self._readers[fd]
+
+    def _start_stdin(self, data: bytes | None) -> None:
+        pipe = self._proc.stdin
+        if pipe is None or data is None:
+            return
+        if not data:
+            self._close_stdin()
+            return
+        os.set_blocking(pipe.fileno(), False)
+        self._stdin = memoryview(data)
+        self._sel.register(pipe.fileno(), selectors.EVENT_WRITE)
+
+    def _write_stdin(self) -> None:
+        pipe = self._proc.stdin
+        assert pipe is not None
+        assert self._stdin is not None
+        try:
+            written = os.write(pipe.fileno(), self._stdin[:_CHUNK])
+        except BlockingIOError:
+            return
+        except BrokenPipeError:
+            written = len(self._stdin)  # the child closed its stdin: it has read enough
+        self._stdin = self._stdin[written:]
+        if not self._stdin:
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        pipe: IO[bytes] | None = self._proc.stdin
+        if pipe is None or pipe.closed:
+            return
+        if self._stdin is not None:
+            self._sel.unregister(pipe.fileno())
+            self._stdin = None
+        with contextlib.suppress(BrokenPipeError):
+            pipe.close()
+
+    def _has_exited(self) -> bool:
+        """Whether the child has exited, without reaping it (its pid keeps the group id)."""
+        try:
+            info = os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
+
+    def _signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, sig)
