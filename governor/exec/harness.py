@@ -63,6 +63,7 @@ _ADAPTERS: Final[dict[str, tuple[str, str]]] = {
     "scripted": ("governor.exec.scripted", "ScriptedHarness"),
     "codex": ("governor.exec.codex", "CodexHarness"),
     "claude": ("governor.exec.claude", "ClaudeHarness"),
+    "python": ("governor.exec.python", "PythonHarness"),
 }
 """Harness name -> (module, class). Imported on demand: adapters import this module."""
 
@@ -75,8 +76,7 @@ def harness_for(profile: Profile, base_dir: Path) -> Harness:
         base_dir: the goal file's folder, against which relative paths resolve.
 
     Raises:
-        InputError: no process adapter serves this harness (``python`` runs a
-            callable in-process and is wired by the workflow, not here).
+        InputError: no adapter serves this harness.
     """
     if profile.harness not in _ADAPTERS:
         raise InputError(f"harness '{profile.harness}' has no process adapter in governor.exec")

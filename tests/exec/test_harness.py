@@ -9,7 +9,6 @@ import pytest
 
 from governor.core.classify import ERROR_LIMIT
 from governor.core.events import Profile
-from governor.errors import InputError
 from governor.exec.command import CommandHarness
 from governor.exec.environment import REDACTED, Redactor
 from governor.exec.harness import failure_of, harness_for, partial_of, spawn_result, stdout_text
@@ -73,9 +72,9 @@ def test_the_registry_finds_the_vendor_adapters_by_name(
     assert found.name == harness
 
 
-def test_the_python_harness_has_no_process_adapter(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="python"):
-        harness_for(Profile(harness="python"), tmp_path)
+def test_every_harness_has_an_adapter(tmp_path: Path) -> None:
+    for name in ("codex", "claude", "command", "python", "scripted"):
+        assert harness_for(Profile(harness=name), tmp_path).name == name  # type: ignore[arg-type]
 
 
 def test_redaction_happens_before_the_cut_so_no_piece_of_a_secret_survives() -> None:

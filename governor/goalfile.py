@@ -1,0 +1,148 @@
+"""Goal files: a goal described in TOML (or JSON, or YAML), turned into ``goal.created``.
+
+Rules (SPEC §7):
+    * Keys: ``id`` (optional; generated from the title when absent), ``title``,
+      ``objective``, ``acceptance``, ``planner``, ``worker``, ``policy`` (any §5 field),
+      ``profiles`` ({name: profile}). Anything else is refused, naming the key.
+    * Relative paths in a profile's ``args`` (a command's executable, a scripted
+      scenario, a python file) are resolved against the goal file's folder when the goal
+      is created, so the recorded goal runs the same from any directory.
+    * Every problem is one line naming the file and the key: ``goal.toml: policy.max_replans: …``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from governor.core import record
+from governor.core.codec import describe
+from governor.core.events import ID_PATTERN, Event, Profile
+from governor.core.policy import policy_from
+from governor.errors import GoalFileError, PolicyError
+
+KEYS = frozenset(
+    {"id", "title", "objective", "acceptance", "planner", "worker", "policy", "profiles"}
+)
+
+
+def read_goal_file(path: Path) -> dict[str, Any]:
+    """The raw mapping of a goal file, by its extension."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise GoalFileError(f"{path}: {exc.strerror}") from exc
+    try:
+        if path.suffix == ".toml":
+            data: Any = tomllib.loads(text)
+        elif path.suffix == ".json":
+            data = json.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            data = _yaml(path, text)
+        else:
+            raise GoalFileError(f"{path}: a goal file ends in .toml, .json, .yaml or .yml")
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise GoalFileError(f"{path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise GoalFileError(f"{path}: a goal file holds one table of keys")
+    return data
+
+
+def _yaml(path: Path, text: str) -> Any:
+    try:
+        import yaml  # type: ignore[import-untyped]  # noqa: PLC0415 - optional dependency
+    except ImportError as exc:
+        raise GoalFileError(
+            f"{path}: YAML goal files need PyYAML (pip install pyyaml); TOML needs nothing"
+        ) from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise GoalFileError(f"{path}: {exc}") from exc
+
+
+def _resolve(arg: str, base: Path) -> str:
+    """A harness argument with a relative file path made absolute (other arguments unchanged)."""
+    head, sep, attr = arg.partition(":")
+    if not (sep and head.endswith(".py")):
+        head, sep, attr = arg, "", ""
+    if "/" not in head and not head.endswith((".py", ".json", ".toml")):
+        return arg
+    path = Path(head)
+    return f"{path if path.is_absolute() else (base / path).resolve()}{sep}{attr}"
+
+
+def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
+    if not isinstance(raw, dict) or not raw:
+        raise GoalFileError(f"{where}: profiles: give at least one profile, e.g. [profiles.worker]")
+    profiles = {}
+    for name, fields in raw.items():
+        try:
+            profile = Profile.model_validate(fields)
+        except ValidationError as exc:
+            raise GoalFileError(
+                f"{where}: profiles.{name}.{describe(exc).removeprefix('field ')}"
+            ) from exc
+        if profile.args:
+            resolved = (_resolve(profile.args[0], base), *profile.args[1:])
+            profile = profile.model_copy(update={"args": resolved})
+        profiles[name] = profile
+    return profiles
+
+
+def new_goal_id(title: str) -> str:
+    """A readable, unique id: the title's words, then six random hex digits."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "goal"
+    return f"{slug}-{uuid.uuid4().hex[:6]}"
+
+
+def goal_from_file(path: Path, *, at: datetime, actor: str = "governor") -> list[Event]:
+    """The ``goal.created`` event a goal file describes.
+
+    Raises:
+        GoalFileError: naming the file and the first key that is wrong.
+    """
+    where = str(path)
+    data = read_goal_file(path)
+    unknown = sorted(set(data) - KEYS)
+    if unknown:
+        raise GoalFileError(
+            f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(KEYS))})"
+        )
+    for key in ("title", "objective", "planner", "worker"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise GoalFileError(f"{where}: '{key}' is required (a non-empty string)")
+    goal_id = data.get("id") or new_goal_id(data["title"])
+    if not isinstance(goal_id, str) or not re.match(ID_PATTERN, goal_id):
+        raise GoalFileError(
+            f"{where}: id '{goal_id}' must match {ID_PATTERN} (letters, digits, . _ -)"
+        )
+    try:
+        policy = policy_from(data.get("policy") or {})
+    except PolicyError as exc:
+        raise GoalFileError(f"{where}: {exc.detail}") from exc
+    acceptance = data.get("acceptance") or []
+    if not isinstance(acceptance, list) or not all(isinstance(a, str) for a in acceptance):
+        raise GoalFileError(f"{where}: 'acceptance' is a list of strings")
+    try:
+        return record.create_goal(
+            goal_id,
+            title=data["title"],
+            objective=data["objective"],
+            acceptance=acceptance,
+            profiles=_profiles(data.get("profiles"), path.parent.resolve(), where),
+            planner=data["planner"],
+            worker=data["worker"],
+            at=at,
+            policy=policy,
+            actor=actor,
+        )
+    except ValidationError as exc:
+        raise GoalFileError(f"{where}: {describe(exc).removesuffix(' in goal.created')}") from exc

@@ -1,0 +1,1 @@
+"""One planner or worker run: in-agent retry, reply validation, and the run's proof."""

@@ -1,0 +1,233 @@
+"""One agent call with in-agent retry (tenacity), and the proof of every spawn it made.
+
+Rules (SPEC §4 "In-agent retry", decision record 0046):
+    * A call retries a failed spawn up to its profile's ``max_attempts`` (default 2).
+    * ``environment`` breaks the loop at once: re-spawning a missing binary cannot help.
+    * ``upstream`` retries after exponential back-off with jitter, never sooner than the
+      vendor's Retry-After; a Retry-After longer than ``max_wait_s`` ends the call and
+      leaves the wait to the goal's recorded cooldown (``not_before``).
+    * A reply that does not parse or validate is retried with the problems appended to
+      the prompt; that attempt reached the model, so it is productive (charged).
+    * A timed-out spawn is not retried in-agent: it already ran to its limit.
+    * Every spawn is recorded in the ``ProofRecorder`` *before* anything can raise, so a
+      parallel fan-out that swallows an exception cannot erase a class.
+    * Sleep and jitter are injectable: tests never sleep.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt, stop_any
+from tenacity.stop import stop_base
+
+from governor.core.classify import SpawnResult
+from governor.core.events import Profile
+from governor.core.evidence import Evidence
+from governor.core.proof import AgentAttemptProof, AgentProof
+from governor.exec.harness import Harness
+
+T = TypeVar("T")
+Parse = Callable[[str], "T | list[str]"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetrySettings:
+    """How an agent call waits between its in-agent attempts."""
+
+    initial_s: float = 2.0
+    """First wait after an upstream refusal, in seconds."""
+    factor: float = 2.0
+    max_wait_s: float = 60.0
+    """Longest in-agent wait; a longer Retry-After is left to the goal's cooldown."""
+    other_s: float = 1.0
+    """Wait after any other failed spawn."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCall:
+    """Everything one agent call needs."""
+
+    agent: str
+    harness: Harness
+    profile: Profile
+    prompt: str
+    cwd: Path
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Try(Generic[T]):
+    result: SpawnResult
+    answer: T | None
+    problems: tuple[str, ...]
+
+    @property
+    def retry(self) -> bool:
+        if self.answer is not None:
+            return False
+        if self.problems:
+            return True
+        return not self.result.timed_out and self.result.failure_class not in (
+            "environment",
+            "decision",
+        )
+
+
+@dataclass(slots=True)
+class ProofRecorder:
+    """Collects the proof of every agent of a run, thread-safely, as spawns happen."""
+
+    _agents: dict[str, list[AgentAttemptProof]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, agent: str, attempt: AgentAttemptProof) -> None:
+        with self._lock:
+            self._agents.setdefault(agent, []).append(attempt)
+
+    def proofs(self) -> tuple[AgentProof, ...]:
+        with self._lock:
+            return tuple(AgentProof(agent=a, attempts=tuple(t)) for a, t in self._agents.items())
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutcome(Generic[T]):
+    """What one agent call came to: an answer, or the last failure."""
+
+    answer: T | None
+    last: SpawnResult
+    problems: tuple[str, ...]
+    attempts: int
+    cost_usd: float | None
+    prompt: str
+    """The prompt of the last attempt (with the previous reply's problems appended, if any)."""
+
+
+def with_problems(prompt: str, problems: Sequence[str]) -> str:
+    """The prompt again, with what was wrong with the previous reply."""
+    listed = "\n".join(f"- {p}" for p in problems)
+    return f"{prompt}\n\nYour previous reply could not be used:\n{listed}\nAnswer again, ending with one JSON object."
+
+
+def _proof(agent_try: _Try[Any]) -> AgentAttemptProof:
+    result = agent_try.result
+    if agent_try.answer is not None:
+        return AgentAttemptProof(ok=True, evidence=result.evidence)
+    if agent_try.problems:
+        # the model answered, so the attempt was informative: output observed
+        evidence = Evidence(output="observed", source="workflow:reply", ref="invalid reply")
+        return AgentAttemptProof(
+            ok=False, evidence=evidence, error="; ".join(agent_try.problems)[:2000]
+        )
+    return AgentAttemptProof.model_validate(
+        {
+            "ok": False,
+            "class": result.failure_class,
+            "evidence": result.evidence,
+            "error": result.error,
+        }
+    )
+
+
+class _RetryAfterTooLong(stop_base):
+    """Stop when the vendor asks to wait longer than an agent call may sleep."""
+
+    def __init__(self, max_wait_s: float) -> None:
+        self.max_wait_s = max_wait_s
+
+    def __call__(self, state: RetryCallState) -> bool:
+        last: _Try[Any] = state.outcome.result()  # type: ignore[union-attr]
+        return (last.result.retry_after_s or 0.0) > self.max_wait_s
+
+
+def _wait(
+    settings: RetrySettings, jitter: Callable[[], float]
+) -> Callable[[RetryCallState], float]:
+    def wait(state: RetryCallState) -> float:
+        last: _Try[object] = state.outcome.result()  # type: ignore[union-attr]
+        if last.problems:
+            return 0.0
+        if last.result.failure_class != "upstream":
+            return settings.other_s
+        n = state.attempt_number
+        backoff = min(settings.max_wait_s, settings.initial_s * settings.factor ** (n - 1))
+        return max(backoff * (0.5 + jitter() / 2), last.result.retry_after_s or 0.0)
+
+    return wait
+
+
+def call_agent(
+    call: AgentCall,
+    parse: Callable[[str], T | list[str]],
+    recorder: ProofRecorder,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    jitter: Callable[[], float] = random.random,
+    settings: RetrySettings = RetrySettings(),
+) -> AgentOutcome[T]:
+    """Call an agent until it answers validly, a failure ends the loop, or attempts run out."""
+    used: list[str] = []
+    costs: list[float] = []
+
+    def attempt() -> _Try[T]:
+        prompt = (
+            call.prompt
+            if not used or not last_problems
+            else with_problems(call.prompt, last_problems)
+        )
+        used.append(prompt)
+        result = call.harness.run(prompt, call.profile, cwd=call.cwd, env=call.env)
+        if result.cost_usd is not None:
+            costs.append(result.cost_usd)
+        agent_try: _Try[T] = _Try(result, None, ())
+        if result.ok:
+            parsed = parse(result.reply or "")
+            agent_try = (
+                _Try(result, None, tuple(parsed))
+                if isinstance(parsed, list)
+                else _Try(result, parsed, ())
+            )
+        recorder.record(call.agent, _proof(agent_try))
+        last_problems[:] = agent_try.problems
+        return agent_try
+
+    last_problems: list[str] = []
+
+    retrying = Retrying(
+        stop=stop_any(
+            stop_after_attempt(call.profile.max_attempts), _RetryAfterTooLong(settings.max_wait_s)
+        ),
+        retry=retry_if_result(lambda t: t.retry),
+        wait=_wait(settings, jitter),
+        sleep=sleep,
+        retry_error_callback=lambda state: state.outcome.result(),  # type: ignore[union-attr]
+    )
+    last: _Try[T] = retrying(attempt)
+    return AgentOutcome(
+        answer=last.answer,
+        last=last.result,
+        problems=last.problems,
+        attempts=len(used),
+        cost_usd=sum(costs) if costs else None,
+        prompt=used[-1],
+    )
+
+
+def fan_out(
+    calls: Sequence[Callable[[], T]], *, max_workers: int | None = None
+) -> list[T | BaseException]:
+    """Run calls in parallel threads; each result or exception in order (nothing is lost)."""
+    with ThreadPoolExecutor(max_workers=max_workers or max(1, len(calls))) as pool:
+        futures = [pool.submit(fn) for fn in calls]
+        out: list[T | BaseException] = []
+        for future in futures:
+            error = future.exception()
+            out.append(error if error is not None else future.result())
+        return out

@@ -1,0 +1,173 @@
+"""The reply protocol: the last top-level JSON object of a reply is the answer (SPEC §7).
+
+Rules:
+    * Prose before (or around) the answer is tolerated; the *last* top-level JSON
+      object wins, so an agent may think aloud and then answer.
+    * A planner answers a proposal (the ``plan.proposed`` fields) or
+      ``{"status": "decision", "question": …}``; its work must also fit the goal's
+      policy and graph (``governor.core.history.check_proposal``).
+    * A worker answers ``{"status": "done" | "failed" | "decision", "summary", "question",
+      "acceptance": [{"criterion", "status"}]}``. An attempt succeeds only when the status
+      is ``done`` and every criterion of the item is satisfied; a criterion the worker
+      did not report is unknown.
+    * Every problem comes back as a list of sentences, so the next in-agent attempt can
+      be shown exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from governor.core.events import AcceptanceReport, Milestone, WorkSpec
+from governor.core.history import check_proposal
+from governor.core.view import GoalView
+
+_DECODER = json.JSONDecoder()
+
+
+def last_json_object(text: str) -> dict[str, Any] | None:
+    """The last top-level JSON object in ``text`` (objects nested in another are skipped)."""
+    found: dict[str, Any] | None = None
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except ValueError:
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(value, dict):
+            found = value
+        pos = text.find("{", end)
+    return found
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "reply"
+        out.append(f"{where}: {err['msg']}")
+    return out
+
+
+class _Decision(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    status: Literal["decision"]
+    question: str = Field(min_length=1, max_length=2000)
+
+
+class Proposal(BaseModel):
+    """A planner's proposal, as it must be written."""
+
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["apply", "complete"]
+    rationale: str = Field(default="", max_length=2000)
+    work: tuple[WorkSpec, ...] = ()
+    milestone: Milestone | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlannerAnswer:
+    """A valid planner reply: a proposal, or a question for a person."""
+
+    proposal: Proposal | None = None
+    question: str | None = None
+
+
+def parse_planner_reply(
+    text: str, view: GoalView, *, complete_only: bool = False
+) -> PlannerAnswer | list[str]:
+    """Parse and check a planner reply; returns the answer or the list of problems."""
+    obj = last_json_object(text)
+    if obj is None:
+        return [
+            "the reply holds no JSON object; answer with one JSON object as the last thing you write"
+        ]
+    if obj.get("status") == "decision":
+        try:
+            return PlannerAnswer(question=_Decision.model_validate(obj).question)
+        except ValidationError as exc:
+            return _problems(exc)
+    try:
+        proposal = Proposal.model_validate(obj)
+    except ValidationError as exc:
+        return _problems(exc)
+    problems = _shape_problems(proposal) + check_proposal(view, proposal.work)
+    if complete_only and proposal.decision != "complete":
+        problems.append("the goal has used all its milestones: the decision must be 'complete'")
+    return problems or PlannerAnswer(proposal=proposal)
+
+
+def _shape_problems(proposal: Proposal) -> list[str]:
+    if proposal.decision == "complete" and proposal.work:
+        return ["a 'complete' decision has no work"]
+    if proposal.decision == "apply" and not proposal.work:
+        return ["an 'apply' decision needs at least one work item"]
+    keys = [spec.key for spec in proposal.work]
+    return ["work keys must be unique"] if len(set(keys)) != len(keys) else []
+
+
+class Criterion(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    criterion: str
+    status: Literal["satisfied", "unsatisfied", "unknown"]
+
+
+class WorkerReply(BaseModel):
+    """A worker's reply, as it must be written."""
+
+    model_config = ConfigDict(extra="ignore")
+    status: Literal["done", "failed", "decision"]
+    summary: str = Field(default="", max_length=20000)
+    question: str | None = None
+    acceptance: tuple[Criterion, ...] = ()
+
+
+def parse_worker_reply(text: str) -> WorkerReply | list[str]:
+    """Parse a worker reply; returns it or the list of problems."""
+    obj = last_json_object(text)
+    if obj is None:
+        return [
+            "the reply holds no JSON object; answer with one JSON object as the last thing you write"
+        ]
+    try:
+        reply = WorkerReply.model_validate(obj)
+    except ValidationError as exc:
+        return _problems(exc)
+    if reply.status == "decision" and not (reply.question and reply.question.strip()):
+        return ["a 'decision' reply needs a question"]
+    return reply
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def acceptance_report(criteria: Sequence[str], reply: WorkerReply) -> AcceptanceReport:
+    """Sort the item's criteria by what the worker reported (unreported: unknown).
+
+    Criteria are matched by text (case and spacing ignored); when the worker reported
+    exactly as many results as there are criteria, unmatched ones pair up by position.
+    """
+    by_text = {_norm(c.criterion): c.status for c in reply.acceptance}
+    positional = len(reply.acceptance) == len(criteria)
+    sorted_: dict[str, list[str]] = {"satisfied": [], "unsatisfied": [], "unknown": []}
+    for i, criterion in enumerate(criteria):
+        status = by_text.get(_norm(criterion))
+        if status is None and positional:
+            status = reply.acceptance[i].status
+        sorted_[status or "unknown"].append(criterion)
+    return AcceptanceReport(
+        satisfied=tuple(sorted_["satisfied"]),
+        unsatisfied=tuple(sorted_["unsatisfied"]),
+        unknown=tuple(sorted_["unknown"]),
+    )
+
+
+def passed(reply: WorkerReply, report: AcceptanceReport) -> bool:
+    """The attempt succeeded: status ``done`` and nothing unsatisfied or unknown."""
+    return reply.status == "done" and not report.unsatisfied and not report.unknown

@@ -1,0 +1,213 @@
+"""Planner and worker runs: one agent call each, its proof, and what the core should record.
+
+Rules:
+    * The run's class comes from the proof (``governor.core.proof.derive_run_class``),
+      never from the last error alone.
+    * A planner that asks a question, or a worker that answers ``decision``, ends the run
+      as a ``decision`` with the question as its error text.
+    * A worker run succeeds only when its reply is ``done`` and every criterion of the
+      item is satisfied (``governor.workflow.reply.passed``).
+    * These functions return values; the graph appends the events they imply.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from governor.core import record
+from governor.core.events import AcceptanceReport, Event, Outcome
+from governor.core.evidence import Evidence, FailureClass
+from governor.core.proof import RunProof, derive_run_class
+from governor.core.view import GoalView
+from governor.workflow.agent import (
+    AgentCall,
+    AgentOutcome,
+    ProofRecorder,
+    RetrySettings,
+    call_agent,
+)
+from governor.workflow.reply import (
+    PlannerAnswer,
+    WorkerReply,
+    acceptance_report,
+    parse_planner_reply,
+    parse_worker_reply,
+    passed,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """The shell's effects a run may use, injectable for tests."""
+
+    sleep: Callable[[float], None] = time.sleep
+    jitter: Callable[[], float] = random.random
+    retry: RetrySettings = field(default_factory=RetrySettings)
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What a planner or worker run came to, in the terms the core records."""
+
+    proof: RunProof
+    failure_class: FailureClass | None
+    evidence: Evidence
+    error: str | None
+    retry_after_s: float | None
+    cost_usd: float | None
+    timed_out: bool
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlannerRun(RunResult):
+    answer: PlannerAnswer | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRun(RunResult):
+    reply: WorkerReply | None = None
+    acceptance: AcceptanceReport | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.proof.succeeded:
+            return "succeeded"
+        return "timed_out" if self.timed_out else "failed"
+
+
+def _result(
+    outcome: AgentOutcome[Any],
+    recorder: ProofRecorder,
+    *,
+    succeeded: bool,
+    question: str | None,
+    error: str | None,
+) -> dict[str, object]:
+    proof = RunProof(succeeded=succeeded, agents=recorder.proofs(), question=question)
+    failure_class, evidence = derive_run_class(proof)
+    last = outcome.last
+    return {
+        "proof": proof,
+        "failure_class": failure_class,
+        "evidence": evidence,
+        "error": None if succeeded else (question or error or last.error),
+        "retry_after_s": last.retry_after_s if failure_class == "upstream" else None,
+        "cost_usd": outcome.cost_usd,
+        "timed_out": last.timed_out and outcome.answer is None,
+        "prompt": outcome.prompt,
+    }
+
+
+def _problems_text(problems: Sequence[str]) -> str | None:
+    return "the reply could not be used: " + "; ".join(problems) if problems else None
+
+
+def run_planner(
+    call: AgentCall, view: GoalView, *, complete_only: bool = False, runtime: Runtime = Runtime()
+) -> PlannerRun:
+    """Ask the planner for a proposal (or a question), retrying in-agent as the rules allow."""
+    recorder = ProofRecorder()
+    outcome = call_agent(
+        call,
+        lambda text: parse_planner_reply(text, view, complete_only=complete_only),
+        recorder,
+        sleep=runtime.sleep,
+        jitter=runtime.jitter,
+        settings=runtime.retry,
+    )
+    answer = outcome.answer
+    question = answer.question if answer else None
+    fields = _result(
+        outcome,
+        recorder,
+        succeeded=bool(answer and answer.proposal),
+        question=question,
+        error=_problems_text(outcome.problems),
+    )
+    return PlannerRun(answer=answer, **fields)  # type: ignore[arg-type]
+
+
+def run_worker(
+    call: AgentCall, criteria: Sequence[str], *, runtime: Runtime = Runtime()
+) -> WorkerRun:
+    """Ask a worker to do one item, and judge its reply against the item's criteria."""
+    recorder = ProofRecorder()
+    outcome = call_agent(
+        call,
+        parse_worker_reply,
+        recorder,
+        sleep=runtime.sleep,
+        jitter=runtime.jitter,
+        settings=runtime.retry,
+    )
+    reply = outcome.answer
+    report = acceptance_report(criteria, reply) if reply else None
+    ok = bool(reply and report and passed(reply, report))
+    question = reply.question if reply and reply.status == "decision" else None
+    error = _problems_text(outcome.problems)
+    if reply and not ok and question is None:
+        error = _unmet(reply, report)
+    fields = _result(outcome, recorder, succeeded=ok, question=question, error=error)
+    return WorkerRun(reply=reply, acceptance=report, **fields)  # type: ignore[arg-type]
+
+
+def _unmet(reply: WorkerReply, report: AcceptanceReport | None) -> str:
+    parts = [
+        f"the worker reported '{reply.status}'" + (f": {reply.summary}" if reply.summary else "")
+    ]
+    if report and report.unsatisfied:
+        parts.append("unsatisfied: " + "; ".join(report.unsatisfied))
+    if report and report.unknown:
+        parts.append("not shown satisfied: " + "; ".join(report.unknown))
+    return "\n".join(parts)
+
+
+def plan_events(view: GoalView, plan_id: str, run: PlannerRun, at: datetime) -> list[Event]:
+    """The events a finished planner run implies: a proposal, or a failure."""
+    proposal = run.answer.proposal if run.answer else None
+    if proposal is not None:
+        milestone = proposal.milestone.model_dump() if proposal.milestone else None
+        return record.plan_proposed(
+            view,
+            plan_id=plan_id,
+            at=at,
+            decision=proposal.decision,
+            rationale=proposal.rationale,
+            work=proposal.work,
+            milestone=milestone,
+        )
+    return record.plan_failed(
+        view,
+        plan_id=plan_id,
+        at=at,
+        failure_class=run.failure_class,
+        evidence=run.evidence,
+        error=run.error,
+        retry_after_s=run.retry_after_s,
+    )
+
+
+def attempt_events(
+    view: GoalView, work_id: str, run_id: str, run: WorkerRun, at: datetime
+) -> list[Event]:
+    """The ``attempt.finished`` a finished worker run implies."""
+    return record.finish_attempt(
+        view,
+        work_id=work_id,
+        run_id=run_id,
+        at=at,
+        outcome=run.outcome,
+        failure_class=run.failure_class,
+        error=run.error,
+        evidence=None if run.proof.succeeded else run.evidence,
+        acceptance=run.acceptance,
+        cost_usd=run.cost_usd,
+        retry_after_s=run.retry_after_s,
+        summary=run.reply.summary if run.reply and run.reply.summary else None,
+    )

@@ -1,0 +1,249 @@
+"""In-agent retry and run proofs, against real subprocesses (the scripted and command harnesses)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from governor.core.events import Profile, WorkSpec
+from governor.core.evidence import passes_gate
+from governor.core.proof import RunProof, derive_run_class
+from governor.exec.command import CommandHarness
+from governor.exec.scripted import ScriptedHarness
+from governor.workflow.agent import AgentCall, ProofRecorder, RetrySettings, call_agent, fan_out
+from governor.workflow.reply import parse_worker_reply
+from governor.workflow.run import Runtime, attempt_events, plan_events, run_planner, run_worker
+from tests.story import Story
+
+DONE = {
+    "status": "done",
+    "summary": "Did it.",
+    "acceptance": [{"criterion": "it works", "status": "satisfied"}],
+}
+
+
+class Sleeps:
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+def scripted(
+    tmp_path: Path, steps: list[dict[str, Any]], *, max_attempts: int = 3
+) -> tuple[ScriptedHarness, Profile]:
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"scripts": [{"name": "all", "steps": steps}]}))
+    harness = ScriptedHarness(tmp_path, state_dir=tmp_path / "state")
+    return harness, Profile(
+        harness="scripted", args=(str(scenario),), max_attempts=max_attempts, timeout_s=30
+    )
+
+
+def call(
+    harness: Any, profile: Profile, tmp_path: Path, prompt: str = "role: worker\nwork_key: a"
+) -> AgentCall:
+    return AgentCall(
+        agent="worker",
+        harness=harness,
+        profile=profile,
+        prompt=prompt,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+
+
+def runtime(sleeps: Sleeps) -> Runtime:
+    return Runtime(
+        sleep=sleeps, jitter=lambda: 1.0, retry=RetrySettings(initial_s=2, factor=2, max_wait_s=60)
+    )
+
+
+def test_environment_stops_after_one_spawn(tmp_path: Path) -> None:
+    profile = Profile(harness="command", args=(str(tmp_path / "no-such-agent"),), max_attempts=3)
+    sleeps = Sleeps()
+    run = run_worker(
+        call(CommandHarness(tmp_path), profile, tmp_path), ["it works"], runtime=runtime(sleeps)
+    )
+    assert run.failure_class == "environment"
+    assert passes_gate(run.evidence)
+    assert run.evidence.source == "exec:spawn-errno"
+    assert len(run.proof.agents[0].attempts) == 1
+    assert sleeps.waits == []
+
+
+def test_upstream_retries_on_the_backoff_schedule_then_succeeds(tmp_path: Path) -> None:
+    harness, profile = scripted(
+        tmp_path,
+        [
+            {"vendor_error": {"status": 503}},
+            {"vendor_error": {"status": 429}},
+            {"reply": DONE},
+        ],
+    )
+    sleeps = Sleeps()
+    run = run_worker(call(harness, profile, tmp_path), ["it works"], runtime=runtime(sleeps))
+    assert run.outcome == "succeeded"
+    assert sleeps.waits == [2.0, 4.0]
+    assert [a.failure_class for a in run.proof.agents[0].attempts] == ["upstream", "upstream", None]
+
+
+def test_retry_after_wins_when_longer(tmp_path: Path) -> None:
+    harness, profile = scripted(
+        tmp_path, [{"vendor_error": {"status": 503, "retry_after_s": 7}}, {"reply": DONE}]
+    )
+    sleeps = Sleeps()
+    run_worker(call(harness, profile, tmp_path), ["it works"], runtime=runtime(sleeps))
+    assert sleeps.waits == [7.0]
+
+
+def test_a_retry_after_beyond_the_in_agent_wait_is_left_to_the_goal(tmp_path: Path) -> None:
+    harness, profile = scripted(
+        tmp_path, [{"vendor_error": {"status": 429, "retry_after_s": 600}}, {"reply": DONE}]
+    )
+    sleeps = Sleeps()
+    run = run_worker(call(harness, profile, tmp_path), ["it works"], runtime=runtime(sleeps))
+    assert (run.failure_class, run.retry_after_s, sleeps.waits) == ("upstream", 600.0, [])
+    assert passes_gate(run.evidence)
+
+
+def test_upstream_until_attempts_run_out_is_uncharged_upstream(tmp_path: Path) -> None:
+    harness, profile = scripted(tmp_path, [{"vendor_error": {"status": 503}}], max_attempts=2)
+    run = run_worker(call(harness, profile, tmp_path), ["it works"], runtime=runtime(Sleeps()))
+    assert (run.outcome, run.failure_class) == ("failed", "upstream")
+    assert passes_gate(run.evidence)
+
+
+def test_a_schema_invalid_reply_is_retried_with_the_problems_in_the_prompt(tmp_path: Path) -> None:
+    harness, profile = scripted(tmp_path, [{"reply": {"status": "maybe"}}, {"reply": DONE}])
+    sleeps = Sleeps()
+    outcome = call_agent(
+        call(harness, profile, tmp_path), parse_worker_reply, ProofRecorder(), sleep=sleeps
+    )
+    assert outcome.answer is not None and outcome.attempts == 2
+    assert "Your previous reply could not be used" in outcome.prompt
+    assert "status: Input should be 'done', 'failed' or 'decision'" in outcome.prompt
+    assert sleeps.waits == [0.0]
+
+
+def test_a_503_then_a_schema_invalid_reply_is_charged(tmp_path: Path) -> None:
+    harness, profile = scripted(
+        tmp_path, [{"vendor_error": {"status": 503}}, {"reply": "no json here"}], max_attempts=2
+    )
+    run = run_worker(call(harness, profile, tmp_path), ["it works"], runtime=runtime(Sleeps()))
+    assert run.outcome == "failed"
+    assert run.failure_class is None
+    assert run.evidence.output == "observed"
+    assert "the reply holds no JSON object" in (run.error or "")
+
+
+def test_a_decision_reply_is_a_decision(tmp_path: Path) -> None:
+    harness, profile = scripted(
+        tmp_path, [{"reply": {"status": "decision", "question": "Postgres or SQLite?"}}]
+    )
+    run = run_worker(call(harness, profile, tmp_path), ["it works"], runtime=runtime(Sleeps()))
+    assert (run.outcome, run.failure_class, run.error) == (
+        "failed",
+        "decision",
+        "Postgres or SQLite?",
+    )
+
+
+def test_unreported_criteria_fail_the_attempt_charged(tmp_path: Path) -> None:
+    harness, profile = scripted(tmp_path, [{"reply": {"status": "done", "summary": "trust me"}}])
+    run = run_worker(
+        call(harness, profile, tmp_path), ["it works", "it is fast"], runtime=runtime(Sleeps())
+    )
+    assert (run.outcome, run.failure_class) == ("failed", None)
+    assert run.acceptance is not None and run.acceptance.unknown == ("it works", "it is fast")
+    assert "not shown satisfied: it works; it is fast" in (run.error or "")
+
+
+def test_worker_outcomes_become_events(tmp_path: Path) -> None:
+    story = Story()
+    story.plan("a")
+    run_id = story.start("p1-a")
+    harness, profile = scripted(
+        tmp_path,
+        [
+            {
+                "reply": {**DONE, "acceptance": [{"criterion": "a works", "status": "satisfied"}]},
+                "cost_usd": 0.5,
+            }
+        ],
+    )
+    run = run_worker(call(harness, profile, tmp_path), ["a works"], runtime=runtime(Sleeps()))
+    (event,) = attempt_events(story.view, "p1-a", run_id, run, story.now)
+    assert (event.outcome, event.cost_usd, event.reason) == ("succeeded", 0.5, "Did it.")  # type: ignore[union-attr]
+
+
+def test_an_oversized_proposal_is_retried_then_recorded_as_a_charged_failure(
+    tmp_path: Path,
+) -> None:
+    story = Story(max_work_items_per_plan=1)
+    plan_id = story.request()
+    big = {
+        "decision": "apply",
+        "rationale": "r",
+        "work": [
+            {"key": "a", "title": "A", "objective": "a"},
+            {"key": "b", "title": "B", "objective": "b"},
+        ],
+    }
+    harness, profile = scripted(tmp_path, [{"reply": big}], max_attempts=2)
+    run = run_planner(
+        call(harness, profile, tmp_path, "role: planner"), story.view, runtime=runtime(Sleeps())
+    )
+    (event,) = plan_events(story.view, plan_id, run, story.now)
+    assert event.type == "plan.failed"
+    assert event.failure_class is None  # type: ignore[union-attr]
+    assert "at most 1 are allowed per plan" in (event.error or "")  # type: ignore[union-attr]
+    assert len(run.proof.agents[0].attempts) == 2
+
+
+def test_a_valid_proposal_becomes_plan_proposed(tmp_path: Path) -> None:
+    story = Story()
+    plan_id = story.request()
+    reply = {
+        "decision": "apply",
+        "rationale": "r",
+        "work": [{"key": "a", "title": "A", "objective": "a"}],
+    }
+    harness, profile = scripted(tmp_path, [{"reply": reply}])
+    run = run_planner(
+        call(harness, profile, tmp_path, "role: planner"), story.view, runtime=runtime(Sleeps())
+    )
+    (event,) = plan_events(story.view, plan_id, run, story.now)
+    assert event.type == "plan.proposed"
+    assert event.work == (WorkSpec(key="a", title="A", objective="a"),)  # type: ignore[union-attr]
+
+
+def test_a_failure_swallowed_by_a_fan_out_keeps_its_class(tmp_path: Path) -> None:
+    recorder = ProofRecorder()
+    missing = Profile(harness="command", args=(str(tmp_path / "absent"),), max_attempts=1)
+
+    def environment_agent() -> object:
+        return call_agent(
+            call(CommandHarness(tmp_path), missing, tmp_path), parse_worker_reply, recorder
+        )
+
+    def crashing_agent() -> object:
+        call_agent(call(CommandHarness(tmp_path), missing, tmp_path), parse_worker_reply, recorder)
+        raise RuntimeError("the workflow swallowed this")
+
+    results = fan_out([environment_agent, crashing_agent])
+    assert isinstance(results[1], RuntimeError)
+    cls, evidence = derive_run_class(RunProof(succeeded=False, agents=recorder.proofs()))
+    assert cls == "environment"
+    assert passes_gate(evidence)
+
+
+def test_the_first_prompt_is_the_call_prompt(tmp_path: Path) -> None:
+    harness, profile = scripted(tmp_path, [{"reply": DONE}])
+    outcome = call_agent(
+        call(harness, profile, tmp_path, "role: worker\nhello"), parse_worker_reply, ProofRecorder()
+    )
+    assert outcome.prompt == "role: worker\nhello"
+    assert outcome.attempts == 1
