@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from governor.core.events import Profile
 from governor.core.evidence import passes_gate
@@ -32,7 +33,7 @@ def harness(tmp_path: Path) -> PythonHarness:
     return PythonHarness(tmp_path)
 
 
-def run(tmp_path: Path, target: str, **profile: object) -> object:
+def run(tmp_path: Path, target: str, **profile: Any) -> Any:
     h = harness(tmp_path)
     env = {"PATH": "/usr/bin", "MY_API_KEY": "sk-test-abcdefghijklmnop"}
     return h.run(

@@ -122,7 +122,8 @@ def test_a_schema_invalid_reply_is_retried_with_the_problems_in_the_prompt(tmp_p
     outcome = call_agent(
         call(harness, profile, tmp_path), parse_worker_reply, ProofRecorder(), sleep=sleeps
     )
-    assert outcome.answer is not None and outcome.attempts == 2
+    assert outcome.answer is not None
+    assert outcome.attempts == 2
     assert "Your previous reply could not be used" in outcome.prompt
     assert "status: Input should be 'done', 'failed' or 'decision'" in outcome.prompt
     assert sleeps.waits == [0.0]
@@ -157,7 +158,8 @@ def test_unreported_criteria_fail_the_attempt_charged(tmp_path: Path) -> None:
         call(harness, profile, tmp_path), ["it works", "it is fast"], runtime=runtime(Sleeps())
     )
     assert (run.outcome, run.failure_class) == ("failed", None)
-    assert run.acceptance is not None and run.acceptance.unknown == ("it works", "it is fast")
+    assert run.acceptance is not None
+    assert run.acceptance.unknown == ("it works", "it is fast")
     assert "not shown satisfied: it works; it is fast" in (run.error or "")
 
 
