@@ -1,0 +1,158 @@
+"""The real ``codex`` CLI against the loopback fake vendor: every scenario's class and evidence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from governor.core.classify import SpawnResult
+from governor.core.evidence import is_uncharged_failure
+from governor.exec.codex import CodexHarness
+from tests.fakevendor import scenario as sc
+from tests.fakevendor.clis import FAKE_OPENAI_KEY, codex_profile
+from tests.fakevendor.server import FakeVendor
+
+pytest_plugins = ["tests.vendor_conftest"]
+
+PLAN = {
+    "decision": "apply",
+    "rationale": "one step is enough",
+    "work": [{"key": "hello", "title": "Say hello", "objective": "Print hello"}],
+}
+PROMPT = "Plan the goal: say hello."
+
+
+def run_codex(vendor: FakeVendor, scenario: sc.Scenario, env: dict[str, str], cwd: Path):
+    vendor.play(scenario)
+    return CodexHarness(cwd).run(PROMPT, codex_profile(), cwd=cwd, env=env)
+
+
+def is_charged(result: SpawnResult) -> bool:
+    return not is_uncharged_failure(result.failure_class, result.evidence)
+
+
+def test_a_streamed_plan_reply_succeeds_and_the_reply_carries_the_plan(
+    fake_vendor, codex_source_env, workdir
+):
+    reply = "Here is the plan.\n" + json.dumps(PLAN)
+    result = run_codex(fake_vendor, sc.reply(reply), codex_source_env, workdir)
+    assert result.ok, result.error
+    assert result.failure_class is None
+    assert result.reply is not None
+    assert json.loads(result.reply.splitlines()[-1]) == PLAN
+    [request] = fake_vendor.model_requests
+    assert request.route == "/v1/responses"
+    assert request.body["stream"] is True
+    assert request.headers["authorization"] == "[REDACTED]"
+    assert PROMPT in json.dumps(request.body["input"])
+
+
+@pytest.mark.parametrize("code", [503, 429, 529], ids=["http-503", "http-429", "http-529"])
+def test_a_refused_first_request_is_upstream_with_positive_no_effect_evidence(
+    fake_vendor, codex_source_env, workdir, code
+):
+    result = run_codex(fake_vendor, sc.status(code, retry_after=7), codex_source_env, workdir)
+    assert not result.ok
+    assert (result.failure_class, result.rule, result.vendor_status) == (
+        "upstream",
+        "vendor-status",
+        code,
+    )
+    evidence = result.evidence
+    assert (evidence.effects, evidence.output, evidence.refusal) == ("absent",) * 3
+    assert evidence.source == "codex:jsonl"
+    assert evidence.ref is not None
+    assert evidence.ref.startswith("codex-jsonl:events 0-")
+    assert f"HTTP {code}" in evidence.ref
+    assert is_uncharged_failure(result.failure_class, evidence)
+    assert result.retry_after_s is None  # codex does not surface Retry-After
+    assert len(fake_vendor.model_requests) == 1  # in-CLI retries are off
+
+
+def test_http_500_on_the_first_request_is_read_from_the_trace(
+    fake_vendor, codex_source_env, workdir
+):
+    result = run_codex(fake_vendor, sc.status(500), codex_source_env, workdir)
+    assert "high demand" in (result.error or "")  # codex prints no status for a 500
+    assert (result.failure_class, result.vendor_status) == ("upstream", 500)
+    assert is_uncharged_failure(result.failure_class, result.evidence)
+
+
+def test_a_500_after_a_tool_ran_is_upstream_but_charged_with_effects_observed(
+    fake_vendor, codex_source_env, workdir
+):
+    result = run_codex(fake_vendor, sc.fail_after_tool_call(500), codex_source_env, workdir)
+    assert (result.failure_class, result.vendor_status) == ("upstream", 500)
+    assert result.evidence.effects == "observed"
+    assert is_charged(result)
+    assert len(fake_vendor.model_requests) == 2
+    tool_output = fake_vendor.model_requests[1].body["input"][-1]
+    assert tool_output["type"] == "function_call_output"
+
+
+def test_a_503_after_a_tool_that_leaves_no_jsonl_item_is_charged(
+    fake_vendor, codex_source_env, workdir
+):
+    scenario = sc.fail_after_tool_call(503, tool="get_goal")
+    result = run_codex(fake_vendor, scenario, codex_source_env, workdir)
+    assert (result.failure_class, result.vendor_status) == ("upstream", 503)
+    assert result.evidence.effects == "observed"  # seen in codex's trace, not its JSONL
+    assert is_charged(result)
+
+
+def test_a_503_after_a_command_the_sandbox_denied_is_charged(
+    fake_vendor, codex_source_env, workdir
+):
+    fake_vendor.play(sc.fail_after_tool_call(503, command="touch denied.txt"))
+    profile = codex_profile(args=("--sandbox", "read-only"))
+    result = CodexHarness(workdir).run(PROMPT, profile, cwd=workdir, env=codex_source_env)
+    assert not (workdir / "denied.txt").exists()
+    assert (result.failure_class, result.vendor_status) == ("upstream", 503)
+    assert result.evidence.effects == "observed"  # codex's JSONL has no item for it
+    assert is_charged(result)
+
+
+def test_a_stream_broken_after_text_is_charged_without_positive_evidence(
+    fake_vendor, codex_source_env, workdir
+):
+    result = run_codex(fake_vendor, sc.fail_after_text(500), codex_source_env, workdir)
+    assert not result.ok
+    assert result.failure_class is None  # codex reports a stream disconnect, no status
+    assert result.evidence.effects == result.evidence.output == "unknown"
+    assert is_charged(result)
+    assert "stream disconnected" in (result.error or "")
+
+
+def test_a_malformed_stream_is_charged_without_positive_evidence(
+    fake_vendor, codex_source_env, workdir
+):
+    result = run_codex(fake_vendor, sc.malformed(), codex_source_env, workdir)
+    assert not result.ok
+    assert (result.failure_class, result.rule) == (None, "default")
+    assert result.evidence.effects == result.evidence.output == "unknown"
+    assert is_charged(result)
+
+
+def test_codex_absent_from_path_is_an_environment_failure(codex_source_env, workdir, tmp_path):
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env = {**codex_source_env, "PATH": str(empty)}
+    result = CodexHarness(workdir).run(PROMPT, codex_profile(), cwd=workdir, env=env)
+    assert (result.failure_class, result.rule, result.spawn_errno) == (
+        "environment",
+        "spawn-errno",
+        "ENOENT",
+    )
+    assert result.evidence.source == "exec:spawn-errno"
+    assert is_uncharged_failure(result.failure_class, result.evidence)
+
+
+def test_the_api_key_never_reaches_the_recorded_result(fake_vendor, codex_source_env, workdir):
+    reply = f"my key is {FAKE_OPENAI_KEY}\n" + json.dumps(PLAN)
+    result = run_codex(fake_vendor, sc.reply(reply), codex_source_env, workdir)
+    assert result.ok
+    assert FAKE_OPENAI_KEY not in result.model_dump_json()
+    failed = run_codex(fake_vendor, sc.status(503), codex_source_env, workdir)
+    assert FAKE_OPENAI_KEY not in failed.model_dump_json()

@@ -1,0 +1,84 @@
+"""What the fake vendor answers, per test: a scenario of steps, one per model request.
+
+Each *model* request (``POST /v1/responses`` or ``POST /v1/messages``) consumes the next
+:class:`Step`; the last step repeats, so a CLI that retries a 503 is seen retrying and a
+test can count its requests. The constructors below are the vocabulary tests use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+StepKind = Literal["reply", "status", "tool_call", "fail_after_text", "malformed"]
+
+TOOL_COMMAND = "echo governor-fake-tool"
+"""The harmless shell command a scripted tool call asks the agent to run."""
+
+PARTIAL_TEXT = "Let me look at the repository first"
+"""The text a ``fail_after_text`` step streams before it breaks the stream."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """How the fake vendor answers one model request.
+
+    Attributes:
+        kind: ``reply`` streams ``text`` and completes; ``status`` answers HTTP
+            ``status`` with a vendor-shaped error body; ``tool_call`` streams one shell
+            tool call and completes (the CLI runs it and asks again); ``fail_after_text``
+            streams part of a reply, then an in-stream error event for ``status``;
+            ``malformed`` answers 200 with a body that is not a valid event stream.
+        text: the reply text for ``reply``.
+        status: the HTTP status for ``status`` and ``fail_after_text``.
+        retry_after_s: a ``Retry-After`` header value for ``status``, in seconds.
+        tool: for ``tool_call`` in the Responses dialect (codex), a tool to call by
+            name with no arguments instead of the shell (e.g. ``get_goal``, which leaves
+            no item in codex's JSONL). The Messages dialect always calls ``Bash``.
+        command: the shell command a shell ``tool_call`` runs.
+    """
+
+    kind: StepKind
+    text: str = ""
+    status: int = 200
+    retry_after_s: int | None = None
+    tool: str | None = None
+    command: str = TOOL_COMMAND
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """The steps a fake vendor plays, one per model request; the last one repeats."""
+
+    steps: tuple[Step, ...]
+
+    def step(self, index: int) -> Step:
+        """The step for the ``index``-th (0-based) model request."""
+        return self.steps[min(index, len(self.steps) - 1)]
+
+
+def reply(text: str) -> Scenario:
+    """A valid streamed reply carrying ``text`` (e.g. a plan JSON object)."""
+    return Scenario((Step("reply", text=text),))
+
+
+def status(code: int, retry_after: int | None = None) -> Scenario:
+    """HTTP ``code`` on every model request: the first one, and any retry."""
+    return Scenario((Step("status", status=code, retry_after_s=retry_after),))
+
+
+def fail_after_text(code: int = 500) -> Scenario:
+    """Stream part of a reply, then break the stream with an error event for ``code``."""
+    return Scenario((Step("fail_after_text", status=code),))
+
+
+def fail_after_tool_call(
+    code: int = 500, *, tool: str | None = None, command: str = TOOL_COMMAND
+) -> Scenario:
+    """Stream a tool call (the CLI runs it), then answer the follow-up with HTTP ``code``."""
+    return Scenario((Step("tool_call", tool=tool, command=command), Step("status", status=code)))
+
+
+def malformed() -> Scenario:
+    """Answer 200 with a body that is not a valid event stream."""
+    return Scenario((Step("malformed"),))
