@@ -13,6 +13,7 @@ commands that the rules refuse, and for failed I/O::
     │   └── BudgetExhaustedError        ... because a budget is spent
     ├── NotFoundError                   no such goal, plan, work item or file
     └── StoreError                      the event store failed
+        ├── CorruptEventError           a stored event cannot be read back
         ├── ConcurrencyConflictError    another writer appended first (retryable)
         └── LeaseError                  the goal's lease is held or was lost
 
@@ -97,6 +98,25 @@ class NotFoundError(GovernorError):
 
 class StoreError(GovernorError):
     """The event store failed (a lost connection, a corrupt row, a full disk)."""
+
+
+class CorruptEventError(StoreError):
+    """A stored event cannot be read back: a torn, edited or damaged row.
+
+    Attributes:
+        goal_id: the goal whose stream holds the row.
+        seq: the sequence number of the row.
+        detail: what is wrong with it.
+    """
+
+    def __init__(self, goal_id: str, seq: int, detail: str):
+        self.goal_id = goal_id
+        self.seq = seq
+        self.detail = detail
+        super().__init__(
+            f"goal {goal_id}: event {seq} in the store is corrupt: {detail}; "
+            "restore the store from a backup or an export"
+        )
 
 
 class ConcurrencyConflictError(StoreError):

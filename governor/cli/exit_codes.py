@@ -35,6 +35,8 @@ class ExitCode(IntEnum):
     """Another runner holds the goal's lease, or appended first."""
     STORE_ERROR = 7
     """The event store failed."""
+    AGENT_FAILED = 8
+    """``probe``: the agent call failed; ``doctor``: a required binary is missing or broken."""
     BLOCKED = 10
     """The goal stopped: blocked on the environment, a decision, an outside service or the work."""
     BUDGET_EXHAUSTED = 11

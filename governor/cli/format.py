@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import orjson
+
 from governor.analysis.replay import ReplayStep
+from governor.core.codec import to_dict
 from governor.core.decision import Decision, stamp
+from governor.core.events import Event
 from governor.core.ledger import Ledger
+from governor.store.base import GoalSummary
 
 
 def format_budget(charged: int, limit: int, uncharged: int = 0) -> str:
@@ -59,3 +64,38 @@ def format_validation(
     ]
     lines += [f"note: {source}: {note}" for note in notes]
     return "\n".join(lines)
+
+
+def format_status(goal_id: str, title: str, decision: Decision) -> str:
+    """A goal's status block: what it is doing, why, and its ledger."""
+    lines = [
+        f"goal {goal_id}: {title}",
+        f"  {format_decision(decision)}",
+        f"  rule {decision.rule}",
+        "ledger:",
+        format_ledger(decision.ledger),
+    ]
+    return "\n".join(lines)
+
+
+def format_summary_row(summary: GoalSummary) -> str:
+    """One line of ``governor list``."""
+    state = f"{summary.status}/{summary.next_action}"
+    on = f"[on {summary.blocked_on}]" if summary.blocked_on else ""
+    return f"{summary.goal_id:<32} {state:<28} {on:<16} {summary.title}"
+
+
+def format_event(event: Event) -> str:
+    """One line of ``governor events``: seq, time, type, actor and what it says."""
+    detail = {k: v for k, v in to_dict(event).items() if k not in _COMMON}
+    text = ", ".join(f"{k}={_short(v)}" for k, v in detail.items())
+    return f"{event.seq:>5}  {stamp(event.at)}  {event.type:<18} {event.actor:<16} {text}"
+
+
+_COMMON = frozenset({"schema_version", "goal_id", "seq", "at", "actor", "type"})
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -53,6 +53,9 @@ def event_head(
     """The common fields of the next event (``offset`` numbers events of one batch)."""
     if view.created is None:
         raise CommandRefusedError("the goal has no goal.created event")
+    # a recorder whose clock runs behind the last event's never writes time backwards
+    if view.last_at is not None and at < view.last_at:
+        at = view.last_at
     return {
         "goal_id": view.goal_id,
         "seq": view.seq + offset,

@@ -38,6 +38,7 @@ from governor.core.events import (
     PlanProposed,
     PlanRejected,
     PlanRequested,
+    PlanTrigger,
     WorkAccepted,
     WorkCancelled,
     WorkCreated,
@@ -69,7 +70,7 @@ class PlanState:
 
     plan_id: str
     sequence: int
-    trigger: str
+    trigger: PlanTrigger
     requested_at: datetime
     run_started_at: datetime | None
     status: PlanStatus = "requested"

@@ -11,21 +11,51 @@ from governor.errors import PolicyError
 
 def test_every_default_is_the_spec_default() -> None:
     p = Policy()
-    assert (p.max_replans, p.max_uncharged_replans, p.max_plan_records) == (5, MAX_UNCHARGED_REPLANS, 100)
-    assert (p.max_attempts, p.max_uncharged_attempts, p.max_continuations, p.max_total_attempts) == (3, 3, 3, 100)
-    assert (p.max_work_items_per_plan, p.max_total_work_items, p.max_milestones, p.max_parallel_work) == (8, 25, 10, 1)
-    assert (p.upstream_backoff.initial_s, p.upstream_backoff.factor, p.upstream_backoff.max_s) == (30, 2, 900)
+    assert (p.max_replans, p.max_uncharged_replans, p.max_plan_records) == (
+        5,
+        MAX_UNCHARGED_REPLANS,
+        100,
+    )
+    assert (
+        p.max_attempts,
+        p.max_uncharged_attempts,
+        p.max_continuations,
+        p.max_total_attempts,
+    ) == (3, 3, 3, 100)
+    assert (
+        p.max_work_items_per_plan,
+        p.max_total_work_items,
+        p.max_milestones,
+        p.max_parallel_work,
+    ) == (8, 25, 10, 1)
+    assert (p.upstream_backoff.initial_s, p.upstream_backoff.factor, p.upstream_backoff.max_s) == (
+        30,
+        2,
+        900,
+    )
     assert (p.auto_apply, p.accept_passing, p.retry_blocked) == (True, True, True)
     assert (p.max_runtime_s, p.max_cost_usd) == (14400, None)
 
 
 BAD = {
     "an unknown field": ({"max_replan": 3}, "unknown policy field 'max_replan'"),
-    "a negative budget": ({"max_replans": -1}, "policy field 'max_replans': Input should be greater than or equal to 0"),
+    "a negative budget": (
+        {"max_replans": -1},
+        "policy field 'max_replans': Input should be greater than or equal to 0",
+    ),
     "zero attempts per item": ({"max_attempts": 0}, "policy field 'max_attempts'"),
-    "a shrinking back-off": ({"upstream_backoff": {"factor": 0.5}}, "policy field 'upstream_backoff.factor'"),
-    "a cap below the first wait": ({"upstream_backoff": {"initial_s": 60, "max_s": 10}}, "max_s (10.0) must be at least initial_s (60.0)"),
-    "an unknown back-off field": ({"upstream_backoff": {"jitter": 1}}, "unknown policy field 'upstream_backoff.jitter'"),
+    "a shrinking back-off": (
+        {"upstream_backoff": {"factor": 0.5}},
+        "policy field 'upstream_backoff.factor'",
+    ),
+    "a cap below the first wait": (
+        {"upstream_backoff": {"initial_s": 60, "max_s": 10}},
+        "max_s (10.0) must be at least initial_s (60.0)",
+    ),
+    "an unknown back-off field": (
+        {"upstream_backoff": {"jitter": 1}},
+        "unknown policy field 'upstream_backoff.jitter'",
+    ),
     "a non-number": ({"max_total_attempts": "many"}, "policy field 'max_total_attempts'"),
 }
 
@@ -40,5 +70,5 @@ def test_bad_policy_values_are_one_clear_error(values: dict[str, object], messag
 def test_overrides_replace_fields_and_validate_the_whole() -> None:
     p = with_overrides(Policy(), {"max_replans": 8, "upstream_backoff.max_s": 60})
     assert (p.max_replans, p.upstream_backoff.max_s) == (8, 60)
-    with pytest.raises(PolicyError, match="unknown policy field 'auto.apply'"):
+    with pytest.raises(PolicyError, match=r"unknown policy field 'auto\.apply'"):
         with_overrides(Policy(), {"auto.apply": False})

@@ -1,0 +1,164 @@
+"""Agent commands: ``probe`` (one call through a harness) and ``doctor`` (are the binaries there?)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from governor.cli.exit_codes import ExitCode
+from governor.cli.io import json_line, out
+from governor.core.classify import SpawnResult
+from governor.core.events import GoalCreated, Profile
+from governor.core.evidence import is_uncharged
+from governor.exec.environment import scrubbed_env
+from governor.exec.harness import harness_for
+from governor.exec.process import run_process
+from governor.goalfile import goal_from_file
+
+DEFAULT_PROMPT: Final = (
+    'Reply with exactly this JSON object and nothing else: {"status": "done", "summary": "probe"}'
+)
+INSTALL: Final = {
+    "codex": "npm install -g @openai/codex",
+    "claude": "npm install -g @anthropic-ai/claude-code",
+}
+
+
+def format_probe(result: SpawnResult) -> str:
+    """What one agent call came to, and whether the rules would charge it."""
+    if result.ok:
+        reply = (result.reply or "").strip().replace("\n", " ")
+        return f"ok in {result.duration_s:.1f}s: {reply[:300]}"
+    e = result.evidence
+    charged = "uncharged" if is_uncharged("failed", result.failure_class, e) else "charged"
+    lines = [
+        f"failed: class {result.failure_class or 'none'} ({charged}), rule {e.rule}",
+        f"evidence: effects={e.effects} output={e.output} refusal={e.refusal} source={e.source} ref={e.ref}",
+    ]
+    if result.retry_after_s is not None:
+        lines.append(f"retry after: {result.retry_after_s:g}s")
+    lines.append("error: " + (result.error or "").strip().replace("\n", "\n       "))
+    return "\n".join(lines)
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    profile = Profile(
+        harness=args.harness,
+        model=args.model,
+        timeout_s=args.timeout_s,
+        env=tuple(args.pass_env or ()),
+        args=tuple(args.arg or ()),
+        max_attempts=1,
+    )
+    harness = harness_for(profile, Path.cwd())
+    result = harness.run(args.prompt, profile, cwd=Path.cwd(), env=dict(os.environ))
+    if args.json:
+        json_line(result.model_dump(mode="json", by_alias=True))
+    else:
+        out(format_probe(result))
+    return ExitCode.OK if result.ok else ExitCode.AGENT_FAILED
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    profile: str
+    harness: str
+    binary: str | None
+    path: str | None
+    version: str | None
+    problem: str | None
+
+
+def check_binary(profile_name: str, profile: Profile, env: dict[str, str]) -> Check:
+    """Is the profile's binary on PATH, and does it start (``--version``)?"""
+    binary = harness_for(profile, Path.cwd()).binary(profile)
+    if binary is None:
+        return Check(profile_name, profile.harness, None, None, None, None)
+    path = shutil.which(binary, path=env.get("PATH"))
+    if path is None:
+        hint = INSTALL.get(profile.harness, f"install {binary} or put it on PATH")
+        return Check(
+            profile_name, profile.harness, binary, None, None, f"{binary} is not on PATH: {hint}"
+        )
+    result = run_process([path, "--version"], env=scrubbed_env(env, ()), timeout_s=30)
+    text = (
+        (result.stdout_head or result.stderr_tail).decode("utf-8", "replace").strip().splitlines()
+    )
+    if result.spawn_errno or result.timed_out or result.exit_code != 0:
+        why = result.spawn_error or (
+            "timed out" if result.timed_out else f"exited {result.exit_code}"
+        )
+        return Check(
+            profile_name, profile.harness, binary, path, None, f"{path} does not run: {why}"
+        )
+    return Check(profile_name, profile.harness, binary, path, text[0] if text else None, None)
+
+
+def _profiles(goal_files: Iterable[str]) -> dict[str, Profile]:
+    found: dict[str, Profile] = {}
+    for name in goal_files:
+        created = goal_from_file(Path(name), at=datetime.now(UTC))[0]
+        assert isinstance(created, GoalCreated)
+        found.update({f"{name}:{p}": profile for p, profile in created.profiles.items()})
+    return found or {"codex": Profile(harness="codex"), "claude": Profile(harness="claude")}
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    env = dict(os.environ)
+    checks = [
+        check_binary(name, profile, env) for name, profile in _profiles(args.goal_files).items()
+    ]
+    for check in checks:
+        if args.json:
+            json_line(
+                check.__dict__
+                if not hasattr(check, "__slots__")
+                else {k: getattr(check, k) for k in check.__slots__}
+            )
+        elif check.binary is None:
+            out(f"ok: {check.profile}: the {check.harness} harness needs no binary")
+        elif check.problem:
+            out(f"missing: {check.profile}: {check.problem}")
+        else:
+            out(f"ok: {check.profile}: {check.path} ({check.version or 'no version printed'})")
+    return ExitCode.AGENT_FAILED if any(c.problem for c in checks) else ExitCode.OK
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "probe", help="run one agent call through a harness; show its class, evidence and rule"
+    )
+    p.add_argument("harness", choices=("codex", "claude", "command", "python", "scripted"))
+    p.add_argument("--prompt", default=DEFAULT_PROMPT)
+    p.add_argument("--model", default=None)
+    p.add_argument("--timeout-s", type=float, default=120.0, dest="timeout_s")
+    p.add_argument(
+        "--pass-env",
+        action="append",
+        metavar="NAME",
+        help="pass this variable to the agent (repeatable)",
+    )
+    p.add_argument(
+        "--arg",
+        action="append",
+        metavar="ARG",
+        help="a harness argument (repeatable): the command and its arguments, a scenario file, module:function",
+    )
+    p.add_argument("--json", action="store_true", help="print the SpawnResult as JSON")
+    p.set_defaults(func=cmd_probe)
+
+    p = sub.add_parser("doctor", help="check that the binaries goal files need are on PATH and run")
+    p.add_argument(
+        "goal_files",
+        nargs="*",
+        metavar="GOAL_FILE",
+        help="goal files (default: check codex and claude)",
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)

@@ -1,0 +1,225 @@
+"""Goal commands: ``new``, ``run``, ``tick``, ``status``, ``list``, ``events``, ``export``, ``import``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from governor import goals
+from governor.analysis.replay import decision_record
+from governor.cli.exit_codes import STATUS_CODES, ExitCode
+from governor.cli.format import format_event, format_status, format_summary_row
+from governor.cli.io import json_line, out, progress, store_from
+from governor.core.codec import to_dict
+from governor.core.decision import stamp
+from governor.graph.runner import RunnerSettings
+from governor.store.transfer import export_history, import_history
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        view = goals.create(store, Path(args.goal_file), actor=args.actor)
+    if args.json:
+        json_line({"goal_id": view.goal_id, "seq": view.seq})
+    else:
+        out(view.goal_id)
+    return ExitCode.OK
+
+
+def _settings(args: argparse.Namespace) -> RunnerSettings:
+    state = (
+        Path(args.store_dir) if getattr(args, "store_dir", None) else Path(".governor") / "scripted"
+    )
+    return RunnerSettings(
+        workdir=Path.cwd(),
+        env=dict(os.environ),
+        state_dir=state.resolve(),
+        lease_ttl_s=args.lease_ttl,
+    )
+
+
+def _report(args: argparse.Namespace, goal_id: str, report: goals.RunReport) -> int:
+    decision = report.decision
+    if args.json:
+        json_line({"goal_id": goal_id, "outcome": report.outcome, **decision_record(decision)})
+    else:
+        with store_from(args.store) as store:
+            view, _ = goals.status(store, goal_id)
+        out(format_status(goal_id, view.created.title if view.created else goal_id, decision))
+    if report.outcome == "waiting" and decision.status not in ("blocked", "budget_exhausted"):
+        return ExitCode.WAITING
+    return STATUS_CODES.get(decision.status, ExitCode.OK)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        runner = goals.runner(
+            store, args.goal, _settings(args), progress=None if args.quiet else progress
+        )
+        report = goals.run(runner, max_wait_s=args.max_wait)
+    return _report(args, args.goal, report)
+
+
+def cmd_tick(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        runner = goals.runner(
+            store, args.goal, _settings(args), progress=None if args.quiet else progress
+        )
+        report = goals.tick(runner)
+    return _report(args, args.goal, report)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    if args.goal is None:
+        return cmd_list(args)
+    with store_from(args.store) as store:
+        goals.exists(store, args.goal)
+        view, decision = goals.status(store, args.goal)
+        lease = store.current_lease(args.goal)
+    if args.json:
+        json_line(
+            {
+                "goal_id": view.goal_id,
+                "title": view.created.title if view.created else "",
+                "seq": view.seq,
+                "rule": decision.rule,
+                **decision_record(decision),
+                "lease": None
+                if lease is None
+                else {"holder": lease.holder, "expires_at": stamp(lease.expires_at)},
+            }
+        )
+    else:
+        out(format_status(view.goal_id, view.created.title if view.created else "", decision))
+        if lease is not None:
+            out(f"lease: held by {lease.holder} until {stamp(lease.expires_at)}")
+    return ExitCode.OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        rows = (
+            store.goals(statuses=args.status or None) if hasattr(args, "status") else store.goals()
+        )
+    if args.json:
+        for row in rows:
+            json_line(
+                {
+                    "goal_id": row.goal_id,
+                    "title": row.title,
+                    "seq": row.seq,
+                    "status": row.status,
+                    "next_action": row.next_action,
+                    "blocked_on": row.blocked_on,
+                    "not_before": stamp(row.not_before) if row.not_before else None,
+                    "updated_at": stamp(row.updated_at),
+                }
+            )
+    elif not rows:
+        out("no goals in this store (governor new GOAL_FILE creates one)")
+    else:
+        for row in rows:
+            out(format_summary_row(row))
+    return ExitCode.OK
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        goals.exists(store, args.goal)
+        for event in store.load(args.goal, after_seq=args.after):
+            if args.json:
+                json_line(to_dict(event))
+            else:
+                out(format_event(event))
+    return ExitCode.OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        goals.exists(store, args.goal)
+        if args.output:
+            with open(args.output, "wb") as handle:
+                export_history(store, args.goal, handle)
+        else:
+            export_history(store, args.goal, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+    return ExitCode.OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        result = import_history(store, Path(args.file))
+    if args.json:
+        json_line({"goal_id": result.goal_id, "events": result.events, "notes": list(result.notes)})
+    else:
+        out(f"imported {result.goal_id}: {result.events} events")
+        for note in result.notes:
+            out(f"note: {note}")
+    return ExitCode.OK
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "new", help="create a goal from a goal file (TOML, JSON or YAML); prints its id"
+    )
+    p.add_argument("goal_file", metavar="GOAL_FILE")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_new)
+
+    for name, func, text in (
+        ("run", cmd_run, "drive a goal until it stops (or must wait longer than --max-wait)"),
+        ("tick", cmd_tick, "drive a goal one step"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("goal", metavar="GOAL")
+        if name == "run":
+            p.add_argument(
+                "--max-wait",
+                type=float,
+                default=900.0,
+                metavar="SECONDS",
+                help="longest cooldown to sleep through before returning 'waiting' (default 900)",
+            )
+        p.add_argument(
+            "--lease-ttl",
+            type=float,
+            default=60.0,
+            metavar="SECONDS",
+            help="how long the lease outlives a runner that died (renewed every third of it; default 60)",
+        )
+        p.add_argument("--quiet", action="store_true", help="no progress lines")
+        p.add_argument("--json", action="store_true", help="print the final decision as JSON")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("status", help="a goal's decision and ledger (every goal without GOAL)")
+    p.add_argument("goal", metavar="GOAL", nargs="?")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("list", help="every goal in the store, one line each")
+    p.add_argument(
+        "--status",
+        action="append",
+        metavar="STATUS",
+        help="only goals with this status (repeatable)",
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("events", help="a goal's events, in order")
+    p.add_argument("goal", metavar="GOAL")
+    p.add_argument("--after", type=int, default=0, metavar="SEQ", help="only events after this seq")
+    p.add_argument("--json", action="store_true", help="print the events as JSON Lines")
+    p.set_defaults(func=cmd_events)
+
+    p = sub.add_parser("export", help="write a goal's history as JSON Lines (stdout, or -o FILE)")
+    p.add_argument("goal", metavar="GOAL")
+    p.add_argument("-o", "--output", metavar="FILE")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="validate a history file and store it as a new goal")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_import)

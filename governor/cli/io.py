@@ -1,0 +1,52 @@
+"""Terminal I/O of the CLI: the one place it writes, and how it opens the store."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from governor.store.base import EventStore
+from governor.store.url import open_store
+
+
+def out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def json_line(obj: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def progress(message: str) -> None:
+    """One live progress line on stderr, stamped with the wall-clock time."""
+    err(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}")
+
+
+def default_actor() -> str:
+    try:
+        return f"operator:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "operator:unknown"
+
+
+@contextmanager
+def store_from(url: str | None) -> Iterator[EventStore]:
+    """Open the store the ``--store`` option (or ``GOVERNOR_STORE``) names, and close it."""
+    store = open_store(url)
+    try:
+        yield store
+    finally:
+        store.close()

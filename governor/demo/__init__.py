@@ -1,0 +1,182 @@
+"""The demo: a goal driven end to end on the embedded defaults (SQLite + the scripted harness).
+
+Scenarios:
+    ``story``           a plan of three items; a vendor outage on one (uncharged, a short
+                        back-off, then success); an item that fails twice, charged, and is
+                        replanned around; completion. Ends with the ledger and why each
+                        run was or was not charged.
+    ``missing-binary``  the planner's binary is missing: an environment stop with its
+                        one-line remedy, no budget spent; the binary appears; the runner
+                        re-probes, resumes by itself and completes the goal.
+
+Everything happens in a fresh temporary folder; nothing outside it is touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from governor import goals
+from governor.analysis.charges import charges
+from governor.core.decision import Decision
+from governor.graph.runner import Progress, RunnerSettings
+from governor.store.sqlite import SqliteEventStore
+
+HERE: Final = Path(__file__).resolve().parent
+SCENARIOS: Final = ("story", "missing-binary")
+
+STORY_GOAL: Final = """\
+id = "demo-login"
+title = "Ship the login page"
+objective = "Users can log in with an email and a password; the API is documented."
+acceptance = ["bad passwords are refused", "the login API is documented"]
+planner = "planner"
+worker = "worker"
+
+[policy]
+max_attempts = 2                    # per work item, charged
+max_replans = 4
+[policy.upstream_backoff]           # shortened for the demo (default: 30 s x2, at most 900 s)
+initial_s = 1
+factor = 2
+max_s = 2
+
+[profiles.planner]
+harness = "scripted"
+args = ["story.json"]
+max_attempts = 1                    # one spawn per run, so every outage shows in the ledger
+
+[profiles.worker]
+harness = "scripted"
+args = ["story.json"]
+max_attempts = 1
+"""
+
+MISSING_GOAL: Final = """\
+id = "demo-missing-binary"
+title = "Write the release notes"
+objective = "NOTES.md describes the release."
+acceptance = ["NOTES.md exists"]
+planner = "planner"
+worker = "worker"
+
+[profiles.planner]
+harness = "command"
+args = ["bin/plan-agent"]           # not there yet: the demo installs it half-way
+
+[profiles.worker]
+harness = "scripted"
+args = ["missing-binary.json"]
+max_attempts = 1
+"""
+
+PLAN_AGENT: Final = """\
+#!/bin/sh
+# A tiny planner: reads the prompt on stdin, answers with one JSON object.
+prompt=$(cat)
+case "$prompt" in
+  *"asked now: milestone"*) echo '{"decision": "complete", "rationale": "NOTES.md is written."}' ;;
+  *) echo '{"decision": "apply", "rationale": "One file.", "work": [{"key": "notes", "title": "Release notes", "objective": "Write NOTES.md.", "acceptance": ["NOTES.md exists"]}]}' ;;
+esac
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    folder: Path
+    decision: Decision
+
+
+Say = Callable[[str], None]
+
+
+def _run(folder: Path, goal_id: str, say: Say, progress: Progress) -> Decision:
+    store = SqliteEventStore(folder / "governor.db")
+    try:
+        settings = RunnerSettings(
+            workdir=folder,
+            env={"PATH": "/usr/local/bin:/usr/bin:/bin"},
+            state_dir=folder / "scripted",
+        )
+        report = goals.run(goals.runner(store, goal_id, settings, progress=progress), max_wait_s=30)
+        return report.decision
+    finally:
+        store.close()
+
+
+def _ledger_and_charges(folder: Path, goal_id: str, say: Say) -> None:
+    store = SqliteEventStore(folder / "governor.db")
+    try:
+        events = list(store.load(goal_id))
+    finally:
+        store.close()
+    say("\nwhy each run was or was not charged:")
+    for charge in charges(events):
+        mark = "charged  " if charge.charged else "free     "
+        say(f"  {mark} {charge.what:<22} {charge.why}")
+
+
+def _create(folder: Path, goal_text: str, say: Say) -> str:
+    (folder / "goal.toml").write_text(goal_text)
+    store = SqliteEventStore(folder / "governor.db")
+    try:
+        view = goals.create(store, folder / "goal.toml")
+    finally:
+        store.close()
+    say(f"created goal {view.goal_id} in {folder}")
+    return view.goal_id
+
+
+def story(
+    folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
+) -> Decision:
+    shutil.copy(HERE / "story.json", folder / "story.json")
+    goal_id = _create(folder, STORY_GOAL, say)
+    decision = _run(folder, goal_id, say, progress)
+    show(goal_id, decision)
+    _ledger_and_charges(folder, goal_id, say)
+    return decision
+
+
+def missing_binary(
+    folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
+) -> Decision:
+    shutil.copy(HERE / "missing-binary.json", folder / "missing-binary.json")
+    goal_id = _create(folder, MISSING_GOAL, say)
+    say("\n1. the planner's binary (bin/plan-agent) does not exist yet")
+    decision = _run(folder, goal_id, say, progress)
+    show(goal_id, decision)
+    say(
+        f"\nremedy: install the planner at {folder / 'bin' / 'plan-agent'} "
+        "(`governor doctor goal.toml` names what is missing); no budget was spent"
+    )
+    say(
+        "\n2. installing bin/plan-agent, then running again: the runner re-probes and resumes by itself"
+    )
+    agent = folder / "bin" / "plan-agent"
+    agent.parent.mkdir(exist_ok=True)
+    agent.write_text(PLAN_AGENT)
+    agent.chmod(0o755)
+    decision = _run(folder, goal_id, say, progress)
+    show(goal_id, decision)
+    _ledger_and_charges(folder, goal_id, say)
+    return decision
+
+
+def run_demo(
+    scenario: str,
+    say: Say,
+    progress: Progress,
+    show: Callable[[str, Decision], None],
+    *,
+    folder: Path | None = None,
+) -> DemoResult:
+    """Run a demo scenario in ``folder`` (a new temporary folder by default)."""
+    folder = folder or Path(tempfile.mkdtemp(prefix="governor-demo-"))
+    play = story if scenario == "story" else missing_binary
+    return DemoResult(folder, play(folder, say, progress, show))

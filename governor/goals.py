@@ -1,0 +1,168 @@
+"""Goals in a store: create, inspect, govern and drive them — the library behind the CLI.
+
+Rules:
+    * Each function loads the goal's events, lets the core decide or record, and appends
+      in one transaction with an expected-seq check; a conflicting writer makes it reload
+      and rebuild (operator verbs never take the lease: optimistic concurrency protects
+      them, and a runner's next append sees the new events).
+    * ``run`` holds the goal's lease for its whole duration and releases it at the end;
+      a second runner is refused with the holder's name.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from governor.core.decide import decide
+from governor.core.decision import Decision
+from governor.core.events import Event
+from governor.core.view import GoalView, fold, project
+from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
+from governor.exec.harness import harness_for
+from governor.goalfile import goal_from_file
+from governor.graph.runner import HarnessFactory, Progress, Runner, RunnerSettings
+from governor.store.base import EventStore, summarize
+
+if TYPE_CHECKING:
+    from governor.graph.build import Outcome
+
+Build = Callable[[GoalView], list[Event]]
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def load(store: EventStore, goal_id: str) -> GoalView:
+    """The goal's view, folded from the store."""
+    return project(store.load(goal_id))
+
+
+def status(
+    store: EventStore, goal_id: str, *, now: datetime | None = None
+) -> tuple[GoalView, Decision]:
+    """The goal's view and its decision now."""
+    view = load(store, goal_id)
+    return view, decide(view, now or utc_now())
+
+
+def append(store: EventStore, view: GoalView, events: list[Event], now: datetime) -> None:
+    """Append events built on ``view`` (folding them into it), with the goal's summary."""
+    expected = view.seq
+    fold(view, events)
+    store.append(view.goal_id, events, expected_seq=expected, summary=summarize(view, now))
+
+
+def operate(
+    store: EventStore, goal_id: str, build: Build, *, clock: Clock = utc_now, tries: int = 5
+) -> Decision:
+    """Record an operator verb built on the current view; rebuild it if another writer won."""
+    for _ in range(tries):
+        view = load(store, goal_id)
+        events = build(view)
+        try:
+            append(store, view, events, clock())
+        except ConcurrencyConflictError:
+            continue
+        return decide(view, clock())
+    raise CommandRefusedError("the goal kept changing while recording; try again", goal_id=goal_id)
+
+
+def create(
+    store: EventStore, path: Path, *, clock: Clock = utc_now, actor: str = "governor"
+) -> GoalView:
+    """Create the goal a goal file describes; refuses an id that is already taken."""
+    events = goal_from_file(path, at=clock(), actor=actor)
+    goal_id = events[0].goal_id
+    if store.last_seq(goal_id) != 0:
+        raise CommandRefusedError(
+            f"a goal with id '{goal_id}' already exists; give the file another id"
+        )
+    view = GoalView()
+    try:
+        append(store, view, events, clock())
+    except ConcurrencyConflictError:
+        raise CommandRefusedError(
+            f"a goal with id '{goal_id}' was just created by someone else"
+        ) from None
+    return view
+
+
+def exists(store: EventStore, goal_id: str) -> None:
+    if store.last_seq(goal_id) == 0:
+        raise NotFoundError(f"no goal '{goal_id}' in this store (governor list shows the goals)")
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """How a run ended."""
+
+    decision: Decision
+    outcome: Outcome
+    steps: int
+
+
+def runner(
+    store: EventStore,
+    goal_id: str,
+    settings: RunnerSettings,
+    *,
+    clock: Clock = utc_now,
+    sleep: Callable[[float], None] = time.sleep,
+    progress: Progress | None = None,
+    harnesses: HarnessFactory = harness_for,
+) -> Runner:
+    """A runner for one goal (it does not hold the lease yet)."""
+    exists(store, goal_id)
+    return Runner(
+        store, goal_id, settings, clock=clock, sleep=sleep, progress=progress, harnesses=harnesses
+    )
+
+
+def run(goal_runner: Runner, *, max_wait_s: float = 900.0, max_steps: int = 10_000) -> RunReport:
+    """Drive the goal until it stops or must wait longer than ``max_wait_s``, under its lease."""
+    from governor.graph.build import Wait, drive  # noqa: PLC0415 - langgraph takes 0.3 s to import
+
+    goal_runner.acquire()
+    try:
+        updates: Iterator[tuple[str, dict[str, object]]] = drive(  # type: ignore[assignment]
+            goal_runner, Wait(max_wait_s, goal_runner.clock, goal_runner.sleep), max_steps=max_steps
+        )
+        outcome: Outcome = "stopped"
+        steps = 0
+        for node, state in updates:
+            steps += node == "assess"
+            outcome = state.get("outcome", outcome)  # type: ignore[assignment]
+        return RunReport(goal_runner.decide(), outcome, steps)
+    finally:
+        goal_runner.release()
+
+
+def tick(goal_runner: Runner) -> RunReport:
+    """One step: decide, then act once (plan, apply, dispatch, accept) — never wait."""
+    from governor.graph.build import route  # noqa: PLC0415 - langgraph takes 0.3 s to import
+
+    goal_runner.acquire()
+    try:
+        goal_runner.refresh()
+        decision = goal_runner.decide()
+        while decision.is_stopped and goal_runner.reprobe(decision):
+            decision = goal_runner.decide()
+        node = route(decision)
+        if node in ("plan", "apply", "dispatch", "accept"):
+            getattr(goal_runner, node)(decision)
+        after = goal_runner.decide()
+        outcome: Outcome = (
+            "waiting"
+            if after.status in ("waiting", "running")
+            else ("review" if after.status == "awaiting_review" else "stopped")
+        )
+        return RunReport(after, outcome, 1)
+    finally:
+        goal_runner.release()

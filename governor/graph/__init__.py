@@ -1,0 +1,1 @@
+"""The LangGraph planning graph and the runner that drives one goal through it."""

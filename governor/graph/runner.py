@@ -1,0 +1,359 @@
+"""The runner: one goal, its lease, and the effects behind each node of the planning graph.
+
+Rules (SPEC §6.3, §8):
+    * The store is the truth. ``refresh`` folds whatever was appended since; a failed
+      append (a conflict, a lost lease) reloads the view from the store.
+    * Link before execute: ``plan.requested`` / ``attempt.started`` are appended (and
+      committed) before the agent starts.
+    * A plan or attempt found started but unfinished was lost (nodes run to completion
+      while the lease is held): it is continued under the same id or number, free,
+      until ``max_continuations``.
+    * Every append carries the lease, so a runner whose lease was taken over cannot write.
+    * Events are built against the current view by a function, so a conflicting append
+      (an operator verb landing meanwhile) is rebuilt on the fresh view, not replayed stale.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+
+from governor.core import record, verbs
+from governor.core.decide import decide
+from governor.core.decision import Decision
+from governor.core.events import Event, PlanProposed, Profile
+from governor.core.view import GoalView, WorkState, fold, project
+from governor.errors import ConcurrencyConflictError, LeaseError
+from governor.exec.harness import Harness, harness_for
+from governor.store.base import EventStore, Lease, summarize
+from governor.workflow.agent import AgentCall
+from governor.workflow.briefs import milestones_done, planner_prompt, worker_prompt
+from governor.workflow.run import (
+    Runtime,
+    WorkerRun,
+    attempt_events,
+    plan_events,
+    run_planner,
+    run_worker,
+)
+
+Build = Callable[[GoalView], list[Event]]
+HarnessFactory = Callable[[Profile, Path], Harness]
+Progress = Callable[[str], None]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_run_id() -> str:
+    return f"r-{uuid.uuid4().hex[:16]}"
+
+
+def default_holder() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(slots=True)
+class RunnerSettings:
+    """Process configuration of a runner, read once by the caller and injected."""
+
+    workdir: Path
+    """Where agents run (and where relative harness paths resolve)."""
+    env: Mapping[str, str]
+    """The source environment; each harness scrubs it for its children."""
+    holder: str = field(default_factory=default_holder)
+    lease_ttl_s: float = 60.0
+    state_dir: Path | None = None
+    """Per-goal state of the scripted harness (kept apart so a rerun starts fresh)."""
+
+
+class Runner:
+    """Drives one goal: loads, decides, acts, records, appends — under its lease."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        goal_id: str,
+        settings: RunnerSettings,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        sleep: Callable[[float], None] = time.sleep,
+        ids: Callable[[], str] = new_run_id,
+        runtime: Runtime | None = None,
+        progress: Progress | None = None,
+        harnesses: HarnessFactory = harness_for,
+    ) -> None:
+        self.store, self.goal_id, self.settings = store, goal_id, settings
+        self.harnesses = harnesses
+        self.clock, self.sleep, self.ids = clock, sleep, ids
+        self.runtime = runtime or Runtime(sleep=sleep)
+        self.progress = progress or (lambda _message: None)
+        self.view = project(store.load(goal_id))
+        self.lease: Lease | None = None
+        self._lock = threading.RLock()
+        self._heartbeat: threading.Event | None = None
+
+    # ------------------------------------------------------------ plumbing
+
+    def now(self) -> datetime:
+        """The time for the next event: never earlier than the last one recorded."""
+        now = self.clock()
+        return max(now, self.view.last_at) if self.view.last_at else now
+
+    def decide(self) -> Decision:
+        return decide(self.view, self.clock())
+
+    def refresh(self) -> None:
+        with self._lock:
+            fold(self.view, self.store.load(self.goal_id, after_seq=self.view.seq))
+
+    def record(self, build: Build, *, attempts: int = 5) -> list[Event]:
+        """Build events on the current view and append them; rebuild on a conflict."""
+        with self._lock:
+            for _ in range(attempts):
+                events = build(self.view)
+                if not events:
+                    return events
+                expected = self.view.seq
+                fold(self.view, events)
+                summary = summarize(self.view, self.clock())
+                try:
+                    self.store.append(
+                        self.goal_id,
+                        events,
+                        expected_seq=expected,
+                        lease=self.lease,
+                        summary=summary,
+                    )
+                    return events
+                except ConcurrencyConflictError:
+                    self.view = project(self.store.load(self.goal_id))
+                except BaseException:
+                    self.view = project(self.store.load(self.goal_id))
+                    raise
+            raise ConcurrencyConflictError(
+                self.goal_id,
+                expected_seq=self.view.seq,
+                actual_seq=self.store.last_seq(self.goal_id),
+            )
+
+    def acquire(self) -> Lease:
+        """Take the goal's lease and keep it alive with a heartbeat thread."""
+        self.lease = self.store.acquire_lease(
+            self.goal_id, self.settings.holder, ttl_s=self.settings.lease_ttl_s
+        )
+        stop = self._heartbeat = threading.Event()
+        threading.Thread(
+            target=self._beat, args=(stop,), daemon=True, name=f"lease:{self.goal_id}"
+        ).start()
+        return self.lease
+
+    def _beat(self, stop: threading.Event) -> None:
+        while not stop.wait(self.settings.lease_ttl_s / 3):
+            try:
+                with self._lock:
+                    if self.lease is not None:
+                        self.lease = self.store.renew_lease(
+                            self.lease, ttl_s=self.settings.lease_ttl_s
+                        )
+            except LeaseError:
+                return  # the next append is refused by the fencing token; the run stops there
+
+    def release(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.set()
+        with self._lock:
+            if self.lease is not None:
+                self.store.release_lease(self.lease)
+                self.lease = None
+
+    # ------------------------------------------------------------ agents
+
+    def _profile(self, name: str) -> Profile:
+        created = self.view.created
+        assert created is not None
+        return created.profiles[name]
+
+    def _env(self) -> dict[str, str]:
+        env = dict(self.settings.env)
+        if self.settings.state_dir is not None:
+            env["GOVERNOR_SCRIPTED_STATE"] = str(self.settings.state_dir / self.goal_id)
+        return env
+
+    def _call(self, agent: str, profile_name: str, prompt: str) -> AgentCall:
+        profile = self._profile(profile_name)
+        harness = self.harnesses(profile, self.settings.workdir)
+        return AgentCall(agent, harness, profile, prompt, self.settings.workdir, self._env())
+
+    # ------------------------------------------------------------ nodes
+
+    def plan(self, decision: Decision) -> None:
+        """Request a plan (or continue a lost one), run the planner, record its outcome."""
+        latest = self.view.latest_plan
+        if latest is not None and latest.status == "requested":
+            plan_id, trigger = latest.plan_id, latest.trigger
+            events = self.record(lambda v: record.continue_plan(v, plan_id=plan_id, at=self.now()))
+            if events[-1].type == "plan.failed":
+                self.progress(f"plan {plan_id} was lost too often; recorded as a charged failure")
+                return
+            self.progress(f"plan {plan_id} ({trigger}) was lost; continuing it")
+        else:
+            plan_id = f"p{self.view.plans_used + 1}"
+            trigger = decision.trigger or "initial"
+            self.record(
+                partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.now())
+            )
+            self.progress(f"plan {plan_id} ({trigger}) requested")
+        complete_only = milestones_done(self.view) >= self.view.policy.max_milestones
+        prompt = planner_prompt(self.view, trigger, self.clock(), complete_only=complete_only)
+        created = self.view.created
+        assert created is not None
+        run = run_planner(
+            self._call("planner", created.planner, prompt),
+            self.view,
+            complete_only=complete_only,
+            runtime=self.runtime,
+        )
+        events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
+        self.progress(f"plan {plan_id}: {_describe_plan(events[-1])}")
+
+    def apply(self, decision: Decision) -> None:
+        assert decision.plan_id is not None
+        plan_id = decision.plan_id
+        events = self.record(lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()))
+        n = len(events) - 1
+        self.progress(
+            f"plan {plan_id} applied: {n} work item{'s' if n != 1 else ''}"
+            if events[-1].type == "plan.applied"
+            else f"plan {plan_id}: the goal is complete"
+        )
+
+    def accept(self, decision: Decision) -> None:
+        for work_id in decision.work_ids:
+            self.record(
+                partial(verbs.accept_work, work_id=work_id, at=self.now(), actor="governor")
+            )
+            self.progress(f"{work_id} accepted")
+
+    def dispatch(self, decision: Decision) -> None:
+        """Start (or continue) attempts, run the workers concurrently, record each finish."""
+        starts = [self._start(w) for w in self._dispatchable(decision)]
+        started = [s for s in starts if s is not None]
+        if not started:
+            return
+        with ThreadPoolExecutor(max_workers=len(started)) as pool:
+            for (item, run_id), run in zip(started, pool.map(self._work, started), strict=True):
+                self.record(
+                    partial(attempt_events, work_id=item, run_id=run_id, run=run, at=self.now())
+                )
+                self.progress(
+                    f"{item} attempt {self.view.work[item].attempt}: {_describe_run(run)}"
+                )
+
+    def _dispatchable(self, decision: Decision) -> Sequence[str]:
+        if decision.next_action == "run":
+            return decision.work_ids
+        return [w for w, item in self.view.work.items() if item.running]
+
+    def _start(self, work_id: str) -> tuple[str, str] | None:
+        item = self.view.work[work_id]
+        run_id = self.ids()
+        if item.running:
+            events = self.record(
+                lambda v: record.continue_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
+            )
+            if events[-1].type == "attempt.finished":
+                self.progress(
+                    f"{work_id} attempt {item.attempt} was lost too often; finished as lost (charged)"
+                )
+                return None
+            self.progress(f"{work_id} attempt {item.attempt} was lost; continuing it")
+        else:
+            self.record(
+                lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
+            )
+            self.progress(f"{work_id} attempt {self.view.work[work_id].attempt} started")
+        return work_id, run_id
+
+    def _work(self, started: tuple[str, str]) -> WorkerRun:
+        work_id, _ = started
+        with self._lock:
+            item: WorkState = self.view.work[work_id]
+            prompt = worker_prompt(self.view, item)
+            profile = item.spec.profile
+        return run_worker(
+            self._call(f"worker:{work_id}", profile, prompt),
+            item.spec.acceptance,
+            runtime=self.runtime,
+        )
+
+    def reprobe(self, decision: Decision) -> bool:
+        """Clear an environment stop whose missing binary is now on PATH; True if cleared."""
+        if decision.blocked_on != "environment":
+            return False
+        item = self.view.work.get(decision.work_ids[0]) if decision.work_ids else None
+        failure = (
+            item.finish
+            if item
+            else (self.view.latest_plan.failure if self.view.latest_plan else None)
+        )
+        created = self.view.created
+        if (
+            failure is None
+            or created is None
+            or failure.evidence is None
+            or failure.evidence.ref != "ENOENT"
+        ):
+            return False
+        profile = self._profile(item.spec.profile if item else created.planner)
+        binary = self.harnesses(profile, self.settings.workdir).binary(profile)
+        found = binary and shutil.which(binary, path=self.settings.env.get("PATH"))
+        if not found:
+            return False
+        where = "" if found == binary else f" ({found})"
+        reason = f"re-probed the environment: {binary} is there now{where}"
+        if item is None:
+            self.record(
+                lambda v: verbs.resume_goal(v, reason=reason, at=self.now(), actor="governor")
+            )
+        else:
+            work_id = item.work_id
+            self.record(
+                lambda v: verbs.retry_work(
+                    v, work_id=work_id, reason=reason, at=self.now(), actor="governor"
+                )
+            )
+        self.progress(reason)
+        return True
+
+
+def _describe_plan(event: Event) -> str:
+    if isinstance(event, PlanProposed):
+        n = len(event.work)
+        return (
+            "proposed: the goal is complete"
+            if n == 0
+            else f"proposed {n} work item{'s' if n != 1 else ''}"
+        )
+    cls = getattr(event, "failure_class", None)
+    lines = (getattr(event, "error", None) or "").strip().splitlines()
+    return f"failed ({cls or 'charged'})" + (f": {lines[-1][:160]}" if lines else "")
+
+
+def _describe_run(run: WorkerRun) -> str:
+    if run.outcome == "succeeded":
+        return "succeeded"
+    last = (run.error or "").strip().splitlines()
+    what = run.failure_class or "charged"
+    return f"{run.outcome} ({what}){': ' + last[-1][:160] if last else ''}"

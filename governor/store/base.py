@@ -1,0 +1,169 @@
+"""The event store's contract: its values, its protocol, and the rules every backend shares.
+
+Rules (SPEC §8):
+    * The store is the only durable truth: one stream per goal, ``seq`` gapless from 1.
+    * ``append`` is one transaction: the fencing check (the lease given is still the
+      goal's current lease), the expected-seq check, the insert and the summary upsert.
+      Any failure writes nothing.
+    * Lease tokens strictly increase per goal, forever (a release keeps the token).
+      Expiry only *permits* a takeover; it is the takeover (a new token) that fences
+      the old holder out. Liveness of a process is never consulted.
+    * The injected clock is the only time source; settings are read by ``open_store``.
+
+Backends subclass :class:`governor.store.engine.BaseEventStore`, which holds the logic
+that decides; a backend only stores and fetches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final, Protocol
+
+from governor.core.decide import decide
+from governor.core.events import Event
+from governor.core.view import GoalView
+
+Clock = Callable[[], datetime]
+"""Returns the current time, timezone-aware UTC."""
+
+ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
+"""Goal statuses a scheduler may have to act on (``due`` looks only at these)."""
+
+
+def utc_now() -> datetime:
+    """The default clock: the current time in UTC."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right to drive one goal until ``expires_at`` (SPEC §8).
+
+    ``token`` is the fencing token: it strictly increases per goal, and an append made
+    under a lease is refused once the goal's current lease carries another token.
+    """
+
+    goal_id: str
+    holder: str
+    token: int
+    expires_at: datetime
+
+    def is_expired(self, now: datetime) -> bool:
+        """Whether another holder may take the lease over at ``now``."""
+        return self.expires_at <= now
+
+
+@dataclass(frozen=True, slots=True)
+class GoalSummary:
+    """One denormalised row per goal, written in the transaction of the append it follows.
+
+    It is a cache of ``decide(project(events), now)`` for listing and scheduling; the
+    events stay the truth.
+    """
+
+    goal_id: str
+    title: str
+    seq: int
+    status: str
+    next_action: str
+    blocked_on: str | None
+    not_before: datetime | None
+    updated_at: datetime
+
+    @property
+    def due_at(self) -> datetime:
+        """When a scheduler should look at the goal: ``not_before`` while waiting."""
+        if self.status == "waiting" and self.not_before is not None:
+            return self.not_before
+        return self.updated_at
+
+    def is_due(self, now: datetime) -> bool:
+        """Ready, running (its runner may have died), or waiting with ``not_before`` passed."""
+        if self.status == "waiting":
+            return self.due_at <= now
+        return self.status in ACTIVE_STATUSES
+
+
+def summarize(view: GoalView, now: datetime) -> GoalSummary:
+    """The summary row of a goal: its view and the decision taken at ``now``.
+
+    Raises:
+        ValueError: when the view holds no ``goal.created``.
+    """
+    if view.created is None or view.last_at is None:
+        raise ValueError("cannot summarise a goal without goal.created")
+    decision = decide(view, now)
+    return GoalSummary(
+        goal_id=view.goal_id,
+        title=view.created.title,
+        seq=view.seq,
+        status=decision.status,
+        next_action=decision.next_action,
+        blocked_on=decision.blocked_on,
+        not_before=decision.not_before,
+        updated_at=view.last_at,
+    )
+
+
+class EventStore(Protocol):
+    """Where goal streams, their summaries and their leases live (SPEC §8).
+
+    A store object is not meant to be shared between processes; open one per process
+    (and, for best throughput, one per thread).
+    """
+
+    def append(
+        self,
+        goal_id: str,
+        events: Sequence[Event],
+        *,
+        expected_seq: int,
+        lease: Lease | None = None,
+        summary: GoalSummary | None = None,
+    ) -> int:
+        """Append events numbered ``expected_seq + 1 ..`` in one transaction.
+
+        Returns the new last seq. Raises ``ConcurrencyConflictError`` when the stream
+        does not end at ``expected_seq``, ``LeaseError`` when ``lease`` is no longer the
+        goal's current lease, ``ValueError`` for a malformed batch; nothing is written
+        then. Without ``summary`` the store derives it by folding the stream.
+        """
+        ...
+
+    def load(self, goal_id: str, *, after_seq: int = 0) -> Iterator[Event]:
+        """The goal's events after ``after_seq``, in order; ``NotFoundError`` if unknown."""
+        ...
+
+    def last_seq(self, goal_id: str) -> int:
+        """The seq of the goal's last event; 0 when the goal does not exist."""
+        ...
+
+    def goals(self, *, statuses: Collection[str] | None = None) -> list[GoalSummary]:
+        """Summaries of every goal (or those with one of ``statuses``), by goal id."""
+        ...
+
+    def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:
+        """Goals a scheduler should tick at ``now``, most overdue first."""
+        ...
+
+    def acquire_lease(self, goal_id: str, holder: str, *, ttl_s: float) -> Lease:
+        """Take the goal's lease if it is free or expired; ``LeaseError`` names the holder."""
+        ...
+
+    def renew_lease(self, lease: Lease, *, ttl_s: float) -> Lease:
+        """Extend a lease still current; ``LeaseError`` if it was taken over or released."""
+        ...
+
+    def release_lease(self, lease: Lease) -> None:
+        """Give the lease up; nothing happens if it was already taken over."""
+        ...
+
+    def current_lease(self, goal_id: str) -> Lease | None:
+        """The goal's lease (perhaps expired, not yet taken over), or None."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's resources; the object is unusable afterwards."""
+        ...

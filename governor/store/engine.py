@@ -1,0 +1,307 @@
+"""The backend-neutral half of every event store: checks, fencing, leases, paged reads.
+
+Rules (SPEC §8; the values and the contract are in ``governor.store.base``):
+    * Every decision a store takes is taken here, once: whether a batch may be appended,
+      whether a lease is still current, whether it may be taken over, what a summary
+      says when the caller gave none, and whether a stored row is sound.
+    * A backend provides a write transaction that serialises writers of a goal, a read
+      context, and storage primitives that neither check nor decide. Driver errors are
+      translated to ``StoreError`` by the backend, once, with ``raise ... from exc``.
+    * Reads are paged, so loading a long stream holds one page at a time and no lock
+      between pages; a load returns the stream as it was when ``load`` was called.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Generic, Self, TypeVar
+
+from governor.core.decision import stamp
+from governor.core.events import Event
+from governor.core.view import GoalView, evolve, fold
+from governor.errors import ConcurrencyConflictError, CorruptEventError, LeaseError, NotFoundError
+from governor.store.base import (
+    Clock,
+    GoalSummary,
+    Lease,
+    summarize,
+    utc_now,
+)
+from governor.store.rows import StoredEvent, read_row, to_rows
+
+Tx = TypeVar("Tx")
+"""A backend's handle on an open transaction (a connection, a cursor, the store itself)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRecord:
+    """A goal's row of the lease table: the last token ever granted, and the live lease."""
+
+    token: int
+    lease: Lease | None
+
+
+def _same(current: Lease | None, lease: Lease) -> bool:
+    return current is not None and (current.holder, current.token) == (lease.holder, lease.token)
+
+
+def _whereabouts(current: Lease | None) -> str:
+    if current is None:
+        return "it was released"
+    return f"{current.holder} took it over with token {current.token}"
+
+
+class BaseEventStore(ABC, Generic[Tx]):
+    """The event store contract, implemented over a backend's storage primitives."""
+
+    page_size: int = 1000
+    """Rows fetched per read while loading a stream."""
+
+    def __init__(self, *, clock: Clock | None = None) -> None:
+        self._clock = clock or utc_now
+
+    # --- the contract -----------------------------------------------------------------
+
+    def append(
+        self,
+        goal_id: str,
+        events: Sequence[Event],
+        *,
+        expected_seq: int,
+        lease: Lease | None = None,
+        summary: GoalSummary | None = None,
+    ) -> int:
+        """Append events in one transaction; see ``governor.store.base.EventStore.append``."""
+        rows = to_rows(goal_id, events, expected_seq)
+        last = rows[-1].seq
+        _check_companions(goal_id, last, lease, summary)
+        with self._write(goal_id) as tx:
+            if lease is not None:
+                self._check_fence(tx, lease)
+            actual = self._last_seq(tx, goal_id)
+            if actual != expected_seq:
+                raise ConcurrencyConflictError(
+                    goal_id, expected_seq=expected_seq, actual_seq=actual
+                )
+            if summary is None:
+                summary = self._derive_summary(tx, goal_id, events)
+            self._insert(tx, goal_id, rows)
+            self._put_summary(tx, summary)
+        return last
+
+    def load(self, goal_id: str, *, after_seq: int = 0) -> Iterator[Event]:
+        """The goal's events after ``after_seq``, in order, up to its last seq at this call.
+
+        Raises:
+            NotFoundError: when the goal is not in the store (raised by this call).
+            CorruptEventError: while iterating, at a row that cannot be read back.
+        """
+        if after_seq < 0:
+            raise ValueError(f"after_seq must be >= 0, not {after_seq}")
+        with self._read() as tx:
+            last = self._last_seq(tx, goal_id)
+        if last == 0:
+            raise NotFoundError(f"goal {goal_id!r} is not in the store")
+        return self._pages(goal_id, after_seq, last)
+
+    def last_seq(self, goal_id: str) -> int:
+        """The seq of the goal's last event; 0 when the goal does not exist."""
+        with self._read() as tx:
+            return self._last_seq(tx, goal_id)
+
+    def goals(self, *, statuses: Collection[str] | None = None) -> list[GoalSummary]:
+        """Summaries of every goal, or of those whose status is one of ``statuses``."""
+        if isinstance(statuses, str):  # one status, not its letters
+            statuses = (statuses,)
+        if statuses is not None and not statuses:
+            return []
+        with self._read() as tx:
+            return self._summaries(tx, None if statuses is None else sorted(set(statuses)))
+
+    def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:
+        """Ready, running, or waiting with ``not_before <= now``; by due time, then goal id."""
+        if limit < 1:
+            return []
+        with self._read() as tx:
+            return self._due(tx, now, limit)
+
+    def acquire_lease(self, goal_id: str, holder: str, *, ttl_s: float) -> Lease:
+        """Take the goal's lease when it is free or expired (a takeover gets a new token).
+
+        Raises:
+            LeaseError: naming the holder and the expiry of a lease still live.
+        """
+        _check_ttl(ttl_s)
+        if not holder:
+            raise ValueError("a lease holder needs a name")
+        with self._write(goal_id) as tx:
+            now = self._clock()
+            record = self._lease_record(tx, goal_id)
+            current = record.lease if record else None
+            if current is not None and not current.is_expired(now):
+                raise LeaseError(
+                    goal_id,
+                    f"the lease is held by {current.holder} until {stamp(current.expires_at)}",
+                    holder=current.holder,
+                )
+            token = (record.token if record else 0) + 1
+            lease = Lease(goal_id, holder, token, now + timedelta(seconds=ttl_s))
+            self._put_lease(tx, goal_id, LeaseRecord(token, lease))
+        return lease
+
+    def renew_lease(self, lease: Lease, *, ttl_s: float) -> Lease:
+        """Extend a lease that is still the goal's current one, even if it has expired.
+
+        Raises:
+            LeaseError: when it was taken over or released.
+        """
+        _check_ttl(ttl_s)
+        with self._write(lease.goal_id) as tx:
+            current = self._current(tx, lease.goal_id)
+            if not _same(current, lease):
+                raise LeaseError(
+                    lease.goal_id,
+                    f"cannot renew the lease of {lease.holder} (token {lease.token}): "
+                    f"{_whereabouts(current)}",
+                    holder=current.holder if current else None,
+                )
+            renewed = replace(lease, expires_at=self._clock() + timedelta(seconds=ttl_s))
+            self._put_lease(tx, lease.goal_id, LeaseRecord(lease.token, renewed))
+        return renewed
+
+    def release_lease(self, lease: Lease) -> None:
+        """Give the lease up (its token stays spent); a no-op once it was taken over."""
+        with self._write(lease.goal_id) as tx:
+            if _same(self._current(tx, lease.goal_id), lease):
+                self._put_lease(tx, lease.goal_id, LeaseRecord(lease.token, None))
+
+    def current_lease(self, goal_id: str) -> Lease | None:
+        """The goal's lease, expired or not, until it is released or taken over."""
+        with self._read() as tx:
+            return self._current(tx, goal_id)
+
+    def close(self) -> None:
+        """Release the store's resources (nothing to release by default)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # --- the rules behind the contract ------------------------------------------------
+
+    def _check_fence(self, tx: Tx, lease: Lease) -> None:
+        current = self._current(tx, lease.goal_id)
+        if not _same(current, lease):
+            raise LeaseError(
+                lease.goal_id,
+                f"the lease of {lease.holder} (token {lease.token}) is no longer current: "
+                f"{_whereabouts(current)}; nothing was written",
+                holder=current.holder if current else None,
+            )
+
+    def _current(self, tx: Tx, goal_id: str) -> Lease | None:
+        record = self._lease_record(tx, goal_id)
+        return record.lease if record else None
+
+    def _derive_summary(self, tx: Tx, goal_id: str, events: Sequence[Event]) -> GoalSummary:
+        """Fold the stored stream and the new events (the caller gave no summary)."""
+        view = GoalView()
+        after = 0
+        while rows := self._rows(tx, goal_id, after, self.page_size):
+            for seq, body, crc in rows:
+                evolve(view, read_row(goal_id, seq, body, crc))
+            after = rows[-1][0]
+        return summarize(fold(view, events), self._clock())
+
+    def _pages(self, goal_id: str, after_seq: int, last: int) -> Iterator[Event]:
+        expected = after_seq + 1
+        while expected <= last:
+            with self._read() as tx:
+                rows = self._rows(
+                    tx, goal_id, expected - 1, min(self.page_size, last - expected + 1)
+                )
+            if not rows:
+                raise _missing(goal_id, expected)
+            for seq, body, crc in rows:
+                if seq != expected:
+                    raise _missing(goal_id, expected)
+                yield read_row(goal_id, seq, body, crc)
+                expected += 1
+
+    # --- storage primitives: no checks, no decisions ------------------------------------
+
+    @abstractmethod
+    def _write(self, goal_id: str) -> AbstractContextManager[Tx]:
+        """A write transaction that serialises every writer of ``goal_id``.
+
+        Commits when the block ends normally; rolls back, writing nothing, when it raises.
+        """
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Tx]:
+        """A context for reads (each primitive call sees committed data)."""
+
+    @abstractmethod
+    def _last_seq(self, tx: Tx, goal_id: str) -> int:
+        """The highest stored seq of the goal, 0 when none."""
+
+    @abstractmethod
+    def _rows(
+        self, tx: Tx, goal_id: str, after_seq: int, limit: int
+    ) -> list[tuple[int, bytes | str, int]]:
+        """Up to ``limit`` stored ``(seq, body, crc)`` rows with seq above ``after_seq``, in order."""
+
+    @abstractmethod
+    def _insert(self, tx: Tx, goal_id: str, rows: Sequence[StoredEvent]) -> None:
+        """Store the rows."""
+
+    @abstractmethod
+    def _put_summary(self, tx: Tx, summary: GoalSummary) -> None:
+        """Insert or replace the goal's summary."""
+
+    @abstractmethod
+    def _summaries(self, tx: Tx, statuses: Sequence[str] | None) -> list[GoalSummary]:
+        """Summaries (with one of ``statuses`` when given), ordered by goal id."""
+
+    @abstractmethod
+    def _due(self, tx: Tx, now: datetime, limit: int) -> list[GoalSummary]:
+        """Summaries for which ``GoalSummary.is_due(now)``, by ``due_at`` then goal id."""
+
+    @abstractmethod
+    def _lease_record(self, tx: Tx, goal_id: str) -> LeaseRecord | None:
+        """The goal's lease record, None when no lease was ever granted."""
+
+    @abstractmethod
+    def _put_lease(self, tx: Tx, goal_id: str, record: LeaseRecord) -> None:
+        """Insert or replace the goal's lease record."""
+
+
+def _check_companions(
+    goal_id: str, last: int, lease: Lease | None, summary: GoalSummary | None
+) -> None:
+    """The lease and the summary given with an append must be of its goal (and last seq)."""
+    if lease is not None and lease.goal_id != goal_id:
+        raise ValueError(f"goal {goal_id}: the lease given is for goal {lease.goal_id}")
+    if summary is not None and (summary.goal_id, summary.seq) != (goal_id, last):
+        raise ValueError(
+            f"goal {goal_id}: the summary is of goal {summary.goal_id} at seq "
+            f"{summary.seq}, not of this append (seq {last})"
+        )
+
+
+def _check_ttl(ttl_s: float) -> None:
+    if not ttl_s > 0:
+        raise ValueError(f"a lease needs a positive ttl_s, not {ttl_s}")
+
+
+def _missing(goal_id: str, seq: int) -> CorruptEventError:
+    return CorruptEventError(goal_id, seq, "the row is missing (the stream has a gap)")

@@ -1,0 +1,81 @@
+"""The in-memory event store: the contract's semantics without a disk, for tests and demos.
+
+Rules:
+    * Same behaviour as every backend (the contract suite in ``tests/store`` proves it):
+      rows hold the codec's bytes, so reads go through the same decoding as SQLite's.
+    * Thread-safe: one re-entrant lock serialises every transaction and every read.
+    * Nothing survives the process; ``memory:`` is never the place for real goals.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+
+from governor.store.base import Clock, GoalSummary
+from governor.store.engine import BaseEventStore, LeaseRecord
+from governor.store.rows import StoredEvent
+
+
+class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
+    """Goal streams, summaries and leases in dictionaries guarded by one lock."""
+
+    def __init__(self, *, clock: Clock | None = None) -> None:
+        super().__init__(clock=clock)
+        self._lock = threading.RLock()
+        self.streams: dict[str, list[StoredEvent]] = {}
+        """Goal id -> stored rows in seq order (tests may damage them to simulate corruption)."""
+        self._summaries_by_goal: dict[str, GoalSummary] = {}
+        self._leases: dict[str, LeaseRecord] = {}
+
+    @contextmanager
+    def _write(self, goal_id: str) -> Iterator[MemoryEventStore]:
+        # Every check of a transaction runs before its first write, and the writes are
+        # plain dictionary updates that cannot fail, so the lock alone makes it atomic.
+        with self._lock:
+            yield self
+
+    @contextmanager
+    def _read(self) -> Iterator[MemoryEventStore]:
+        with self._lock:
+            yield self
+
+    def _last_seq(self, tx: MemoryEventStore, goal_id: str) -> int:
+        stream = self.streams.get(goal_id)
+        return stream[-1].seq if stream else 0
+
+    def _rows(
+        self, tx: MemoryEventStore, goal_id: str, after_seq: int, limit: int
+    ) -> list[tuple[int, bytes | str, int]]:
+        stream = self.streams.get(goal_id, [])
+        # Rows sit at index seq - 1 unless a test removed one; the engine spots the gap.
+        start = min(after_seq, len(stream))
+        while start > 0 and stream[start - 1].seq > after_seq:
+            start -= 1
+        return [(row.seq, row.body, row.crc) for row in stream[start : start + limit]]
+
+    def _insert(self, tx: MemoryEventStore, goal_id: str, rows: Sequence[StoredEvent]) -> None:
+        self.streams.setdefault(goal_id, []).extend(rows)
+
+    def _put_summary(self, tx: MemoryEventStore, summary: GoalSummary) -> None:
+        self._summaries_by_goal[summary.goal_id] = summary
+
+    def _summaries(self, tx: MemoryEventStore, statuses: Sequence[str] | None) -> list[GoalSummary]:
+        return [
+            summary
+            for goal_id, summary in sorted(self._summaries_by_goal.items())
+            if statuses is None or summary.status in statuses
+        ]
+
+    def _due(self, tx: MemoryEventStore, now: datetime, limit: int) -> list[GoalSummary]:
+        due = [s for s in self._summaries_by_goal.values() if s.is_due(now)]
+        due.sort(key=lambda s: (s.due_at, s.goal_id))
+        return due[:limit]
+
+    def _lease_record(self, tx: MemoryEventStore, goal_id: str) -> LeaseRecord | None:
+        return self._leases.get(goal_id)
+
+    def _put_lease(self, tx: MemoryEventStore, goal_id: str, record: LeaseRecord) -> None:
+        self._leases[goal_id] = record

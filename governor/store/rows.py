@@ -1,0 +1,89 @@
+"""Events to stored rows and back: batch checks on the way in, decoding on the way out.
+
+Rules (SPEC §3, §8):
+    * Writing validates: a batch is numbered ``expected_seq + 1 ..``, carries one goal id,
+      and only a new stream may (and must) start with ``goal.created``. The body is what
+      the one codec encodes.
+    * Every row carries the CRC-32 of its body. A body that does not match it was not
+      written by the store (a torn write, a damaged disk, an edit behind its back),
+      even when it still parses: a flipped digit in a ``seq`` or an ``attempt`` would
+      otherwise change a budget silently.
+    * Reading validates every row through the one codec. (A trusted read path that
+      skips validation was measured and not kept: see ``docs/store.md``.)
+    * A row that cannot be read raises ``CorruptEventError`` naming goal and seq.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+from pydantic import ValidationError
+
+from governor.core.codec import decode, describe, encode
+from governor.core.events import Event, GoalCreated
+from governor.errors import CorruptEventError
+
+
+class StoredEvent(NamedTuple):
+    """One event as a backend stores it."""
+
+    seq: int
+    type: str
+    at: datetime
+    body: bytes
+    crc: int
+    """``zlib.crc32(body)``."""
+
+
+def to_rows(goal_id: str, events: Sequence[Event], expected_seq: int) -> list[StoredEvent]:
+    """Check a batch for appending after ``expected_seq`` and encode it.
+
+    Raises:
+        ValueError: when the batch is empty, misnumbered, names another goal, or places
+            ``goal.created`` anywhere but at the start of a new stream.
+    """
+    if expected_seq < 0:
+        raise ValueError(f"expected_seq must be >= 0, not {expected_seq}")
+    if not events:
+        raise ValueError(f"goal {goal_id}: nothing to append")
+    rows = []
+    for offset, event in enumerate(events, start=1):
+        want = expected_seq + offset
+        if event.goal_id != goal_id:
+            raise ValueError(f"goal {goal_id}: event {want} belongs to goal {event.goal_id}")
+        if event.seq != want:
+            raise ValueError(
+                f"goal {goal_id}: event {offset} of the batch has seq {event.seq}, expected {want}"
+            )
+        if isinstance(event, GoalCreated) != (want == 1):
+            raise ValueError(
+                f"goal {goal_id}: a stream starts with goal.created, exactly once (seq {want} is {event.type})"
+            )
+        body = encode(event)
+        rows.append(StoredEvent(want, event.type, event.at, body, zlib.crc32(body)))
+    return rows
+
+
+def read_row(goal_id: str, seq: int, body: bytes | str, crc: int) -> Event:
+    """The event a row holds, checked against the row's checksum, goal and seq.
+
+    Raises:
+        CorruptEventError: when the body is not a valid event of this goal at this seq,
+            or not the body the store wrote.
+    """
+    if isinstance(body, str):  # a row edited as text behind the store's back
+        body = body.encode("utf-8", "surrogateescape")
+    try:
+        event = decode(body)
+    except ValidationError as exc:
+        raise CorruptEventError(goal_id, seq, describe(exc)) from None
+    if zlib.crc32(body) != crc:
+        raise CorruptEventError(goal_id, seq, "the body does not match its checksum")
+    if event.goal_id != goal_id or event.seq != seq:
+        raise CorruptEventError(
+            goal_id, seq, f"the row holds event {event.seq} of goal {event.goal_id}"
+        )
+    return event

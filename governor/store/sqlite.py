@@ -1,0 +1,329 @@
+"""The SQLite event store: the embedded default, one database file per working directory.
+
+Rules (SPEC §8):
+    * WAL journal, ``synchronous=FULL``: a commit is on disk when ``append`` returns.
+    * Every append and lease operation is one ``BEGIN IMMEDIATE`` transaction: it takes
+      the database's write lock first, so two processes never interleave their checks
+      and writes; the other waits up to the busy timeout.
+    * The schema is the append-only ``MIGRATIONS`` list; a migration's index is its
+      version. ``schema_version`` records what was applied; a database newer than the
+      code is refused, never guessed at.
+    * ``sqlite3`` errors are translated to ``StoreError`` in one place (``_translated``).
+    * One connection per store object, guarded by a lock: share a store between threads
+      if you must, but open one per process (and preferably one per thread).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Final
+
+from governor.core.decision import stamp
+from governor.errors import StoreError
+from governor.store.base import Clock, GoalSummary, Lease
+from governor.store.engine import BaseEventStore, LeaseRecord
+from governor.store.rows import StoredEvent
+
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    (
+        """CREATE TABLE events (
+            goal_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            at_us INTEGER NOT NULL,
+            body BLOB NOT NULL,
+            crc32 INTEGER NOT NULL,
+            PRIMARY KEY (goal_id, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE goals (
+            goal_id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            next_action TEXT NOT NULL,
+            blocked_on TEXT,
+            not_before_us INTEGER,
+            updated_at_us INTEGER NOT NULL,
+            due_us INTEGER NOT NULL
+        )""",
+        """CREATE INDEX goals_due ON goals (due_us, goal_id)
+            WHERE status IN ('ready', 'waiting', 'running')""",
+        "CREATE INDEX goals_status ON goals (status, goal_id)",
+        """CREATE TABLE leases (
+            goal_id TEXT PRIMARY KEY,
+            token INTEGER NOT NULL,
+            holder TEXT,
+            expires_at_us INTEGER
+        )""",
+    ),
+)
+"""Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
+
+Append only: never edit or reorder a shipped entry; add a new one.
+"""
+
+BUSY_TIMEOUT_S: Final = 30.0
+"""How long a transaction waits for another process's write lock before failing."""
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+# Queries are literal strings (no formatting), and migrations never use constants: a
+# shipped migration must not change when a constant does.
+_PUT_SUMMARY: Final = """INSERT OR REPLACE INTO goals
+    (goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us, due_us)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+_ALL_GOALS: Final = """SELECT
+    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us
+    FROM goals ORDER BY goal_id"""
+_GOALS_WITH_STATUS: Final = """SELECT
+    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us
+    FROM goals WHERE status IN (SELECT value FROM json_each(?)) ORDER BY goal_id"""
+# The status test repeats the partial index's WHERE word for word, so SQLite can use
+# goals_due: a walk in due order over the active goals only, however many have ended.
+_DUE: Final = """SELECT
+    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us
+    FROM goals INDEXED BY goals_due
+    WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_us <= ?)
+    ORDER BY due_us, goal_id LIMIT ?"""
+
+
+def _us(when: datetime) -> int:
+    return (when - _EPOCH) // timedelta(microseconds=1)
+
+
+def _time(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=us)
+
+
+def _translate(exc: sqlite3.Error, where: str) -> StoreError:
+    """The one translation of SQLite's errors into governor's."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return StoreError(
+            f"{where}: the database stayed locked by another process for longer than the "
+            f"busy timeout; try again ({text})"
+        )
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
+        return StoreError(f"{where}: not a SQLite database ({text})")
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in text:
+        return StoreError(
+            f"{where}: cannot open the database file; does its folder exist? ({text})"
+        )
+    return StoreError(f"{where}: {type(exc).__name__}: {text}")
+
+
+@contextmanager
+def _translated(where: str) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise _translate(exc, where) from exc
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    """The database's schema version; -1 for a database governor has never opened."""
+    table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    if conn.execute(table).fetchone() is None:
+        return -1
+    (found,) = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return -1 if found is None else int(found)
+
+
+def _check_not_newer(current: int, latest: int, where: str) -> None:
+    if current > latest:
+        raise StoreError(
+            f"{where}: the database has schema version {current}, but this governor knows "
+            f"versions up to {latest}; upgrade governor to open it"
+        )
+
+
+def migrate(
+    conn: sqlite3.Connection,
+    *,
+    where: str,
+    now: Callable[[], datetime],
+    migrations: Sequence[Sequence[str]] = MIGRATIONS,
+) -> int:
+    """Bring the database to the latest version; returns that version.
+
+    A current database is only read (opening never waits for a busy writer). Otherwise
+    the missing migrations run in one ``BEGIN IMMEDIATE`` transaction that re-reads the
+    version first, so two processes opening a new database at once migrate it once.
+
+    Raises:
+        StoreError: when the database is newer than ``migrations`` knows.
+    """
+    latest = len(migrations) - 1
+    found = _version(conn)
+    _check_not_newer(found, latest, where)
+    if found == latest:
+        return latest
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version "
+            "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        current = _version(conn)
+        _check_not_newer(current, latest, where)
+        for version in range(current + 1, latest + 1):
+            for statement in migrations[version]:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, stamp(now())))
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return latest
+
+
+def _summary(row: tuple[str, str, int, str, str, str | None, int | None, int]) -> GoalSummary:
+    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us = row
+    not_before = None if not_before_us is None else _time(not_before_us)
+    return GoalSummary(
+        goal_id, title, seq, status, next_action, blocked_on, not_before, _time(updated_at_us)
+    )
+
+
+class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
+    """The event store in one SQLite database file."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Clock | None = None,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+    ) -> None:
+        super().__init__(clock=clock)
+        self.path = Path(path)
+        self._where = str(self.path)
+        self._lock = threading.Lock()
+        with _translated(self._where):
+            # isolation_level=None: no implicit transactions; every write says BEGIN IMMEDIATE.
+            self._conn: sqlite3.Connection | None = sqlite3.connect(
+                self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+            )
+            try:
+                self._configure(self._conn, busy_timeout_s)
+                self.schema_version = migrate(self._conn, where=self._where, now=self._clock)
+            except BaseException:
+                self._conn.close()
+                raise
+
+    @staticmethod
+    def _configure(conn: sqlite3.Connection, busy_timeout_s: float) -> None:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        # FULL, not WAL's usual NORMAL: NORMAL may lose the last commits on power loss,
+        # and a lost attempt.started or lease write would let a goal run twice. The
+        # store is the only durable truth, so a commit must be on disk before we act.
+        conn.execute("PRAGMA synchronous = FULL")
+
+    def close(self) -> None:
+        """Close the connection; later calls raise ``StoreError``."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"{self._where}: the store is closed")
+        return self._conn
+
+    @contextmanager
+    def _write(self, goal_id: str) -> Iterator[sqlite3.Connection]:
+        with self._lock, _translated(self._where):
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:  # some errors (a full disk) already rolled back
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, _translated(self._where):
+            yield self._connection()
+
+    def _last_seq(self, tx: sqlite3.Connection, goal_id: str) -> int:
+        (found,) = tx.execute(
+            "SELECT MAX(seq) FROM events WHERE goal_id = ?", (goal_id,)
+        ).fetchone()
+        return 0 if found is None else int(found)
+
+    def _rows(
+        self, tx: sqlite3.Connection, goal_id: str, after_seq: int, limit: int
+    ) -> list[tuple[int, bytes | str, int]]:
+        return tx.execute(
+            "SELECT seq, body, crc32 FROM events WHERE goal_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (goal_id, after_seq, limit),
+        ).fetchall()
+
+    def _insert(self, tx: sqlite3.Connection, goal_id: str, rows: Sequence[StoredEvent]) -> None:
+        tx.executemany(
+            "INSERT INTO events (goal_id, seq, type, at_us, body, crc32) VALUES (?, ?, ?, ?, ?, ?)",
+            [(goal_id, r.seq, r.type, _us(r.at), r.body, r.crc) for r in rows],
+        )
+
+    def _put_summary(self, tx: sqlite3.Connection, summary: GoalSummary) -> None:
+        not_before = None if summary.not_before is None else _us(summary.not_before)
+        tx.execute(
+            _PUT_SUMMARY,
+            (
+                summary.goal_id,
+                summary.title,
+                summary.seq,
+                summary.status,
+                summary.next_action,
+                summary.blocked_on,
+                not_before,
+                _us(summary.updated_at),
+                _us(summary.due_at),
+            ),
+        )
+
+    def _summaries(
+        self, tx: sqlite3.Connection, statuses: Sequence[str] | None
+    ) -> list[GoalSummary]:
+        if statuses is None:
+            rows = tx.execute(_ALL_GOALS)
+        else:
+            rows = tx.execute(_GOALS_WITH_STATUS, (json.dumps(list(statuses)),))
+        return [_summary(row) for row in rows]
+
+    def _due(self, tx: sqlite3.Connection, now: datetime, limit: int) -> list[GoalSummary]:
+        return [_summary(row) for row in tx.execute(_DUE, (_us(now), limit))]
+
+    def _lease_record(self, tx: sqlite3.Connection, goal_id: str) -> LeaseRecord | None:
+        row = tx.execute(
+            "SELECT token, holder, expires_at_us FROM leases WHERE goal_id = ?", (goal_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        token, holder, expires_at_us = row
+        if holder is None or expires_at_us is None:
+            return LeaseRecord(token, None)
+        return LeaseRecord(token, Lease(goal_id, holder, token, _time(expires_at_us)))
+
+    def _put_lease(self, tx: sqlite3.Connection, goal_id: str, record: LeaseRecord) -> None:
+        lease = record.lease
+        tx.execute(
+            "INSERT OR REPLACE INTO leases (goal_id, token, holder, expires_at_us) VALUES (?, ?, ?, ?)",
+            (
+                goal_id,
+                record.token,
+                lease.holder if lease else None,
+                _us(lease.expires_at) if lease else None,
+            ),
+        )

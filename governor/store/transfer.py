@@ -1,0 +1,79 @@
+"""Moving goals between stores and files: export to JSON Lines, import from them (SPEC §3).
+
+Rules:
+    * Export writes exactly what the codec encodes, one event per line, in seq order.
+    * Import validates the whole file first (every line decodes, legacy shapes are
+      upcast, the history rules hold, a torn final line is an error), then appends it
+      in one transaction with ``expected_seq=0``: a goal already in the store is
+      refused and nothing is written.
+    * The imported goal's summary is the decision taken at its last event's ``at``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from governor.core.codec import LineDecoder
+from governor.core.events import Event
+from governor.core.history import check_history
+from governor.core.view import GoalView
+from governor.errors import CommandRefusedError, ConcurrencyConflictError
+from governor.store.base import EventStore, GoalSummary, summarize
+from governor.store.jsonl import read_history, write_history
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What an import stored."""
+
+    goal_id: str
+    events: int
+    """How many events were appended (the goal's last seq)."""
+    summary: GoalSummary
+    notes: tuple[str, ...] = ()
+    """What the importer upcast, line by line (legacy shapes)."""
+
+
+def export_history(store: EventStore, goal_id: str, out: BinaryIO) -> int:
+    """Write a goal's events to ``out`` as JSON Lines; returns how many were written.
+
+    Raises:
+        NotFoundError: when the goal is not in the store.
+        CorruptEventError: at a stored row that cannot be read back.
+    """
+    return write_history(store.load(goal_id), out)
+
+
+def import_history(store: EventStore, path: str | Path) -> ImportResult:
+    """Validate a history file, then store it as a new goal in one transaction.
+
+    Raises:
+        NotFoundError: when the file does not exist.
+        HistoryError: naming the line of the first problem (nothing is written).
+        CommandRefusedError: when the goal already exists in the store (nothing is written).
+    """
+    decoder = LineDecoder(str(path))
+    events: list[Event] = []
+    view = GoalView()
+    for _line, event, after in check_history(read_history(path, decoder=decoder), source=str(path)):
+        events.append(event)
+        view = after
+    goal_id = view.goal_id
+    if (stored := store.last_seq(goal_id)) > 0:
+        raise _exists(goal_id, path, stored)
+    assert view.last_at is not None  # check_history refuses an empty history
+    summary = summarize(view, view.last_at)
+    try:
+        last = store.append(goal_id, events, expected_seq=0, summary=summary)
+    except ConcurrencyConflictError as exc:
+        raise _exists(goal_id, path, exc.actual_seq) from exc
+    return ImportResult(goal_id, last, summary, tuple(decoder.notes))
+
+
+def _exists(goal_id: str, path: str | Path, stored: int) -> CommandRefusedError:
+    return CommandRefusedError(
+        f"the goal is already in the store ({stored} events); nothing was imported from {path}",
+        goal_id=goal_id,
+    )

@@ -1,0 +1,79 @@
+"""Store URLs: which backend a URL names, and ``open_store``, the one place settings are read.
+
+Rules (SPEC §8):
+    * No URL: ``GOVERNOR_STORE`` if set, else SQLite at ``.governor/governor.db`` in the
+      current directory (the folder is created).
+    * ``sqlite:///abs/path.db``, ``sqlite:relative.db`` or a plain path ending in ``.db``,
+      ``.sqlite`` or ``.sqlite3``: SQLite. ``memory:``: in memory.
+      ``postgresql://…``: PostgreSQL (not installed yet).
+    * The environment and the clock are read here and injected; no store reads them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+from governor.errors import StoreError
+from governor.store.base import Clock, EventStore, utc_now
+from governor.store.memory import MemoryEventStore
+from governor.store.sqlite import SqliteEventStore
+
+ENV_VAR: Final = "GOVERNOR_STORE"
+DEFAULT_PATH: Final = Path(".governor") / "governor.db"
+SQLITE_SUFFIXES: Final = (".db", ".sqlite", ".sqlite3")
+USAGE: Final = "use sqlite:///abs/path.db, sqlite:relative.db, a path ending in .db, or memory:"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file a SQLite URL or path names; None when it names no SQLite file.
+
+    Raises:
+        StoreError: for a ``sqlite:`` URL without a path, or with a host.
+    """
+    if url.startswith("sqlite://"):
+        rest = url.removeprefix("sqlite://")
+        if not rest.startswith("/"):
+            raise StoreError(f"store URL {url!r} names a host; {USAGE}")
+        path = rest
+    elif url.startswith("sqlite:"):
+        path = url.removeprefix("sqlite:")
+    elif "://" not in url and url.lower().endswith(SQLITE_SUFFIXES):
+        path = url
+    else:
+        return None
+    if not path.strip("/"):
+        raise StoreError(f"store URL {url!r} names no database file; {USAGE}")
+    return Path(path)
+
+
+def open_store(url: str | None = None, *, clock: Clock | None = None) -> EventStore:
+    """Open the event store a URL names (see the module docstring for the forms).
+
+    Args:
+        url: the store URL; None reads ``GOVERNOR_STORE``, then falls back to the default.
+        clock: the store's only time source (lease expiry, derived summaries); UTC now
+            by default.
+
+    Raises:
+        StoreError: for an unknown URL, a backend that is not installed, or a store
+            that cannot be opened.
+    """
+    clock = clock or utc_now
+    if url is None:
+        url = os.environ.get(ENV_VAR) or None
+    if url is None:
+        DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
+        return SqliteEventStore(DEFAULT_PATH.resolve(), clock=clock)
+    if url == "memory:":
+        return MemoryEventStore(clock=clock)
+    if url.startswith(("postgresql://", "postgres://")):
+        # The dispatch point for the PostgreSQL backend (a later issue adds it here).
+        raise StoreError(
+            "PostgreSQL support is not installed yet; use a SQLite store (the default) for now"
+        )
+    path = sqlite_path(url)
+    if path is None:
+        raise StoreError(f"unknown store URL {url!r}; {USAGE}")
+    return SqliteEventStore(path, clock=clock)

@@ -1,0 +1,101 @@
+"""A separate process that uses a SQLite store, for the multi-process store tests.
+
+Run as ``python -m tests.store.proc COMMAND …`` from the repository root; it prints one
+JSON object per step on stdout.
+
+    append DB GOAL NAME COUNT GO       append COUNT events, retrying on conflicts
+    hold DB GOAL HOLDER TTL GO         take the lease, wait for GO, then append under it
+    take DB GOAL HOLDER TTL            take the lease as soon as it expires, append under it
+
+``GO`` is a file the test creates to release every waiting process at once.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from governor.core.events import GoalResumed
+from governor.errors import ConcurrencyConflictError, LeaseError
+from governor.store.base import Lease
+from governor.store.sqlite import SqliteEventStore
+
+AT = datetime(2026, 1, 2, tzinfo=UTC)
+
+
+def say(**fields: object) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def wait_for(path: Path, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {path}")
+        time.sleep(0.002)
+
+
+def event(goal: str, seq: int, reason: str) -> GoalResumed:
+    return GoalResumed(goal_id=goal, seq=seq, at=AT, reason=reason, actor="operator:proc")
+
+
+def append(db: str, goal: str, name: str, count: str, go: str) -> None:
+    store = SqliteEventStore(db)
+    Path(f"{go}.ready-{name}").touch()
+    wait_for(Path(go))
+    conflicts = 0
+    for i in range(int(count)):
+        while True:
+            seq = store.last_seq(goal)
+            time.sleep(0.0005)  # a runner decides between reading and appending
+            try:
+                store.append(goal, [event(goal, seq + 1, f"{name}-{i}")], expected_seq=seq)
+                break
+            except ConcurrencyConflictError:
+                conflicts += 1
+    say(name=name, conflicts=conflicts)
+
+
+def append_under(store: SqliteEventStore, lease: Lease, reason: str) -> None:
+    seq = store.last_seq(lease.goal_id)
+    try:
+        store.append(
+            lease.goal_id, [event(lease.goal_id, seq + 1, reason)], expected_seq=seq, lease=lease
+        )
+    except LeaseError as exc:
+        say(result="refused", holder=exc.holder, message=str(exc))
+    else:
+        say(result="appended", seq=seq + 1)
+
+
+def hold(db: str, goal: str, holder: str, ttl: str, go: str) -> None:
+    store = SqliteEventStore(db)
+    lease = store.acquire_lease(goal, holder, ttl_s=float(ttl))
+    say(token=lease.token, holder=lease.holder)
+    wait_for(Path(go))  # meanwhile the lease expires and another process takes it over
+    append_under(store, lease, holder)
+
+
+def take(db: str, goal: str, holder: str, ttl: str) -> None:
+    store = SqliteEventStore(db)
+    start = time.monotonic()
+    while True:
+        try:
+            lease = store.acquire_lease(goal, holder, ttl_s=float(ttl))
+            break
+        except LeaseError:
+            if time.monotonic() - start > 30:
+                raise
+            time.sleep(0.02)
+    say(token=lease.token, holder=lease.holder, waited_s=time.monotonic() - start)
+    append_under(store, lease, holder)
+
+
+COMMANDS: dict[str, Callable[..., None]] = {"append": append, "hold": hold, "take": take}
+
+if __name__ == "__main__":
+    COMMANDS[sys.argv[1]](*sys.argv[2:])

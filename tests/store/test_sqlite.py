@@ -1,0 +1,259 @@
+"""The store contract on a real SQLite file, plus what only SQLite has: migrations,
+pragmas, reopening, driver errors, and real processes racing on one database."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+import zlib
+from contextlib import closing
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from governor.core.events import GoalResumed
+from governor.errors import StoreError
+from governor.store.base import ACTIVE_STATUSES
+from governor.store.sqlite import _DUE, MIGRATIONS, SqliteEventStore, migrate
+from tests.store.contract import StoreContract
+from tests.store.streams import FakeClock, MakeStore, resumed, story
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class TestSqliteStore(StoreContract):
+    @pytest.fixture
+    def make_store(self, tmp_path: Path, clock: FakeClock) -> MakeStore:
+        names = itertools.count()
+        return lambda: SqliteEventStore(tmp_path / f"store-{next(names)}.db", clock=clock)
+
+    def damage(self, store, goal_id, seq, body, *, checksum):
+        assert isinstance(store, SqliteEventStore)
+        with closing(sqlite3.connect(store.path)) as raw, raw:
+            if body is None:
+                raw.execute("DELETE FROM events WHERE goal_id = ? AND seq = ?", (goal_id, seq))
+            elif checksum:
+                crc = zlib.crc32(body.encode())
+                raw.execute(
+                    "UPDATE events SET body = ?, crc32 = ? WHERE goal_id = ? AND seq = ?",
+                    (body, crc, goal_id, seq),
+                )
+            else:  # written as TEXT, as an edit with the sqlite3 shell would
+                raw.execute(
+                    "UPDATE events SET body = ? WHERE goal_id = ? AND seq = ?", (body, goal_id, seq)
+                )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "governor.db"
+
+
+def versions(path: Path) -> list[tuple[int, str]]:
+    with closing(sqlite3.connect(path)) as raw:
+        return raw.execute(
+            "SELECT version, applied_at FROM schema_version ORDER BY version"
+        ).fetchall()
+
+
+# --- durability settings and reopening -----------------------------------------------------
+
+
+def test_the_database_is_wal_with_full_sync_and_a_busy_timeout(db):
+    store = SqliteEventStore(db, busy_timeout_s=7)
+    conn = store._conn
+    assert conn is not None
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert conn.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    assert conn.execute("PRAGMA busy_timeout").fetchone() == (7000,)
+    store.close()
+
+
+def test_everything_survives_closing_and_reopening(db):
+    clock = FakeClock()
+    store = SqliteEventStore(db, clock=clock)
+    events = story().events
+    store.append("g1", events, expected_seq=0)
+    lease = store.acquire_lease("g1", "a", ttl_s=30)
+    store.release_lease(lease)
+    summaries = store.goals()
+    store.close()
+    again = SqliteEventStore(db, clock=clock)
+    assert list(again.load("g1")) == events
+    assert again.goals() == summaries
+    assert again.acquire_lease("g1", "b", ttl_s=30).token == 2  # tokens outlive the process
+    again.close()
+
+
+def test_the_due_query_walks_the_partial_index(db):
+    store = SqliteEventStore(db)
+    assert store._conn is not None
+    plan = store._conn.execute(f"EXPLAIN QUERY PLAN {_DUE}", (0, 10)).fetchall()
+    assert any("USING INDEX goals_due" in row[-1] for row in plan), plan
+    store.close()
+
+
+def test_the_sql_spells_the_active_statuses_as_the_code_does():
+    literal = str(ACTIVE_STATUSES)
+    assert literal in _DUE
+    assert literal in " ".join(MIGRATIONS[0])
+
+
+# --- driver errors are translated -------------------------------------------------------
+
+
+def test_a_closed_store_raises_store_error(db):
+    store = SqliteEventStore(db)
+    store.close()
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.last_seq("g1")
+
+
+def test_a_file_that_is_not_a_database_is_refused(db):
+    db.write_bytes(b"this is not sqlite, just some text that is long enough" * 100)
+    with pytest.raises(StoreError, match="not a SQLite database") as caught:
+        SqliteEventStore(db)
+    assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
+
+
+def test_a_missing_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(StoreError, match="cannot open the database file"):
+        SqliteEventStore(tmp_path / "nope" / "governor.db")
+
+
+def test_a_writer_holding_the_lock_too_long_is_a_clear_error(db):
+    SqliteEventStore(db).append("g1", story().events, expected_seq=0)
+    with closing(sqlite3.connect(db, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        store = SqliteEventStore(db, busy_timeout_s=0.05)
+        with pytest.raises(StoreError, match="locked by another process"):
+            store.append("g1", [resumed("g1", 10)], expected_seq=9)
+        other.execute("ROLLBACK")
+    assert store.last_seq("g1") == 9
+    store.close()
+
+
+# --- migrations -----------------------------------------------------------------------------
+
+
+def test_a_new_database_is_migrated_to_the_latest_version(db):
+    store = SqliteEventStore(db)
+    assert store.schema_version == len(MIGRATIONS) - 1
+    assert [v for v, _ in versions(db)] == list(range(len(MIGRATIONS)))
+    store.close()
+
+
+def test_reopening_does_not_migrate_again(db):
+    clock = FakeClock()
+    SqliteEventStore(db, clock=clock).close()
+    before = versions(db)
+    clock.advance(3600)
+    SqliteEventStore(db, clock=clock).close()
+    assert versions(db) == before
+
+
+def test_a_database_newer_than_the_code_is_refused_untouched(db):
+    SqliteEventStore(db).close()
+    with closing(sqlite3.connect(db)) as raw, raw:
+        raw.execute("INSERT INTO schema_version VALUES (?, 'the future')", (len(MIGRATIONS),))
+    before = versions(db)
+    with pytest.raises(StoreError, match=f"schema version {len(MIGRATIONS)}.*upgrade governor"):
+        SqliteEventStore(db)
+    assert versions(db) == before
+
+
+def test_an_older_database_gets_only_the_missing_migrations(db):
+    SqliteEventStore(db).close()
+    newer = (*MIGRATIONS, ("CREATE TABLE notes (goal_id TEXT, note TEXT)",))
+    with closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        assert migrate(raw, where="t", now=FakeClock(), migrations=newer) == len(MIGRATIONS)
+        assert [v for (v,) in raw.execute("SELECT version FROM schema_version")] == list(
+            range(len(newer))
+        )
+        raw.execute("SELECT * FROM notes")
+
+
+def test_a_failing_migration_leaves_the_database_as_it_was(db):
+    SqliteEventStore(db).close()
+    before = versions(db)
+    broken = (*MIGRATIONS, ("CREATE TABLE fine (x)", "THIS IS NOT SQL"))
+    with closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        with pytest.raises(sqlite3.OperationalError):
+            migrate(raw, where="t", now=FakeClock(), migrations=broken)
+        assert raw.execute("SELECT name FROM sqlite_master WHERE name = 'fine'").fetchall() == []
+    assert versions(db) == before
+
+
+# --- real processes --------------------------------------------------------------------------
+
+
+def spawn(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.store.proc", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> list[dict]:
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_two_processes_appending_to_one_goal_write_each_seq_exactly_once(db, tmp_path):
+    SqliteEventStore(db).append("g1", story().events[:1], expected_seq=0)
+    go = tmp_path / "go"
+    count = 60
+    procs = [spawn("append", str(db), "g1", name, str(count), str(go)) for name in ("p1", "p2")]
+    deadline = time.monotonic() + 30
+    while not all(Path(f"{go}.ready-{name}").exists() for name in ("p1", "p2")):
+        assert time.monotonic() < deadline, "the writers did not start"
+        time.sleep(0.01)
+    go.touch()
+    reports = [finish(proc)[0] for proc in procs]
+    events = list(SqliteEventStore(db).load("g1"))
+    assert [e.seq for e in events] == list(range(1, 2 * count + 2))
+    reasons = [str(e.reason) for e in events if isinstance(e, GoalResumed)]
+    expected = [f"{name}-{i}" for name in ("p1", "p2") for i in range(count)]
+    assert sorted(reasons) == sorted(expected)  # every append landed exactly once
+    for name in ("p1", "p2"):  # and each writer's appends kept their order
+        assert [r for r in reasons if r.startswith(name)] == [f"{name}-{i}" for i in range(count)]
+    assert sum(r["conflicts"] for r in reports) > 0, "the writers never raced"
+
+
+def test_a_zombie_process_cannot_append_after_another_process_took_its_lease_over(db, tmp_path):
+    events = story().events
+    SqliteEventStore(db).append("g1", events, expected_seq=0)
+    go = tmp_path / "go"
+    zombie = spawn("hold", str(db), "g1", "runner-a", "0.3", str(go))
+    assert zombie.stdout is not None
+    held = json.loads(zombie.stdout.readline())
+    successor = finish(spawn("take", str(db), "g1", "runner-b", "30"))
+    go.touch()
+    late = finish(zombie)
+    assert successor[0]["token"] > held["token"]
+    assert successor[1] == {"result": "appended", "seq": len(events) + 1}
+    assert late[0]["result"] == "refused"
+    assert late[0]["holder"] == "runner-b"
+    assert "no longer current" in late[0]["message"]
+    stored = list(SqliteEventStore(db).load("g1"))
+    assert len(stored) == len(events) + 1
+    assert stored[-1].reason == "runner-b"
+
+
+def test_a_lease_takeover_waits_for_expiry_in_real_time(db):
+    store = SqliteEventStore(db)
+    lease = store.acquire_lease("g1", "a", ttl_s=0.2)
+    assert lease.expires_at - store._clock() <= timedelta(seconds=0.2)
+    time.sleep(0.25)
+    assert store.acquire_lease("g1", "b", ttl_s=1).token == lease.token + 1
+    store.close()
