@@ -93,7 +93,8 @@ def _ledger(decision: Decision) -> str:
 
 def _planner_prior(view: GoalView) -> str:
     lines = []
-    plan = view.latest_plan
+    # the latest plan with an outcome: the one being requested now has none yet
+    plan = next((p for p in reversed(view.plans.values()) if p.status != "requested"), None)
     if plan is not None and plan.status == "failed" and plan.failure is not None:
         if plan.failure_class in ("environment", "upstream"):
             lines.append(

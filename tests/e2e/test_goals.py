@@ -264,3 +264,79 @@ def test_status_list_and_export_import_round_trip(project: Project) -> None:
     again = other.gov("export", "g")
     assert again.stdout.encode() == (project.root / "g.jsonl").read_bytes()
     assert other.gov("import", str(project.root / "g.jsonl")).returncode == 5
+
+
+def test_secrets_never_reach_events_or_log_lines_even_when_the_agent_prints_them(
+    project: Project,
+) -> None:
+    project.env["MY_API_KEY"] = "supersecretvalue123"
+    project.env["GITHUB_TOKEN"] = "ghp_notpassedatall0000000000000000000000"
+    worker = project.script(
+        "worker",
+        "cat >/dev/null\n"
+        'echo "key=$MY_API_KEY sk-abcdefghijklmnopqrstu12345 Authorization: Bearer tok3nvalue9999" >&2\n'
+        'echo "github=$GITHUB_TOKEN" >&2\nexit 1\n',
+    )
+    planner = scripted(project, planner_script([{"reply": plan("a")}]))
+    project.goal(
+        "g",
+        planner,
+        {"harness": "command", "args": [worker], "env": ["MY_API_KEY"]},
+        max_attempts=1,
+        max_replans=1,
+    )
+    result = project.gov("run", "g")
+    assert result.returncode == 11
+    recorded = (project.root / "governor.db").read_bytes() + project.gov(
+        "events", "g", "--json"
+    ).stdout.encode()
+    logs = (result.stdout + result.stderr).encode()
+    for secret in (
+        b"supersecretvalue123",
+        b"sk-abcdefghijklmnopqrstu12345",
+        b"tok3nvalue9999",
+        b"ghp_notpassed",
+    ):
+        assert secret not in recorded
+        assert secret not in logs
+    error = next(e for e in project.events("g") if e["type"] == "attempt.finished")["error"]
+    assert "[REDACTED]" in error
+    assert "github=" in error  # the unlisted variable never reached the child at all
+
+
+def test_parallel_items_are_dispatched_at_once(project: Project) -> None:
+    slow = {"delay_s": 0.5}
+    scenario = scripted(
+        project,
+        planner_script([{"reply": plan("a", "b")}, {"reply": COMPLETE}]),
+        worker_script("a", [{**slow, "reply": done("a")}]),
+        worker_script("b", [{**slow, "reply": done("b")}]),
+    )
+    project.goal("g", scenario, scenario, max_parallel_work=2)
+    assert project.gov("run", "g").returncode == 0
+    attempts = [e["type"] for e in project.events("g") if e["type"].startswith("attempt.")]
+    assert attempts[:2] == ["attempt.started", "attempt.started"]
+
+
+def test_doctor_names_a_missing_binary_in_one_line_then_passes(project: Project) -> None:
+    (project.root / "goal.json").write_text(
+        json.dumps(
+            {
+                "title": "t",
+                "objective": "o",
+                "planner": "p",
+                "worker": "w",
+                "profiles": {
+                    "p": {"harness": "command", "args": ["bin/plan-agent"]},
+                    "w": {"harness": "scripted", "args": ["s.json"]},
+                },
+            }
+        )
+    )
+    missing = project.gov("doctor", "goal.json")
+    assert missing.returncode == 8
+    assert missing.stdout.splitlines()[0].startswith("missing: goal.json:p: ")
+    assert "plan-agent is not on PATH" in missing.stdout
+    assert "ok: goal.json:w" in missing.stdout
+    project.script("plan-agent", 'echo "plan-agent 1.0"\n')
+    assert project.gov("doctor", "goal.json").returncode == 0
