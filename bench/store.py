@@ -1,10 +1,17 @@
-"""Benchmark: the SQLite event store — appends, loads, and ``due`` / ``goals`` at scale.
+"""Benchmark: the event store — appends, loads, and ``due`` / ``goals`` at scale.
 
-Run: ``.venv/bin/python -m bench.store [--events 200000] [--appends 2000] [--goals 100000]``
+Run: ``.venv/bin/python -m bench.store [--events 200000] [--appends 2000] [--goals 100000]
+[--postgres]``
+
+SQLite by default (real files). ``--postgres`` measures the PostgreSQL store instead, on
+a throw-away server this run starts on the local disk with PostgreSQL's default
+durability (fsync on, ``synchronous_commit=on``) — the test suite's helpers
+(``tests/store/postgres_server.py``) start it, so the server binaries must be installed.
+Each section gets a fresh database; the client reaches the server over TCP on 127.0.0.1.
 
 Method (the figures go to docs/store.md and docs/performance.md):
     1. Generate a valid history of about N events (``bench/history_gen``), decode it once.
-    2. Appends, on a real file with ``synchronous=FULL``:
+    2. Appends (SQLite: a real file with ``synchronous=FULL``):
          bulk       the whole history in one ``append`` (what ``import`` does)
          single     ``--appends`` appends of one event each, each its own transaction
          fenced     the same under a lease (the fencing check inside the transaction)
@@ -21,22 +28,95 @@ import argparse
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from itertools import count
 from pathlib import Path
+from typing import Any, Protocol
 
 import orjson
+import psycopg
 
 from bench.history_gen import events as generate
 from governor.core.codec import decode
 from governor.core.events import Event, GoalResumed
 from governor.core.view import project
 from governor.store.base import summarize
+from governor.store.engine import BaseEventStore
+from governor.store.postgres import PostgresEventStore
 from governor.store.sqlite import SqliteEventStore
+from tests.store.postgres_server import PostgresServer, find_bindir, throwaway_server
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+Store = BaseEventStore[Any]
+
+
+class Target(Protocol):
+    """Where the stores live; ``bare`` and ``fill`` go behind the store's back."""
+
+    def open(self, name: str) -> Store: ...
+
+    def bare(self, store: Store, goal_id: str) -> Iterator[bytes]: ...
+
+    def fill(self, store: Store, rows: list[tuple[str, str, datetime]]) -> None: ...
+
+
+class SqliteTarget:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def open(self, name: str) -> Store:
+        return SqliteEventStore(self.folder / f"{name}.db")
+
+    def bare(self, store: Store, goal_id: str) -> Iterator[bytes]:
+        assert isinstance(store, SqliteEventStore)
+        query = "SELECT body FROM events WHERE goal_id = ? ORDER BY seq"
+        with closing(sqlite3.connect(store.path)) as raw:
+            for (body,) in raw.execute(query, (goal_id,)):
+                yield body
+
+    def fill(self, store: Store, rows: list[tuple[str, str, datetime]]) -> None:
+        values = []
+        for goal_id, status, at in rows:
+            us = (at - EPOCH) // timedelta(microseconds=1)
+            values.append((goal_id, "t", 1, status, "none", None, us, us, us))
+        with store._write("bench") as tx:
+            tx.executemany("INSERT INTO goals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+
+
+class PostgresTarget:
+    def __init__(self, server: PostgresServer) -> None:
+        self.server = server
+        self.names = count()
+
+    def open(self, name: str) -> Store:
+        return PostgresEventStore(self.server.create_database(f"bench_{name}_{next(self.names)}"))
+
+    def bare(self, store: Store, goal_id: str) -> Iterator[bytes]:
+        assert isinstance(store, PostgresEventStore)
+        query = "SELECT body FROM events WHERE goal_id = %s ORDER BY seq"
+        with psycopg.connect(store.url) as raw:
+            for (body,) in raw.execute(query, (goal_id,)):
+                yield body
+
+    def fill(self, store: Store, rows: list[tuple[str, str, datetime]]) -> None:
+        assert isinstance(store, PostgresEventStore)
+        with (
+            psycopg.connect(store.url) as raw,
+            raw.cursor().copy(
+                "COPY goals (goal_id, title, seq, status, next_action, not_before, updated_at, due_at) "
+                "FROM STDIN"
+            ) as copy,
+        ):
+            for goal_id, status, at in rows:
+                copy.write_row((goal_id, "t", 1, status, "none", at, at, at))
+        with psycopg.connect(store.url, autocommit=True) as raw:
+            raw.execute("ANALYZE goals")  # as autovacuum would after a bulk load
 
 
 def history(n: int) -> list[Event]:
@@ -49,8 +129,8 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def appends(folder: Path, events: list[Event], singles: int) -> dict[str, float]:
-    store = SqliteEventStore(folder / "appends.db")
+def appends(target: Target, events: list[Event], singles: int) -> dict[str, float]:
+    store = target.open("appends")
     whole = summarize(project(events), T0)
     bulk = timed(lambda: store.append("bench", events, expected_seq=0, summary=whole))
     for goal_id in ("one", "two"):
@@ -84,15 +164,12 @@ def appends(folder: Path, events: list[Event], singles: int) -> dict[str, float]
     }
 
 
-def loads(folder: Path, events: list[Event], repeat: int) -> dict[str, float]:
-    path = folder / "loads.db"
-    store = SqliteEventStore(path)
+def loads(target: Target, events: list[Event], repeat: int) -> dict[str, float]:
+    store = target.open("loads")
     store.append("bench", events, expected_seq=0)
-    raw = sqlite3.connect(path)
 
     def bare() -> None:
-        query = "SELECT seq, body FROM events WHERE goal_id = 'bench' ORDER BY seq"
-        for _seq, body in raw.execute(query):
+        for body in target.bare(store, "bench"):
             orjson.loads(body)
 
     def drain() -> None:
@@ -109,17 +186,15 @@ def loads(folder: Path, events: list[Event], repeat: int) -> dict[str, float]:
     return {f"load {name} (events/s)": len(events) / t for name, t in best.items()}
 
 
-def scheduling(folder: Path, goals: int) -> dict[str, float]:
-    store = SqliteEventStore(folder / "goals.db")
+def scheduling(target: Target, goals: int) -> dict[str, float]:
+    store = target.open("goals")
     statuses = ["succeeded", "blocked", "cancelled", "budget_exhausted"] * 25
     statuses[:1] = ["ready"]
     rows = []
     for i in range(goals):
         status = statuses[i % 100] if i % 200 else "waiting"
-        at_us = i * 1_000_000
-        rows.append((f"g{i:06d}", "t", 1, status, "none", None, at_us, at_us, at_us))
-    with store._write("bench") as tx:  # bulk-load summaries directly: only queries are timed
-        tx.executemany("INSERT INTO goals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        rows.append((f"g{i:06d}", status, EPOCH + timedelta(seconds=i)))
+    target.fill(store, rows)  # bulk-load summaries directly: only queries are timed
     now = T0 + timedelta(seconds=goals // 2)
     due = min(timed(lambda: store.due(now, limit=100)) for _ in range(20))
     ready = min(timed(lambda: store.goals(statuses=["ready"])) for _ in range(5))
@@ -132,20 +207,33 @@ def scheduling(folder: Path, goals: int) -> dict[str, float]:
     }
 
 
+@contextmanager
+def target_for(postgres: bool) -> Iterator[Target]:
+    if not postgres:
+        with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as tmp:
+            yield SqliteTarget(Path(tmp))
+        return
+    bindir = find_bindir()
+    if bindir is None:
+        raise SystemExit("--postgres needs the PostgreSQL server binaries (initdb, pg_ctl)")
+    with throwaway_server(bindir, durable=True) as server:
+        yield PostgresTarget(server)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--appends", type=int, default=2_000)
     parser.add_argument("--goals", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--postgres", action="store_true", help="measure the PostgreSQL store")
     args = parser.parse_args()
     events = history(args.events)
-    with tempfile.TemporaryDirectory(dir=Path(__file__).parent) as tmp:
-        folder = Path(tmp)
+    with target_for(args.postgres) as target:
         figures = {
-            **appends(folder, events, args.appends),
-            **loads(folder, events, args.repeat),
-            **scheduling(folder, args.goals),
+            **appends(target, events, args.appends),
+            **loads(target, events, args.repeat),
+            **scheduling(target, args.goals),
         }
     print(f"{len(events):,} events")
     for name, value in figures.items():

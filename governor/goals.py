@@ -25,7 +25,7 @@ from governor.core.view import GoalView, fold, project
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 from governor.exec.harness import harness_for
 from governor.goalfile import goal_from_file
-from governor.graph.runner import HarnessFactory, Progress, Runner, RunnerSettings
+from governor.graph.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
 from governor.store.base import EventStore, summarize
 
 if TYPE_CHECKING:
@@ -117,11 +117,22 @@ def runner(
     sleep: Callable[[float], None] = time.sleep,
     progress: Progress | None = None,
     harnesses: HarnessFactory = harness_for,
+    observer: Observer | None = None,
 ) -> Runner:
-    """A runner for one goal (it does not hold the lease yet)."""
+    """A runner for one goal (it does not hold the lease yet).
+
+    ``observer`` is told of every batch of events the runner appends (logs, metrics).
+    """
     exists(store, goal_id)
     return Runner(
-        store, goal_id, settings, clock=clock, sleep=sleep, progress=progress, harnesses=harnesses
+        store,
+        goal_id,
+        settings,
+        clock=clock,
+        sleep=sleep,
+        progress=progress,
+        harnesses=harnesses,
+        observer=observer,
     )
 
 
@@ -144,8 +155,14 @@ def run(goal_runner: Runner, *, max_wait_s: float = 900.0, max_steps: int = 10_0
         goal_runner.release()
 
 
-def tick(goal_runner: Runner) -> RunReport:
-    """One step: decide, then act once (plan, apply, dispatch, accept) — never wait."""
+def tick(
+    goal_runner: Runner, *, on_decision: Callable[[Decision, str], None] | None = None
+) -> RunReport:
+    """One step: decide, then act once (plan, apply, dispatch, accept) — never wait.
+
+    ``on_decision`` is told of the decision acted on and the node it routes to, before
+    the node runs.
+    """
     from governor.graph.build import route  # noqa: PLC0415 - langgraph takes 0.3 s to import
 
     goal_runner.acquire()
@@ -155,6 +172,8 @@ def tick(goal_runner: Runner) -> RunReport:
         while decision.is_stopped and goal_runner.reprobe(decision):
             decision = goal_runner.decide()
         node = route(decision)
+        if on_decision is not None:
+            on_decision(decision, node)
         if node in ("plan", "apply", "dispatch", "accept"):
             getattr(goal_runner, node)(decision)
         after = goal_runner.decide()

@@ -32,6 +32,7 @@ from typing import Any, Final
 from governor.core.decision import Decision, Status, WorkDecision, count, last_line, stamp
 from governor.core.events import PlanTrigger
 from governor.core.ledger import (
+    NO_LEDGER,
     Ledger,
     attempt_ledger,
     can_attempt_more,
@@ -279,14 +280,22 @@ def ledger_of(view: GoalView, now: datetime) -> Ledger:
     return _ledger(view, {w: decide_work(view, item, now) for w, item in view.work.items()})
 
 
-def decide(view: GoalView, now: datetime) -> Decision:
-    """The goal's decision (SPEC §6.2), with its item decisions and the full ledger."""
-    decisions = {w: decide_work(view, item, now) for w, item in view.work.items()}
+def decide(view: GoalView, now: datetime, *, with_ledger: bool = True) -> Decision:
+    """The goal's decision (SPEC §6.2), with its item decisions and the full ledger.
+
+    ``with_ledger=False`` skips the ledger (``NO_LEDGER``) and every item outside the active
+    plan: the same status, action and reason, for callers that only act on them (what-if,
+    simulation).
+    """
     active = view.active_plan
-    items = (
-        tuple(decisions[w] for w in view.items_by_plan.get(active.plan_id, ())) if active else ()
-    )
-    ctx = _Ctx(view, now, _ledger(view, decisions), items)
+    active_ids = view.items_by_plan.get(active.plan_id, ()) if active else ()
+    if with_ledger:
+        decisions = {w: decide_work(view, item, now) for w, item in view.work.items()}
+        ledger = _ledger(view, decisions)
+    else:
+        decisions = {w: decide_work(view, view.work[w], now) for w in active_ids}
+        ledger = NO_LEDGER
+    ctx = _Ctx(view, now, ledger, tuple(decisions[w] for w in active_ids))
     for rule in GOAL_RULES:
         decision = rule(ctx)
         if decision is not None:

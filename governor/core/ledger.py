@@ -132,3 +132,7 @@ def work_ledger(item: WorkState, status: str, next_action: str) -> WorkLedger:
         limit=item.max_attempts,
         remaining=item_remaining(item),
     )
+
+
+NO_LEDGER = Ledger(ReplanLedger(0, 0, 0, 0, 0, 0), AttemptLedger(0, 0, 0, 0), {}, 0.0, 0.0)
+"""The ledger of a decision taken with ``with_ledger=False``: not computed (all zeros)."""

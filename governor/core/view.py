@@ -144,8 +144,15 @@ class GoalView:
     """The reason of the latest ``goal.resumed`` (for a decision: the answer)."""
 
     def copy(self) -> GoalView:
-        """An independent snapshot (events are frozen and shared)."""
-        return copy.deepcopy(self)
+        """An independent snapshot: state objects are copied, frozen events are shared."""
+        plans = {k: copy.copy(p) for k, p in self.plans.items()}
+        latest = plans[self.latest_plan.plan_id] if self.latest_plan is not None else None
+        active = plans[self.active_plan.plan_id] if self.active_plan is not None else None
+        clone = copy.copy(self)
+        clone.plans, clone.latest_plan, clone.active_plan = plans, latest, active
+        clone.work = {k: copy.copy(w) for k, w in self.work.items()}
+        clone.items_by_plan = {k: list(v) for k, v in self.items_by_plan.items()}
+        return clone
 
     def items_of(self, plan: PlanState | None) -> list[WorkState]:
         """The work items of a plan, in creation order."""

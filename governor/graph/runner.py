@@ -50,6 +50,8 @@ from governor.workflow.run import (
 Build = Callable[[GoalView], list[Event]]
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
+Observer = Callable[[Sequence[Event]], None]
+"""Told of every batch of events the runner appended, after the append committed."""
 
 
 def utc_now() -> datetime:
@@ -93,9 +95,10 @@ class Runner:
         runtime: Runtime | None = None,
         progress: Progress | None = None,
         harnesses: HarnessFactory = harness_for,
+        observer: Observer | None = None,
     ) -> None:
         self.store, self.goal_id, self.settings = store, goal_id, settings
-        self.harnesses = harnesses
+        self.harnesses, self.observer = harnesses, observer
         self.clock, self.sleep, self.ids = clock, sleep, ids
         self.runtime = runtime or Runtime(sleep=sleep)
         self.progress = progress or (lambda _message: None)
@@ -136,12 +139,15 @@ class Runner:
                         lease=self.lease,
                         summary=summary,
                     )
-                    return events
                 except ConcurrencyConflictError:
                     self.view = project(self.store.load(self.goal_id))
+                    continue
                 except BaseException:
                     self.view = project(self.store.load(self.goal_id))
                     raise
+                if self.observer is not None:
+                    self.observer(events)
+                return events
             raise ConcurrencyConflictError(
                 self.goal_id,
                 expected_seq=self.view.seq,

@@ -31,6 +31,9 @@ Clock = Callable[[], datetime]
 ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
 """Goal statuses a scheduler may have to act on (``due`` looks only at these)."""
 
+ERRORS_KEPT: Final = 100
+"""How many recent service errors the registry keeps (older ones are dropped)."""
+
 
 def utc_now() -> datetime:
     """The default clock: the current time in UTC."""
@@ -86,6 +89,34 @@ class GoalSummary:
         return self.status in ACTIVE_STATUSES
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerBeat:
+    """One service worker's row of the registry: who it is, and what it is doing now.
+
+    Written by the worker at every heartbeat; ``governor service status`` reads them.
+    A row whose ``heartbeat_at`` is old belongs to a worker that died.
+    """
+
+    worker_id: str
+    host: str
+    pid: int
+    started_at: datetime
+    heartbeat_at: datetime
+    goal_id: str | None = None
+    """The goal the worker is stepping, None while it looks for work or sleeps."""
+    step_started_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceError:
+    """An infrastructure error a service worker met while stepping a goal (never an event)."""
+
+    at: datetime
+    worker_id: str
+    goal_id: str | None
+    error: str
+
+
 def summarize(view: GoalView, now: datetime) -> GoalSummary:
     """The summary row of a goal: its view and the decision taken at ``now``.
 
@@ -94,7 +125,7 @@ def summarize(view: GoalView, now: datetime) -> GoalSummary:
     """
     if view.created is None or view.last_at is None:
         raise ValueError("cannot summarise a goal without goal.created")
-    decision = decide(view, now)
+    decision = decide(view, now, with_ledger=False)
     return GoalSummary(
         goal_id=view.goal_id,
         title=view.created.title,
@@ -148,6 +179,14 @@ class EventStore(Protocol):
         """Goals a scheduler should tick at ``now``, most overdue first."""
         ...
 
+    def goal_counts(self) -> dict[str, int]:
+        """How many goals have each status (statuses with no goal are left out)."""
+        ...
+
+    def soonest_wakeup(self) -> datetime | None:
+        """The earliest ``not_before`` among waiting goals; None when no goal waits."""
+        ...
+
     def acquire_lease(self, goal_id: str, holder: str, *, ttl_s: float) -> Lease:
         """Take the goal's lease if it is free or expired; ``LeaseError`` names the holder."""
         ...
@@ -162,6 +201,28 @@ class EventStore(Protocol):
 
     def current_lease(self, goal_id: str) -> Lease | None:
         """The goal's lease (perhaps expired, not yet taken over), or None."""
+        ...
+
+    # --- the service registry: shared by the workers of ``governor serve`` -------------
+
+    def heartbeat(self, worker: WorkerBeat) -> None:
+        """Insert or replace the worker's registry row."""
+        ...
+
+    def remove_worker(self, worker_id: str) -> None:
+        """Drop the worker's row (a worker that stops cleanly); no-op when absent."""
+        ...
+
+    def workers(self) -> list[WorkerBeat]:
+        """Every worker's row, by worker id."""
+        ...
+
+    def add_service_error(self, error: ServiceError) -> None:
+        """Remember an error, keeping only the ``ERRORS_KEPT`` most recent ones."""
+        ...
+
+    def service_errors(self, *, limit: int = 20) -> list[ServiceError]:
+        """The most recent errors, newest first."""
         ...
 
     def close(self) -> None:

@@ -9,6 +9,8 @@ Rules (SPEC §8; the values and the contract are in ``governor.store.base``):
       translated to ``StoreError`` by the backend, once, with ``raise ... from exc``.
     * Reads are paged, so loading a long stream holds one page at a time and no lock
       between pages; a load returns the stream as it was when ``load`` was called.
+    * The service registry (worker rows, recent errors) is written in transactions
+      keyed ``REGISTRY_KEY``, which no goal id can equal (goal ids hold no ``:``).
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Generic, Self, TypeVar
+from typing import Final, Generic, Self, TypeVar
 
 from governor.core.decision import stamp
 from governor.core.events import Event
 from governor.core.view import GoalView, evolve, fold
 from governor.errors import ConcurrencyConflictError, CorruptEventError, LeaseError, NotFoundError
 from governor.store.base import (
+    ERRORS_KEPT,
     Clock,
     GoalSummary,
     Lease,
+    ServiceError,
+    WorkerBeat,
     summarize,
     utc_now,
 )
@@ -36,6 +41,9 @@ from governor.store.rows import StoredEvent, read_row, to_rows
 
 Tx = TypeVar("Tx")
 """A backend's handle on an open transaction (a connection, a cursor, the store itself)."""
+
+REGISTRY_KEY: Final = "service:registry"
+"""The ``_write`` key of registry transactions: never a goal id (those hold no ``:``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +138,16 @@ class BaseEventStore(ABC, Generic[Tx]):
         with self._read() as tx:
             return self._due(tx, now, limit)
 
+    def goal_counts(self) -> dict[str, int]:
+        """How many goals have each status (statuses with no goal are left out)."""
+        with self._read() as tx:
+            return self._goal_counts(tx)
+
+    def soonest_wakeup(self) -> datetime | None:
+        """The earliest ``not_before`` among waiting goals; None when no goal waits."""
+        with self._read() as tx:
+            return self._soonest_wakeup(tx)
+
     def acquire_lease(self, goal_id: str, holder: str, *, ttl_s: float) -> Lease:
         """Take the goal's lease when it is free or expired (a takeover gets a new token).
 
@@ -184,6 +202,33 @@ class BaseEventStore(ABC, Generic[Tx]):
         """The goal's lease, expired or not, until it is released or taken over."""
         with self._read() as tx:
             return self._current(tx, goal_id)
+
+    def heartbeat(self, worker: WorkerBeat) -> None:
+        """Insert or replace the worker's registry row."""
+        with self._write(REGISTRY_KEY) as tx:
+            self._put_worker(tx, worker)
+
+    def remove_worker(self, worker_id: str) -> None:
+        """Drop the worker's row; a no-op when it is not there."""
+        with self._write(REGISTRY_KEY) as tx:
+            self._delete_worker(tx, worker_id)
+
+    def workers(self) -> list[WorkerBeat]:
+        """Every worker's row, by worker id."""
+        with self._read() as tx:
+            return self._workers(tx)
+
+    def add_service_error(self, error: ServiceError) -> None:
+        """Remember an error; only the ``ERRORS_KEPT`` most recent ones are kept."""
+        with self._write(REGISTRY_KEY) as tx:
+            self._insert_error(tx, error, ERRORS_KEPT)
+
+    def service_errors(self, *, limit: int = 20) -> list[ServiceError]:
+        """The most recent errors, newest first."""
+        if limit < 1:
+            return []
+        with self._read() as tx:
+            return self._errors(tx, limit)
 
     def close(self) -> None:
         """Release the store's resources (nothing to release by default)."""
@@ -275,6 +320,34 @@ class BaseEventStore(ABC, Generic[Tx]):
     @abstractmethod
     def _due(self, tx: Tx, now: datetime, limit: int) -> list[GoalSummary]:
         """Summaries for which ``GoalSummary.is_due(now)``, by ``due_at`` then goal id."""
+
+    @abstractmethod
+    def _goal_counts(self, tx: Tx) -> dict[str, int]:
+        """Goal status -> how many goals have it (only statuses that occur)."""
+
+    @abstractmethod
+    def _soonest_wakeup(self, tx: Tx) -> datetime | None:
+        """The smallest ``due_at`` among goals whose status is ``waiting``."""
+
+    @abstractmethod
+    def _put_worker(self, tx: Tx, worker: WorkerBeat) -> None:
+        """Insert or replace the worker's row."""
+
+    @abstractmethod
+    def _delete_worker(self, tx: Tx, worker_id: str) -> None:
+        """Delete the worker's row if there is one."""
+
+    @abstractmethod
+    def _workers(self, tx: Tx) -> list[WorkerBeat]:
+        """Every worker row, ordered by worker id."""
+
+    @abstractmethod
+    def _insert_error(self, tx: Tx, error: ServiceError, keep: int) -> None:
+        """Store the error, then delete all but the ``keep`` most recently inserted."""
+
+    @abstractmethod
+    def _errors(self, tx: Tx, limit: int) -> list[ServiceError]:
+        """Up to ``limit`` errors, the most recently inserted first."""
 
     @abstractmethod
     def _lease_record(self, tx: Tx, goal_id: str) -> LeaseRecord | None:

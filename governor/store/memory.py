@@ -10,11 +10,12 @@ Rules:
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
-from governor.store.base import Clock, GoalSummary
+from governor.store.base import Clock, GoalSummary, ServiceError, WorkerBeat
 from governor.store.engine import BaseEventStore, LeaseRecord
 from governor.store.rows import StoredEvent
 
@@ -29,6 +30,8 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
         """Goal id -> stored rows in seq order (tests may damage them to simulate corruption)."""
         self._summaries_by_goal: dict[str, GoalSummary] = {}
         self._leases: dict[str, LeaseRecord] = {}
+        self._workers_by_id: dict[str, WorkerBeat] = {}
+        self._errors_kept: list[ServiceError] = []
 
     @contextmanager
     def _write(self, goal_id: str) -> Iterator[MemoryEventStore]:
@@ -73,6 +76,28 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
         due = [s for s in self._summaries_by_goal.values() if s.is_due(now)]
         due.sort(key=lambda s: (s.due_at, s.goal_id))
         return due[:limit]
+
+    def _goal_counts(self, tx: MemoryEventStore) -> dict[str, int]:
+        return dict(Counter(s.status for s in self._summaries_by_goal.values()))
+
+    def _soonest_wakeup(self, tx: MemoryEventStore) -> datetime | None:
+        waiting = [s.due_at for s in self._summaries_by_goal.values() if s.status == "waiting"]
+        return min(waiting, default=None)
+
+    def _put_worker(self, tx: MemoryEventStore, worker: WorkerBeat) -> None:
+        self._workers_by_id[worker.worker_id] = worker
+
+    def _delete_worker(self, tx: MemoryEventStore, worker_id: str) -> None:
+        self._workers_by_id.pop(worker_id, None)
+
+    def _workers(self, tx: MemoryEventStore) -> list[WorkerBeat]:
+        return [w for _, w in sorted(self._workers_by_id.items())]
+
+    def _insert_error(self, tx: MemoryEventStore, error: ServiceError, keep: int) -> None:
+        self._errors_kept = [*self._errors_kept, error][-keep:]
+
+    def _errors(self, tx: MemoryEventStore, limit: int) -> list[ServiceError]:
+        return self._errors_kept[::-1][:limit]
 
     def _lease_record(self, tx: MemoryEventStore, goal_id: str) -> LeaseRecord | None:
         return self._leases.get(goal_id)

@@ -26,7 +26,7 @@ from typing import Final
 
 from governor.core.decision import stamp
 from governor.errors import StoreError
-from governor.store.base import Clock, GoalSummary, Lease
+from governor.store.base import Clock, GoalSummary, Lease, ServiceError, WorkerBeat
 from governor.store.engine import BaseEventStore, LeaseRecord
 from governor.store.rows import StoredEvent
 
@@ -62,6 +62,24 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             expires_at_us INTEGER
         )""",
     ),
+    (
+        """CREATE TABLE workers (
+            worker_id TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            started_at_us INTEGER NOT NULL,
+            heartbeat_at_us INTEGER NOT NULL,
+            goal_id TEXT,
+            step_started_at_us INTEGER
+        )""",
+        """CREATE TABLE service_errors (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at_us INTEGER NOT NULL,
+            worker_id TEXT NOT NULL,
+            goal_id TEXT,
+            error TEXT NOT NULL
+        )""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
@@ -90,6 +108,13 @@ _DUE: Final = """SELECT
     FROM goals INDEXED BY goals_due
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_us <= ?)
     ORDER BY due_us, goal_id LIMIT ?"""
+_SOONEST: Final = """SELECT due_us FROM goals INDEXED BY goals_due
+    WHERE status IN ('ready', 'waiting', 'running') AND status = 'waiting'
+    ORDER BY due_us LIMIT 1"""
+_PUT_WORKER: Final = """INSERT OR REPLACE INTO workers (worker_id, host, pid, started_at_us,
+    heartbeat_at_us, goal_id, step_started_at_us) VALUES (?, ?, ?, ?, ?, ?, ?)"""
+_WORKERS: Final = """SELECT worker_id, host, pid, started_at_us, heartbeat_at_us, goal_id,
+    step_started_at_us FROM workers ORDER BY worker_id"""
 
 
 def _us(when: datetime) -> int:
@@ -98,6 +123,14 @@ def _us(when: datetime) -> int:
 
 def _time(us: int) -> datetime:
     return _EPOCH + timedelta(microseconds=us)
+
+
+def _maybe_us(when: datetime | None) -> int | None:
+    return None if when is None else _us(when)
+
+
+def _maybe_time(us: int | None) -> datetime | None:
+    return None if us is None else _time(us)
 
 
 def _translate(exc: sqlite3.Error, where: str) -> StoreError:
@@ -185,10 +218,8 @@ def migrate(
 
 def _summary(row: tuple[str, str, int, str, str, str | None, int | None, int]) -> GoalSummary:
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us = row
-    not_before = None if not_before_us is None else _time(not_before_us)
-    return GoalSummary(
-        goal_id, title, seq, status, next_action, blocked_on, not_before, _time(updated_at_us)
-    )
+    not_before, updated_at = _maybe_time(not_before_us), _time(updated_at_us)
+    return GoalSummary(goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at)
 
 
 class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
@@ -277,21 +308,12 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
         )
 
     def _put_summary(self, tx: sqlite3.Connection, summary: GoalSummary) -> None:
-        not_before = None if summary.not_before is None else _us(summary.not_before)
+        s = summary
         tx.execute(
             _PUT_SUMMARY,
-            (
-                summary.goal_id,
-                summary.title,
-                summary.seq,
-                summary.status,
-                summary.next_action,
-                summary.blocked_on,
-                not_before,
-                _us(summary.updated_at),
-                _us(summary.due_at),
-            ),
-        )
+            (s.goal_id, s.title, s.seq, s.status, s.next_action, s.blocked_on,
+             _maybe_us(s.not_before), _us(s.updated_at), _us(s.due_at)),
+        )  # fmt: skip
 
     def _summaries(
         self, tx: sqlite3.Connection, statuses: Sequence[str] | None
@@ -304,6 +326,46 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
 
     def _due(self, tx: sqlite3.Connection, now: datetime, limit: int) -> list[GoalSummary]:
         return [_summary(row) for row in tx.execute(_DUE, (_us(now), limit))]
+
+    def _goal_counts(self, tx: sqlite3.Connection) -> dict[str, int]:
+        rows = tx.execute("SELECT status, COUNT(*) FROM goals GROUP BY status")
+        return {status: int(n) for status, n in rows}
+
+    def _soonest_wakeup(self, tx: sqlite3.Connection) -> datetime | None:
+        row = tx.execute(_SOONEST).fetchone()
+        return None if row is None else _time(row[0])
+
+    def _put_worker(self, tx: sqlite3.Connection, worker: WorkerBeat) -> None:
+        w = worker
+        tx.execute(
+            _PUT_WORKER,
+            (w.worker_id, w.host, w.pid, _us(w.started_at), _us(w.heartbeat_at), w.goal_id,
+             _maybe_us(w.step_started_at)),
+        )  # fmt: skip
+
+    def _delete_worker(self, tx: sqlite3.Connection, worker_id: str) -> None:
+        tx.execute("DELETE FROM workers WHERE worker_id = ?", (worker_id,))
+
+    def _workers(self, tx: sqlite3.Connection) -> list[WorkerBeat]:
+        return [
+            WorkerBeat(worker_id, host, pid, _time(started), _time(beat), goal, _maybe_time(step))
+            for worker_id, host, pid, started, beat, goal, step in tx.execute(_WORKERS)
+        ]
+
+    def _insert_error(self, tx: sqlite3.Connection, error: ServiceError, keep: int) -> None:
+        e = error
+        cursor = tx.execute(
+            "INSERT INTO service_errors (at_us, worker_id, goal_id, error) VALUES (?, ?, ?, ?)",
+            (_us(e.at), e.worker_id, e.goal_id, e.error),
+        )
+        tx.execute("DELETE FROM service_errors WHERE id <= ?", ((cursor.lastrowid or 0) - keep,))
+
+    def _errors(self, tx: sqlite3.Connection, limit: int) -> list[ServiceError]:
+        rows = tx.execute(
+            "SELECT at_us, worker_id, goal_id, error FROM service_errors ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [ServiceError(_time(at), worker, goal, text) for at, worker, goal, text in rows]
 
     def _lease_record(self, tx: sqlite3.Connection, goal_id: str) -> LeaseRecord | None:
         row = tx.execute(

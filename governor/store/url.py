@@ -5,7 +5,8 @@ Rules (SPEC §8):
       current directory (the folder is created).
     * ``sqlite:///abs/path.db``, ``sqlite:relative.db`` or a plain path ending in ``.db``,
       ``.sqlite`` or ``.sqlite3``: SQLite. ``memory:``: in memory.
-      ``postgresql://…``: PostgreSQL (not installed yet).
+      ``postgresql://…`` or ``postgres://…``: PostgreSQL (the ``postgres`` extra; its
+      driver is imported only when such a URL is opened).
     * The environment and the clock are read here and injected; no store reads them.
 """
 
@@ -23,7 +24,11 @@ from governor.store.sqlite import SqliteEventStore
 ENV_VAR: Final = "GOVERNOR_STORE"
 DEFAULT_PATH: Final = Path(".governor") / "governor.db"
 SQLITE_SUFFIXES: Final = (".db", ".sqlite", ".sqlite3")
-USAGE: Final = "use sqlite:///abs/path.db, sqlite:relative.db, a path ending in .db, or memory:"
+POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
+USAGE: Final = (
+    "use sqlite:///abs/path.db, sqlite:relative.db, a path ending in .db, memory:, "
+    "or postgresql://user@host/dbname"
+)
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -48,6 +53,17 @@ def sqlite_path(url: str) -> Path | None:
     return Path(path)
 
 
+def _postgres(url: str, clock: Clock) -> EventStore:
+    """The PostgreSQL store; its driver is imported here, so SQLite users never need it."""
+    try:
+        from governor.store.postgres import PostgresEventStore  # noqa: PLC0415 - optional extra
+    except ImportError as exc:
+        raise StoreError(
+            f"PostgreSQL support needs the postgres extra: pip install 'governor[postgres]' ({exc})"
+        ) from exc
+    return PostgresEventStore(url, clock=clock)
+
+
 def open_store(url: str | None = None, *, clock: Clock | None = None) -> EventStore:
     """Open the event store a URL names (see the module docstring for the forms).
 
@@ -68,11 +84,8 @@ def open_store(url: str | None = None, *, clock: Clock | None = None) -> EventSt
         return SqliteEventStore(DEFAULT_PATH.resolve(), clock=clock)
     if url == "memory:":
         return MemoryEventStore(clock=clock)
-    if url.startswith(("postgresql://", "postgres://")):
-        # The dispatch point for the PostgreSQL backend (a later issue adds it here).
-        raise StoreError(
-            "PostgreSQL support is not installed yet; use a SQLite store (the default) for now"
-        )
+    if url.startswith(POSTGRES_SCHEMES):
+        return _postgres(url, clock)
     path = sqlite_path(url)
     if path is None:
         raise StoreError(f"unknown store URL {url!r}; {USAGE}")

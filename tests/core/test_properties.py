@@ -141,3 +141,41 @@ def test_the_ledger_never_charges_past_a_limit_without_a_raise(
     for w in d.ledger.work.values():
         assert w.charged_attempts <= w.limit
         assert w.attempts_used == w.charged_attempts + (w.attempts_used - w.charged_attempts)
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_a_decision_without_its_ledger_decides_the_same(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    def check(story: Story, d: Decision) -> None:
+        lean = decide(story.view, story.now, with_ledger=False)
+        fields = (
+            "status",
+            "next_action",
+            "reason",
+            "rule",
+            "blocked_on",
+            "not_before",
+            "exhausted",
+            "trigger",
+            "plan_id",
+            "work_ids",
+            "items",
+        )
+        assert [getattr(lean, f) for f in fields] == [getattr(d, f) for f in fields]
+
+    drive(Story(**policy), chooser(data), operator=True, on_decision=check)
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_a_copied_view_is_equal_and_independent(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    story = recorded(data, policy)
+    snapshot = story.view.copy()
+    assert snapshot == story.view
+    before = project(story.events)
+    fold(snapshot, story.events[1:2])  # folding into the copy must not touch the original
+    assert story.view == before

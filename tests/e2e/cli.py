@@ -60,6 +60,15 @@ class Project:
     def goal(
         self, goal_id: str, planner: dict[str, Any], worker: dict[str, Any], **policy: Any
     ) -> str:
+        path = self.goal_file(goal_id, planner, worker, **policy)
+        result = self.gov("new", path.name)
+        assert result.returncode == 0, result.stderr
+        return goal_id
+
+    def goal_file(
+        self, goal_id: str, planner: dict[str, Any], worker: dict[str, Any], **policy: Any
+    ) -> Path:
+        """Write the goal file of ``goal`` without creating the goal."""
         spec = {
             "id": goal_id,
             "title": f"Goal {goal_id}",
@@ -75,9 +84,7 @@ class Project:
         }
         path = self.root / f"{goal_id}.json"
         path.write_text(json.dumps(spec))
-        result = self.gov("new", path.name)
-        assert result.returncode == 0, result.stderr
-        return goal_id
+        return path
 
     def status(self, goal_id: str) -> dict[str, Any]:
         result = self.gov("status", goal_id, "--json")

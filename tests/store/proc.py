@@ -1,11 +1,12 @@
-"""A separate process that uses a SQLite store, for the multi-process store tests.
+"""A separate process that uses a store, for the multi-process store tests.
 
 Run as ``python -m tests.store.proc COMMAND …`` from the repository root; it prints one
-JSON object per step on stdout.
+JSON object per step on stdout. ``URL`` is any store URL ``open_store`` takes (a SQLite
+file, ``postgresql://…``).
 
-    append DB GOAL NAME COUNT GO       append COUNT events, retrying on conflicts
-    hold DB GOAL HOLDER TTL GO         take the lease, wait for GO, then append under it
-    take DB GOAL HOLDER TTL            take the lease as soon as it expires, append under it
+    append URL GOAL NAME COUNT GO      append COUNT events, retrying on conflicts
+    hold URL GOAL HOLDER TTL GO        take the lease, wait for GO, then append under it
+    take URL GOAL HOLDER TTL           take the lease as soon as it expires, append under it
 
 ``GO`` is a file the test creates to release every waiting process at once.
 """
@@ -21,8 +22,7 @@ from pathlib import Path
 
 from governor.core.events import GoalResumed
 from governor.errors import ConcurrencyConflictError, LeaseError
-from governor.store.base import Lease
-from governor.store.sqlite import SqliteEventStore
+from governor.store import EventStore, Lease, open_store
 
 AT = datetime(2026, 1, 2, tzinfo=UTC)
 
@@ -43,8 +43,8 @@ def event(goal: str, seq: int, reason: str) -> GoalResumed:
     return GoalResumed(goal_id=goal, seq=seq, at=AT, reason=reason, actor="operator:proc")
 
 
-def append(db: str, goal: str, name: str, count: str, go: str) -> None:
-    store = SqliteEventStore(db)
+def append(url: str, goal: str, name: str, count: str, go: str) -> None:
+    store = open_store(url)
     Path(f"{go}.ready-{name}").touch()
     wait_for(Path(go))
     conflicts = 0
@@ -58,9 +58,10 @@ def append(db: str, goal: str, name: str, count: str, go: str) -> None:
             except ConcurrencyConflictError:
                 conflicts += 1
     say(name=name, conflicts=conflicts)
+    store.close()
 
 
-def append_under(store: SqliteEventStore, lease: Lease, reason: str) -> None:
+def append_under(store: EventStore, lease: Lease, reason: str) -> None:
     seq = store.last_seq(lease.goal_id)
     try:
         store.append(
@@ -72,16 +73,17 @@ def append_under(store: SqliteEventStore, lease: Lease, reason: str) -> None:
         say(result="appended", seq=seq + 1)
 
 
-def hold(db: str, goal: str, holder: str, ttl: str, go: str) -> None:
-    store = SqliteEventStore(db)
+def hold(url: str, goal: str, holder: str, ttl: str, go: str) -> None:
+    store = open_store(url)
     lease = store.acquire_lease(goal, holder, ttl_s=float(ttl))
     say(token=lease.token, holder=lease.holder)
     wait_for(Path(go))  # meanwhile the lease expires and another process takes it over
     append_under(store, lease, holder)
+    store.close()
 
 
-def take(db: str, goal: str, holder: str, ttl: str) -> None:
-    store = SqliteEventStore(db)
+def take(url: str, goal: str, holder: str, ttl: str) -> None:
+    store = open_store(url)
     start = time.monotonic()
     while True:
         try:
@@ -93,6 +95,7 @@ def take(db: str, goal: str, holder: str, ttl: str) -> None:
             time.sleep(0.02)
     say(token=lease.token, holder=lease.holder, waited_s=time.monotonic() - start)
     append_under(store, lease, holder)
+    store.close()
 
 
 COMMANDS: dict[str, Callable[..., None]] = {"append": append, "hold": hold, "take": take}

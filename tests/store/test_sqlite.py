@@ -4,26 +4,19 @@ pragmas, reopening, driver errors, and real processes racing on one database."""
 from __future__ import annotations
 
 import itertools
-import json
 import sqlite3
-import subprocess
-import sys
-import time
 import zlib
 from contextlib import closing
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from governor.core.events import GoalResumed
 from governor.errors import StoreError
 from governor.store.base import ACTIVE_STATUSES
-from governor.store.sqlite import _DUE, MIGRATIONS, SqliteEventStore, migrate
+from governor.store.sqlite import _DUE, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
 from tests.store.contract import StoreContract
+from tests.store.contract_procs import ProcessCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class TestSqliteStore(StoreContract):
@@ -190,70 +183,38 @@ def test_a_failing_migration_leaves_the_database_as_it_was(db):
     assert versions(db) == before
 
 
-# --- real processes --------------------------------------------------------------------------
+# --- real processes ------------------------------------------------------------------------
 
 
-def spawn(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.store.proc", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+class TestSqliteProcesses(ProcessCases):
+    @pytest.fixture
+    def url(self, db: Path) -> str:
+        return str(db)
 
 
-def finish(proc: subprocess.Popen[str]) -> list[dict]:
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    return [json.loads(line) for line in out.splitlines()]
+def test_a_version_0_database_gains_the_service_registry_and_keeps_its_goals(db):
+    with closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:1])
+    with SqliteEventStore(db) as old:
+        assert old.schema_version == len(MIGRATIONS) - 1
+    with closing(sqlite3.connect(db)) as raw:
+        tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master")}
+    assert {"workers", "service_errors"} <= tables
 
 
-def test_two_processes_appending_to_one_goal_write_each_seq_exactly_once(db, tmp_path):
-    SqliteEventStore(db).append("g1", story().events[:1], expected_seq=0)
-    go = tmp_path / "go"
-    count = 60
-    procs = [spawn("append", str(db), "g1", name, str(count), str(go)) for name in ("p1", "p2")]
-    deadline = time.monotonic() + 30
-    while not all(Path(f"{go}.ready-{name}").exists() for name in ("p1", "p2")):
-        assert time.monotonic() < deadline, "the writers did not start"
-        time.sleep(0.01)
-    go.touch()
-    reports = [finish(proc)[0] for proc in procs]
-    events = list(SqliteEventStore(db).load("g1"))
-    assert [e.seq for e in events] == list(range(1, 2 * count + 2))
-    reasons = [str(e.reason) for e in events if isinstance(e, GoalResumed)]
-    expected = [f"{name}-{i}" for name in ("p1", "p2") for i in range(count)]
-    assert sorted(reasons) == sorted(expected)  # every append landed exactly once
-    for name in ("p1", "p2"):  # and each writer's appends kept their order
-        assert [r for r in reasons if r.startswith(name)] == [f"{name}-{i}" for i in range(count)]
-    assert sum(r["conflicts"] for r in reports) > 0, "the writers never raced"
+def test_the_soonest_wakeup_query_walks_the_partial_index(db):
+    SqliteEventStore(db).close()
+    with closing(sqlite3.connect(db)) as raw:
+        plan = " ".join(str(row[-1]) for row in raw.execute("EXPLAIN QUERY PLAN " + _SOONEST))
+    assert "goals_due" in plan
 
 
-def test_a_zombie_process_cannot_append_after_another_process_took_its_lease_over(db, tmp_path):
-    events = story().events
-    SqliteEventStore(db).append("g1", events, expected_seq=0)
-    go = tmp_path / "go"
-    zombie = spawn("hold", str(db), "g1", "runner-a", "0.3", str(go))
-    assert zombie.stdout is not None
-    held = json.loads(zombie.stdout.readline())
-    successor = finish(spawn("take", str(db), "g1", "runner-b", "30"))
-    go.touch()
-    late = finish(zombie)
-    assert successor[0]["token"] > held["token"]
-    assert successor[1] == {"result": "appended", "seq": len(events) + 1}
-    assert late[0]["result"] == "refused"
-    assert late[0]["holder"] == "runner-b"
-    assert "no longer current" in late[0]["message"]
-    stored = list(SqliteEventStore(db).load("g1"))
-    assert len(stored) == len(events) + 1
-    assert stored[-1].reason == "runner-b"
+def test_two_stores_on_one_file_share_the_registry(db):
+    from governor.store.base import ServiceError, WorkerBeat
+    from tests.story import T0
 
-
-def test_a_lease_takeover_waits_for_expiry_in_real_time(db):
-    store = SqliteEventStore(db)
-    lease = store.acquire_lease("g1", "a", ttl_s=0.2)
-    assert lease.expires_at - store._clock() <= timedelta(seconds=0.2)
-    time.sleep(0.25)
-    assert store.acquire_lease("g1", "b", ttl_s=1).token == lease.token + 1
-    store.close()
+    with SqliteEventStore(db) as one, SqliteEventStore(db) as two:
+        one.heartbeat(WorkerBeat("w1", "h", 1, T0, T0))
+        one.add_service_error(ServiceError(T0, "w1", "g1", "boom"))
+        assert [w.worker_id for w in two.workers()] == ["w1"]
+        assert two.service_errors()[0].error == "boom"

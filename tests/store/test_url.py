@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -96,8 +97,12 @@ def test_the_clock_is_injected_into_the_store(tmp_path):
 
 
 @pytest.mark.parametrize("url", ["postgresql://u@localhost/governor", "postgres://localhost/g"])
-def test_postgresql_is_not_installed_yet(url):
-    with pytest.raises(StoreError, match="PostgreSQL support is not installed yet"):
+def test_postgresql_without_the_driver_says_which_extra_to_install(url, monkeypatch):
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # what an absent package looks like
+    monkeypatch.delitem(sys.modules, "governor.store.postgres", raising=False)
+    with pytest.raises(
+        StoreError, match=r"needs the postgres extra: pip install 'governor\[postgres\]'"
+    ):
         open_store(url)
 
 

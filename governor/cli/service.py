@@ -1,0 +1,159 @@
+"""Service commands: ``serve`` (run the workers) and ``service status`` (what they are doing)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, Final
+
+from governor.cli.exit_codes import ExitCode
+from governor.cli.io import json_line, out, store_from
+from governor.core.decision import stamp
+from governor.service import ErrorBackoff, ServiceSettings, ServiceStatus, service_status
+from governor.store.base import utc_now
+
+
+def _settings(args: argparse.Namespace) -> ServiceSettings:
+    return ServiceSettings(
+        workdir=Path.cwd(),
+        env=dict(os.environ),
+        store_url=args.store,
+        workers=args.workers,
+        poll_s=args.poll_s,
+        lease_ttl_s=args.lease_ttl,
+        max_goals_per_tick=args.max_goals_per_tick,
+        error_backoff=ErrorBackoff(initial_s=args.error_backoff, max_s=args.error_backoff_max),
+        state_dir=(Path(".governor") / "scripted").resolve(),
+        log_file=Path(args.log_file) if args.log_file else None,
+        metrics_file=Path(args.metrics_file) if args.metrics_file else None,
+        metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
+        metrics_interval_s=args.metrics_interval,
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from governor.service import serve  # noqa: PLC0415 - multiprocessing, http.server: only here
+
+    return serve(_settings(args))
+
+
+def status_record(status: ServiceStatus) -> dict[str, Any]:
+    """``service status --json``: the same facts as the text, for scripts."""
+    return {
+        "at": stamp(status.at),
+        "workers": [
+            {
+                "worker_id": w.beat.worker_id,
+                "host": w.beat.host,
+                "pid": w.beat.pid,
+                "started_at": stamp(w.beat.started_at),
+                "heartbeat_at": stamp(w.beat.heartbeat_at),
+                "silent_s": round(w.silent_s, 3),
+                "stale": w.stale,
+                "goal_id": w.beat.goal_id,
+                "step_started_at": stamp(w.beat.step_started_at)
+                if w.beat.step_started_at
+                else None,
+            }
+            for w in status.workers
+        ],
+        "goals": dict(sorted(status.goals.items())),
+        "due_now": status.due_now,
+        "soonest_wakeup": stamp(status.soonest_wakeup) if status.soonest_wakeup else None,
+        "errors": [
+            {"at": stamp(e.at), "worker_id": e.worker_id, "goal_id": e.goal_id, "error": e.error}
+            for e in status.errors
+        ],
+    }
+
+
+def format_service_status(status: ServiceStatus) -> str:
+    """``service status``: workers, goals by status, the soonest wake-up, recent errors."""
+    lines = [f"workers: {len(status.workers)}"]
+    for w in status.workers:
+        doing = f"stepping {w.beat.goal_id}" if w.beat.goal_id else "idle"
+        health = f"STALE: silent {w.silent_s:.0f}s" if w.stale else f"beat {w.silent_s:.1f}s ago"
+        lines.append(
+            f"  {w.beat.worker_id:<32} pid {w.beat.pid:<7} since {stamp(w.beat.started_at)}  "
+            f"{health}  {doing}"
+        )
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(status.goals.items())) or "none"
+    lines.append(f"goals: {counts}")
+    due = f"{status.due_now}+" if status.due_now >= 1000 else str(status.due_now)
+    lines.append(f"due now: {due}")
+    wake = stamp(status.soonest_wakeup) if status.soonest_wakeup else "no goal waits"
+    lines.append(f"soonest wake-up: {wake}")
+    lines.append(f"recent errors: {len(status.errors) or 'none'}")
+    for e in status.errors:
+        where = f" goal {e.goal_id}" if e.goal_id else ""
+        lines.append(f"  {stamp(e.at)} {e.worker_id}{where}: {e.error.splitlines()[0][:200]}")
+    return "\n".join(lines)
+
+
+def cmd_service_status(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        status = service_status(store, utc_now(), errors=args.errors)
+    if args.json:
+        json_line(status_record(status))
+    else:
+        out(format_service_status(status))
+    return ExitCode.OK
+
+
+def _positive(kind: type[float] | type[int]) -> Any:
+    def parse(text: str) -> float | int:
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    return parse
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    _register_serve(sub)
+    service = sub.add_parser("service", help="the service's state: governor service status")
+    verbs = service.add_subparsers(dest="service_command", required=True, metavar="VERB")
+    p = verbs.add_parser("status", help="workers, goals by status, the soonest wake-up, errors")
+    p.add_argument(
+        "--errors", type=int, default=10, metavar="N", help="recent errors shown (default 10)"
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_service_status)
+
+
+def _register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve", help="tick every due goal of the store with N workers until stopped"
+    )
+    for flag, options in SERVE_OPTIONS:
+        p.add_argument(flag, **options)
+    p.set_defaults(func=cmd_serve)
+
+
+SERVE_OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
+    ("--workers", {"type": _positive(int), "default": 1, "metavar": "N",
+                   "help": "worker processes (default 1: the worker runs in this process)"}),
+    ("--poll-s", {"type": _positive(float), "default": 1.0, "metavar": "SECONDS",
+                  "help": "longest idle sleep between looks at the store (default 1)"}),
+    ("--lease-ttl", {"type": _positive(float), "default": 60.0, "metavar": "SECONDS",
+                     "help": "how long a goal's lease outlives a worker that died (default 60)"}),
+    ("--max-goals-per-tick", {"type": _positive(int), "default": 50, "metavar": "N",
+                              "help": "due goals fetched and stepped per look at the store (default 50)"}),
+    ("--error-backoff", {"type": _positive(float), "default": 1.0, "metavar": "SECONDS",
+                         "help": "first rest of a goal whose step raised; doubles per failure (default 1)"}),
+    ("--error-backoff-max", {"type": _positive(float), "default": 300.0, "metavar": "SECONDS",
+                             "help": "longest such rest (default 300)"}),
+    ("--log-file", {"metavar": "PATH", "help": "append JSON log lines here (default: stderr)"}),
+    ("--metrics-file", {"metavar": "PATH",
+                        "help": "rewrite this Prometheus text file every --metrics-interval seconds"}),
+    ("--metrics-port", {"type": int, "metavar": "PORT",
+                        "help": "serve the metrics at http://HOST:PORT/metrics"}),
+    ("--metrics-host", {"default": "127.0.0.1", "metavar": "HOST",
+                        "help": "the address the metrics endpoint binds (default 127.0.0.1)"}),
+    ("--metrics-interval", {"type": _positive(float), "default": 5.0, "metavar": "SECONDS",
+                            "help": "how often the metrics are refreshed (default 5)"}),
+)  # fmt: skip
+"""``governor serve``'s options, one row each (documented in ``docs/cli.md``)."""

@@ -1,0 +1,119 @@
+"""The service's metrics in Prometheus text format: rendered, written atomically, served.
+
+Rules:
+    * ``render`` is pure: a snapshot in, the exposition text out.
+    * The file is replaced atomically (a temporary file in the same folder, then
+      ``os.replace``), so a scraper never reads half of it.
+    * Goals by status come from the store (what every worker shares); counters come
+      from the workers of this ``governor serve`` (each process counts what it did).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Final, get_args
+
+from governor.core.decision import Status
+from governor.service.observe import COUNTERS, Labels, Snapshot
+
+STATUSES: Final[tuple[str, ...]] = get_args(Status)
+CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSnapshot:
+    """Everything one rendering of the metrics shows."""
+
+    counters: Snapshot
+    goals: dict[str, int]
+    workers: int
+    soonest_wakeup: datetime | None
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _sample(name: str, labels: Labels, value: float) -> str:
+    inside = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
+    number = int(value) if float(value).is_integer() else value
+    return f"{name}{{{inside}}} {number}" if inside else f"{name} {number}"
+
+
+def _family(name: str, kind: str, help_text: str, samples: list[str]) -> list[str]:
+    return [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", *samples]
+
+
+def render(snapshot: MetricsSnapshot) -> str:
+    """The Prometheus text exposition of a snapshot."""
+    goals = {**dict.fromkeys(STATUSES, 0), **snapshot.goals}
+    lines = _family(
+        "governor_goals",
+        "gauge",
+        "Goals in the store, by status.",
+        [_sample("governor_goals", (("status", s),), n) for s, n in sorted(goals.items())],
+    )
+    lines += _family(
+        "governor_workers", "gauge", "Worker processes of this service.",
+        [_sample("governor_workers", (), snapshot.workers)],
+    )  # fmt: skip
+    wakeup = snapshot.soonest_wakeup.timestamp() if snapshot.soonest_wakeup else 0
+    lines += _family(
+        "governor_soonest_wakeup_timestamp_seconds", "gauge",
+        "When the earliest waiting goal may go on (Unix time; 0: no goal waits).",
+        [_sample("governor_soonest_wakeup_timestamp_seconds", (), wakeup)],
+    )  # fmt: skip
+    for name, help_text in COUNTERS.items():
+        family = snapshot.counters.get(name, {})
+        samples = [_sample(name, labels, v) for labels, v in sorted(family.items())]
+        lines += _family(name, "counter", help_text, samples or [_sample(name, (), 0)])
+    return "\n".join(lines) + "\n"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` so that a reader sees the old or the new file, whole."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class MetricsServer:
+    """``GET /metrics`` over HTTP, serving the latest text it was given."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.text = render(MetricsSnapshot({}, {}, 0, None))
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = owner.text.encode()
+                found = self.path.split("?")[0] in ("/metrics", "/")
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", CONTENT_TYPE)
+                self.send_header("Content-Length", str(len(body) if found else 0))
+                self.end_headers()
+                if found:
+                    self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                """Requests are not logged (scrapers call every few seconds)."""
+
+        self._server = ThreadingHTTPServer((host, port), Handler)
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="metrics").start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

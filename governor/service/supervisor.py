@@ -1,0 +1,285 @@
+"""``serve``: the service's top process — its workers, its signals and its metrics.
+
+Rules (SPEC §8):
+    * ``workers == 1`` runs the worker in this process; more start that many worker
+      processes (real parallelism), each with its own store connection, in its own
+      process group so a terminal's Ctrl-C reaches only the supervisor, which forwards
+      one SIGTERM to each.
+    * First SIGTERM or SIGINT: stop taking goals, let every worker finish the step in
+      hand and release its lease, then exit 0. A second signal exits at once (the
+      leases then expire after their TTL and are taken over; nothing is lost).
+    * A worker process that dies is replaced after ``RESTART_DELAY_S``; its registry
+      row goes, its goals are taken over once their leases expire.
+    * A worker left without its supervisor stops gracefully at its next heartbeat.
+    * Metrics: every worker's counters (reported at each heartbeat) are summed, the
+      goals by status come from the store; the text is written every
+      ``metrics_interval_s`` and once more at the end.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
+from types import FrameType
+from typing import Final
+
+from governor.errors import InputError
+from governor.exec.harness import harness_for
+from governor.graph.runner import HarnessFactory
+from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_atomically
+from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
+from governor.service.settings import ServiceSettings
+from governor.service.status import forget_stale_workers
+from governor.service.worker import Worker, worker_id
+from governor.store.base import EventStore, ServiceError, utc_now
+from governor.store.url import open_store
+
+RESTART_DELAY_S: Final = 1.0
+"""How long a dead worker process's slot stays empty before a new one starts."""
+SUPERVISE_S: Final = 0.2
+"""How often the supervisor looks at its worker processes."""
+
+Report = tuple[str, Snapshot]
+
+
+@contextmanager
+def stop_signals(stopping: threading.Event, *, at_once: Callable[[], None]) -> Iterator[None]:
+    """SIGTERM/SIGINT set ``stopping``; a second one calls ``at_once`` and exits at once."""
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        if stopping.is_set():
+            at_once()
+            os._exit(128 + signum)
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class Publisher:
+    """Writes the metrics file (and feeds the HTTP endpoint) from a background thread."""
+
+    def __init__(self, store: EventStore, settings: ServiceSettings, log: JsonLog) -> None:
+        self.store, self.settings, self.log = store, settings, log
+        self.reports: dict[str, Snapshot] = {}
+        self.local: list[Counters] = []
+        self.workers: Callable[[], int] = lambda: 1
+        self.queue: Queue[Report] | None = None
+        self._server = (
+            MetricsServer(settings.metrics_host, settings.metrics_port)
+            if settings.metrics_port is not None
+            else None
+        )
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="metrics")
+
+    @property
+    def port(self) -> int | None:
+        return self._server.port if self._server else None
+
+    def start(self) -> None:
+        if self.settings.metrics_file is not None or self._server is not None:
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._done.wait(self.settings.metrics_interval_s):
+            self.publish()
+
+    def drain(self) -> None:
+        """Take in every counter report the worker processes sent."""
+        while self.queue is not None:
+            try:
+                worker, snapshot = self.queue.get_nowait()
+            except Exception:  # queue.Empty, or a queue closed under us
+                return
+            self.reports[worker] = snapshot
+
+    def publish(self) -> None:
+        """Render the metrics now and write them out."""
+        self.drain()
+        counters = merge([*self.reports.values(), *(c.snapshot() for c in self.local)])
+        try:
+            goals, soonest = self.store.goal_counts(), self.store.soonest_wakeup()
+        except Exception as exc:
+            self.log.write("metrics.error", utc_now(), error=f"{type(exc).__name__}: {exc}")
+            return
+        text = render(MetricsSnapshot(counters, goals, self.workers(), soonest))
+        if self._server is not None:
+            self._server.text = text
+        if self.settings.metrics_file is not None:
+            write_atomically(self.settings.metrics_file, text)
+
+    def close(self) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self.settings.metrics_file is not None or self._server is not None:
+            self.publish()
+        if self._server is not None:
+            self._server.close()
+
+
+def serve(settings: ServiceSettings, *, harnesses: HarnessFactory = harness_for) -> int:
+    """Run the service until a stop signal; returns the exit code (0 after a graceful stop).
+
+    Raises:
+        InputError: for settings that cannot work (no worker, ``memory:`` across processes).
+        StoreError: when the store cannot be opened.
+    """
+    if settings.workers < 1:
+        raise InputError("--workers must be at least 1")
+    if settings.workers > 1 and settings.store_url == "memory:":
+        raise InputError("a memory: store lives in one process; use --workers 1 with it")
+    stopping = threading.Event()
+    log = JsonLog(settings.log_file, settings.env, worker=f"supervisor:{os.getpid()}")
+    with closing(open_store(settings.store_url)) as store:
+        forget_stale_workers(store, utc_now())
+        publisher = Publisher(store, settings, log)
+        try:
+            if settings.workers == 1:
+                return _serve_here(settings, stopping, publisher, harnesses)
+            return _serve_processes(settings, stopping, publisher, log, store)
+        finally:
+            publisher.close()
+            log.close()
+
+
+def _serve_here(
+    settings: ServiceSettings,
+    stopping: threading.Event,
+    publisher: Publisher,
+    harnesses: HarnessFactory,
+) -> int:
+    counters = Counters()
+    publisher.local.append(counters)
+    log = JsonLog(settings.log_file, settings.env, worker=worker_id())
+    with (
+        closing(open_store(settings.store_url)) as store,
+        stop_signals(stopping, at_once=log.close),
+    ):
+        publisher.start()
+        observation = Observation(log, counters)
+        Worker(store, settings, observation, stopping=stopping, harnesses=harnesses).run()
+    log.close()
+    return 0
+
+
+def worker_process(settings: ServiceSettings, index: int, reports: Queue[Report]) -> None:
+    """The body of one worker process (started by ``serve`` with the spawn method)."""
+    os.setpgrp()  # a terminal's Ctrl-C goes to the supervisor, which forwards one SIGTERM
+    parent = os.getppid()
+    stopping = threading.Event()
+    counters = Counters()
+    log = JsonLog(settings.log_file, settings.env, worker=worker_id())
+
+    def on_beat() -> None:
+        reports.put((worker_id(), counters.snapshot()))
+        if os.getppid() != parent and not stopping.is_set():
+            log.write("worker.orphaned", utc_now(), detail="the supervisor is gone; stopping")
+            stopping.set()
+
+    with (
+        stop_signals(stopping, at_once=lambda: None),
+        closing(open_store(settings.store_url)) as store,
+    ):
+        worker = Worker(
+            store,
+            settings,
+            Observation(log, counters),
+            stopping=stopping,
+            index=index,
+            on_beat=on_beat,
+        )
+        worker.run()
+    if os.getppid() != parent:  # nobody reads the reports any more: never wait on the pipe
+        reports.cancel_join_thread()
+    reports.close()
+    reports.join_thread()  # the last report reaches the supervisor before the process ends
+    log.close()
+
+
+def _serve_processes(
+    settings: ServiceSettings,
+    stopping: threading.Event,
+    publisher: Publisher,
+    log: JsonLog,
+    store: EventStore,
+) -> int:
+    context = multiprocessing.get_context("spawn")
+    reports: Queue[Report] = context.Queue()
+    publisher.queue = reports
+    slots: dict[int, BaseProcess] = {}
+    restart_at: dict[int, float] = {}
+
+    def start(index: int) -> None:
+        process = context.Process(
+            target=worker_process, args=(settings, index, reports), name=f"governor-worker-{index}"
+        )
+        process.start()
+        slots[index] = process
+
+    def at_once() -> None:
+        for process in slots.values():
+            if process.pid is not None and process.is_alive():
+                os.kill(process.pid, signal.SIGTERM)  # their second signal: they exit at once
+
+    publisher.workers = lambda: sum(p.is_alive() for p in slots.values())
+    with stop_signals(stopping, at_once=at_once):
+        for index in range(settings.workers):
+            start(index)
+        publisher.start()
+        while not stopping.wait(SUPERVISE_S):
+            _replace_dead(slots, restart_at, start, log, store)
+        _stop_all(slots, publisher)
+    return 0
+
+
+def _replace_dead(
+    slots: dict[int, BaseProcess],
+    restart_at: dict[int, float],
+    start: Callable[[int], None],
+    log: JsonLog,
+    store: EventStore,
+) -> None:
+    """Notice worker processes that died; start a new one in each slot after a delay."""
+    now = time.monotonic()
+    for index, process in list(slots.items()):
+        if process.is_alive():
+            continue
+        if index not in restart_at:
+            dead = f"{socket.gethostname()}:{process.pid}"
+            text = f"worker process {dead} died (exit code {process.exitcode}); replacing it"
+            log.write("worker.died", utc_now(), dead=dead, exit_code=process.exitcode)
+            try:
+                store.remove_worker(dead)
+                store.add_service_error(ServiceError(utc_now(), dead, None, text))
+            except Exception as exc:
+                log.write("registry.error", utc_now(), error=f"{type(exc).__name__}: {exc}")
+            restart_at[index] = now + RESTART_DELAY_S
+        elif restart_at[index] <= now:
+            del restart_at[index]
+            start(index)
+
+
+def _stop_all(slots: dict[int, BaseProcess], publisher: Publisher) -> None:
+    """Ask every worker to stop after its current step, and wait for them."""
+    for process in slots.values():
+        if process.pid is not None and process.is_alive():
+            os.kill(process.pid, signal.SIGTERM)
+    for process in slots.values():
+        while process.is_alive():
+            publisher.drain()  # a worker's last report must not fill the pipe and block it
+            process.join(SUPERVISE_S)
+    publisher.drain()

@@ -1,0 +1,339 @@
+"""The PostgreSQL event store: one database shared by runners on many machines.
+
+Rules (SPEC §8; the contract and its checks live in ``governor.store.engine``):
+    * Every append and lease operation is one transaction that first takes the goal's
+      transaction-scoped advisory lock (``pg_advisory_xact_lock`` on a 64-bit hash of the
+      goal id). Writers of one goal queue behind it; writers of other goals do not wait.
+      Taken before anything is read, it makes the fencing check, the expected-seq check,
+      the insert and the summary upsert of an append — and the read-check-write of a
+      lease grant — atomic per goal, across processes and machines.
+    * Transactions run at READ COMMITTED, pinned per connection: each statement after the
+      lock sees every commit made before the lock was granted. (Under REPEATABLE READ the
+      snapshot would predate the wait and the checks would read stale rows.)
+    * The schema is the append-only ``MIGRATIONS`` list of ``postgres_schema``, applied
+      when a store opens; a database newer than the code is refused.
+    * ``psycopg`` errors are translated to ``StoreError`` in one place (``_translate``).
+    * The injected clock is the only time source: no ``now()`` in SQL.
+    * A connection pool: one store object may be shared by any number of threads; each
+      transaction or read borrows a connection for its duration only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Final
+
+import psycopg
+from psycopg import errors
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import TupleRow
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
+
+from governor.errors import StoreError
+from governor.store.base import Clock, GoalSummary, Lease, ServiceError, WorkerBeat
+from governor.store.engine import BaseEventStore, LeaseRecord
+from governor.store.postgres_schema import Conn, migrate, one_row
+from governor.store.rows import StoredEvent
+
+POOL_MAX_SIZE: Final = 10
+"""Connections a store object keeps at most (one per concurrent transaction or read)."""
+
+TIMEOUT_S: Final = 30.0
+"""How long to wait for a connection, from the server or from a busy pool."""
+
+LOCK_TIMEOUT_S: Final = 30.0
+"""How long a transaction waits for another writer's lock on the same goal."""
+
+_PUT_SUMMARY: Final = """INSERT INTO goals
+    (goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at, due_at)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+    ON CONFLICT (goal_id) DO UPDATE SET title = EXCLUDED.title, seq = EXCLUDED.seq,
+        status = EXCLUDED.status, next_action = EXCLUDED.next_action,
+        blocked_on = EXCLUDED.blocked_on, not_before = EXCLUDED.not_before,
+        updated_at = EXCLUDED.updated_at, due_at = EXCLUDED.due_at"""
+_ALL_GOALS: Final = """SELECT
+    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at
+    FROM goals ORDER BY goal_id"""
+_GOALS_WITH_STATUS: Final = """SELECT
+    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at
+    FROM goals WHERE status = ANY(%s) ORDER BY goal_id"""
+# The status test repeats the partial index's WHERE word for word, so the planner can
+# prove the query implies it and walk goals_due in due order over the active goals only.
+_DUE: Final = """SELECT
+    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at
+    FROM goals
+    WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_at <= %s)
+    ORDER BY due_at, goal_id LIMIT %s"""
+_SOONEST: Final = """SELECT due_at FROM goals
+    WHERE status IN ('ready', 'waiting', 'running') AND status = 'waiting'
+    ORDER BY due_at LIMIT 1"""
+_PUT_WORKER: Final = """INSERT INTO workers
+    (worker_id, host, pid, started_at, heartbeat_at, goal_id, step_started_at)
+    VALUES (%s, %s, %s, %s, %s, %s, %s)
+    ON CONFLICT (worker_id) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid,
+        started_at = EXCLUDED.started_at, heartbeat_at = EXCLUDED.heartbeat_at,
+        goal_id = EXCLUDED.goal_id, step_started_at = EXCLUDED.step_started_at"""
+_WORKERS: Final = """SELECT worker_id, host, pid, started_at, heartbeat_at, goal_id,
+    step_started_at FROM workers ORDER BY worker_id"""
+# Keeps the newest rows exactly, even where a rolled-back insert left a gap in the ids.
+_TRIM_ERRORS: Final = """DELETE FROM service_errors WHERE id <=
+    (SELECT id FROM service_errors ORDER BY id DESC OFFSET %s LIMIT 1)"""
+_PUT_LEASE: Final = """INSERT INTO leases (goal_id, token, holder, expires_at)
+    VALUES (%s, %s, %s, %s)
+    ON CONFLICT (goal_id) DO UPDATE SET
+        token = EXCLUDED.token, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at"""
+
+
+def goal_lock_key(goal_id: str) -> int:
+    """The advisory lock key of a goal: a signed 64-bit hash every client computes alike.
+
+    Two goals may share a key; they then merely queue behind each other's writes.
+    """
+    digest = hashlib.blake2b(goal_id.encode(), digest_size=8, person=b"governor.goal").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def describe_url(url: str) -> str:
+    """The URL without its password, for messages: ``postgresql://user@host:port/dbname``.
+
+    Raises:
+        StoreError: when libpq cannot parse the URL.
+    """
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.Error as exc:
+        raise StoreError(f"not a valid PostgreSQL URL: {exc}") from exc
+    user = f"{params['user']}@" if params.get("user") else ""
+    port = f":{params['port']}" if params.get("port") else ""
+    return f"postgresql://{user}{params.get('host', '')}{port}/{params.get('dbname', '')}"
+
+
+def _translate(exc: psycopg.Error, where: str) -> StoreError:
+    """The one translation of psycopg's errors into governor's."""
+    text = str(exc).strip()
+    if isinstance(exc, PoolClosed):
+        return StoreError(f"{where}: the store is closed")
+    if isinstance(exc, PoolTimeout):
+        return StoreError(
+            f"{where}: no connection became free in time; every connection of the pool is "
+            f"busy or the server is unreachable ({text})"
+        )
+    if isinstance(exc, errors.LockNotAvailable):
+        return StoreError(
+            f"{where}: the goal stayed locked by another writer for longer than the lock "
+            f"timeout; try again ({text})"
+        )
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(
+            f"{where}: cannot talk to PostgreSQL; is the server running, and do the URL's "
+            f"user and database exist? ({text})"
+        )
+    return StoreError(f"{where}: {type(exc).__name__}: {text}")
+
+
+@contextmanager
+def _translated(where: str) -> Iterator[None]:
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise _translate(exc, where) from exc
+
+
+def _summary(row: TupleRow) -> GoalSummary:
+    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at = row
+    return GoalSummary(goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at)
+
+
+class PostgresEventStore(BaseEventStore[Conn]):
+    """The event store in a PostgreSQL database, reached through a connection pool.
+
+    Args:
+        url: a libpq URL or conninfo string (``postgresql://user@host:5432/governor``).
+        clock: the only time source (lease expiry, derived summaries, migrations).
+        max_size: the most connections the pool opens (one per concurrent call).
+        timeout_s: how long to wait for a connection (from the server, or from the pool
+            when every connection is busy).
+        lock_timeout_s: how long a write waits for another writer of the same goal.
+
+    Raises:
+        StoreError: when the server cannot be reached, refuses the login, or holds a
+            schema newer than this code.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Clock | None = None,
+        max_size: int = POOL_MAX_SIZE,
+        timeout_s: float = TIMEOUT_S,
+        lock_timeout_s: float = LOCK_TIMEOUT_S,
+    ) -> None:
+        super().__init__(clock=clock)
+        self.url = url
+        self._where = describe_url(url)
+        self._lock_timeout_ms = max(1, int(lock_timeout_s * 1000))
+        conninfo = url
+        if "connect_timeout" not in conninfo_to_dict(url):  # libpq would wait forever
+            conninfo = make_conninfo(url, connect_timeout=max(2, int(timeout_s)))
+        with _translated(self._where):
+            with psycopg.connect(conninfo, autocommit=True) as conn:
+                self._configure(conn)
+                self.schema_version = migrate(conn, where=self._where, now=self._clock)
+            self._pool = self._open_pool(conninfo, max_size, timeout_s)
+
+    def _open_pool(self, conninfo: str, max_size: int, timeout_s: float) -> ConnectionPool[Conn]:
+        pool = ConnectionPool(
+            conninfo,
+            kwargs={"autocommit": True},
+            min_size=1,
+            max_size=max_size,
+            timeout=timeout_s,
+            configure=self._configure,
+            # A connection broken while idle (a server restart, a failover) is replaced
+            # on checkout instead of failing the caller's next call.
+            check=ConnectionPool.check_connection,
+            open=False,
+            name=f"governor {self._where}",
+        )
+        try:
+            pool.open(wait=True, timeout=timeout_s)
+        except BaseException:
+            pool.close()  # else its threads would keep trying to connect
+            raise
+        return pool
+
+    def _configure(self, conn: Conn) -> None:
+        """Session settings of every connection (the pool calls it once per connection)."""
+        conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+        # Times are read back as UTC, and a queued writer gives up like SQLite's does.
+        conn.execute(
+            "SELECT set_config('TimeZone', 'UTC', false), set_config('lock_timeout', %s, false)",
+            (f"{self._lock_timeout_ms}ms",),
+        )
+
+    def close(self) -> None:
+        """Close every connection of the pool; later calls raise ``StoreError``."""
+        self._pool.close()
+
+    @contextmanager
+    def _write(self, goal_id: str) -> Iterator[Conn]:
+        with _translated(self._where), self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (goal_lock_key(goal_id),))
+            yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Conn]:
+        with _translated(self._where), self._pool.connection() as conn:
+            yield conn
+
+    def _last_seq(self, tx: Conn, goal_id: str) -> int:
+        (found,) = one_row(tx.execute("SELECT MAX(seq) FROM events WHERE goal_id = %s", (goal_id,)))
+        return 0 if found is None else int(found)
+
+    def _rows(
+        self, tx: Conn, goal_id: str, after_seq: int, limit: int
+    ) -> list[tuple[int, bytes | str, int]]:
+        cursor = tx.execute(
+            "SELECT seq, body, crc32 FROM events WHERE goal_id = %s AND seq > %s "
+            "ORDER BY seq LIMIT %s",
+            (goal_id, after_seq, limit),
+        )
+        return cursor.fetchall()  # (BIGINT, BYTEA, BIGINT) arrive as (int, bytes, int)
+
+    def _insert(self, tx: Conn, goal_id: str, rows: Sequence[StoredEvent]) -> None:
+        # COPY: one round trip for a batch of any size (an import of a long history).
+        with tx.cursor().copy(
+            "COPY events (goal_id, seq, type, at, body, crc32) FROM STDIN"
+        ) as copy:
+            for row in rows:
+                copy.write_row((goal_id, row.seq, row.type, row.at, row.body, row.crc))
+
+    def _put_summary(self, tx: Conn, summary: GoalSummary) -> None:
+        tx.execute(
+            _PUT_SUMMARY,
+            (
+                summary.goal_id,
+                summary.title,
+                summary.seq,
+                summary.status,
+                summary.next_action,
+                summary.blocked_on,
+                summary.not_before,
+                summary.updated_at,
+                summary.due_at,
+            ),
+        )
+
+    def _summaries(self, tx: Conn, statuses: Sequence[str] | None) -> list[GoalSummary]:
+        if statuses is None:
+            cursor = tx.execute(_ALL_GOALS)
+        else:
+            cursor = tx.execute(_GOALS_WITH_STATUS, (list(statuses),))
+        return [_summary(row) for row in cursor]
+
+    def _due(self, tx: Conn, now: datetime, limit: int) -> list[GoalSummary]:
+        return [_summary(row) for row in tx.execute(_DUE, (now, limit))]
+
+    def _goal_counts(self, tx: Conn) -> dict[str, int]:
+        rows = tx.execute("SELECT status, COUNT(*) FROM goals GROUP BY status")
+        return {status: int(n) for status, n in rows}
+
+    def _soonest_wakeup(self, tx: Conn) -> datetime | None:
+        row = tx.execute(_SOONEST).fetchone()
+        return None if row is None else row[0]
+
+    def _put_worker(self, tx: Conn, worker: WorkerBeat) -> None:
+        w = worker
+        tx.execute(
+            _PUT_WORKER,
+            (w.worker_id, w.host, w.pid, w.started_at, w.heartbeat_at, w.goal_id,
+             w.step_started_at),
+        )  # fmt: skip
+
+    def _delete_worker(self, tx: Conn, worker_id: str) -> None:
+        tx.execute("DELETE FROM workers WHERE worker_id = %s", (worker_id,))
+
+    def _workers(self, tx: Conn) -> list[WorkerBeat]:
+        return [WorkerBeat(*row) for row in tx.execute(_WORKERS)]
+
+    def _insert_error(self, tx: Conn, error: ServiceError, keep: int) -> None:
+        e = error
+        tx.execute(
+            "INSERT INTO service_errors (at, worker_id, goal_id, error) VALUES (%s, %s, %s, %s)",
+            (e.at, e.worker_id, e.goal_id, e.error),
+        )
+        tx.execute(_TRIM_ERRORS, (keep,))
+
+    def _errors(self, tx: Conn, limit: int) -> list[ServiceError]:
+        rows = tx.execute(
+            "SELECT at, worker_id, goal_id, error FROM service_errors ORDER BY id DESC LIMIT %s",
+            (limit,),
+        )
+        return [ServiceError(*row) for row in rows]
+
+    def _lease_record(self, tx: Conn, goal_id: str) -> LeaseRecord | None:
+        row = tx.execute(
+            "SELECT token, holder, expires_at FROM leases WHERE goal_id = %s", (goal_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        token, holder, expires_at = row
+        if holder is None or expires_at is None:
+            return LeaseRecord(token, None)
+        return LeaseRecord(token, Lease(goal_id, holder, token, expires_at))
+
+    def _put_lease(self, tx: Conn, goal_id: str, record: LeaseRecord) -> None:
+        lease = record.lease
+        tx.execute(
+            _PUT_LEASE,
+            (
+                goal_id,
+                record.token,
+                lease.holder if lease else None,
+                lease.expires_at if lease else None,
+            ),
+        )

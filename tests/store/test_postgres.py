@@ -1,0 +1,384 @@
+"""The store contract on a real PostgreSQL server, plus what only PostgreSQL has:
+migrations, the due index at scale, per-goal locking, the pool, driver errors, and real
+processes racing on one database. The server is ``tests/store/postgres_server.py``'s."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import zlib
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import psycopg
+import pytest
+
+from governor.errors import LeaseError, StoreError
+from governor.store import open_store
+from governor.store.base import ACTIVE_STATUSES
+from governor.store.postgres import _DUE, _SOONEST, PostgresEventStore, describe_url, goal_lock_key
+from governor.store.postgres_schema import MIGRATIONS, migrate
+from tests.store.contract import StoreContract
+from tests.store.contract_procs import ProcessCases
+from tests.store.streams import FakeClock, MakeStore, resumed, story, summary
+from tests.story import T0
+
+if TYPE_CHECKING:  # imported by pytest as a plugin, so that its asserts are rewritten
+    from tests.store.postgres_server import MakeUrl, PostgresServer
+
+pytest_plugins = ["tests.store.postgres_server"]
+
+
+class TestPostgresStore(StoreContract):
+    @pytest.fixture
+    def make_store(self, postgres_url: MakeUrl, clock: FakeClock) -> MakeStore:
+        return lambda: PostgresEventStore(postgres_url(), clock=clock)
+
+    def damage(self, store, goal_id, seq, body, *, checksum):
+        assert isinstance(store, PostgresEventStore)
+        where = (goal_id, seq)
+        with psycopg.connect(store.url, autocommit=True) as raw:
+            if body is None:
+                raw.execute("DELETE FROM events WHERE goal_id = %s AND seq = %s", where)
+            elif checksum:
+                raw.execute(
+                    "UPDATE events SET body = %s, crc32 = %s WHERE goal_id = %s AND seq = %s",
+                    (body.encode(), zlib.crc32(body.encode()), *where),
+                )
+            else:
+                raw.execute(
+                    "UPDATE events SET body = convert_to(%s, 'UTF8') "
+                    "WHERE goal_id = %s AND seq = %s",
+                    (body, *where),
+                )
+
+
+class TestPostgresProcesses(ProcessCases):
+    @pytest.fixture
+    def url(self, postgres_url: MakeUrl) -> str:
+        return postgres_url()
+
+
+@pytest.fixture
+def url(postgres_url: MakeUrl) -> str:
+    return postgres_url()
+
+
+def sql(url: str, query: str, params: tuple = ()) -> list[tuple]:
+    with psycopg.connect(url, autocommit=True) as raw:
+        cursor = raw.execute(query, params)  # type: ignore[arg-type]  # a test's own SQL
+        return cursor.fetchall() if cursor.description else []
+
+
+def versions(url: str) -> list[int]:
+    return [v for (v,) in sql(url, "SELECT version FROM schema_version ORDER BY version")]
+
+
+# --- open_store, URLs, migrations ------------------------------------------------------------
+
+
+def test_open_store_opens_postgresql_urls(url):
+    store = open_store(url, clock=FakeClock())
+    assert isinstance(store, PostgresEventStore)
+    store.append("g1", story().events, expected_seq=0)
+    assert store.last_seq("g1") == 9
+    store.close()
+    again = open_store(url.replace("postgresql://", "postgres://"))
+    assert again.last_seq("g1") == 9
+    again.close()
+
+
+def test_messages_name_the_server_but_never_the_password():
+    shown = describe_url("postgresql://ann:s3cret@db.example:5433/gov?sslmode=require")
+    assert shown == "postgresql://ann@db.example:5433/gov"
+
+
+def test_a_new_database_is_migrated_to_the_latest_version(url):
+    store = PostgresEventStore(url)
+    assert store.schema_version == len(MIGRATIONS) - 1
+    assert versions(url) == list(range(len(MIGRATIONS)))
+    store.close()
+
+
+def test_reopening_does_not_migrate_again(url):
+    clock = FakeClock()
+    PostgresEventStore(url, clock=clock).close()
+    before = sql(url, "SELECT version, applied_at FROM schema_version ORDER BY version")
+    assert before[0][1] == T0  # the injected clock, not the server's now()
+    clock.advance(3600)
+    PostgresEventStore(url, clock=clock).close()
+    assert sql(url, "SELECT version, applied_at FROM schema_version ORDER BY version") == before
+
+
+def test_processes_opening_a_new_database_at_once_migrate_it_once(url):
+    opened: list[PostgresEventStore] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(6)
+
+    def open_one() -> None:
+        start.wait()
+        try:
+            opened.append(PostgresEventStore(url))
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert versions(url) == list(range(len(MIGRATIONS)))
+    for store in opened:
+        store.close()
+
+
+def test_a_database_newer_than_the_code_is_refused_untouched(url):
+    PostgresEventStore(url).close()
+    sql(url, "INSERT INTO schema_version VALUES (%s, now())", (len(MIGRATIONS),))
+    before = versions(url)
+    with pytest.raises(StoreError, match=f"schema version {len(MIGRATIONS)}.*upgrade governor"):
+        PostgresEventStore(url)
+    assert versions(url) == before
+
+
+def test_an_older_database_gets_only_the_missing_migrations(url):
+    PostgresEventStore(url).close()
+    newer = (*MIGRATIONS, ("CREATE TABLE notes (goal_id TEXT, note TEXT)",))
+    with psycopg.connect(url, autocommit=True) as raw:
+        assert migrate(raw, where="t", now=FakeClock(), migrations=newer) == len(MIGRATIONS)
+    assert versions(url) == list(range(len(newer)))
+    assert sql(url, "SELECT * FROM notes") == []
+
+
+def test_a_failing_migration_leaves_the_database_as_it_was(url):
+    PostgresEventStore(url).close()
+    before = versions(url)
+    broken = (*MIGRATIONS, ("CREATE TABLE fine (x INTEGER)", "THIS IS NOT SQL"))
+    with psycopg.connect(url, autocommit=True) as raw, pytest.raises(psycopg.errors.SyntaxError):
+        migrate(raw, where="t", now=FakeClock(), migrations=broken)
+    assert sql(url, "SELECT to_regclass('fine')") == [(None,)]
+    assert versions(url) == before
+
+
+# --- the due index, ordering ------------------------------------------------------------------
+
+GOALS = 100_000
+
+
+def fill(url: str, goals: int) -> None:
+    """``goals`` summaries, 1 % of them active (as bench/store.py): ready, running, waiting."""
+    sql(
+        url,
+        """INSERT INTO goals
+        SELECT 'g' || lpad(i::text, 6, '0'), 't', 1,
+               CASE WHEN i %% 200 = 0 THEN 'waiting' WHEN i %% 200 = 1 THEN 'ready'
+                    ELSE 'succeeded' END,
+               'none', NULL, to_timestamp(i), to_timestamp(i), to_timestamp(i)
+        FROM generate_series(0, %s - 1) AS i""",
+        (goals,),
+    )
+    sql(url, "ANALYZE goals")  # what autovacuum does after a bulk change
+
+
+def test_the_due_query_walks_the_partial_index_over_100000_goals(url):
+    store = PostgresEventStore(url)
+    fill(url, GOALS)
+    now = T0.replace(year=1970) + timedelta(seconds=GOALS // 2)
+    ((plan,),) = sql(url, f"EXPLAIN (ANALYZE, FORMAT JSON) {_DUE}", (now, 100))
+    text = json.dumps(plan)
+    assert '"Index Name": "goals_due"' in text, text
+    assert "Seq Scan" not in text, text
+    start = time.perf_counter()
+    due = store.due(now, limit=100)
+    elapsed = time.perf_counter() - start
+    assert len(due) == 100
+    assert [g.goal_id for g in due[:3]] == ["g000000", "g000001", "g000200"]
+    assert elapsed < 1.0, f"due() took {elapsed:.3f} s over {GOALS:,} goals"
+    ((plan,),) = sql(url, f"EXPLAIN (FORMAT JSON) {_SOONEST}")
+    assert "Seq Scan" not in json.dumps(plan), plan
+    assert store.soonest_wakeup() == T0.replace(year=1970)  # g000000 waits since the epoch
+    store.close()
+
+
+def test_the_sql_spells_the_active_statuses_as_the_code_does():
+    literal = str(ACTIVE_STATUSES)
+    assert literal in _DUE
+    assert literal in " ".join(MIGRATIONS[0])
+
+
+def test_goal_ids_order_by_code_point_whatever_the_database_collation(
+    postgres_server: PostgresServer,
+):
+    name = f"icu_{time.monotonic_ns()}"
+    url = postgres_server.create_database(
+        name, "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'"
+    )
+    store = PostgresEventStore(url)
+    for goal_id in ("b", "B", "a", "A1"):
+        store.append(goal_id, story(goal_id).events[:1], expected_seq=0)
+    assert [g.goal_id for g in store.goals()] == ["A1", "B", "a", "b"]
+    assert sql(url, "SELECT 'a' < 'B'") == [(True,)]  # the database's own order is not
+    store.close()
+    postgres_server.sql(f"DROP DATABASE {name}")
+
+
+# --- per-goal locking ---------------------------------------------------------------------------
+
+
+def test_a_writer_waits_for_the_goal_lock_and_gives_up_after_the_lock_timeout(url):
+    seed = PostgresEventStore(url)
+    seed.append("g1", story().events, expected_seq=0)
+    seed.close()
+    store = PostgresEventStore(url, lock_timeout_s=0.1)
+    with psycopg.connect(url) as other:
+        other.execute("SELECT pg_advisory_xact_lock(%s)", (goal_lock_key("g1"),))
+        with pytest.raises(StoreError, match="locked by another writer") as caught:
+            store.append("g1", [resumed("g1", 10)], expected_seq=9)
+        assert isinstance(caught.value.__cause__, psycopg.errors.LockNotAvailable)
+        store.append("g2", story("g2").events, expected_seq=0)  # other goals do not wait
+        other.rollback()
+    assert store.append("g1", [resumed("g1", 10)], expected_seq=9) == 10
+    store.close()
+
+
+def test_writes_run_at_read_committed_whatever_the_database_default(url):
+    sql(
+        url,
+        "ALTER DATABASE "
+        + url.rsplit("/", 1)[1]
+        + " SET default_transaction_isolation = 'serializable'",
+    )
+    store = PostgresEventStore(url)
+    with store._write("g1") as tx:
+        assert tx.execute("SHOW transaction_isolation").fetchone() == ("read committed",)
+    store.close()
+
+
+def test_racing_claims_of_one_lease_grant_it_once_with_rising_tokens(url):
+    stores = [PostgresEventStore(url, clock=FakeClock()) for _ in range(6)]
+    tokens: list[int] = []
+    refused: list[str] = []
+    for _round in range(5):
+        start = threading.Barrier(len(stores))
+
+        def claim(store: PostgresEventStore, name: str, start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                tokens.append(store.acquire_lease("g1", name, ttl_s=30).token)
+            except LeaseError as exc:
+                refused.append(str(exc.holder))
+
+        threads = [threading.Thread(target=claim, args=(s, f"w{i}")) for i, s in enumerate(stores)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        lease = stores[0].current_lease("g1")
+        assert lease is not None
+        stores[0].release_lease(lease)
+    assert tokens == [1, 2, 3, 4, 5]  # one winner per round, tokens never reused
+    assert len(refused) == 5 * (len(stores) - 1)
+    for store in stores:
+        store.close()
+
+
+# --- the pool and driver errors --------------------------------------------------------------
+
+
+def test_one_store_serves_many_threads_through_its_pool(url):
+    store = PostgresEventStore(url, max_size=3)
+    errors: list[BaseException] = []
+
+    def work(goal_id: str) -> None:
+        try:
+            store.append(goal_id, story(goal_id).events, expected_seq=0)
+            assert len(list(store.load(goal_id))) == 9
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(f"g{i}",)) for i in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(store.goals()) == 12
+    store.close()
+
+
+def test_connections_the_server_dropped_are_replaced(url):
+    store = PostgresEventStore(url)
+    store.append("g1", story().events, expected_seq=0)
+    sql(
+        url,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    assert store.last_seq("g1") == 9
+    store.close()
+
+
+def test_a_closed_store_raises_store_error(url):
+    store = PostgresEventStore(url)
+    store.close()
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.last_seq("g1")
+
+
+def test_an_unreachable_server_is_a_clear_error_without_the_password(postgres_server):
+    with pytest.raises(StoreError, match="cannot talk to PostgreSQL") as caught:
+        PostgresEventStore("postgresql://governor:hunter2@127.0.0.1:1/nope", timeout_s=2)
+    assert "hunter2" not in str(caught.value)
+    assert "postgresql://governor@127.0.0.1:1/nope" in str(caught.value)
+    assert isinstance(caught.value.__cause__, psycopg.OperationalError)
+
+
+def test_a_missing_database_is_a_clear_error(postgres_server):
+    with pytest.raises(StoreError, match='database "no_such_database" does not exist'):
+        PostgresEventStore(postgres_server.url("no_such_database"))
+
+
+def test_summaries_and_leases_survive_reopening(url):
+    clock = FakeClock()
+    store = PostgresEventStore(url, clock=clock)
+    store.append(
+        "w", story("w").events[:1], expected_seq=0, summary=summary("w", "waiting", not_before_s=9)
+    )
+    lease = store.acquire_lease("w", "a", ttl_s=30)
+    store.release_lease(lease)
+    summaries = store.goals()
+    store.close()
+    again = PostgresEventStore(url, clock=clock)
+    assert again.goals() == summaries
+    assert again.goals()[0].not_before == T0 + timedelta(seconds=9)
+    assert again.acquire_lease("w", "b", ttl_s=30).token == 2  # tokens outlive the process
+    again.close()
+
+
+# --- the test server's own finder ----------------------------------------------------------
+
+
+def test_the_server_binaries_are_found_on_path_first_then_in_the_newest_debian_folder(
+    tmp_path, monkeypatch
+):
+    import tests.store.postgres_server as server
+
+    def install(folder):
+        folder.mkdir(parents=True)
+        for tool in ("initdb", "pg_ctl", "postgres"):
+            (folder / tool).write_text("")
+            (folder / tool).chmod(0o755)
+        return folder
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(server, "DEBIAN_BINARIES", tmp_path / "lib")
+    assert server.find_bindir() is None
+    install(tmp_path / "lib" / "9" / "bin")
+    newest = install(tmp_path / "lib" / "16" / "bin")
+    assert server.find_bindir() == newest
+    mine = install(tmp_path / "mine")
+    monkeypatch.setenv("PATH", str(mine))
+    assert server.find_bindir() == mine
