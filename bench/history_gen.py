@@ -53,8 +53,12 @@ class _Writer:
         }
 
 
-def events(n: int, goal_id: str = "bench") -> Iterator[dict[str, Any]]:
-    """About ``n`` events of one long goal (it stops at a natural boundary past ``n``)."""
+def events(n: int, goal_id: str = "bench", *, cycles: int = 400) -> Iterator[dict[str, Any]]:
+    """About ``n`` events of one long goal (it stops at a natural boundary past ``n``).
+
+    Each item goes through ``cycles`` rounds of outage, charged failure and timeout; more
+    cycles means fewer plans and items for the same number of events.
+    """
     w = _Writer(goal_id)
     profiles = {"p": {"harness": "codex", "model": "gpt-5-codex"}}
     policy = {
@@ -109,11 +113,11 @@ def events(n: int, goal_id: str = "bench") -> Iterator[dict[str, Any]]:
         yield w.event("plan.applied", plan_id=pid, work_ids=[f"{pid}-{k}" for k in keys])
         for k in keys:
             wid, attempt = f"{pid}-{k}", 0
-            for cycle in range(400):
+            for cycle in range(cycles):
                 for outcome, cls, ev in (
                     ("failed", "upstream", ABSENT),
                     ("failed", None, OBSERVED),
-                    ("succeeded" if cycle == 399 else "timed_out", None, None),
+                    ("succeeded" if cycle == cycles - 1 else "timed_out", None, None),
                 ):
                     attempt += 1
                     run += 1
@@ -149,11 +153,11 @@ def events(n: int, goal_id: str = "bench") -> Iterator[dict[str, Any]]:
             yield w.event("work.accepted", work_id=wid)
 
 
-def write(path: Path, n: int) -> int:
+def write(path: Path, n: int, *, cycles: int = 400) -> int:
     """Write about ``n`` events to ``path``; returns the number written."""
     count = 0
     with path.open("wb") as out:
-        for event in events(n):
+        for event in events(n, cycles=cycles):
             out.write(orjson.dumps(event) + b"\n")
             count += 1
     return count

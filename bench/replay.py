@@ -17,7 +17,9 @@ Method (the figures go to docs/performance.md):
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -91,10 +93,35 @@ def project_rate(path: Path, slice_n: int, repeat: int) -> float:
     return len(events) / best
 
 
+def replay_memory(n: int) -> None:
+    """Peak RSS of the real command replaying a long history (5 items, so lines stay small)."""
+    OUT.mkdir(exist_ok=True)
+    path = OUT / f"replay-mem-{n}.jsonl"
+    if not path.exists():
+        write(path, n, cycles=n // 34 + 1)  # about 34 events per cycle over 5 items
+    exe = Path(sys.executable).parent / "governor"
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        subprocess.run([str(exe), "replay", str(path), "--json"], stdout=sink, check=True)
+    took = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    with path.open("rb") as f:
+        count = sum(1 for _ in f)
+    print(
+        f"  governor replay --json of {count:,} events: peak RSS {rss:.0f} MiB "
+        f"(bar: 300 MiB), {took:.0f} s, {count / took:,.0f} events/s"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="also run `governor replay --json` on a 10^6-event history and report its peak RSS",
+    )
     args = parser.parse_args(argv)
     path, n = history(args.events)
     print(f"history: {path.name}: {n} events, {path.stat().st_size / n:.0f} bytes/event")
@@ -105,6 +132,8 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"  {name:<8} {rate:>12,.0f} events/s   {seconds:7.2f} s   {rate / bare_rate:5.2f}x bare"
         )
+    if args.memory:
+        replay_memory(n)
     rate = project_rate(path, min(n, 200_000), args.repeat)
     print(f"  project  {rate:>12,.0f} events/s   (fold alone over decoded events)")
     print(f"ratio full replay / bare parse: {n / best['full'] / bare_rate:.2f} (target >= 0.5)")

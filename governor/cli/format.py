@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 import orjson
 
+from governor.analysis.explain import Explanation
 from governor.analysis.replay import ReplayStep
+from governor.analysis.whatif import WhatIf
 from governor.core.codec import to_dict
 from governor.core.decision import Decision, stamp
 from governor.core.events import Event
@@ -99,3 +101,46 @@ def _short(value: object, limit: int = 80) -> str:
     text = value if isinstance(value, str) else orjson.dumps(value).decode()
     text = text.replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_timeline(step: ReplayStep) -> str:
+    """One timeline line: when the decision changed, to what, and by which rule."""
+    event = step.event
+    return f"{event.seq:>6}  {stamp(event.at)}  {event.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
+
+
+def format_whatif(result: WhatIf, overrides: dict[str, object]) -> str:
+    """A what-if result in a few lines."""
+    changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    lines = [f"under {changed}:"]
+    if result.divergence is not None:
+        d = result.divergence
+        lines.append(
+            f"  diverges at seq {d.seq} ({d.event_type}): {format_decision(d.decision)}  ({d.decision.rule})"
+        )
+    verdict = {
+        "same": "the same outcome as recorded",
+        "stopped_earlier": "the goal would have stopped (a known outcome)",
+        "censored": "the goal would have gone on past what was recorded (censored: unknown)",
+    }[result.outcome]
+    lines.append(f"  {verdict}")
+    lines.append(f"  recorded:    {format_decision(result.recorded_final)}")
+    lines.append(f"  other policy: {format_decision(result.final)}")
+    return "\n".join(lines)
+
+
+def format_explanation(ex: Explanation) -> str:
+    """Why a goal stopped, its last failures, and the advice."""
+    d = ex.decision
+    lines = [
+        f"goal {ex.goal_id}: {format_decision(d)}",
+        f"  rule {d.rule}",
+        "ledger:",
+        format_ledger(d.ledger),
+    ]
+    if ex.failures:
+        lines.append("last failures:")
+        for f in ex.failures:
+            lines.append(f"  seq {f.seq:<5} {f.what:<22} {f.why}")
+    lines.append(f"advice: {ex.advice}")
+    return "\n".join(lines)

@@ -1,15 +1,27 @@
-"""History commands: ``validate`` and ``replay`` (files; no store needed)."""
+"""History commands: ``validate``, ``replay`` (timeline, ``--json``, what-if) and ``explain``."""
 
 from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from typing import Any
 
-from governor.analysis.replay import decision_record, replay, step_record
+from governor.analysis.explain import explain
+from governor.analysis.replay import ReplayStep, decision_record, replay, step_record
+from governor.analysis.sources import Source, sources
+from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
-from governor.cli.format import format_ledger, format_step, format_validation
+from governor.cli.format import (
+    format_explanation,
+    format_ledger,
+    format_step,
+    format_timeline,
+    format_validation,
+    format_whatif,
+)
 from governor.cli.io import err, json_line, out
 from governor.core.codec import LineDecoder
+from governor.core.policy import parse_assignments, with_overrides
 from governor.errors import HistoryError, InputError
 from governor.store.jsonl import history_files, read_history
 
@@ -62,40 +74,118 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return worst
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    """Step through one history, printing the decision after each event."""
-    files = history_files(args.history)
-    if len(files) != 1:
-        raise InputError(
-            f"{args.history}: replay takes one history; this folder holds {len(files)}"
-        )
-    path = files[0]
-    decoder = LineDecoder(str(path))
-    now = parse_time(args.now) if args.now else None
-    last = None
-    for step in replay(
-        read_history(path, allow_torn=True, decoder=decoder),
-        now=now,
-        at_seq=args.at,
-        source=str(path),
-    ):
+def _key(step: ReplayStep) -> tuple[Any, ...]:
+    d = step.decision
+    return (d.status, d.next_action, d.blocked_on, d.exhausted, d.rule)
+
+
+def _replay_one(
+    source: Source, args: argparse.Namespace, now: datetime | None
+) -> ReplayStep | None:
+    last, shown = None, None
+    for step in replay(source.lines(), now=now, at_seq=args.at, source=source.name):
         last = step
         if args.json:
             json_line(step_record(step))
-        else:
+        elif args.all or args.at is not None:
             out(format_step(step))
-    for note in decoder.notes:
-        err(f"note: {path}: {note}")
-    if decoder.torn_line is not None:
+        elif _key(step) != shown:
+            out(format_timeline(step))
+            shown = _key(step)
+    for note in source.decoder.notes:
+        err(f"note: {source.name}: {note}")
+    if source.decoder.torn_line is not None:
         err(
-            f"warning: {path}: line {decoder.torn_line}: torn final line (no trailing newline) ignored"
+            f"warning: {source.name}: line {source.decoder.torn_line}: torn final line (no trailing newline) ignored"
         )
-    if last is None:
-        raise InputError(
-            f"{path}: no event with seq {args.at}" if args.at else f"{path}: the history is empty"
+    return last
+
+
+def _whatif_one(source: Source, args: argparse.Namespace, now: datetime | None) -> WhatIf:
+    overrides = parse_assignments(args.policy)
+    trace = Trace.of(source.events(), now=now, keep=False)
+    result = trace.under(with_overrides(trace.policy, overrides), now=now, events=source.events())
+    if args.json:
+        d = result.divergence
+        json_line(
+            {
+                "history": source.name,
+                "overrides": overrides,
+                "policy": result.policy.model_dump(mode="json"),
+                "outcome": result.outcome,
+                "known": result.known,
+                "divergence": None
+                if d is None
+                else {
+                    "seq": d.seq,
+                    "type": d.event_type,
+                    "kind": d.kind,
+                    **decision_record(d.decision),
+                },
+                "final": decision_record(result.final),
+                "recorded_final": decision_record(result.recorded_final),
+            }
         )
-    if not args.json and args.at is None:
-        out("\nledger after the last event:\n" + format_ledger(last.decision.ledger))
+    else:
+        out(format_whatif(result, overrides))
+    return result
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Step through histories (or re-fold them under another policy)."""
+    now = parse_time(args.now) if args.now else None
+    found = sources(args.history, store_url=args.store, allow_torn=True)
+    for source in found:
+        if args.policy:
+            _whatif_one(source, args, now)
+            continue
+        if not args.json and len(found) > 1:
+            out(f"== {source.name}")
+        last = _replay_one(source, args, now)
+        if last is None:
+            raise InputError(
+                f"{source.name}: no event with seq {args.at}"
+                if args.at
+                else f"{source.name}: empty"
+            )
+        if not args.json and args.at is None:
+            out("ledger after the last event:\n" + format_ledger(last.decision.ledger))
+    return ExitCode.OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Why a goal stopped, and the smallest policy change that would have let it go on."""
+    found = sources(args.goal, store_url=args.store)
+    if len(found) != 1:
+        raise InputError(f"{args.goal}: explain takes one history; this folder holds {len(found)}")
+    ex = explain(found[0].events())
+    if args.json:
+        json_line(
+            {
+                "goal_id": ex.goal_id,
+                "rule": ex.decision.rule,
+                **decision_record(ex.decision),
+                "failures": [
+                    {
+                        "seq": f.seq,
+                        "what": f.what,
+                        "class": f.failure_class,
+                        "rule": f.rule,
+                        "charged": f.charged,
+                        "why": f.why,
+                        "error": f.error,
+                        "evidence": f.evidence.model_dump(mode="json") if f.evidence else None,
+                    }
+                    for f in ex.failures
+                ],
+                "change": None
+                if ex.change is None
+                else {"field": ex.change.field, "from": ex.change.before, "to": ex.change.after},
+                "advice": ex.advice,
+            }
+        )
+    else:
+        out(format_explanation(ex))
     return ExitCode.OK
 
 
@@ -106,12 +196,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(
-        "replay", help="step through a history, showing the decision after each event"
+        "replay", help="step through a history: the decision after each event (or a what-if)"
     )
-    p.add_argument("history", metavar="HISTORY", help="a history file (JSONL)")
+    p.add_argument(
+        "history",
+        metavar="HISTORY",
+        help="a history file, a folder of them, or a goal id in the store",
+    )
     p.add_argument("--at", type=int, metavar="SEQ", help="show only the decision after this seq")
     p.add_argument(
         "--now", metavar="TIME", help="decide at this RFC 3339 time instead of each event's"
     )
+    p.add_argument(
+        "--all", action="store_true", help="a line for every event (default: only decision changes)"
+    )
+    p.add_argument(
+        "--policy",
+        metavar="K=V,…",
+        help="re-fold the recorded outcomes under this policy (what-if)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON Lines, one object per event")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "explain", help="why a goal stopped, and the smallest policy change that lets it go on"
+    )
+    p.add_argument("goal", metavar="GOAL|FILE", help="a goal id in the store, or a history file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_explain)

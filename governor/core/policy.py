@@ -155,3 +155,34 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
         else:
             merged[key] = value
     return policy_from(merged)
+
+
+def _value(text: str) -> Any:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text.strip()
+
+
+def parse_assignments(text: str) -> dict[str, Any]:
+    """``"max_replans=8,auto_apply=false"`` as a dict of typed values.
+
+    Raises:
+        PolicyError: for a part without ``=``.
+    """
+    out: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise PolicyError(f"'{part}' is not field=value", field=key.strip() or None)
+        out[key.strip()] = _value(value)
+    return out

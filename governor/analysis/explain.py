@@ -1,0 +1,196 @@
+"""Explain: why a goal stopped (or waits), its last failures, and the smallest policy change.
+
+Rules (SPEC §9):
+    * The explanation is the final decision (rule, reason, ledger), the last classified
+      failures with their evidence and the rule that classed them, and advice.
+    * The **smallest change** is found by counterfactual re-projection: each budget field
+      is raised step by step, and the history re-folded under it (``governor.analysis.
+      whatif``), until the goal would have gone on past its recorded end. Fields named by
+      the stop itself are preferred; then the smallest relative change.
+    * Environment and decision stops are not budget problems: "no policy change helps: a
+      person must act", with what the person must do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from governor.analysis.charges import explain_failure
+from governor.analysis.whatif import Trace
+from governor.core.decision import Decision, last_line
+from governor.core.events import AttemptFinished, Event, PlanFailed
+from governor.core.evidence import Evidence
+from governor.core.policy import LEDGER_FIELDS, PER_ITEM_LEDGERS, Policy, with_overrides
+
+SEARCHED: Final = (
+    "max_replans",
+    "max_uncharged_replans",
+    "max_plan_records",
+    "max_attempts",
+    "max_uncharged_attempts",
+    "max_total_attempts",
+    "max_continuations",
+    "max_runtime_s",
+    "max_cost_usd",
+)
+"""The budget fields the search may raise."""
+
+DIRECT: Final[dict[str, tuple[str, ...]]] = {
+    "replans": ("max_replans",),
+    "plan_records": ("max_plan_records",),
+    "total_attempts": ("max_total_attempts",),
+    "runtime": ("max_runtime_s",),
+    "cost": ("max_cost_usd",),
+    "upstream": ("max_uncharged_replans", "max_uncharged_attempts"),
+}
+"""Which fields a stop names directly (by its exhausted ledger, or being blocked upstream)."""
+
+STEPS: Final = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100)
+
+
+@dataclass(frozen=True, slots=True)
+class FailureNote:
+    seq: int
+    what: str
+    failure_class: str | None
+    rule: str | None
+    charged: bool
+    why: str
+    evidence: Evidence | None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    field: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    goal_id: str
+    decision: Decision
+    failures: tuple[FailureNote, ...]
+    change: Change | None
+    advice: str
+
+
+def failures(events: Iterable[Event], *, last: int = 5) -> tuple[FailureNote, ...]:
+    """The last ``last`` failed planner or worker runs, as the rules saw them."""
+    notes: list[FailureNote] = []
+    for e in events:
+        if isinstance(e, PlanFailed):
+            outcome, what = "failed", f"plan {e.plan_id}"
+        elif isinstance(e, AttemptFinished) and e.outcome != "succeeded":
+            outcome, what = e.outcome, f"{e.work_id} attempt {e.attempt}"
+        else:
+            continue
+        charged, why = explain_failure(outcome, e.failure_class, e.evidence, e.error)
+        rule = e.evidence.rule if e.evidence else None
+        notes.append(
+            FailureNote(
+                e.seq, what, e.failure_class, rule, charged, why, e.evidence, last_line(e.error, "")
+            )
+        )
+    return tuple(notes[-last:])
+
+
+def _continues(trace: Trace, policy: Policy) -> bool:
+    result = trace.under(policy)
+    return result.outcome == "censored" and not (
+        result.divergence and result.divergence.kind == "stop"
+    )
+
+
+def _candidates(value: Any, field: str, decision: Decision) -> list[Any]:
+    if field == "max_runtime_s":
+        return [float(math.ceil(decision.ledger.runtime_s)) + 1.0]
+    if field == "max_cost_usd":
+        return [math.ceil(decision.ledger.cost_usd * 100 + 1) / 100] if value is not None else []
+    return [value + step for step in STEPS]
+
+
+def smallest_change(trace: Trace) -> Change | None:
+    """The smallest single raise of a budget field that would have let the goal go on."""
+    decision = trace.recorded_final
+    direct = DIRECT.get(decision.exhausted or "", ()) or DIRECT.get(decision.blocked_on or "", ())
+    found: list[tuple[int, float, Change]] = []
+    for field in SEARCHED:
+        before = getattr(trace.policy, field)
+        for after in _candidates(before, field, decision):
+            if _continues(trace, with_overrides(trace.policy, {field: after})):
+                relative = (
+                    (after - before) / max(before, 1) if isinstance(before, int | float) else 0.0
+                )
+                found.append((0 if field in direct else 1, relative, Change(field, before, after)))
+                break
+    return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+
+
+def _person(decision: Decision) -> str:
+    if decision.blocked_on == "environment":
+        return (
+            f"no policy change helps: a person must act — install what is missing ({decision.reason}); "
+            "the runner re-probes and resumes by itself once it is there"
+        )
+    if decision.blocked_on == "decision":
+        return (
+            f"no policy change helps: a person must act — answer the question ({decision.reason}) with "
+            "`governor resume GOAL --reason ANSWER` or `governor work retry GOAL ITEM --reason ANSWER`"
+        )
+    return ""
+
+
+def advise(decision: Decision, change: Change | None) -> str:
+    """One sentence of advice for a final decision and the change found (if any)."""
+    if not decision.is_stopped:
+        waiting = {
+            "waiting": "it waits for an outside service",
+            "running": "a run is in flight",
+            "awaiting_review": "it awaits an operator's review",
+            "ready": "it is ready to go on",
+        }
+        return f"the goal has not stopped: {waiting.get(decision.status, decision.status)}"
+    if decision.status in ("succeeded", "cancelled"):
+        return f"the goal {decision.status}; nothing to change"
+    person = _person(decision)
+    if person:
+        return person
+    if change is None:
+        return "no single budget change lets it go on: a person must act (see the reason)"
+    return (
+        f"raise {change.field} from {change.before} to {change.after}: {_command(decision, change)}; "
+        "what would have followed was never observed"
+    )
+
+
+def _command(decision: Decision, change: Change) -> str:
+    ledger = {field: ledger for ledger, field in LEDGER_FIELDS.items()}.get(change.field)
+    if ledger is None:
+        return f"set {change.field} = {change.after} in the goal file of new goals"
+    item = (
+        f" --work {decision.work_ids[0]}"
+        if ledger in PER_ITEM_LEDGERS and decision.work_ids
+        else ""
+    )
+    if ledger in PER_ITEM_LEDGERS and not item:
+        return f"set {change.field} = {change.after} in the goal file of new goals"
+    return f"governor raise GOAL --ledger {ledger}{item} --to {change.after} --reason …"
+
+
+def explain(events: Iterable[Event]) -> Explanation:
+    """Why the history ended where it did, and what would have let it go on."""
+    trace = Trace.of(events)
+    decision = trace.recorded_final
+    searchable = (
+        decision.is_stopped
+        and decision.status not in ("succeeded", "cancelled")
+        and not _person(decision)
+    )
+    change = smallest_change(trace) if searchable else None
+    goal_id = trace.events[0].goal_id
+    return Explanation(goal_id, decision, failures(trace.events), change, advise(decision, change))

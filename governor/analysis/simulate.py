@@ -1,0 +1,406 @@
+"""Simulate: synthetic goal histories from a stated generative model, through the real core.
+
+The model (``docs/tuning.md`` states it with its defaults):
+    * The vendor alternates between up and down: outages start as a Poisson process
+      (``outage_rate_per_h``) and last an exponential time (``outage_mean_s``). A call made
+      while it is down is refused before anything runs: ``upstream`` with positive
+      no-effect evidence; with probability ``retry_after_p`` it says how long to wait.
+    * With probability ``missing_binary`` the planner's binary is missing: an
+      ``environment`` stop at the first plan.
+    * A planner call asks a person with probability ``plan_decision``, proposes a valid
+      plan with probability ``plan_success`` (1 to ``max_items`` items; after a milestone it
+      says ``complete`` with probability ``complete_after_milestone``), else fails charged.
+    * Each work item has its own success probability q ~ Beta(``item_a``, ``item_b``); an
+      attempt asks a person with probability ``attempt_decision``, succeeds with
+      probability q, else fails charged.
+    * Calls take exponential times (``planner_s``, ``worker_s``) and cost fixed amounts.
+
+Randomness is split into streams (outages; planner calls; each item by creation order),
+so the same seed under two policies gives the same story until the policies diverge.
+Everything is recorded with the core's own functions, so every history validates.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from governor.core import record, verbs
+from governor.core.decide import decide
+from governor.core.decision import Decision
+from governor.core.events import Event, Profile, WorkSpec
+from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
+from governor.core.policy import Policy
+from governor.core.view import GoalView, fold, project
+
+T0: Final = datetime(2026, 1, 1, tzinfo=UTC)
+OUTAGE: Final = nothing_happened("sim:vendor", "refused before any output", rule="vendor-status")
+WORKED: Final = Evidence(
+    effects="observed", output="observed", source="sim:worker", ref="ran tools"
+)
+MISSING: Final = nothing_happened("exec:spawn-errno", "ENOENT", rule="spawn-errno")
+
+
+@dataclass(frozen=True, slots=True)
+class Model:
+    """The generative model's parameters (see the module docstring)."""
+
+    outage_rate_per_h: float = 0.5
+    outage_mean_s: float = 900.0
+    retry_after_p: float = 0.3
+    missing_binary: float = 0.02
+    plan_success: float = 0.85
+    plan_decision: float = 0.01
+    max_items: int = 4
+    complete_after_milestone: float = 0.6
+    item_a: float = 2.0
+    item_b: float = 1.0
+    attempt_decision: float = 0.01
+    planner_s: float = 60.0
+    worker_s: float = 300.0
+    refusal_s: float = 2.0
+    planner_cost_usd: float = 0.05
+    worker_cost_usd: float = 0.25
+
+
+def _stream(seed: int, goal: int, name: str) -> random.Random:
+    return random.Random(f"{seed}:{goal}:{name}")
+
+
+@dataclass(slots=True)
+class Vendor:
+    """An on/off outage process in its steady state, drawn lazily along the clock.
+
+    At ``start`` it is down with probability r*m / (1 + r*m) (r: outages per second, m:
+    their mean length), so a call at any time meets an outage with that probability.
+    """
+
+    rate_per_s: float
+    mean_s: float
+    rng: random.Random
+    windows: list[tuple[float, float]] = field(default_factory=list)
+    horizon: float = 0.0
+
+    @classmethod
+    def steady(
+        cls,
+        rate_per_s: float,
+        mean_s: float,
+        rng: random.Random,
+        *,
+        start: float = 0.0,
+        down: bool | None = None,
+    ) -> Vendor:
+        """A vendor at ``start``: down or up as given, else as the steady state draws it."""
+        vendor = cls(rate_per_s, mean_s, rng, horizon=start)
+        busy = rate_per_s * mean_s
+        if down is None:
+            down = rng.random() < busy / (1 + busy)
+        if down:
+            vendor.horizon = start + rng.expovariate(1 / mean_s)
+            vendor.windows.append((start - 1e-9, vendor.horizon))
+        return vendor
+
+    def _extend(self, t: float) -> None:
+        while self.horizon <= t:
+            if self.rate_per_s <= 0:
+                self.horizon = math.inf
+                return
+            start = self.horizon + self.rng.expovariate(self.rate_per_s)
+            end = start + self.rng.expovariate(1 / self.mean_s)
+            self.windows.append((start, end))
+            self.horizon = end
+
+    def down_until(self, t: float) -> float | None:
+        """When the current outage ends, or None when the vendor is up at ``t``."""
+        self._extend(t)
+        for start, end in reversed(self.windows):
+            if start <= t < end:
+                return end
+            if end <= t:
+                return None
+        return None
+
+
+@dataclass(slots=True)
+class World:
+    """One goal's randomness: the vendor, the planner's calls, each item's attempts."""
+
+    model: Model
+    vendor: Vendor
+    planner: random.Random
+    hints: random.Random
+    streams: Callable[[int], random.Random]
+    binary_missing: bool
+    prior: Callable[[GoalView, str, random.Random], float]
+    _q: dict[str, float] = field(default_factory=dict)
+    _items: dict[int, random.Random] = field(default_factory=dict)
+    _runs: int = 0
+
+    def run_id(self) -> str:
+        self._runs += 1
+        return f"r{self._runs}"
+
+    def item(self, view: GoalView, work_id: str) -> random.Random:
+        """The item's own stream (by creation order): its success probability, then its attempts."""
+        index = list(view.work).index(work_id)
+        if index not in self._items:
+            self._items[index] = self.streams(index)
+            self._q[work_id] = self.prior(view, work_id, self._items[index])
+        return self._items[index]
+
+    def success_of(self, view: GoalView, work_id: str) -> float:
+        self.item(view, work_id)
+        return self._q[work_id]
+
+
+def beta_prior(model: Model) -> Callable[[GoalView, str, random.Random], float]:
+    """Each new item's success probability is a fresh draw from Beta(item_a, item_b)."""
+    return lambda _view, _work_id, rng: rng.betavariate(model.item_a, model.item_b)
+
+
+def world(model: Model, seed: int, goal: int, *, at: float = 0.0) -> World:
+    """The world of goal number ``goal`` of a corpus seeded ``seed``."""
+    vendor = Vendor.steady(
+        model.outage_rate_per_h / 3600, model.outage_mean_s, _stream(seed, goal, "vendor")
+    )
+    missing = _stream(seed, goal, "binary").random() < model.missing_binary
+    return World(
+        model,
+        vendor,
+        _stream(seed, goal, "planner"),
+        _stream(seed, goal, "hints"),
+        lambda i: _stream(seed, goal, f"item{i}"),
+        missing,
+        beta_prior(model),
+    )
+
+
+class Episode:
+    """A goal being simulated: its view, its events and its clock (seconds since T0)."""
+
+    def __init__(self, w: World, view: GoalView, events: list[Event], t: float) -> None:
+        self.w, self.view, self.events, self.t = w, view, events, t
+
+    @property
+    def now(self) -> datetime:
+        return T0 + timedelta(seconds=self.t)
+
+    def add(self, events: list[Event]) -> None:
+        self.events.extend(events)
+        fold(self.view, events)
+
+    def refusal(self) -> tuple[float | None, float | None]:
+        """(duration, retry_after) of a refused call, or (None, None) when the vendor is up."""
+        end = self.w.vendor.down_until(self.t)
+        if end is None:
+            return None, None
+        hint = self.w.hints.random() < self.w.model.retry_after_p
+        return self.w.model.refusal_s, min(end - self.t, 3600.0) if hint else None
+
+    def plan(self, decision: Decision) -> None:
+        plan_id = f"p{self.view.plans_used + 1}"
+        self.add(
+            record.request_plan(
+                self.view, plan_id=plan_id, trigger=decision.trigger or "initial", at=self.now
+            )
+        )
+        m = self.w.model
+        if self.w.binary_missing:
+            self.add(
+                record.plan_failed(
+                    self.view,
+                    plan_id=plan_id,
+                    at=self.now,
+                    failure_class="environment",
+                    evidence=MISSING,
+                    error="could not start 'planner': No such file or directory",
+                )
+            )
+            return
+        refused, retry_after = self.refusal()
+        if refused is not None:
+            self.t += refused
+            self.add(
+                record.plan_failed(
+                    self.view,
+                    plan_id=plan_id,
+                    at=self.now,
+                    failure_class="upstream",
+                    evidence=OUTAGE,
+                    error="HTTP/1.1 503 Service Unavailable",
+                    retry_after_s=retry_after,
+                )
+            )
+            return
+        rng = self.w.planner
+        u, n, v = rng.random(), rng.randint(1, m.max_items), rng.random()
+        self.t += rng.expovariate(1 / m.planner_s)
+        if u < m.plan_decision:
+            self.add(
+                record.plan_failed(
+                    self.view,
+                    plan_id=plan_id,
+                    at=self.now,
+                    failure_class="decision",
+                    evidence=UNKNOWN,
+                    error="Which approach should the goal take?",
+                )
+            )
+        elif u < m.plan_decision + m.plan_success:
+            done = decision.trigger == "milestone" and v < m.complete_after_milestone
+            work = (
+                []
+                if done
+                else [
+                    WorkSpec(key=f"k{i}", title=f"item {i}", objective="o", acceptance=("ok",))
+                    for i in range(n)
+                ]
+            )
+            self.add(
+                record.plan_proposed(
+                    self.view,
+                    plan_id=plan_id,
+                    at=self.now,
+                    decision="complete" if done else "apply",
+                    rationale="sim",
+                    work=work,
+                )
+            )
+        else:
+            self.add(
+                record.plan_failed(
+                    self.view,
+                    plan_id=plan_id,
+                    at=self.now,
+                    failure_class=None,
+                    evidence=UNKNOWN,
+                    error="the reply could not be used: no JSON object",
+                )
+            )
+
+    def attempt(self, work_id: str) -> None:
+        run_id = self.w.run_id()
+        self.add(record.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now))
+        m = self.w.model
+        refused, retry_after = self.refusal()
+        if refused is not None:
+            self.t += refused
+            self.add(
+                record.finish_attempt(
+                    self.view,
+                    work_id=work_id,
+                    run_id=run_id,
+                    at=self.now,
+                    outcome="failed",
+                    failure_class="upstream",
+                    evidence=OUTAGE,
+                    error="HTTP/1.1 503 Service Unavailable",
+                    retry_after_s=retry_after,
+                )
+            )
+            return
+        q = self.w.success_of(self.view, work_id)
+        rng = self.w.item(self.view, work_id)
+        u = rng.random()
+        self.t += rng.expovariate(1 / m.worker_s)
+        if u < m.attempt_decision:
+            self.add(
+                record.finish_attempt(
+                    self.view,
+                    work_id=work_id,
+                    run_id=run_id,
+                    at=self.now,
+                    outcome="failed",
+                    failure_class="decision",
+                    error="Which way should this go?",
+                )
+            )
+        elif u < m.attempt_decision + (1 - m.attempt_decision) * q:
+            self.add(
+                record.finish_attempt(
+                    self.view,
+                    work_id=work_id,
+                    run_id=run_id,
+                    at=self.now,
+                    outcome="succeeded",
+                    cost_usd=m.worker_cost_usd,
+                    summary="done",
+                )
+            )
+        else:
+            self.add(
+                record.finish_attempt(
+                    self.view,
+                    work_id=work_id,
+                    run_id=run_id,
+                    at=self.now,
+                    outcome="failed",
+                    evidence=WORKED,
+                    error="tests failed",
+                    cost_usd=m.worker_cost_usd,
+                )
+            )
+
+    def step(self, decision: Decision) -> bool:
+        """Act on one decision; False when there is nothing left to do."""
+        match decision.next_action:
+            case "plan":
+                self.plan(decision)
+            case "apply":
+                assert decision.plan_id is not None
+                self.add(record.apply_plan(self.view, plan_id=decision.plan_id, at=self.now))
+            case "run":
+                for work_id in decision.work_ids:
+                    self.attempt(work_id)
+            case "accept":
+                for work_id in decision.work_ids:
+                    self.add(
+                        verbs.accept_work(self.view, work_id=work_id, at=self.now, actor="governor")
+                    )
+            case "wait" if decision.not_before is not None:
+                self.t = max(self.t, (decision.not_before - T0).total_seconds())
+            case _:
+                return False
+        return True
+
+    def run(self, *, max_steps: int = 500) -> Decision:
+        """Follow the decisions until the goal stops (or ``max_steps``)."""
+        for _ in range(max_steps):
+            decision = decide(self.view, self.now, with_ledger=False)
+            if decision.is_stopped or not self.step(decision):
+                return decision
+        return decide(self.view, self.now, with_ledger=False)
+
+
+def new_goal(goal: int, policy: Policy) -> list[Event]:
+    profiles = {"agent": Profile(harness="scripted", args=("sim.json",))}
+    return record.create_goal(
+        f"sim-{goal:06d}",
+        title=f"Simulated goal {goal}",
+        objective="o",
+        acceptance=["done"],
+        profiles=profiles,
+        planner="agent",
+        worker="agent",
+        at=T0,
+        policy=policy,
+    )
+
+
+def simulate_goal(model: Model, policy: Policy, seed: int, goal: int) -> list[Event]:
+    """One goal's full history under ``policy``."""
+    events = new_goal(goal, policy)
+    episode = Episode(world(model, seed, goal), project(events), events, 0.0)
+    episode.run()
+    return episode.events
+
+
+def simulate(model: Model, policy: Policy, *, goals: int, seed: int) -> Iterator[list[Event]]:
+    """A corpus: ``goals`` histories, deterministic for ``seed``."""
+    for goal in range(goals):
+        yield simulate_goal(model, policy, seed, goal)

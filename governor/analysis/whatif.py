@@ -1,0 +1,287 @@
+"""What-if: re-fold a history's recorded outcomes under another policy, without running an agent.
+
+Rules (SPEC §9):
+    * The recorded *outcomes* (what planners and workers answered, how runs ended, what
+      operators did) are facts; the *actions* (requesting a plan, applying it, starting
+      an attempt, accepting work) were decisions of the recorded policy. Under another
+      policy each recorded action is checked against that policy's decision just before
+      it: the first action it would not have taken is the **divergence**.
+    * If the other policy stops there (a budget spent, an upstream bound reached), the
+      outcome is **known**: the goal would have stopped earlier, at that seq, for that
+      reason. If it would have done something else (waited longer, planned instead of
+      retrying), or would have gone on past the recorded end, what happens next was never
+      observed: the outcome is **censored**.
+    * The other policy replaces the recorded one in ``goal.created`` and in the limits
+      each ``work.created`` froze; a recorded ``budget.raised`` still raises, but never
+      lowers a limit the other policy already puts higher.
+    * With the recorded policy nothing diverges and every decision is reproduced exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from governor.core.decide import decide
+from governor.core.decision import Decision
+from governor.core.events import (
+    AttemptStarted,
+    BudgetRaised,
+    Event,
+    GoalCreated,
+    PlanApplied,
+    PlanCompleted,
+    PlanProposed,
+    PlanRequested,
+    WorkAccepted,
+    WorkCreated,
+)
+from governor.core.history import check_proposal
+from governor.core.policy import Policy
+from governor.core.verbs import current_limit
+from governor.core.view import GoalView, evolve
+
+Outcome = Literal["same", "stopped_earlier", "censored"]
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """The first recorded action the other policy would not have taken."""
+
+    seq: int
+    event_type: str
+    kind: Literal["stop", "wait", "other"]
+    """``stop``: it would have stopped; ``wait``: it would still have been waiting;
+    ``other``: it would have acted differently (e.g. replanned instead of retrying)."""
+    decision: Decision
+    """The other policy's decision just before that event."""
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """A history re-folded under another policy."""
+
+    policy: Policy
+    outcome: Outcome
+    divergence: Divergence | None
+    final: Decision
+    """The other policy's decision where its story ends: at a stop, or after the last event."""
+    recorded_final: Decision
+    events: int
+    view: GoalView
+    """The other policy's view where its story ends (for completing a censored tail)."""
+
+    @property
+    def known(self) -> bool:
+        return self.outcome != "censored"
+
+
+def _retarget(event: Event, policy: Policy, recorded: Policy, view: GoalView) -> Event | None:
+    """The event as the other policy would have recorded it (None: it changes nothing)."""
+    if isinstance(event, GoalCreated):
+        return event.model_copy(update={"policy": policy})
+    if isinstance(event, WorkCreated):
+        update = {}
+        if policy.max_attempts != recorded.max_attempts:
+            update["max_attempts"] = policy.max_attempts
+        if policy.max_uncharged_attempts != recorded.max_uncharged_attempts:
+            update["max_uncharged_attempts"] = policy.max_uncharged_attempts
+        return event.model_copy(update=update) if update else event
+    if isinstance(event, BudgetRaised):
+        current = current_limit(view, event.ledger, event.work_id)
+        return event if current is None or event.to > current else None
+    return event
+
+
+def _is_action(event: Event) -> bool:
+    if isinstance(event, PlanRequested | AttemptStarted):
+        return True
+    is_runner = event.actor == "governor"
+    # work.created is part of applying a plan (before or after plan.applied): not an action
+    return is_runner and isinstance(event, PlanApplied | PlanCompleted | WorkAccepted)
+
+
+def _allows(decision: Decision, event: Event) -> bool:
+    """Would this decision have taken the recorded action?"""
+    match event:
+        case PlanRequested():
+            return decision.next_action == "plan"
+        case AttemptStarted():
+            return decision.next_action == "run" and event.work_id in decision.work_ids
+        case PlanApplied() | PlanCompleted():
+            return decision.next_action == "apply"
+        case WorkAccepted():
+            return decision.next_action == "accept" and event.work_id in decision.work_ids
+        case _:
+            return True
+
+
+def _diverges(
+    view: GoalView, event: Event
+) -> tuple[Literal["stop", "wait", "other"], Decision] | None:
+    """Would this view's policy not have recorded this event? (kind, decision) if so.
+
+    An action is checked against the decision just before it; a proposal against the
+    policy's size bounds (a proposal too large for the policy would have failed, charged).
+    """
+    if _is_action(event):
+        before = decide(view, event.at, with_ledger=False)
+        return None if _allows(before, event) else (_kind(before), before)
+    if isinstance(event, PlanProposed) and check_proposal(view, event.work):
+        return "other", decide(view, event.at, with_ledger=False)
+    return None
+
+
+def _kind(decision: Decision) -> Literal["stop", "wait", "other"]:
+    if decision.is_stopped:
+        return "stop"
+    return "wait" if decision.status == "waiting" else "other"
+
+
+@dataclass(slots=True)
+class Demands:
+    """The most a history ever asked of each budget: above it, a limit changes nothing.
+
+    A limit of a budget that the history never came close to cannot change any recorded
+    decision, nor the last one: every value above ``demand`` behaves like ``demand + 1``.
+    So two policies with the same *key* re-fold a history identically (tested).
+    """
+
+    replans: int = 0
+    plan_records: int = 0
+    uncharged_replans: int = 0
+    attempts: int = 0
+    uncharged_attempts: int = 0
+    total_attempts: int = 0
+    runtime_s: float = 0.0
+    cost_usd: float = 0.0
+    refused: bool = False
+    """Whether any run was refused upstream (only then does the back-off matter)."""
+
+    def note(self, view: GoalView, event: Event) -> None:
+        self.replans = max(self.replans, view.plans_used - view.plans_uncharged)
+        self.plan_records = view.plans_used
+        self.uncharged_replans = max(self.uncharged_replans, view.planner_consecutive_uncharged)
+        self.total_attempts = max(self.total_attempts, view.attempts_used - view.attempts_uncharged)
+        self.runtime_s, self.cost_usd = view.runtime_s, view.cost_usd
+        work_id = getattr(event, "work_id", None)
+        if work_id is not None and work_id in view.work:
+            item = view.work[work_id]
+            self.attempts = max(self.attempts, item.charged_attempts)
+            self.uncharged_attempts = max(self.uncharged_attempts, item.consecutive_uncharged)
+        self.refused = self.refused or getattr(event, "failure_class", None) == "upstream"
+
+    def key(self, policy: Policy) -> tuple[object, ...]:
+        """The policy as far as this history can tell it apart from others."""
+        cost = policy.max_cost_usd
+        return (
+            min(policy.max_replans, self.replans + 1),
+            min(policy.max_plan_records, self.plan_records + 1),
+            min(policy.max_uncharged_replans, self.uncharged_replans + 1),
+            min(policy.max_attempts, self.attempts + 1),
+            min(policy.max_uncharged_attempts, self.uncharged_attempts + 1),
+            min(policy.max_total_attempts, self.total_attempts + 1),
+            policy.max_runtime_s if policy.max_runtime_s < self.runtime_s else None,
+            cost if cost is not None and cost < self.cost_usd else None,
+            policy.upstream_backoff if self.refused else None,
+            policy.max_parallel_work,
+            policy.auto_apply,
+            policy.accept_passing,
+            policy.retry_blocked,
+            policy.max_work_items_per_plan,
+            policy.max_total_work_items,
+        )
+
+
+@dataclass(slots=True)
+class Trace:
+    """A history analysed once under its recorded policy, ready to be re-folded under others.
+
+    An action the recorded policy itself would not have taken was forced from outside (an
+    operator, a hand-edited history); it is replayed as a fact under every policy.
+    """
+
+    events: list[Event]
+    forced: frozenset[int]
+    """Seqs of recorded actions the recorded policy did not decide."""
+    recorded_final: Decision
+    policy: Policy
+    """The recorded policy (from ``goal.created``)."""
+    demands: Demands
+    """The most the history ever asked of each budget."""
+
+    @classmethod
+    def of(
+        cls, events: Iterable[Event], *, now: datetime | None = None, keep: bool = True
+    ) -> Trace:
+        """Analyse a history once; ``keep=False`` streams it (pass the events again to ``under``)."""
+        recorded, forced, kept, demands = GoalView(), set(), [], Demands()
+        for event in events:
+            if recorded.created is not None and _diverges(recorded, event) is not None:
+                forced.add(event.seq)
+            evolve(recorded, event)
+            demands.note(recorded, event)
+            if keep:
+                kept.append(event)
+        if recorded.created is None or recorded.last_at is None:
+            raise ValueError("a what-if needs a history that starts with goal.created")
+        final = decide(recorded, now or recorded.last_at)
+        return cls(kept, frozenset(forced), final, recorded.created.policy, demands)
+
+    def under(
+        self, policy: Policy, *, now: datetime | None = None, events: Iterable[Event] | None = None
+    ) -> WhatIf:
+        """Re-fold the recorded outcomes under ``policy`` (``events`` again, if not kept)."""
+        view = GoalView()
+        count = 0
+        for count, event in enumerate(self.events if events is None else events, start=1):
+            if view.created is not None and event.seq not in self.forced:
+                diverged = _diverges(view, event)
+                if diverged is not None:
+                    kind, before = diverged
+                    outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
+                    divergence = Divergence(event.seq, event.type, kind, before)
+                    return WhatIf(
+                        policy, outcome, divergence, before, self.recorded_final, count, view
+                    )
+            _fold(view, _retarget(event, policy, self.policy, view), event)
+        assert view.last_at is not None
+        final = decide(view, now or view.last_at)
+        return WhatIf(
+            policy,
+            _compare(final, self.recorded_final),
+            None,
+            final,
+            self.recorded_final,
+            len(self.events),
+            view,
+        )
+
+    def steps(self, policy: Policy) -> Iterator[tuple[Event, GoalView]]:
+        """Every event re-folded under ``policy`` (no divergence check), with the view after it."""
+        view = GoalView()
+        for event in self.events:
+            _fold(view, _retarget(event, policy, self.policy, view), event)
+            yield event, view
+
+
+def _fold(view: GoalView, retargeted: Event | None, event: Event) -> None:
+    if retargeted is not None:
+        evolve(view, retargeted)
+    else:  # a raise the other policy already exceeds: time still passes
+        view.seq, view.last_at = event.seq, event.at
+
+
+def _compare(final: Decision, recorded: Decision) -> Outcome:
+    if (final.status, final.next_action) == (recorded.status, recorded.next_action):
+        return "same"
+    if final.is_stopped:
+        return "stopped_earlier"
+    return "censored"
+
+
+def whatif(events: Iterable[Event], policy: Policy, *, now: datetime | None = None) -> WhatIf:
+    """Re-fold ``events`` under ``policy`` and say where, and whether, the story changes."""
+    return Trace.of(events, now=now).under(policy, now=now)

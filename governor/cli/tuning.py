@@ -1,0 +1,192 @@
+"""Analysis commands over many histories: ``simulate`` and ``tune``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from governor.analysis.corpus import corpus_of
+from governor.analysis.simulate import Model, simulate
+from governor.analysis.tune import Estimate, parse_grid
+from governor.analysis.tuning import TuneReport, plot, report_record, tune_corpus
+from governor.cli.exit_codes import ExitCode
+from governor.cli.io import err, json_line, out
+from governor.core.decide import decide
+from governor.core.policy import parse_assignments, policy_from
+from governor.core.view import project
+from governor.store.jsonl import write_history
+
+
+class Meter:
+    """A one-line progress meter on stderr: done/total, rate, time left."""
+
+    def __init__(self, what: str) -> None:
+        self.what, self.start, self.last = what, time.monotonic(), 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.5 and done < total:
+            return
+        self.last = now
+        rate = done / max(now - self.start, 1e-9)
+        left = (total - done) / rate if rate else 0.0
+        sys.stderr.write(f"\r{self.what}: {done}/{total} ({rate:,.0f}/s, {left:,.0f}s left)   ")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _model(args: argparse.Namespace) -> Model:
+    values = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(Model)
+        if getattr(args, f.name) is not None
+    }
+    return dataclasses.replace(Model(), **values)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    model, policy = _model(args), policy_from(parse_assignments(args.policy or ""))
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    meter, statuses, events = Meter("simulating"), Counter[str](), 0
+    for index, history in enumerate(
+        simulate(model, policy, goals=args.goals, seed=args.seed), start=1
+    ):
+        with (folder / f"{history[0].goal_id}.jsonl").open("wb") as handle:
+            write_history(history, handle)
+        view = project(history)
+        statuses[decide(view, view.last_at or history[-1].at, with_ledger=False).status] += 1
+        events += len(history)
+        meter(index, args.goals)
+    summary = {
+        "histories": args.goals,
+        "events": events,
+        "out": str(folder),
+        "seed": args.seed,
+        "statuses": dict(statuses),
+        "model": dataclasses.asdict(model),
+    }
+    if args.json:
+        json_line(summary)
+    else:
+        out(
+            f"wrote {args.goals} histories ({events} events) to {folder}: "
+            + ", ".join(f"{n} {s}" for s, n in statuses.most_common())
+        )
+    return ExitCode.OK
+
+
+def _row(e: Estimate) -> str:
+    policy = ", ".join(f"{k}={v}" for k, v in e.overrides.items())
+    return (
+        f"{policy:<44} {e.success_rate:6.1%} [{e.success_ci[0]:5.1%}, {e.success_ci[1]:5.1%}]  "
+        f"{e.planner_calls[0]:5.2f} / {e.planner_calls[1]:4.2f}  {e.attempts[0]:6.2f} / {e.attempts[1]:4.2f}  "
+        f"{e.wall_s / 60:7.1f}  {e.cost_usd:6.2f}  {e.censored_share:5.1%}"
+    )
+
+
+def format_report(report: TuneReport, *, every: bool) -> str:
+    header = (
+        f"{'policy':<44} {'success':>6} {'95% interval':>15}  {'plans ch/unch':>13}  "
+        f"{'attempts ch/unch':>16}  {'wall min':>8}  {'cost $':>6}  {'censored':>8}"
+    )
+    shown = (
+        report.estimates
+        if every
+        else sorted((e for e in report.estimates if e.pareto), key=lambda e: e.cost_usd)
+    )
+    lines = [
+        f"corpus: {report.histories} histories, {report.events} events",
+        "",
+        "every candidate:"
+        if every
+        else "the Pareto frontier (success against cost, cheapest first):",
+        header,
+        *(_row(e) for e in shown),
+        "",
+        "recommended: " + ", ".join(f"{k}={v}" for k, v in report.recommended.overrides.items()),
+        f"  why: {report.why}",
+    ]
+    return "\n".join(lines)
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    corpus = corpus_of(args.corpus, store_url=args.store)
+    grid = parse_grid(args.grid)
+    report = tune_corpus(
+        corpus,
+        grid,
+        samples=args.samples,
+        workers=args.workers,
+        seed=args.seed,
+        progress=None if args.quiet else Meter("evaluating"),
+    )
+    if args.plot:
+        plot(report, args.plot)
+        err(f"wrote the plot to {args.plot}")
+    if args.json:
+        json_line(report_record(report))
+    else:
+        out(format_report(report, every=args.all))
+    return ExitCode.OK
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "simulate", help="write synthetic goal histories from a stated generative model"
+    )
+    p.add_argument("--goals", type=int, required=True, metavar="N")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--out", required=True, metavar="DIR", help="the folder to write <goal>.jsonl files into"
+    )
+    p.add_argument(
+        "--policy",
+        metavar="K=V,…",
+        help="the policy the simulated runner uses (default: SPEC defaults)",
+    )
+    for f in dataclasses.fields(Model):
+        p.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f.name,
+            type=type(f.default),
+            default=None,
+            metavar=type(f.default).__name__.upper(),
+            help=f"model: {f.name} (default {f.default})",
+        )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser(
+        "tune", help="estimate candidate policies on a corpus of histories; recommend one"
+    )
+    p.add_argument(
+        "corpus",
+        nargs="*",
+        metavar="CORPUS",
+        help="history files or folders (none: every goal of the store)",
+    )
+    p.add_argument(
+        "--grid",
+        action="append",
+        required=True,
+        metavar="FIELD=A..B",
+        help="a policy field and its candidate values: a..b, a..b:step or a,b,c (repeatable)",
+    )
+    p.add_argument(
+        "--samples", type=int, default=2, help="Monte Carlo tails per censored outcome (default 2)"
+    )
+    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--plot", metavar="PNG", help="write success against cost as a PNG")
+    p.add_argument(
+        "--all", action="store_true", help="print every candidate, not only the frontier"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress meter")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_tune)

@@ -1,0 +1,133 @@
+"""The analysis commands as a user runs them: replay (folder, store, what-if), explain, simulate, tune."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+
+from tests.e2e.cli import Project
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+
+
+def test_replay_a_folder_prints_each_history(tmp_path: Path) -> None:
+    for name in ("planner_upstream_bound", "replans_exhausted"):
+        shutil.copy(GOLDEN / f"{name}.jsonl", tmp_path)
+    result = Project(tmp_path).gov("replay", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("== ") == 2
+    assert "(goal.4)" in result.stdout
+
+
+def test_replay_and_explain_a_goal_in_the_store(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    assert project.gov("import", str(GOLDEN / "planner_upstream_bound.jsonl")).returncode == 0
+    goal = "g-planner-upstream-bound"
+    timeline = project.gov("replay", goal)
+    assert timeline.returncode == 0, timeline.stderr
+    assert "blocked/none [on upstream]" in timeline.stdout
+    explained = project.gov("explain", goal, "--json")
+    record = orjson.loads(explained.stdout)
+    assert record["change"] == {"field": "max_uncharged_replans", "from": 3, "to": 4}
+    assert record["status"] == "blocked"
+    assert record["rule"] == "goal.4"
+    assert [f["class"] for f in record["failures"]] == ["upstream"] * 3
+
+
+def test_replay_timeline_shows_only_decision_changes(tmp_path: Path) -> None:
+    example = str(GOLDEN.parent.parent / "examples" / "login-page.jsonl")
+    every = Project(tmp_path).gov("replay", example, "--all").stdout.splitlines()
+    changes = Project(tmp_path).gov("replay", example).stdout.splitlines()
+    assert len(changes) < len(every)
+    assert not any(
+        line.lstrip().startswith(("7 ", "8 ")) for line in changes
+    )  # work.created: still ready/apply
+
+
+def test_replay_policy_json_reports_the_divergence(tmp_path: Path) -> None:
+    result = Project(tmp_path).gov(
+        "replay",
+        str(GOLDEN / "planner_upstream_bound.jsonl"),
+        "--policy",
+        "max_uncharged_replans=2",
+        "--json",
+    )
+    record = orjson.loads(result.stdout)
+    assert (record["outcome"], record["known"]) == ("stopped_earlier", True)
+    assert record["divergence"]["seq"] == 6
+    assert record["divergence"]["status"] == "blocked"
+    assert record["overrides"] == {"max_uncharged_replans": 2}
+
+
+def test_a_bad_policy_override_is_one_clear_line(tmp_path: Path) -> None:
+    result = Project(tmp_path).gov(
+        "replay", str(GOLDEN / "planner_upstream_bound.jsonl"), "--policy", "max_replan=3"
+    )
+    assert result.returncode == 3
+    assert result.stderr.strip() == "error: unknown policy field 'max_replan'"
+
+
+def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    sim = project.gov(
+        "simulate",
+        "--goals",
+        "60",
+        "--seed",
+        "3",
+        "--out",
+        "corpus",
+        "--policy",
+        "max_replans=2",
+        "--json",
+    )
+    assert sim.returncode == 0, sim.stderr
+    assert orjson.loads(sim.stdout)["histories"] == 60
+    assert project.gov("validate", "corpus").returncode == 0
+    tuned = project.gov(
+        "tune",
+        "corpus",
+        "--grid",
+        "max_replans=1..3",
+        "--grid",
+        "max_uncharged_replans=1,3",
+        "--workers",
+        "2",
+        "--json",
+        "--quiet",
+        "--plot",
+        "plot.png",
+    )
+    assert tuned.returncode == 0, tuned.stderr
+    report = orjson.loads(tuned.stdout)
+    assert list(report) == ["corpus", "policies", "recommended"]
+    assert report["corpus"]["histories"] == 60
+    assert len(report["policies"]) == 6
+    first = report["policies"][0]
+    assert list(first) == [
+        "policy",
+        "success_rate",
+        "success_ci",
+        "planner_calls",
+        "attempts",
+        "wall_s",
+        "cost_usd",
+        "censored_share",
+        "pareto",
+    ]
+    assert set(first["policy"]) == {"max_replans", "max_uncharged_replans"}
+    assert list(first["planner_calls"]) == ["charged", "uncharged"]
+    assert any(p["pareto"] for p in report["policies"])
+    assert set(report["recommended"]) == {"policy", "why"}
+    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tune_names_a_bad_input(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "h.jsonl").write_text('{"nope": 1}\n')
+    result = project.gov("tune", "bad", "--grid", "max_replans=1..2", "--quiet")
+    assert result.returncode == 3
+    assert "h.jsonl: line 1:" in result.stderr

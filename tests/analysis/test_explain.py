@@ -1,0 +1,102 @@
+"""Explain (SPEC §9): the rule that fired, the last failures, and the smallest policy change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from governor.analysis.explain import explain
+from governor.store.jsonl import read_history
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+
+CASES = {
+    "stopped by the upstream bound after 3 outages: max_uncharged_replans=4": (
+        "planner_upstream_bound",
+        "max_uncharged_replans",
+        3,
+        4,
+        "--ledger uncharged_replans --to 4",
+    ),
+    "out of replans after 2: max_replans=3": (
+        "replans_exhausted",
+        "max_replans",
+        2,
+        3,
+        "--ledger replans --to 3",
+    ),
+    "an item at its upstream bound: max_uncharged_attempts=4 for that item": (
+        "work_upstream_bound",
+        "max_uncharged_attempts",
+        3,
+        4,
+        "--ledger uncharged_attempts --work p1-a --to 4",
+    ),
+    "out of total attempts": (
+        "total_attempts_exhausted",
+        "max_total_attempts",
+        2,
+        3,
+        "--ledger total_attempts --to 3",
+    ),
+    "over its cost": ("cost_exhausted", "max_cost_usd", 0.5, 0.61, "--ledger cost --to 0.61"),
+    "out of plan records at a milestone": (
+        "milestone_plan_records",
+        "max_plan_records",
+        1,
+        2,
+        "--ledger plan_records --to 2",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "before", "after", "command"), CASES.values(), ids=CASES.keys()
+)
+def test_the_smallest_change(
+    name: str, field: str, before: float, after: float, command: str
+) -> None:
+    ex = explain(e for _, e in read_history(GOLDEN / f"{name}.jsonl"))
+    assert ex.change is not None
+    assert (ex.change.field, ex.change.before, ex.change.after) == (field, before, after)
+    assert command in ex.advice
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("planner_environment_stop", "install what is missing"),
+        ("work_environment_stop", "install what is missing"),
+        ("planner_decision", "answer the question"),
+        ("work_decision_blocked", "answer the question"),
+    ],
+)
+def test_environment_and_decision_stops_need_a_person(name: str, words: str) -> None:
+    ex = explain(e for _, e in read_history(GOLDEN / f"{name}.jsonl"))
+    assert ex.change is None
+    assert ex.advice.startswith("no policy change helps: a person must act")
+    assert words in ex.advice
+
+
+def test_two_spent_ledgers_need_more_than_one_change() -> None:
+    ex = explain(e for _, e in read_history(GOLDEN / "runtime_exhausted.jsonl"))
+    assert (ex.decision.exhausted, ex.change) == ("runtime", None)
+    assert "no single budget change" in ex.advice
+
+
+def test_the_last_failures_carry_class_rule_and_evidence() -> None:
+    ex = explain(e for _, e in read_history(GOLDEN / "planner_upstream_bound.jsonl"))
+    assert ex.decision.rule == "goal.4"
+    assert [(f.what, f.failure_class, f.charged) for f in ex.failures] == [
+        ("plan p1", "upstream", False),
+        ("plan p2", "upstream", False),
+        ("plan p3", "upstream", False),
+    ]
+    assert all(f.rule and f.evidence and f.evidence.effects == "absent" for f in ex.failures)
+
+
+def test_a_goal_that_has_not_stopped_is_not_a_budget_problem() -> None:
+    ex = explain(e for _, e in read_history(GOLDEN / "work_upstream_cooldown.jsonl"))
+    assert ex.change is None
+    assert ex.advice == "the goal has not stopped: it waits for an outside service"
