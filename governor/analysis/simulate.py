@@ -27,13 +27,13 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from governor.core import record, verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, Profile, WorkSpec
-from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
+from governor.core.events import Event, Outcome, Profile, WorkSpec
+from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
 from governor.core.policy import Policy
 from governor.core.view import GoalView, fold, project
 
@@ -202,55 +202,58 @@ class Episode:
         hint = self.w.hints.random() < self.w.model.retry_after_p
         return self.w.model.refusal_s, min(end - self.t, 3600.0) if hint else None
 
-    def plan(self, decision: Decision) -> None:
-        plan_id = f"p{self.view.plans_used + 1}"
+    def _plan_failed(
+        self,
+        plan_id: str,
+        failure_class: FailureClass | None,
+        evidence: Evidence,
+        error: str,
+        retry_after_s: float | None = None,
+    ) -> None:
         self.add(
-            record.request_plan(
-                self.view, plan_id=plan_id, trigger=decision.trigger or "initial", at=self.now
+            record.plan_failed(
+                self.view,
+                plan_id=plan_id,
+                at=self.now,
+                failure_class=failure_class,
+                evidence=evidence,
+                error=error,
+                retry_after_s=retry_after_s,
             )
         )
+
+    def _finish(self, work_id: str, run_id: str, outcome: Outcome, **fields: Any) -> None:
+        self.add(
+            record.finish_attempt(
+                self.view, work_id=work_id, run_id=run_id, at=self.now, outcome=outcome, **fields
+            )
+        )
+
+    def plan(self, decision: Decision) -> None:
+        plan_id = f"p{self.view.plans_used + 1}"
+        trigger = decision.trigger or "initial"
+        self.add(record.request_plan(self.view, plan_id=plan_id, trigger=trigger, at=self.now))
         m = self.w.model
         if self.w.binary_missing:
-            self.add(
-                record.plan_failed(
-                    self.view,
-                    plan_id=plan_id,
-                    at=self.now,
-                    failure_class="environment",
-                    evidence=MISSING,
-                    error="could not start 'planner': No such file or directory",
-                )
+            self._plan_failed(
+                plan_id,
+                "environment",
+                MISSING,
+                "could not start 'planner': No such file or directory",
             )
             return
         refused, retry_after = self.refusal()
         if refused is not None:
             self.t += refused
-            self.add(
-                record.plan_failed(
-                    self.view,
-                    plan_id=plan_id,
-                    at=self.now,
-                    failure_class="upstream",
-                    evidence=OUTAGE,
-                    error="HTTP/1.1 503 Service Unavailable",
-                    retry_after_s=retry_after,
-                )
+            self._plan_failed(
+                plan_id, "upstream", OUTAGE, "HTTP/1.1 503 Service Unavailable", retry_after
             )
             return
         rng = self.w.planner
         u, n, v = rng.random(), rng.randint(1, m.max_items), rng.random()
         self.t += rng.expovariate(1 / m.planner_s)
         if u < m.plan_decision:
-            self.add(
-                record.plan_failed(
-                    self.view,
-                    plan_id=plan_id,
-                    at=self.now,
-                    failure_class="decision",
-                    evidence=UNKNOWN,
-                    error="Which approach should the goal take?",
-                )
-            )
+            self._plan_failed(plan_id, "decision", UNKNOWN, "Which approach should the goal take?")
         elif u < m.plan_decision + m.plan_success:
             done = decision.trigger == "milestone" and v < m.complete_after_milestone
             work = (
@@ -272,16 +275,7 @@ class Episode:
                 )
             )
         else:
-            self.add(
-                record.plan_failed(
-                    self.view,
-                    plan_id=plan_id,
-                    at=self.now,
-                    failure_class=None,
-                    evidence=UNKNOWN,
-                    error="the reply could not be used: no JSON object",
-                )
-            )
+            self._plan_failed(plan_id, None, UNKNOWN, "the reply could not be used: no JSON object")
 
     def attempt(self, work_id: str) -> None:
         run_id = self.w.run_id()
@@ -290,18 +284,14 @@ class Episode:
         refused, retry_after = self.refusal()
         if refused is not None:
             self.t += refused
-            self.add(
-                record.finish_attempt(
-                    self.view,
-                    work_id=work_id,
-                    run_id=run_id,
-                    at=self.now,
-                    outcome="failed",
-                    failure_class="upstream",
-                    evidence=OUTAGE,
-                    error="HTTP/1.1 503 Service Unavailable",
-                    retry_after_s=retry_after,
-                )
+            self._finish(
+                work_id,
+                run_id,
+                "failed",
+                failure_class="upstream",
+                evidence=OUTAGE,
+                error="HTTP/1.1 503 Service Unavailable",
+                retry_after_s=retry_after,
             )
             return
         q = self.w.success_of(self.view, work_id)
@@ -309,41 +299,23 @@ class Episode:
         u = rng.random()
         self.t += rng.expovariate(1 / m.worker_s)
         if u < m.attempt_decision:
-            self.add(
-                record.finish_attempt(
-                    self.view,
-                    work_id=work_id,
-                    run_id=run_id,
-                    at=self.now,
-                    outcome="failed",
-                    failure_class="decision",
-                    error="Which way should this go?",
-                )
+            self._finish(
+                work_id,
+                run_id,
+                "failed",
+                failure_class="decision",
+                error="Which way should this go?",
             )
         elif u < m.attempt_decision + (1 - m.attempt_decision) * q:
-            self.add(
-                record.finish_attempt(
-                    self.view,
-                    work_id=work_id,
-                    run_id=run_id,
-                    at=self.now,
-                    outcome="succeeded",
-                    cost_usd=m.worker_cost_usd,
-                    summary="done",
-                )
-            )
+            self._finish(work_id, run_id, "succeeded", cost_usd=m.worker_cost_usd, summary="done")
         else:
-            self.add(
-                record.finish_attempt(
-                    self.view,
-                    work_id=work_id,
-                    run_id=run_id,
-                    at=self.now,
-                    outcome="failed",
-                    evidence=WORKED,
-                    error="tests failed",
-                    cost_usd=m.worker_cost_usd,
-                )
+            self._finish(
+                work_id,
+                run_id,
+                "failed",
+                evidence=WORKED,
+                error="tests failed",
+                cost_usd=m.worker_cost_usd,
             )
 
     def step(self, decision: Decision) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import get_args
 
 from governor import goals
 from governor.analysis.replay import decision_record
@@ -17,6 +18,7 @@ from governor.cli.format import format_decision
 from governor.cli.io import json_line, out, store_from
 from governor.core import record, verbs
 from governor.core.events import Event
+from governor.core.policy import Ledger
 from governor.core.view import GoalView
 
 Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]
@@ -64,16 +66,7 @@ VERBS: dict[str, Verb] = {
     ),
 }
 
-LEDGERS = (
-    "replans",
-    "uncharged_replans",
-    "plan_records",
-    "total_attempts",
-    "attempts",
-    "uncharged_attempts",
-    "runtime",
-    "cost",
-)
+LEDGERS = get_args(Ledger)
 
 
 def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:
