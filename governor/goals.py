@@ -150,7 +150,7 @@ def run(goal_runner: Runner, *, max_wait_s: float = 900.0, max_steps: int = 10_0
         for node, state in updates:
             steps += node == "assess"
             outcome = state.get("outcome", outcome)  # type: ignore[assignment]
-        return RunReport(goal_runner.decide(), outcome, steps)
+        return RunReport(goal_runner.decide(with_ledger=True), outcome, steps)
     finally:
         goal_runner.release()
 
@@ -176,7 +176,7 @@ def tick(
             on_decision(decision, node)
         if node in ("plan", "apply", "dispatch", "accept"):
             getattr(goal_runner, node)(decision)
-        after = goal_runner.decide()
+        after = goal_runner.decide(with_ledger=True)
         outcome: Outcome = (
             "waiting"
             if after.status in ("waiting", "running")

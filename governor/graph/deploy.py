@@ -112,10 +112,10 @@ class _Nodes:
                 'give the goal to drive: input {"goal_id": "…"} or configurable.goal_id'
             )
         with self.runner(goal_id) as runner:
-            decision = runner.decide()
+            decision = runner.decide(with_ledger=True)  # the graph's state shows the ledger
             if decision.is_stopped and decision.blocked_on == "environment":
                 goals.tick(runner)  # re-probes the missing binary under the lease
-                decision = runner.decide()
+                decision = runner.decide(with_ledger=True)
         node, steps = route(decision), state.get("steps", 0) + 1
         update: DeployState = {"goal_id": goal_id, "node": node, "steps": steps}
         update["decision"] = decision_record(decision) | {"rule": decision.rule}

@@ -114,8 +114,9 @@ class Runner:
         now = self.clock()
         return max(now, self.view.last_at) if self.view.last_at else now
 
-    def decide(self) -> Decision:
-        return decide(self.view, self.clock())
+    def decide(self, *, with_ledger: bool = False) -> Decision:
+        """The goal's decision now; the full ledger only when asked (routing never reads it)."""
+        return decide(self.view, self.clock(), with_ledger=with_ledger)
 
     def refresh(self) -> None:
         with self._lock:
