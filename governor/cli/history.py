@@ -21,6 +21,8 @@ from governor.cli.format import (
 )
 from governor.cli.io import err, json_line, out
 from governor.core.codec import LineDecoder
+from governor.core.decide import decide
+from governor.core.history import check_history
 from governor.core.policy import parse_assignments, with_overrides
 from governor.errors import HistoryError, InputError
 from governor.store.jsonl import history_files, read_history
@@ -44,10 +46,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     worst = ExitCode.OK
     for path in [f for p in args.paths for f in history_files(p)]:
         decoder = LineDecoder(str(path))
-        count, goal_id, last = 0, "", None
-        try:
-            for step in replay(read_history(path, decoder=decoder), source=str(path)):
-                count, goal_id, last = count + 1, step.event.goal_id, step
+        count, view = 0, None
+        try:  # check every line, decide once at the end (validation needs no per-event decision)
+            for _, _, after in check_history(read_history(path, decoder=decoder), source=str(path)):
+                count, view = count + 1, after
         except HistoryError as exc:
             worst = ExitCode.INVALID_INPUT
             if args.json:
@@ -57,20 +59,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
             else:
                 err(str(exc))
             continue
-        assert last is not None
+        assert view is not None
+        assert view.last_at is not None
+        final = decide(view, view.last_at)
         if args.json:
             json_line(
                 {
                     "file": str(path),
                     "valid": True,
                     "events": count,
-                    "goal_id": goal_id,
+                    "goal_id": view.goal_id,
                     "notes": decoder.notes,
-                    **decision_record(last.decision),
+                    **decision_record(final),
                 }
             )
         else:
-            out(format_validation(str(path), count, goal_id, last.decision, decoder.notes))
+            out(format_validation(str(path), count, view.goal_id, final, decoder.notes))
     return worst
 
 
