@@ -88,6 +88,23 @@ class Result:
     cost_usd: float
     censored: bool
 
+    def row(self) -> list[float]:
+        """The fields as numbers, in order (``censored`` as 0 or 1): what sums and means add."""
+        return [
+            self.success,
+            self.planner_charged,
+            self.planner_uncharged,
+            self.attempts_charged,
+            self.attempts_uncharged,
+            self.wall_s,
+            self.cost_usd,
+            float(self.censored),
+        ]
+
+
+def _plus(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
+    return [[x + y for x, y in zip(r, q, strict=True)] for r, q in zip(a, b, strict=True)]
+
 
 def measure(view: GoalView, success: bool, *, censored: bool = False) -> Result:
     created = view.created
@@ -163,21 +180,9 @@ def complete(result: WhatIf, model: Model, rng: random.Random) -> Result:
 
 
 def _mean(results: list[Result]) -> Result:
-    n = len(results)
-
-    def avg(f: str) -> float:
-        return float(sum(getattr(r, f) for r in results)) / n
-
-    return Result(
-        avg("success"),
-        avg("planner_charged"),
-        avg("planner_uncharged"),
-        avg("attempts_charged"),
-        avg("attempts_uncharged"),
-        avg("wall_s"),
-        avg("cost_usd"),
-        censored=True,
-    )
+    """The average of Monte Carlo tails: a censored result."""
+    m = [sum(column) / len(results) for column in zip(*(r.row() for r in results), strict=True)]
+    return Result(m[0], m[1], m[2], m[3], m[4], m[5], m[6], censored=True)
 
 
 def evaluate(
@@ -240,22 +245,11 @@ def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def aggregate(overrides: dict[str, Any], results: list[Result]) -> Estimate:
-    n = len(results)
-
-    def mean(f: str) -> float:
-        return float(sum(getattr(r, f) for r in results)) / n
-
-    successes = sum(r.success for r in results)
-    return Estimate(
-        overrides,
-        successes / n,
-        wilson(successes, n),
-        (mean("planner_charged"), mean("planner_uncharged")),
-        (mean("attempts_charged"), mean("attempts_uncharged")),
-        mean("wall_s"),
-        mean("cost_usd"),
-        sum(r.censored for r in results) / n,
-    )
+    """One candidate's estimate over its per-history results (the same arithmetic as ``Sums``)."""
+    sums = Sums()
+    for r in results:
+        sums.add([r])
+    return sums.estimates([overrides])[0]
 
 
 def pareto(estimates: list[Estimate]) -> list[Estimate]:
@@ -302,38 +296,15 @@ class Sums:
     values: list[list[float]] | None = None
 
     def add(self, results: list[Result]) -> None:
-        rows = [
-            [
-                r.success,
-                r.planner_charged,
-                r.planner_uncharged,
-                r.attempts_charged,
-                r.attempts_uncharged,
-                r.wall_s,
-                r.cost_usd,
-                float(r.censored),
-            ]
-            for r in results
-        ]
-        if self.values is None:
-            self.values = rows
-        else:
-            self.values = [
-                [a + b for a, b in zip(x, y, strict=True)]
-                for x, y in zip(self.values, rows, strict=True)
-            ]
+        """One history's results, one per candidate."""
+        rows = [r.row() for r in results]
+        self.values = rows if self.values is None else _plus(self.values, rows)
         self.n += 1
 
     def merge(self, other: Sums) -> None:
         if other.values is None:
             return
-        if self.values is None:
-            self.values, self.n = other.values, other.n
-            return
-        self.values = [
-            [a + b for a, b in zip(x, y, strict=True)]
-            for x, y in zip(self.values, other.values, strict=True)
-        ]
+        self.values = other.values if self.values is None else _plus(self.values, other.values)
         self.n += other.n
 
     def estimates(self, overrides: Sequence[dict[str, Any]]) -> list[Estimate]:
