@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,18 +25,14 @@ from governor.core.view import GoalView, fold, project
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 from governor.exec.harness import harness_for
 from governor.goalfile import goal_from_file
-from governor.graph.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
-from governor.store.base import EventStore, summarize
+from governor.graph.runner import ACTING, HarnessFactory, Observer, Progress, Runner, RunnerSettings
+from governor.store.base import EventStore, summarize, utc_now
 
 if TYPE_CHECKING:
     from governor.graph.build import Outcome
 
 Build = Callable[[GoalView], list[Event]]
 Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def load(store: EventStore, goal_id: str) -> GoalView:
@@ -168,13 +164,11 @@ def tick(
     goal_runner.acquire()
     try:
         goal_runner.refresh()
-        decision = goal_runner.decide()
-        while decision.is_stopped and goal_runner.reprobe(decision):
-            decision = goal_runner.decide()
+        decision = goal_runner.settle()
         node = route(decision)
         if on_decision is not None:
             on_decision(decision, node)
-        if node in ("plan", "apply", "dispatch", "accept"):
+        if node in ACTING:
             getattr(goal_runner, node)(decision)
         after = goal_runner.decide(with_ledger=True)
         outcome: Outcome = (

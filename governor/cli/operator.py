@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import get_args
 
 from governor import goals
@@ -20,18 +20,15 @@ from governor.core import record, verbs
 from governor.core.events import Event
 from governor.core.policy import Ledger
 from governor.core.view import GoalView
+from governor.store.base import utc_now
 
 Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _run(args: argparse.Namespace, verb: Verb) -> int:
     with store_from(args.store) as store:
         goals.exists(store, args.goal)
-        decision = goals.operate(store, args.goal, lambda view: verb(args, view, _now()))
+        decision = goals.operate(store, args.goal, lambda view: verb(args, view, utc_now()))
     if args.json:
         json_line({"goal_id": args.goal, **decision_record(decision)})
     else:

@@ -19,10 +19,10 @@ from typing import Any, Literal, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from governor.core.decision import Decision
-from governor.graph.runner import Runner
+from governor.graph.runner import ACTING, Runner
 
 Outcome = Literal["stopped", "waiting", "review", "steps"]
-NODES = ("plan", "apply", "dispatch", "accept", "wait")
+NODES = (*ACTING, "wait")
 
 
 class GraphState(TypedDict, total=False):
@@ -59,9 +59,7 @@ def build_graph(runner: Runner, wait: Wait, *, max_steps: int = 10_000) -> Any:
 
     def assess(state: GraphState) -> GraphState:
         runner.refresh()
-        decision = runner.decide()
-        while decision.is_stopped and runner.reprobe(decision):
-            decision = runner.decide()
+        decision = runner.settle()
         steps = state.get("steps", 0) + 1
         outcome: Outcome | None = None
         if route(decision) == END:
@@ -98,12 +96,12 @@ def build_graph(runner: Runner, wait: Wait, *, max_steps: int = 10_000) -> Any:
 
     graph: Any = StateGraph(GraphState)  # Any at the LangGraph boundary: its node types are generic
     graph.add_node("assess", assess)
-    for name in ("plan", "apply", "dispatch", "accept"):
+    for name in ACTING:
         graph.add_node(name, act(name))
     graph.add_node("wait", wait_node)
     graph.add_edge(START, "assess")
     graph.add_conditional_edges("assess", after_assess, [*NODES, END])
-    for name in ("plan", "apply", "dispatch", "accept"):
+    for name in ACTING:
         graph.add_edge(name, "assess")
     graph.add_conditional_edges(
         "wait", lambda s: END if s.get("outcome") else "assess", ["assess", END]

@@ -35,10 +35,8 @@ from governor import goals
 from governor.analysis.replay import decision_record
 from governor.errors import InputError, LeaseError
 from governor.graph.build import NODES, route
-from governor.graph.runner import Runner, RunnerSettings
+from governor.graph.runner import ACTING, Runner, RunnerSettings
 from governor.store.url import open_store
-
-ACTING = ("plan", "apply", "dispatch", "accept")
 
 
 class DeployState(TypedDict, total=False):

@@ -24,9 +24,10 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Final
 
 from governor.core import record, verbs
 from governor.core.decide import decide
@@ -35,7 +36,7 @@ from governor.core.events import Event, PlanProposed, Profile
 from governor.core.view import GoalView, WorkState, fold, project
 from governor.errors import ConcurrencyConflictError, LeaseError
 from governor.exec.harness import Harness, harness_for
-from governor.store.base import EventStore, Lease, summarize
+from governor.store.base import EventStore, Lease, summarize, utc_now
 from governor.workflow.agent import AgentCall
 from governor.workflow.briefs import milestones_done, planner_prompt, worker_prompt
 from governor.workflow.run import (
@@ -47,15 +48,14 @@ from governor.workflow.run import (
     run_worker,
 )
 
+ACTING: Final = ("plan", "apply", "dispatch", "accept")
+"""The runner's acting nodes: each appends events, then the goal is assessed again."""
+
 Build = Callable[[GoalView], list[Event]]
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
 Observer = Callable[[Sequence[Event]], None]
 """Told of every batch of events the runner appended, after the append committed."""
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def new_run_id() -> str:
@@ -113,6 +113,13 @@ class Runner:
         """The time for the next event: never earlier than the last one recorded."""
         now = self.clock()
         return max(now, self.view.last_at) if self.view.last_at else now
+
+    def settle(self) -> Decision:
+        """The decision now, after clearing environment stops whose binary came back."""
+        decision = self.decide()
+        while decision.is_stopped and self.reprobe(decision):
+            decision = self.decide()
+        return decision
 
     def decide(self, *, with_ledger: bool = False) -> Decision:
         """The goal's decision now; the full ledger only when asked (routing never reads it)."""

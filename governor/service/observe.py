@@ -36,6 +36,7 @@ from governor.core.events import (
 )
 from governor.core.evidence import Evidence, FailureClass, is_uncharged
 from governor.exec.environment import Redactor
+from governor.graph.runner import ACTING
 
 Labels = tuple[tuple[str, str], ...]
 Snapshot = dict[str, dict[Labels, float]]
@@ -136,7 +137,7 @@ class Observation:
             rule=decision.rule,
             reason=decision.reason,
         )
-        if node in ("plan", "apply", "dispatch", "accept"):
+        if node in ACTING:
             self.counters.add("governor_steps_total", node=node)
 
     def appended(self, events: Sequence[Event]) -> None:

@@ -31,13 +31,12 @@ from governor import goals
 from governor.core.decision import Decision
 from governor.errors import LeaseError
 from governor.exec.harness import harness_for
-from governor.graph.runner import HarnessFactory
+from governor.graph.runner import ACTING, HarnessFactory
 from governor.service.backoff import GoalBackoff
 from governor.service.observe import Observation
 from governor.service.settings import ServiceSettings
 from governor.store.base import EventStore, ServiceError, WorkerBeat, utc_now
 
-ACTING: Final = frozenset({"plan", "apply", "dispatch", "accept"})
 MIN_IDLE_S: Final = 0.01
 """The shortest idle sleep: a worker never spins on the store."""
 
