@@ -7,30 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from governor.core.classify import SpawnResult
 from governor.core.evidence import is_uncharged_failure
 from governor.exec.claude import ClaudeHarness
 from tests.fakevendor import scenario as sc
-from tests.fakevendor.clis import FAKE_ANTHROPIC_KEY, claude_profile
+from tests.fakevendor.clis import FAKE_ANTHROPIC_KEY, PLAN, PROMPT, claude_profile, is_charged
 from tests.fakevendor.server import FakeVendor
 
 pytest_plugins = ["tests.vendor_conftest"]
-
-PLAN = {
-    "decision": "apply",
-    "rationale": "one step is enough",
-    "work": [{"key": "hello", "title": "Say hello", "objective": "Print hello"}],
-}
-PROMPT = "Plan the goal: say hello."
 
 
 def run_claude(vendor: FakeVendor, scenario: sc.Scenario, env: dict[str, str], cwd: Path):
     vendor.play(scenario)
     return ClaudeHarness(cwd).run(PROMPT, claude_profile(), cwd=cwd, env=env)
-
-
-def is_charged(result: SpawnResult) -> bool:
-    return not is_uncharged_failure(result.failure_class, result.evidence)
 
 
 def test_a_streamed_plan_reply_succeeds_with_its_cost(fake_vendor, claude_source_env, workdir):

@@ -12,16 +12,12 @@ from typing import Any
 import pytest
 
 from tests.fakevendor import scenario as sc
+from tests.fakevendor.clis import PLAN
 from tests.fakevendor.server import FakeVendor
 
 pytest_plugins = ["tests.vendor_conftest"]
 
 GOVERNOR = shutil.which("governor", path=str(Path(sys.executable).parent)) or "governor"
-PLAN = {
-    "decision": "apply",
-    "rationale": "r",
-    "work": [{"key": "a", "title": "A", "objective": "a"}],
-}
 
 
 def probe(env: dict[str, str], cwd: Path, *extra: str) -> tuple[int, dict[str, Any]]:

@@ -18,7 +18,9 @@ from typing import Final
 
 import pytest
 
+from governor.core.classify import SpawnResult
 from governor.core.events import Profile
+from governor.core.evidence import is_uncharged_failure
 
 REPO: Final = Path(__file__).resolve().parents[2]
 NPM_BIN: Final = REPO / ".cache" / "npm" / "node_modules" / ".bin"
@@ -118,3 +120,17 @@ def codex_profile(timeout_s: float = 60.0, *, args: tuple[str, ...] = ()) -> Pro
 def claude_profile(timeout_s: float = 60.0, *, args: tuple[str, ...] = ()) -> Profile:
     """A claude profile (its key and base URL pass through as Claude Code's own variables)."""
     return Profile(harness="claude", timeout_s=timeout_s, args=args)
+
+
+PLAN: Final = {
+    "decision": "apply",
+    "rationale": "one step is enough",
+    "work": [{"key": "hello", "title": "Say hello", "objective": "Print hello"}],
+}
+"""The plan the fake vendor's model answers with in the CLI tests."""
+PROMPT: Final = "Plan the goal: say hello."
+
+
+def is_charged(result: SpawnResult) -> bool:
+    """Whether the core's gate charges a failed result."""
+    return not is_uncharged_failure(result.failure_class, result.evidence)

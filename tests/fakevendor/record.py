@@ -8,6 +8,7 @@ tests read these files; the CLI tests run the same scenarios live.
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
@@ -18,14 +19,18 @@ from governor.exec.claude import ClaudeHarness
 from governor.exec.codex import CodexHarness
 from governor.exec.process import run_process
 from tests.fakevendor import scenario as sc
-from tests.fakevendor.clis import claude_env, claude_profile, codex_env, codex_profile, find_cli
+from tests.fakevendor.clis import (
+    PLAN,
+    claude_env,
+    claude_profile,
+    codex_env,
+    codex_profile,
+    find_cli,
+)
 from tests.fakevendor.server import FakeVendor
 
 FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures" / "vendor"
-PLAN_REPLY: Final = (
-    'Here is the plan.\n{"decision": "apply", "rationale": "one step is enough", '
-    '"work": [{"key": "hello", "title": "Say hello", "objective": "Print hello"}]}'
-)
+PLAN_REPLY: Final = "Here is the plan.\n" + json.dumps(PLAN)
 
 SCENARIOS: Final[dict[str, sc.Scenario]] = {
     "reply": sc.reply(PLAN_REPLY),
