@@ -1,7 +1,8 @@
-"""A corpus of histories for tuning: files, folders of files, or every goal of a store.
+"""Histories to analyse: files, folders of files, goals of a store — read lazily, by index.
 
-Rules: histories are read lazily, one at a time (a 10,000-goal corpus never sits in
-memory whole), and are checked like any other history (a bad line names itself).
+Rules: a history is streamed one line at a time (a long history or a 10,000-goal corpus
+never sits in memory whole, unless a caller collects it), every problem names the file
+and line it is on, and a corpus is a plain value that worker processes can receive.
 """
 
 from __future__ import annotations
@@ -10,47 +11,79 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from governor.core.codec import LineDecoder
 from governor.core.events import Event
+from governor.errors import NotFoundError
 from governor.store.jsonl import history_files, read_history
 from governor.store.url import open_store
 
 
 @dataclass(frozen=True, slots=True)
 class Corpus:
-    """Where the histories are: files, or goal ids in a store."""
+    """Where the histories are: files first, then goal ids in a store."""
 
     files: tuple[Path, ...] = ()
     store_url: str | None = None
     goal_ids: tuple[str, ...] = ()
+    allow_torn: bool = False
+    """Skip a torn final line (a crashed writer) instead of refusing the file."""
 
     def __len__(self) -> int:
         return len(self.files) + len(self.goal_ids)
 
-    def names(self) -> list[str]:
-        return [str(f) for f in self.files] + [f"goal {g}" for g in self.goal_ids]
-
-    def read(self, index: int) -> list[Event]:
-        """History number ``index`` (files first, then stored goals)."""
+    def name(self, index: int) -> str:
+        """History number ``index``, as messages name it."""
         if index < len(self.files):
-            return [event for _, event in read_history(self.files[index])]
+            return str(self.files[index])
+        return f"goal {self.goal_ids[index - len(self.files)]}"
+
+    def lines(self, index: int, decoder: LineDecoder | None = None) -> Iterator[tuple[int, Event]]:
+        """``(line, event)`` pairs of history ``index``, streamed (a fresh pass each call)."""
+        if index < len(self.files):
+            yield from read_history(self.files[index], allow_torn=self.allow_torn, decoder=decoder)
+            return
         store = open_store(self.store_url)
         try:
-            return list(store.load(self.goal_ids[index - len(self.files)]))
+            yield from enumerate(store.load(self.goal_ids[index - len(self.files)]), start=1)
         finally:
             store.close()
+
+    def events(self, index: int) -> Iterator[Event]:
+        return (event for _, event in self.lines(index))
+
+    def read(self, index: int) -> list[Event]:
+        """History number ``index``, whole."""
+        return list(self.events(index))
 
     def __iter__(self) -> Iterator[list[Event]]:
         return (self.read(i) for i in range(len(self)))
 
 
-def corpus_of(specs: Sequence[str], *, store_url: str | None = None) -> Corpus:
-    """Files and folders named in ``specs``; with no spec (or ``store``), every stored goal."""
-    files = [f for spec in specs if spec != "store" for f in history_files(spec)]
-    if specs and "store" not in specs:
-        return Corpus(files=tuple(files))
-    store = open_store(store_url)
-    try:
-        ids = tuple(summary.goal_id for summary in store.goals())
-    finally:
-        store.close()
-    return Corpus(files=tuple(files), store_url=store_url, goal_ids=ids)
+def corpus_of(
+    specs: Sequence[str], *, store_url: str | None = None, allow_torn: bool = False
+) -> Corpus:
+    """The histories ``specs`` name: files, folders of ``*.jsonl``, or goal ids in the store.
+
+    No spec, or the word ``store``, means every goal of the store.
+
+    Raises:
+        NotFoundError: for a spec that is neither an existing path nor a goal of the store.
+    """
+    files = [
+        f for spec in specs if spec != "store" and Path(spec).exists() for f in history_files(spec)
+    ]
+    named = [spec for spec in specs if spec != "store" and not Path(spec).exists()]
+    everything = not specs or "store" in specs
+    goal_ids: list[str] = []
+    if named or everything:
+        store = open_store(store_url)
+        try:
+            for spec in named:
+                if store.last_seq(spec) == 0:
+                    raise NotFoundError(
+                        f"{spec}: no such file or folder, and no goal '{spec}' in the store"
+                    )
+            goal_ids = named + ([s.goal_id for s in store.goals()] if everything else [])
+        finally:
+            store.close()
+    return Corpus(tuple(files), store_url, tuple(goal_ids), allow_torn)

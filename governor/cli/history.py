@@ -6,9 +6,9 @@ import argparse
 from datetime import UTC, datetime
 from typing import Any
 
+from governor.analysis.corpus import Corpus, corpus_of
 from governor.analysis.explain import explain
 from governor.analysis.replay import ReplayStep, decision_record, replay, step_record
-from governor.analysis.sources import Source, sources
 from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
 from governor.cli.format import (
@@ -84,10 +84,11 @@ def _key(step: ReplayStep) -> tuple[Any, ...]:
 
 
 def _replay_one(
-    source: Source, args: argparse.Namespace, now: datetime | None
+    corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None
 ) -> ReplayStep | None:
+    name, decoder = corpus.name(index), LineDecoder(corpus.name(index))
     last, shown = None, None
-    for step in replay(source.lines(), now=now, at_seq=args.at, source=source.name):
+    for step in replay(corpus.lines(index, decoder), now=now, at_seq=args.at, source=name):
         last = step
         if args.json:
             json_line(step_record(step))
@@ -96,24 +97,27 @@ def _replay_one(
         elif _key(step) != shown:
             out(format_timeline(step))
             shown = _key(step)
-    for note in source.decoder.notes:
-        err(f"note: {source.name}: {note}")
-    if source.decoder.torn_line is not None:
+    for note in decoder.notes:
+        err(f"note: {name}: {note}")
+    if decoder.torn_line is not None:
         err(
-            f"warning: {source.name}: line {source.decoder.torn_line}: torn final line (no trailing newline) ignored"
+            f"warning: {name}: line {decoder.torn_line}: torn final line (no trailing newline) ignored"
         )
     return last
 
 
-def _whatif_one(source: Source, args: argparse.Namespace, now: datetime | None) -> WhatIf:
+def _whatif_one(
+    corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None
+) -> WhatIf:
     overrides = parse_assignments(args.policy)
-    trace = Trace.of(source.events(), now=now, keep=False)
-    result = trace.under(with_overrides(trace.policy, overrides), now=now, events=source.events())
+    trace = Trace.of(corpus.events(index), now=now, keep=False)  # two streamed passes, nothing held
+    policy = with_overrides(trace.policy, overrides)
+    result = trace.under(policy, now=now, events=corpus.events(index))
     if args.json:
         d = result.divergence
         json_line(
             {
-                "history": source.name,
+                "history": corpus.name(index),
                 "overrides": overrides,
                 "policy": result.policy.model_dump(mode="json"),
                 "outcome": result.outcome,
@@ -138,19 +142,18 @@ def _whatif_one(source: Source, args: argparse.Namespace, now: datetime | None) 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Step through histories (or re-fold them under another policy)."""
     now = parse_time(args.now) if args.now else None
-    found = sources(args.history, store_url=args.store, allow_torn=True)
-    for source in found:
+    corpus = corpus_of([args.history], store_url=args.store, allow_torn=True)
+    for index in range(len(corpus)):
         if args.policy:
-            _whatif_one(source, args, now)
+            _whatif_one(corpus, index, args, now)
             continue
-        if not args.json and len(found) > 1:
-            out(f"== {source.name}")
-        last = _replay_one(source, args, now)
+        if not args.json and len(corpus) > 1:
+            out(f"== {corpus.name(index)}")
+        last = _replay_one(corpus, index, args, now)
         if last is None:
+            name = corpus.name(index)
             raise InputError(
-                f"{source.name}: no event with seq {args.at}"
-                if args.at
-                else f"{source.name}: empty"
+                f"{name}: no event with seq {args.at}" if args.at else f"{name}: empty"
             )
         if not args.json and args.at is None:
             out("ledger after the last event:\n" + format_ledger(last.decision.ledger))
@@ -159,10 +162,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Why a goal stopped, and the smallest policy change that would have let it go on."""
-    found = sources(args.goal, store_url=args.store)
-    if len(found) != 1:
-        raise InputError(f"{args.goal}: explain takes one history; this folder holds {len(found)}")
-    ex = explain(found[0].events())
+    corpus = corpus_of([args.goal], store_url=args.store)
+    if len(corpus) != 1:
+        raise InputError(f"{args.goal}: explain takes one history; this folder holds {len(corpus)}")
+    ex = explain(corpus.events(0))
     if args.json:
         json_line(
             {
