@@ -102,6 +102,8 @@ class RunReport:
     decision: Decision
     outcome: Outcome
     steps: int
+    title: str
+    """The goal's title, for the report (the runner's view already holds it)."""
 
 
 def runner(
@@ -146,7 +148,7 @@ def run(goal_runner: Runner, *, max_wait_s: float = 900.0, max_steps: int = 10_0
         for node, state in updates:
             steps += node == "assess"
             outcome = state.get("outcome", outcome)  # type: ignore[assignment]
-        return RunReport(goal_runner.decide(with_ledger=True), outcome, steps)
+        return RunReport(goal_runner.decide(with_ledger=True), outcome, steps, goal_runner.title)
     finally:
         goal_runner.release()
 
@@ -176,6 +178,6 @@ def tick(
             if after.status in ("waiting", "running")
             else ("review" if after.status == "awaiting_review" else "stopped")
         )
-        return RunReport(after, outcome, 1)
+        return RunReport(after, outcome, 1, goal_runner.title)
     finally:
         goal_runner.release()

@@ -15,12 +15,7 @@ from governor.demo import SCENARIOS, run_demo
 
 def cmd_demo(args: argparse.Namespace) -> int:
     def show(goal_id: str, decision: Decision) -> None:
-        out(
-            "\n"
-            + format_status(goal_id, "", decision).replace(
-                f"goal {goal_id}: \n", f"goal {goal_id}\n"
-            )
-        )
+        out("\n" + format_status(goal_id, "", decision))
 
     folder = Path(args.dir).resolve() if args.dir else None
     if folder is not None:

@@ -71,7 +71,7 @@ def format_validation(
 def format_status(goal_id: str, title: str, decision: Decision) -> str:
     """A goal's status block: what it is doing, why, and its ledger."""
     lines = [
-        f"goal {goal_id}: {title}",
+        f"goal {goal_id}: {title}" if title else f"goal {goal_id}",
         f"  {format_decision(decision)}",
         f"  rule {decision.rule}",
         "ledger:",

@@ -45,9 +45,7 @@ def _report(args: argparse.Namespace, goal_id: str, report: goals.RunReport) -> 
     if args.json:
         json_line({"goal_id": goal_id, "outcome": report.outcome, **decision_record(decision)})
     else:
-        with store_from(args.store) as store:
-            view, _ = goals.status(store, goal_id)
-        out(format_status(goal_id, view.created.title if view.created else goal_id, decision))
+        out(format_status(goal_id, report.title, decision))
     if report.outcome == "waiting" and decision.status not in ("blocked", "budget_exhausted"):
         return ExitCode.WAITING
     return STATUS_CODES.get(decision.status, ExitCode.OK)

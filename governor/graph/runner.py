@@ -114,6 +114,10 @@ class Runner:
         now = self.clock()
         return max(now, self.view.last_at) if self.view.last_at else now
 
+    @property
+    def title(self) -> str:
+        return self.view.created.title if self.view.created else self.goal_id
+
     def settle(self) -> Decision:
         """The decision now, after clearing environment stops whose binary came back."""
         decision = self.decide()
