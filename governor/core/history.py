@@ -42,7 +42,7 @@ from governor.core.events import (
     WorkRetried,
     WorkSpec,
 )
-from governor.core.policy import LEDGER_FIELDS
+from governor.core.ledger import limit_of
 from governor.core.view import GoalView, evolve
 from governor.errors import HistoryError
 
@@ -214,16 +214,10 @@ class HistoryChecker:
         return None
 
     def _raise_problem(self, event: BudgetRaised) -> str | None:
-        view = self.view
-        if event.work_id is not None:
-            item = view.work.get(event.work_id)
-            if item is None:
-                return f"budget.raised names unknown work item '{event.work_id}'"
-            current: float | None = (
-                item.max_attempts if event.ledger == "attempts" else item.max_uncharged_attempts
-            )
-        else:
-            current = getattr(view.policy, LEDGER_FIELDS[event.ledger])
+        item = self.view.work.get(event.work_id) if event.work_id is not None else None
+        if event.work_id is not None and item is None:
+            return f"budget.raised names unknown work item '{event.work_id}'"
+        current = limit_of(self.view, event.ledger, item)
         if current is not None and event.to <= current:
             return f"budget.raised: {event.ledger} to {event.to:g} does not raise the limit ({current:g})"
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from governor.core.policy import LEDGER_FIELDS
 from governor.core.view import GoalView, WorkState
 
 
@@ -49,6 +50,15 @@ def item_remaining(item: WorkState) -> int:
 
 def item_has_budget(item: WorkState) -> bool:
     return item.charged_attempts < item.max_attempts
+
+
+def limit_of(view: GoalView, ledger: str, item: WorkState | None = None) -> float | None:
+    """The limit a ``budget.raised`` ledger has now: the item's own for a per-item ledger,
+    else the policy's (None: no limit)."""
+    if item is not None:
+        return item.max_attempts if ledger == "attempts" else item.max_uncharged_attempts
+    limit: float | None = getattr(view.policy, LEDGER_FIELDS[ledger])
+    return limit
 
 
 def runtime_over(view: GoalView) -> bool:

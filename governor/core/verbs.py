@@ -28,8 +28,8 @@ from governor.core.events import (
     WorkReopened,
     WorkRetried,
 )
-from governor.core.ledger import item_has_budget
-from governor.core.policy import LEDGER_FIELDS, PER_ITEM_LEDGERS, Ledger
+from governor.core.ledger import item_has_budget, limit_of
+from governor.core.policy import PER_ITEM_LEDGERS, Ledger
 from governor.core.record import event_head, finish_attempt, work_item
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, NotFoundError
@@ -169,12 +169,10 @@ def current_limit(view: GoalView, ledger: Ledger, work_id: str | None = None) ->
     if ledger in PER_ITEM_LEDGERS:
         if work_id is None:
             raise _refuse(view, f"ledger '{ledger}' is per work item: name the item")
-        item = work_item(view, work_id)
-        return item.max_attempts if ledger == "attempts" else item.max_uncharged_attempts
+        return limit_of(view, ledger, work_item(view, work_id))
     if work_id is not None:
         raise _refuse(view, f"ledger '{ledger}' is goal-wide and takes no work item")
-    value: float | None = getattr(view.policy, LEDGER_FIELDS[ledger])
-    return value
+    return limit_of(view, ledger)
 
 
 def raise_budget(
