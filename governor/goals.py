@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.view import GoalView, fold, project
+from governor.core.view import GoalView, project
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 from governor.exec.harness import harness_for
 from governor.goalfile import goal_from_file
 from governor.graph.runner import ACTING, HarnessFactory, Observer, Progress, Runner, RunnerSettings
-from governor.store.base import EventStore, summarize, utc_now
+from governor.store.base import EventStore, append_folded, utc_now
 
 if TYPE_CHECKING:
     from governor.graph.build import Outcome
@@ -48,13 +48,6 @@ def status(
     return view, decide(view, now or utc_now())
 
 
-def append(store: EventStore, view: GoalView, events: list[Event], now: datetime) -> None:
-    """Append events built on ``view`` (folding them into it), with the goal's summary."""
-    expected = view.seq
-    fold(view, events)
-    store.append(view.goal_id, events, expected_seq=expected, summary=summarize(view, now))
-
-
 def operate(
     store: EventStore, goal_id: str, build: Build, *, clock: Clock = utc_now, tries: int = 5
 ) -> Decision:
@@ -63,7 +56,7 @@ def operate(
         view = load(store, goal_id)
         events = build(view)
         try:
-            append(store, view, events, clock())
+            append_folded(store, view, events, clock())
         except ConcurrencyConflictError:
             continue
         return decide(view, clock())
@@ -82,7 +75,7 @@ def create(
         )
     view = GoalView()
     try:
-        append(store, view, events, clock())
+        append_folded(store, view, events, clock())
     except ConcurrencyConflictError:
         raise CommandRefusedError(
             f"a goal with id '{goal_id}' was just created by someone else"

@@ -36,7 +36,7 @@ from governor.core.events import Event, PlanProposed, Profile
 from governor.core.view import GoalView, WorkState, fold, project
 from governor.errors import ConcurrencyConflictError, LeaseError
 from governor.exec.harness import Harness, harness_for
-from governor.store.base import EventStore, Lease, summarize, utc_now
+from governor.store.base import EventStore, Lease, append_folded, utc_now
 from governor.workflow.agent import AgentCall
 from governor.workflow.briefs import milestones_done, planner_prompt, worker_prompt
 from governor.workflow.run import (
@@ -140,17 +140,8 @@ class Runner:
                 events = build(self.view)
                 if not events:
                     return events
-                expected = self.view.seq
-                fold(self.view, events)
-                summary = summarize(self.view, self.clock())
                 try:
-                    self.store.append(
-                        self.goal_id,
-                        events,
-                        expected_seq=expected,
-                        lease=self.lease,
-                        summary=summary,
-                    )
+                    append_folded(self.store, self.view, events, self.clock(), lease=self.lease)
                 except ConcurrencyConflictError:
                     self.view = project(self.store.load(self.goal_id))
                     continue

@@ -23,7 +23,7 @@ from typing import Final, Protocol
 
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.view import GoalView
+from governor.core.view import GoalView, fold
 
 Clock = Callable[[], datetime]
 """Returns the current time, timezone-aware UTC."""
@@ -135,6 +135,26 @@ def summarize(view: GoalView, now: datetime) -> GoalSummary:
         blocked_on=decision.blocked_on,
         not_before=decision.not_before,
         updated_at=view.last_at,
+    )
+
+
+def append_folded(
+    store: EventStore,
+    view: GoalView,
+    events: Sequence[Event],
+    now: datetime,
+    *,
+    lease: Lease | None = None,
+) -> None:
+    """Append events built on ``view``, folding them into it first, with the summary after them.
+
+    Raises what ``append`` raises; the view then holds events the store refused, and the
+    caller reloads it.
+    """
+    expected = view.seq
+    fold(view, events)
+    store.append(
+        view.goal_id, events, expected_seq=expected, lease=lease, summary=summarize(view, now)
     )
 
 
