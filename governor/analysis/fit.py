@@ -51,6 +51,17 @@ class Tally:
     refusals: int = 0
     hinted: int = 0
 
+    events: int = 0
+    """How many events the tallied histories hold."""
+
+    @classmethod
+    def of(cls, corpus: Iterable[Iterable[Event]]) -> Tally:
+        """The counts of a whole corpus."""
+        tally = cls()
+        for history in corpus:
+            tally.add(history)
+        return tally
+
     def add(self, events: Iterable[Event]) -> None:
         """Count one history."""
         _History(self).read(events)
@@ -114,6 +125,7 @@ class _History:
         last = None
         for event in events:
             last = event.at
+            self.t.events += 1
             self._one(event)
         for work_id in set(self.failures) | self.succeeded:
             self.t.items[(self.failures[work_id], work_id in self.succeeded)] += 1
@@ -240,7 +252,4 @@ def beta_geometric(items: Counter[tuple[int, bool]]) -> tuple[float, float]:
 
 def fit(corpus: Iterable[Iterable[Event]]) -> Model:
     """The model that best explains a corpus."""
-    tally = Tally()
-    for events in corpus:
-        tally.add(events)
-    return tally.model()
+    return Tally.of(corpus).model()

@@ -20,11 +20,10 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from governor.analysis.fit import Tally
 from governor.analysis.simulate import T0, Episode, Model, Vendor, World
 from governor.analysis.whatif import Trace, WhatIf
 from governor.core.events import Event
@@ -210,13 +209,6 @@ def evaluate(
         else:
             out.append(_mean([complete(result, model, rng) for _ in range(samples)]))
     return out
-
-
-def fit_corpus(corpus: Iterable[Iterable[Event]]) -> Model:
-    tally = Tally()
-    for events in corpus:
-        tally.add(events)
-    return tally.model()
 
 
 @dataclass(frozen=True, slots=True)

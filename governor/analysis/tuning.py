@@ -46,15 +46,6 @@ class TuneReport:
     why: str
 
 
-def fit_model(corpus: Corpus) -> tuple[Model, int]:
-    """The model fitted to the corpus, and how many events it holds."""
-    tally, events = Tally(), 0
-    for history in corpus:
-        events += len(history)
-        tally.add(history)
-    return tally.model(), events
-
-
 def _init(corpus: Corpus, job: Job) -> None:
     global _CORPUS, _JOB
     _CORPUS, _JOB = corpus, job
@@ -110,7 +101,8 @@ def tune_corpus(
     if len(corpus) == 0:
         raise InputError("the corpus holds no history")
     overrides = candidates(grid)
-    model, events = fit_model(corpus)
+    tally = Tally.of(corpus)
+    model, events = tally.model(), tally.events
     job = Job(tuple(overrides), model, samples, seed)
     sums = evaluate_corpus(corpus, job, workers=workers or os.cpu_count() or 1, progress=progress)
     estimates = pareto(sums.estimates(overrides))

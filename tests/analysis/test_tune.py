@@ -10,12 +10,12 @@ import random
 
 import pytest
 
+from governor.analysis.fit import fit
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import (
     aggregate,
     candidates,
     evaluate,
-    fit_corpus,
     pareto,
     parse_grid,
     recommend,
@@ -43,7 +43,7 @@ def truth(override: dict[str, int]) -> tuple[float, float]:
 @pytest.fixture(scope="module")
 def estimates() -> list:  # type: ignore[type-arg]
     corpus = list(simulate(Model(), RECORDED, goals=GOALS, seed=SEED))
-    model = fit_corpus(corpus)
+    model = fit(corpus)
     overrides = candidates(GRID)
     rng = random.Random(1)
     per_goal = [evaluate(h, overrides, model, samples=2, rng=rng) for h in corpus]
