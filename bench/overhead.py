@@ -21,11 +21,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from governor import goals
 from governor.core.classify import SpawnResult
 from governor.core.events import Profile
+from governor.drive import goals
+from governor.drive.runner import RunnerSettings
 from governor.exec.harness import Harness, harness_for
-from governor.graph.runner import RunnerSettings
 from governor.store.sqlite import SqliteEventStore
 
 

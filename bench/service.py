@@ -42,9 +42,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from governor import goals
 from governor.core import record
 from governor.core.events import Profile
+from governor.drive import goals
 from governor.service.status import service_status
 from governor.store import EventStore, GoalSummary, open_store
 from governor.store.base import ACTIVE_STATUSES

@@ -16,10 +16,10 @@ from governor.cli.io import json_line, out
 from governor.core.classify import SpawnResult
 from governor.core.events import GoalCreated, Profile
 from governor.core.evidence import is_uncharged
+from governor.drive.goalfile import goal_from_file
 from governor.exec.environment import scrubbed_env
 from governor.exec.harness import harness_for
 from governor.exec.process import run_process
-from governor.goalfile import goal_from_file
 
 DEFAULT_PROMPT: Final = (
     'Reply with exactly this JSON object and nothing else: {"status": "done", "summary": "probe"}'

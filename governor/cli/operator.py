@@ -11,7 +11,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import get_args
 
-from governor import goals
 from governor.analysis.replay import decision_record
 from governor.cli.exit_codes import ExitCode
 from governor.cli.format import format_decision
@@ -20,6 +19,7 @@ from governor.core import record, verbs
 from governor.core.events import Event
 from governor.core.policy import Ledger
 from governor.core.view import GoalView
+from governor.drive import goals
 from governor.store.base import utc_now
 
 Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]

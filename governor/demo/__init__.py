@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from governor import goals
 from governor.analysis.charges import charges
 from governor.core.decision import Decision
-from governor.graph.runner import Progress, RunnerSettings
+from governor.drive import goals
+from governor.drive.runner import Progress, RunnerSettings
 from governor.store.sqlite import SqliteEventStore
 
 HERE: Final = Path(__file__).resolve().parent

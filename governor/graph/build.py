@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from governor.core.decision import Decision
-from governor.graph.runner import ACTING, Runner
+from governor.drive.runner import ACTING, Runner
 
 Outcome = Literal["stopped", "waiting", "review", "steps"]
 NODES = (*ACTING, "wait")

@@ -31,11 +31,11 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from governor import goals
 from governor.analysis.replay import decision_record
+from governor.drive import goals
+from governor.drive.runner import ACTING, Runner, RunnerSettings
 from governor.errors import InputError, LeaseError
 from governor.graph.build import NODES, route
-from governor.graph.runner import ACTING, Runner, RunnerSettings
 from governor.store.url import open_store
 
 

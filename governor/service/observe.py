@@ -35,8 +35,8 @@ from governor.core.events import (
     PlanRequested,
 )
 from governor.core.evidence import Evidence, FailureClass, is_uncharged
+from governor.drive.runner import ACTING
 from governor.exec.environment import Redactor
-from governor.graph.runner import ACTING
 
 Labels = tuple[tuple[str, str], ...]
 Snapshot = dict[str, dict[Labels, float]]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from governor.graph.runner import RunnerSettings
+from governor.drive.runner import RunnerSettings
 
 
 @dataclass(frozen=True, slots=True)

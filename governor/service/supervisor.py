@@ -31,9 +31,9 @@ from multiprocessing.queues import Queue
 from types import FrameType
 from typing import Final
 
+from governor.drive.runner import HarnessFactory
 from governor.errors import InputError
 from governor.exec.harness import harness_for
-from governor.graph.runner import HarnessFactory
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_atomically
 from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
 from governor.service.settings import ServiceSettings

@@ -27,11 +27,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from governor import goals
 from governor.core.decision import Decision
+from governor.drive import goals
+from governor.drive.runner import ACTING, HarnessFactory
 from governor.errors import LeaseError
 from governor.exec.harness import harness_for
-from governor.graph.runner import ACTING, HarnessFactory
 from governor.service.backoff import GoalBackoff
 from governor.service.observe import Observation
 from governor.service.settings import ServiceSettings

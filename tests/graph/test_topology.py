@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from governor.drive.runner import Runner, RunnerSettings
 from governor.graph.build import Wait, build_graph, route
-from governor.graph.runner import Runner, RunnerSettings
 from governor.store.memory import MemoryEventStore
 from tests.story import Story
 

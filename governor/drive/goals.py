@@ -22,10 +22,10 @@ from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.view import GoalView, project
+from governor.drive.goalfile import goal_from_file
+from governor.drive.runner import ACTING, HarnessFactory, Observer, Progress, Runner, RunnerSettings
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 from governor.exec.harness import harness_for
-from governor.goalfile import goal_from_file
-from governor.graph.runner import ACTING, HarnessFactory, Observer, Progress, Runner, RunnerSettings
 from governor.store.base import EventStore, append_folded, utc_now
 
 if TYPE_CHECKING:
