@@ -17,7 +17,7 @@ from governor.cli.format import format_decision
 from governor.cli.io import json_line, out, store_from
 from governor.core import record, verbs
 from governor.core.events import Event
-from governor.core.policy import Ledger
+from governor.core.policy import LedgerName
 from governor.core.view import GoalView
 from governor.drive import goals
 from governor.store.base import utc_now
@@ -63,7 +63,7 @@ VERBS: dict[str, Verb] = {
     ),
 }
 
-LEDGERS = get_args(Ledger)
+LEDGERS = get_args(LedgerName)
 
 
 def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:

@@ -29,23 +29,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from governor.core.decision import Decision, Status, WorkDecision, count, last_line, stamp
-from governor.core.events import PlanTrigger
-from governor.core.ledger import (
-    NO_LEDGER,
-    Ledger,
-    attempt_ledger,
-    can_attempt_more,
-    can_replan,
+from governor.core.budgets import (
     charged_attempts,
     charged_replans,
     cost_over,
-    has_plan_records,
-    replan_ledger,
+    plan_records_left,
+    replans_left,
     runtime_over,
+    total_attempts_left,
     total_attempts_remaining,
-    work_ledger,
+    uncharged_window_full,
 )
+from governor.core.decision import Decision, Status, WorkDecision, count, last_line, stamp
+from governor.core.events import PlanTrigger
+from governor.core.ledger import NO_LEDGER, Ledger, attempt_ledger, replan_ledger, work_ledger
 from governor.core.view import GoalView
 from governor.core.work import decide_work
 
@@ -62,10 +59,10 @@ class _Ctx:
 
     def plan(self, trigger: PlanTrigger, why: str, rule: str) -> Decision:
         policy = self.view.policy
-        if not can_replan(self.view):
+        if not replans_left(self.view):
             why += f", but its charged plans are spent ({charged_replans(self.view)} of {policy.max_replans})"
             return self.out("budget_exhausted", "none", why, rule, exhausted="replans")
-        if not has_plan_records(self.view):
+        if not plan_records_left(self.view):
             why += f", but the goal holds {count(self.view.plans_used, 'plan')}, its limit of plan records"
             return self.out("budget_exhausted", "none", why, rule, exhausted="plan_records")
         used = f"charged {charged_replans(self.view)} of {policy.max_replans} used"
@@ -130,8 +127,8 @@ def _planner_stop(ctx: _Ctx) -> Decision | None:
     if plan.failure_class == "decision":
         why = f"the planner needs a person to decide: {last_line(error, 'no question given')}"
         return ctx.out("blocked", "none", why, "goal.4", blocked_on="decision")
-    n = view.planner_consecutive_uncharged
-    if n >= view.policy.max_uncharged_replans:
+    if uncharged_window_full(view):
+        n = view.consecutive_uncharged_plans
         why = f"blocked waiting on an outside service after {count(n, 'consecutive uncharged planner failure')}"
         return ctx.out("blocked", "none", why, "goal.4", blocked_on="upstream")
     if plan.not_before is not None and ctx.now < plan.not_before:
@@ -182,7 +179,7 @@ def _dispatch(ctx: _Ctx) -> Decision | None:
     free = view.policy.max_parallel_work - view.running_items
     if not ready or free <= 0:
         return None
-    if not can_attempt_more(view):
+    if not total_attempts_left(view):
         why = (
             f"the goal's charged attempts are spent ({charged_attempts(view)} of "
             f"{view.policy.max_total_attempts})"
@@ -271,13 +268,10 @@ GOAL_RULES: Final[tuple[Callable[[_Ctx], Decision | None], ...]] = (
 
 
 def _ledger(view: GoalView, decisions: dict[str, WorkDecision]) -> Ledger:
-    work = {w: work_ledger(view.work[w], d.status, d.next_action) for w, d in decisions.items()}
+    work = {
+        w: work_ledger(view, view.work[w], d.status, d.next_action) for w, d in decisions.items()
+    }
     return Ledger(replan_ledger(view), attempt_ledger(view), work, view.runtime_s, view.cost_usd)
-
-
-def ledger_of(view: GoalView, now: datetime) -> Ledger:
-    """The full budget ledger: every work item ever created, in creation order."""
-    return _ledger(view, {w: decide_work(view, item, now) for w, item in view.work.items()})
 
 
 def decide(view: GoalView, now: datetime, *, with_ledger: bool = True) -> Decision:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
+from governor.core.budgets import ledger
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -42,7 +43,6 @@ from governor.core.events import (
     WorkRetried,
     WorkSpec,
 )
-from governor.core.ledger import limit_of
 from governor.core.view import GoalView, evolve
 from governor.errors import HistoryError
 
@@ -217,7 +217,7 @@ class HistoryChecker:
         item = self.view.work.get(event.work_id) if event.work_id is not None else None
         if event.work_id is not None and item is None:
             return f"budget.raised names unknown work item '{event.work_id}'"
-        current = limit_of(self.view, event.ledger, item)
+        current = ledger(event.ledger).limit(self.view, item)
         if current is not None and event.to <= current:
             return f"budget.raised: {event.ledger} to {event.to:g} does not raise the limit ({current:g})"
         return None

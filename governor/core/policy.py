@@ -19,7 +19,7 @@ from governor.errors import PolicyError
 MAX_UNCHARGED_REPLANS: Final = 3
 """Default ceiling on consecutive uncharged planner failures (decision record 0046)."""
 
-Ledger = Literal[
+LedgerName = Literal[
     "replans",
     "uncharged_replans",
     "plan_records",
@@ -29,9 +29,7 @@ Ledger = Literal[
     "runtime",
     "cost",
 ]
-"""A budget that ``budget.raised`` may lift."""
-
-PER_ITEM_LEDGERS: Final = frozenset({"attempts", "uncharged_attempts"})
+"""A budget that ``budget.raised`` may lift: the raisable rows of ``governor.core.budgets``."""
 
 NonNegInt = Annotated[int, Field(ge=0)]
 PosInt = Annotated[int, Field(ge=1)]
@@ -101,21 +99,6 @@ class Policy(BaseModel):
     """Cumulative wall clock across all runs of the goal, in seconds. Default 14400."""
     max_cost_usd: float | None = Field(default=None, ge=0)
     """Cumulative reported cost in US dollars; ``None`` means no limit. Default none."""
-
-
-POLICY_FIELDS: Final = tuple(Policy.model_fields)
-
-LEDGER_FIELDS: Final[dict[str, str]] = {
-    "replans": "max_replans",
-    "uncharged_replans": "max_uncharged_replans",
-    "plan_records": "max_plan_records",
-    "total_attempts": "max_total_attempts",
-    "attempts": "max_attempts",
-    "uncharged_attempts": "max_uncharged_attempts",
-    "runtime": "max_runtime_s",
-    "cost": "max_cost_usd",
-}
-"""Which policy field each ``budget.raised`` ledger lifts."""
 
 
 def policy_from(values: dict[str, Any] | None = None) -> Policy:

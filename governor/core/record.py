@@ -19,6 +19,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from governor.core.budgets import (
+    charged_attempts,
+    continuations_left,
+    item_attempts_left,
+    item_limits,
+    plan_records_left,
+    replans_left,
+    total_attempts_left,
+)
 from governor.core.classify import tail
 from governor.core.events import (
     AcceptanceReport,
@@ -41,7 +50,6 @@ from governor.core.events import (
 )
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
 from governor.core.history import check_proposal
-from governor.core.ledger import can_attempt_more, can_replan, charged_attempts, has_plan_records
 from governor.core.policy import Policy
 from governor.core.view import GoalView, WorkState
 from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
@@ -122,13 +130,13 @@ def request_plan(
         raise CommandRefusedError(
             f"plan {latest.plan_id} is still {latest.status}", goal_id=view.goal_id
         )
-    if not can_replan(view):
+    if not replans_left(view):
         raise BudgetExhaustedError(
             f"its charged plans are spent ({view.policy.max_replans} allowed)",
             ledger="replans",
             goal_id=view.goal_id,
         )
-    if not has_plan_records(view):
+    if not plan_records_left(view):
         raise BudgetExhaustedError(
             f"the goal holds {view.plans_used} plans, its limit",
             ledger="plan_records",
@@ -150,7 +158,7 @@ def continue_plan(view: GoalView, *, plan_id: str, at: datetime) -> list[Event]:
     plan = view.plans.get(plan_id)
     if plan is None or plan.status != "requested":
         raise CommandRefusedError(f"plan {plan_id} is not in flight", goal_id=view.goal_id)
-    if plan.continuations >= view.policy.max_continuations:
+    if not continuations_left(view):
         return plan_failed(
             view,
             plan_id=plan_id,
@@ -241,18 +249,20 @@ def apply_plan(
     created = view.created
     assert created is not None
     ids = {spec.key: f"{plan_id}-{spec.key}" for spec in plan.proposal.work}
+    limits = item_limits(view.policy)
     events: list[Event] = [
-        WorkCreated(
-            **event_head(view, at, actor, offset),
-            work_id=ids[spec.key],
-            plan_id=plan_id,
-            title=spec.title,
-            objective=spec.objective,
-            acceptance=spec.acceptance,
-            depends_on=tuple(ids.get(d, d) for d in spec.depends_on),
-            profile=spec.profile or created.worker,
-            max_attempts=view.policy.max_attempts,
-            max_uncharged_attempts=view.policy.max_uncharged_attempts,
+        WorkCreated.model_validate(
+            {
+                **event_head(view, at, actor, offset),
+                "work_id": ids[spec.key],
+                "plan_id": plan_id,
+                "title": spec.title,
+                "objective": spec.objective,
+                "acceptance": spec.acceptance,
+                "depends_on": tuple(ids.get(d, d) for d in spec.depends_on),
+                "profile": spec.profile or created.worker,
+                **limits,
+            }
         )
         for offset, spec in enumerate(plan.proposal.work, start=1)
     ]
@@ -289,13 +299,13 @@ def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) ->
         raise CommandRefusedError(
             f"{work_id} is {'accepted' if item.accepted else 'cancelled'}", goal_id=view.goal_id
         )
-    if item.charged_attempts >= item.max_attempts:
+    if not item_attempts_left(view, item):
         raise BudgetExhaustedError(
             f"{work_id} has spent its {item.max_attempts} attempts",
             ledger="attempts",
             goal_id=view.goal_id,
         )
-    if not can_attempt_more(view):
+    if not total_attempts_left(view):
         raise BudgetExhaustedError(
             f"the goal has spent its {view.policy.max_total_attempts} attempts "
             f"({charged_attempts(view)} charged)",
@@ -319,7 +329,7 @@ def continue_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime)
     item = work_item(view, work_id)
     if not item.running or item.run_id is None:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
-    if item.continuations >= view.policy.max_continuations:
+    if not continuations_left(view, item):
         return finish_attempt(
             view,
             work_id=work_id,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from governor.core import budgets
 from governor.core.events import (
     BudgetRaised,
     Event,
@@ -28,8 +29,7 @@ from governor.core.events import (
     WorkReopened,
     WorkRetried,
 )
-from governor.core.ledger import item_has_budget, limit_of
-from governor.core.policy import PER_ITEM_LEDGERS, Ledger
+from governor.core.policy import LedgerName
 from governor.core.record import event_head, finish_attempt, work_item
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, NotFoundError
@@ -114,7 +114,7 @@ def retry_work(
     item = work_item(view, work_id)
     if item.accepted or item.cancelled or item.running or item.outcome in (None, "succeeded"):
         raise _refuse(view, f"{work_id} has no failed attempt to retry")
-    if not item_has_budget(item):
+    if not budgets.item_attempts_left(view, item):
         raise _refuse(
             view,
             f"{work_id} has spent its {item.max_attempts} attempts; raise its budget first "
@@ -164,21 +164,22 @@ def cancel_goal(
     return [GoalCancelled(**event_head(view, at, actor, reason=reason))]
 
 
-def current_limit(view: GoalView, ledger: Ledger, work_id: str | None = None) -> float | None:
+def current_limit(view: GoalView, name: LedgerName, work_id: str | None = None) -> float | None:
     """The limit a ledger has now (None: no limit)."""
-    if ledger in PER_ITEM_LEDGERS:
+    budget = budgets.ledger(name)
+    if budget.scope == "item":
         if work_id is None:
-            raise _refuse(view, f"ledger '{ledger}' is per work item: name the item")
-        return limit_of(view, ledger, work_item(view, work_id))
+            raise _refuse(view, f"ledger '{name}' is per work item: name the item")
+        return budget.limit(view, work_item(view, work_id))
     if work_id is not None:
-        raise _refuse(view, f"ledger '{ledger}' is goal-wide and takes no work item")
-    return limit_of(view, ledger)
+        raise _refuse(view, f"ledger '{name}' is goal-wide and takes no work item")
+    return budget.limit(view)
 
 
 def raise_budget(
     view: GoalView,
     *,
-    ledger: Ledger,
+    ledger: LedgerName,
     to: float,
     reason: str,
     at: datetime,
@@ -190,7 +191,7 @@ def raise_budget(
     current = current_limit(view, ledger, work_id)
     if current is not None and to <= current:
         raise _refuse(view, f"{ledger} is {current:g}; the new limit must be higher, not {to:g}")
-    if ledger not in ("runtime", "cost") and to != int(to):
+    if budgets.ledger(ledger).whole and to != int(to):
         raise _refuse(view, f"{ledger} counts whole numbers, not {to:g}")
     return [
         BudgetRaised(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal, assert_never
 
+from governor.core.budgets import ledger
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -46,7 +47,7 @@ from governor.core.events import (
     WorkRetried,
 )
 from governor.core.evidence import Evidence, FailureClass, effective_class
-from governor.core.policy import LEDGER_FIELDS, Policy, UpstreamBackoff
+from governor.core.policy import Policy, UpstreamBackoff
 
 PlanStatus = Literal["requested", "proposed", "failed", "applied", "rejected", "completed"]
 
@@ -71,7 +72,6 @@ class PlanState:
     plan_id: str
     sequence: int
     trigger: PlanTrigger
-    requested_at: datetime
     run_started_at: datetime | None
     status: PlanStatus = "requested"
     continuations: int = 0
@@ -84,6 +84,8 @@ class PlanState:
     """An operator (or the runner's re-probe) cleared this plan's stop."""
     work_ids: tuple[str, ...] = ()
     rejection: str | None = None
+    open_items: int = 0
+    """Its work items neither accepted nor cancelled."""
 
 
 @dataclass(slots=True)
@@ -130,7 +132,10 @@ class GoalView:
     active_plan: PlanState | None = None
     plans_used: int = 0
     plans_uncharged: int = 0
-    planner_consecutive_uncharged: int = 0
+    consecutive_uncharged_plans: int = 0
+    """Trailing finished uncharged plan failures (since the last charged plan or resume)."""
+    milestones: int = 0
+    """Applied plans whose work items are all settled (accepted or cancelled)."""
     work: dict[str, WorkState] = field(default_factory=dict)
     items_by_plan: dict[str, list[str]] = field(default_factory=dict)
     attempts_used: int = 0
@@ -179,13 +184,13 @@ def _plan_failed(view: GoalView, event: PlanFailed) -> None:
     plan.failure = event
     plan.failure_class = effective_class("failed", event.failure_class, event.evidence)
     if plan.failure_class is None:
-        view.planner_consecutive_uncharged = 0
+        view.consecutive_uncharged_plans = 0
         return
     view.plans_uncharged += 1
-    view.planner_consecutive_uncharged += 1
+    view.consecutive_uncharged_plans += 1
     if plan.failure_class == "upstream":
         wait = backoff_s(
-            view.policy.upstream_backoff, view.planner_consecutive_uncharged, event.retry_after_s
+            view.policy.upstream_backoff, view.consecutive_uncharged_plans, event.retry_after_s
         )
         plan.not_before = event.at + timedelta(seconds=wait)
 
@@ -238,18 +243,30 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
 
 
 def _budget_raised(view: GoalView, event: BudgetRaised) -> None:
-    if event.work_id is not None:
-        item = view.work.get(event.work_id)
-        if item is None:
-            return
-        if event.ledger == "attempts":
-            item.max_attempts = int(event.to)
-        else:
-            item.max_uncharged_attempts = int(event.to)
-        return
-    name = LEDGER_FIELDS[event.ledger]
-    value: float | int = event.to if event.ledger in ("runtime", "cost") else int(event.to)
-    view.policy = view.policy.model_copy(update={name: value})
+    budget = ledger(event.ledger)
+    value: float | int = int(event.to) if budget.whole else event.to
+    if budget.scope != "item":
+        view.policy = view.policy.model_copy(update={budget.field: value})
+    elif (item := view.work.get(event.work_id or "")) is not None:
+        setattr(item, budget.field, value)
+
+
+def _milestone(view: GoalView, plan: PlanState | None) -> int:
+    """1 when ``plan`` is an applied plan whose items are all settled, else 0."""
+    if plan is None or plan.status != "applied" or plan.open_items:
+        return 0
+    return int(bool(view.items_by_plan.get(plan.plan_id)))
+
+
+def _settle(view: GoalView, item: WorkState, *, accepted: bool, cancelled: bool) -> None:
+    """Accept, cancel or reopen an item, keeping its plan's open items and the milestones."""
+    plan = view.plans.get(item.plan_id)
+    before = _milestone(view, plan)
+    was_open = not (item.accepted or item.cancelled)
+    item.accepted, item.cancelled = accepted, cancelled
+    if plan is not None:
+        plan.open_items += int(not (accepted or cancelled)) - int(was_open)
+    view.milestones += _milestone(view, plan) - before
 
 
 def _work_created(view: GoalView, event: WorkCreated) -> None:
@@ -260,7 +277,12 @@ def _work_created(view: GoalView, event: WorkCreated) -> None:
         max_attempts=event.max_attempts,
         max_uncharged_attempts=event.max_uncharged_attempts,
     )
+    plan = view.plans.get(event.plan_id)
+    before = _milestone(view, plan)
     view.items_by_plan.setdefault(event.plan_id, []).append(event.work_id)
+    if plan is not None:
+        plan.open_items += 1
+    view.milestones += _milestone(view, plan) - before
 
 
 def _plan_requested(view: GoalView, event: PlanRequested) -> None:
@@ -268,7 +290,6 @@ def _plan_requested(view: GoalView, event: PlanRequested) -> None:
         plan_id=event.plan_id,
         sequence=event.sequence,
         trigger=event.trigger,
-        requested_at=event.at,
         run_started_at=event.at,
     )
     view.plans[event.plan_id] = plan
@@ -304,15 +325,17 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 _finish_plan(view, plan, event.at)
                 plan.status = "proposed"
                 plan.proposal = event
-                view.planner_consecutive_uncharged = 0
+                view.consecutive_uncharged_plans = 0
         case PlanFailed():
             _plan_failed(view, event)
         case PlanApplied():
             plan = view.plans.get(event.plan_id)
             if plan is not None:
+                before = _milestone(view, plan)
                 plan.status = "applied"
                 plan.work_ids = event.work_ids
                 view.active_plan = plan
+                view.milestones += _milestone(view, plan) - before
         case PlanRejected():
             plan = view.plans.get(event.plan_id)
             if plan is not None:
@@ -327,13 +350,13 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
             _work_created(view, event)
         case WorkAccepted():
             if (item := view.work.get(event.work_id)) is not None:
-                item.accepted = True
+                _settle(view, item, accepted=True, cancelled=item.cancelled)
         case WorkCancelled():
             if (item := view.work.get(event.work_id)) is not None:
-                item.cancelled = True
+                _settle(view, item, accepted=item.accepted, cancelled=True)
         case WorkReopened():
             if (item := view.work.get(event.work_id)) is not None:
-                item.accepted = item.cancelled = False
+                _settle(view, item, accepted=False, cancelled=False)
                 item.fresh = True
                 item.consecutive_uncharged = 0
         case WorkRetried():
@@ -342,7 +365,7 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 item.consecutive_uncharged = 0
                 item.guidance = event.reason
         case GoalResumed():
-            view.planner_consecutive_uncharged = 0
+            view.consecutive_uncharged_plans = 0
             view.guidance = event.reason
             if view.latest_plan is not None and view.latest_plan.status == "failed":
                 view.latest_plan.resumed = True

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Final
 
 from governor.core import record, verbs
+from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, PlanProposed, Profile
@@ -38,7 +39,7 @@ from governor.errors import ConcurrencyConflictError, LeaseError
 from governor.exec.harness import Harness, harness_for
 from governor.store.base import EventStore, Lease, append_folded, utc_now
 from governor.workflow.agent import AgentCall
-from governor.workflow.briefs import milestones_done, planner_prompt, worker_prompt
+from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.run import (
     Runtime,
     WorkerRun,
@@ -224,7 +225,7 @@ class Runner:
                 partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.now())
             )
             self.progress(f"plan {plan_id} ({trigger}) requested")
-        complete_only = milestones_done(self.view) >= self.view.policy.max_milestones
+        complete_only = not milestones_left(self.view)
         prompt = planner_prompt(self.view, trigger, self.clock(), complete_only=complete_only)
         created = self.view.created
         assert created is not None

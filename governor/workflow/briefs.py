@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from governor.core.budgets import item_attempts_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.view import GoalView, WorkState
@@ -105,7 +106,7 @@ def _planner_prior(view: GoalView) -> str:
     if plan is not None and plan.status == "rejected":
         lines.append(f"Plan {plan.plan_id} was rejected by an operator: {_clip(plan.rejection)}")
     for item in view.items_of(view.active_plan):
-        if item.charged_attempts >= item.max_attempts and not item.accepted:
+        if not item_attempts_left(view, item) and not item.accepted:
             lines.append(f"{item.work_id} exhausted its attempts. Last: {prior_of_item(item)}")
     return "\n".join(lines) or "Nothing has failed yet."
 
@@ -179,13 +180,3 @@ def worker_prompt(view: GoalView, item: WorkState) -> str:
         guidance=_clip(item.guidance) or "(none)",
         schema=WORKER_SCHEMA,
     )
-
-
-def milestones_done(view: GoalView) -> int:
-    """How many applied plans of decision ``apply`` have had every item settled."""
-    count = 0
-    for plan in view.plans.values():
-        items = view.items_of(plan)
-        if plan.status == "applied" and items and all(i.accepted or i.cancelled for i in items):
-            count += 1
-    return count
