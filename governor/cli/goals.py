@@ -37,6 +37,7 @@ def _settings(args: argparse.Namespace) -> RunnerSettings:
         env=dict(os.environ),
         state_dir=state.resolve(),
         lease_ttl_s=args.lease_ttl,
+        max_wait_s=getattr(args, "max_wait", 900.0),
     )
 
 
@@ -52,11 +53,13 @@ def _report(args: argparse.Namespace, goal_id: str, report: goals.RunReport) -> 
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
+
     with store_from(args.store) as store:
         runner = goals.runner(
             store, args.goal, _settings(args), progress=None if args.quiet else progress
         )
-        report = goals.run(runner, max_wait_s=args.max_wait)
+        report = run(runner)
     return _report(args, args.goal, report)
 
 

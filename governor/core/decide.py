@@ -110,7 +110,8 @@ def _latest_plan(ctx: _Ctx) -> Decision | None:  # noqa: PLR0911 - one outcome p
         error = last_line(plan.failure.error if plan.failure else None, "no error recorded")
         return ctx.plan("retry", f"plan {pid} failed (charged): {error}", "goal.3")
     if plan.status == "requested":
-        return ctx.out("running", "wait", f"plan {pid} was requested and is running", "goal.3")
+        why = f"plan {pid} was requested and is running"
+        return ctx.out("running", "wait", why, "goal.3", plan_id=pid)
     return None
 
 

@@ -98,13 +98,15 @@ Say = Callable[[str], None]
 def _run(folder: Path, goal_id: str, say: Say, progress: Progress) -> Decision:
     store = SqliteEventStore(folder / "governor.db")
     try:
+        from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
+
         settings = RunnerSettings(
             workdir=folder,
             env={"PATH": "/usr/local/bin:/usr/bin:/bin"},
             state_dir=folder / "scripted",
+            max_wait_s=30,
         )
-        report = goals.run(goals.runner(store, goal_id, settings, progress=progress), max_wait_s=30)
-        return report.decision
+        return run(goals.runner(store, goal_id, settings, progress=progress)).decision
     finally:
         store.close()
 

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Final
 
 from governor.core import record, verbs
 from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, PlanProposed, Profile
+from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
 from governor.core.view import GoalView, WorkState, fold, project
 from governor.errors import ConcurrencyConflictError, LeaseError
 from governor.exec.harness import Harness, harness_for
@@ -49,9 +49,6 @@ from governor.workflow.run import (
     run_worker,
 )
 
-ACTING: Final = ("plan", "apply", "dispatch", "accept")
-"""The runner's acting nodes: each appends events, then the goal is assessed again."""
-
 Build = Callable[[GoalView], list[Event]]
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
@@ -63,8 +60,10 @@ def new_run_id() -> str:
     return f"r-{uuid.uuid4().hex[:16]}"
 
 
-def default_holder() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+def holder_id(role: str = "") -> str:
+    """This process as a lease holder (and a service worker's id): ``[role:]host:pid``."""
+    where = f"{socket.gethostname()}:{os.getpid()}"
+    return f"{role}:{where}" if role else where
 
 
 @dataclass(slots=True)
@@ -75,14 +74,19 @@ class RunnerSettings:
     """Where agents run (and where relative harness paths resolve)."""
     env: Mapping[str, str]
     """The source environment; each harness scrubs it for its children."""
-    holder: str = field(default_factory=default_holder)
+    holder: str = field(default_factory=holder_id)
     lease_ttl_s: float = 60.0
+    max_wait_s: float = 900.0
+    """The longest cooldown a run sleeps through before it ends ``waiting``."""
     state_dir: Path | None = None
     """Per-goal state of the scripted harness (kept apart so a rerun starts fresh)."""
 
 
 class Runner:
-    """Drives one goal: loads, decides, acts, records, appends — under its lease."""
+    """Drives one goal: loads, decides, acts, records, appends — under its lease.
+
+    It is the ``Actor`` of real runs (``governor.drive.act``): one method per action.
+    """
 
     def __init__(
         self,
@@ -206,21 +210,19 @@ class Runner:
         harness = self.harnesses(profile, self.settings.workdir)
         return AgentCall(agent, harness, profile, prompt, self.settings.workdir, self._env())
 
-    # ------------------------------------------------------------ nodes
+    # ------------------------------------------------------------ actions
 
-    def plan(self, decision: Decision) -> None:
+    def plan(self, action: Plan) -> None:
         """Request a plan (or continue a lost one), run the planner, record its outcome."""
-        latest = self.view.latest_plan
-        if latest is not None and latest.status == "requested":
-            plan_id, trigger = latest.plan_id, latest.trigger
+        if action.plan_id is not None:
+            plan_id, trigger = action.plan_id, self.view.plans[action.plan_id].trigger
             events = self.record(lambda v: record.continue_plan(v, plan_id=plan_id, at=self.now()))
             if events[-1].type == "plan.failed":
                 self.progress(f"plan {plan_id} was lost too often; recorded as a charged failure")
                 return
             self.progress(f"plan {plan_id} ({trigger}) was lost; continuing it")
         else:
-            plan_id = f"p{self.view.plans_used + 1}"
-            trigger = decision.trigger or "initial"
+            plan_id, trigger = f"p{self.view.plans_used + 1}", action.trigger or "initial"
             self.record(
                 partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.now())
             )
@@ -238,9 +240,8 @@ class Runner:
         events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
         self.progress(f"plan {plan_id}: {_describe_plan(events[-1])}")
 
-    def apply(self, decision: Decision) -> None:
-        assert decision.plan_id is not None
-        plan_id = decision.plan_id
+    def apply(self, action: Apply) -> None:
+        plan_id = action.plan_id
         events = self.record(lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()))
         n = len(events) - 1
         self.progress(
@@ -249,16 +250,16 @@ class Runner:
             else f"plan {plan_id}: the goal is complete"
         )
 
-    def accept(self, decision: Decision) -> None:
-        for work_id in decision.work_ids:
+    def accept(self, action: Accept) -> None:
+        for work_id in action.work_ids:
             self.record(
                 partial(verbs.accept_work, work_id=work_id, at=self.now(), actor="governor")
             )
             self.progress(f"{work_id} accepted")
 
-    def dispatch(self, decision: Decision) -> None:
+    def dispatch(self, action: Dispatch) -> None:
         """Start (or continue) attempts, run the workers concurrently, record each finish."""
-        starts = [self._start(w) for w in self._dispatchable(decision)]
+        starts = [self._start(w) for w in action.work_ids]
         started = [s for s in starts if s is not None]
         if not started:
             return
@@ -271,10 +272,18 @@ class Runner:
                     f"{item} attempt {self.view.work[item].attempt}: {_describe_run(run)}"
                 )
 
-    def _dispatchable(self, decision: Decision) -> Sequence[str]:
-        if decision.next_action == "run":
-            return decision.work_ids
-        return [w for w, item in self.view.work.items() if item.running]
+    def wait(self, action: Wait) -> bool:
+        """Sleep through a cooldown of at most ``max_wait_s``; False for a longer (or no) end."""
+        if action.until is None:
+            return False
+        delay = (action.until - self.clock()).total_seconds()
+        if delay > self.settings.max_wait_s:
+            return False
+        self.progress(
+            f"waiting {max(delay, 0):.1f}s for the outside service (until the cooldown ends)"
+        )
+        self.sleep(max(delay, 0.0))
+        return True
 
     def _start(self, work_id: str) -> tuple[str, str] | None:
         item = self.view.work[work_id]

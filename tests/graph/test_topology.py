@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from governor.core.route import route
 from governor.drive.runner import Runner, RunnerSettings
-from governor.graph.build import Wait, build_graph, route
+from governor.graph.build import build_graph, node_of
 from governor.store.memory import MemoryEventStore
 from tests.story import Story
 
@@ -18,7 +19,7 @@ def compiled_edges(tmp_path: Path) -> set[tuple[str, str]]:
     store = MemoryEventStore()
     store.append("g", story.events, expected_seq=0)
     runner = Runner(store, "g", RunnerSettings(workdir=tmp_path, env={}))
-    graph = build_graph(runner, Wait(0, runner.clock, lambda _s: None)).get_graph()
+    graph = build_graph(runner).get_graph()
     return {(edge.source, edge.target) for edge in graph.edges}
 
 
@@ -81,4 +82,4 @@ ROUTES = {
 
 @pytest.mark.parametrize(("build", "node"), ROUTES.values(), ids=ROUTES.keys())
 def test_route(build: Callable[[], Story], node: str) -> None:
-    assert route(build().decision()) == node
+    assert node_of(route(build().decision())) == node
