@@ -9,12 +9,12 @@ from pathlib import Path
 
 from governor.analysis.replay import decision_record
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
-from governor.cli.format import format_event, format_status, format_summary_row
 from governor.cli.io import json_line, out, progress, store_from
 from governor.core.codec import to_dict
 from governor.core.decision import stamp
 from governor.drive import goals
 from governor.drive.runner import RunnerSettings
+from governor.render.text import format_event, format_status, format_summary_row
 from governor.store.transfer import export_history, import_history
 
 

@@ -11,7 +11,13 @@ from governor.analysis.explain import explain
 from governor.analysis.replay import ReplayStep, decision_record, replay, step_record
 from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
-from governor.cli.format import (
+from governor.cli.io import err, json_line, out
+from governor.core.codec import LineDecoder
+from governor.core.decide import decide
+from governor.core.history import check_history
+from governor.core.policy import parse_assignments, with_overrides
+from governor.errors import HistoryError, InputError
+from governor.render.text import (
     format_explanation,
     format_ledger,
     format_step,
@@ -19,12 +25,6 @@ from governor.cli.format import (
     format_validation,
     format_whatif,
 )
-from governor.cli.io import err, json_line, out
-from governor.core.codec import LineDecoder
-from governor.core.decide import decide
-from governor.core.history import check_history
-from governor.core.policy import parse_assignments, with_overrides
-from governor.errors import HistoryError, InputError
 from governor.store.jsonl import history_files, read_history
 
 

@@ -13,13 +13,13 @@ from typing import get_args
 
 from governor.analysis.replay import decision_record
 from governor.cli.exit_codes import ExitCode
-from governor.cli.format import format_decision
 from governor.cli.io import json_line, out, store_from
 from governor.core import record, verbs
 from governor.core.events import Event
 from governor.core.policy import LedgerName
 from governor.core.view import GoalView
 from governor.drive import goals
+from governor.render.text import format_decision
 from governor.store.base import utc_now
 
 Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]
