@@ -29,12 +29,12 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from governor.analysis.replay import decision_record
 from governor.core.route import Stop, Wait, route
 from governor.drive import goals
 from governor.drive.runner import Runner, RunnerSettings, holder_id
 from governor.errors import InputError, LeaseError
 from governor.graph.build import NODES, node_of
+from governor.render.records import decision_record
 from governor.store.url import open_store
 
 
@@ -45,7 +45,7 @@ class DeployState(TypedDict, total=False):
     node: str
     """Where ``assess`` routed last."""
     decision: dict[str, Any]
-    """The last decision, as ``governor status --json`` prints it."""
+    """The last decision, with its rule (``governor.render.records.decision_record``)."""
     outcome: str
     """Why the run ended: ``stopped``, ``review``, ``waiting``, ``leased`` or ``steps``."""
     holder: str
@@ -116,7 +116,7 @@ class _Nodes:
                 decision = runner.decide(with_ledger=True)
         action, steps = route(decision), state.get("steps", 0) + 1
         update: DeployState = {"goal_id": goal_id, "node": node_of(action), "steps": steps}
-        update["decision"] = decision_record(decision) | {"rule": decision.rule}
+        update["decision"] = decision_record(decision)
         if isinstance(action, Stop):
             update["outcome"] = "review" if action.reason == "review" else "stopped"
         elif steps > self.settings.max_steps:

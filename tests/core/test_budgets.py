@@ -13,11 +13,11 @@ from typing import get_args
 import pytest
 
 from governor.analysis.explain import DIRECT, SEARCHED
-from governor.analysis.replay import ledger_record
 from governor.analysis.whatif import Demands
 from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget
 from governor.core.decision import Exhausted
 from governor.core.policy import LedgerName, Policy, with_overrides
+from governor.render.records import ledger_record
 from tests.story import Story
 
 IDS = [b.name for b in BUDGETS]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -23,13 +24,13 @@ from governor.core.route import (
 from tests.story import T0, Story
 
 
-def _planned(**policy: object) -> Story:
+def _planned(**policy: Any) -> Story:
     s = Story(**policy)
     s.plan("a", "b")
     return s
 
 
-def _proposed(**policy: object) -> Story:
+def _proposed(**policy: Any) -> Story:
     s = Story(**policy)
     s.propose("a")
     return s
