@@ -44,10 +44,10 @@ from typing import Any
 
 from governor.core import record
 from governor.core.events import Profile
+from governor.core.summary import ACTIVE_STATUSES
 from governor.drive import goals
 from governor.service.status import service_status
 from governor.store import EventStore, GoalSummary, open_store
-from governor.store.base import ACTIVE_STATUSES
 from governor.store.rows import to_rows
 from governor.store.sqlite import SqliteEventStore, _us
 

@@ -13,6 +13,7 @@ from typing import get_args
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
+from governor.clock import utc_now
 from governor.core import record, verbs
 from governor.core.events import Event
 from governor.core.policy import LedgerName
@@ -20,7 +21,6 @@ from governor.core.view import GoalView
 from governor.drive import goals
 from governor.render.records import verb_record
 from governor.render.text import format_decision
-from governor.store.base import utc_now
 
 Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]
 

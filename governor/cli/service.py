@@ -9,10 +9,10 @@ from typing import Any, Final
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
+from governor.clock import utc_now
 from governor.render.records import service_record
 from governor.render.text import format_service_status
 from governor.service import ErrorBackoff, ServiceSettings, service_status
-from governor.store.base import utc_now
 
 
 def _settings(args: argparse.Namespace) -> ServiceSettings:

@@ -18,20 +18,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from governor.clock import Clock, utc_now
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event
 from governor.core.route import Action, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
+from governor.drive.append import Build, append_built, append_folded
 from governor.drive.goalfile import goal_from_file
 from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 from governor.exec.harness import harness_for
-from governor.store.base import EventStore, append_folded, utc_now
+from governor.store.base import EventStore
 
-Build = Callable[[GoalView], list[Event]]
-Clock = Callable[[], datetime]
 Outcome = Literal["stopped", "waiting", "review", "steps"]
 """How a drive ended: the goal stopped, must wait longer than the drive sleeps, awaits a
 review, or the step limit was reached."""
@@ -50,19 +49,10 @@ def status(
     return view, decide(view, now or utc_now())
 
 
-def operate(
-    store: EventStore, goal_id: str, build: Build, *, clock: Clock = utc_now, tries: int = 5
-) -> Decision:
+def operate(store: EventStore, goal_id: str, build: Build, *, clock: Clock = utc_now) -> Decision:
     """Record an operator verb built on the current view; rebuild it if another writer won."""
-    for _ in range(tries):
-        view = load(store, goal_id)
-        events = build(view)
-        try:
-            append_folded(store, view, events, clock())
-        except ConcurrencyConflictError:
-            continue
-        return decide(view, clock())
-    raise CommandRefusedError("the goal kept changing while recording; try again", goal_id=goal_id)
+    view, _ = append_built(store, load(store, goal_id), build, clock)
+    return decide(view, clock())
 
 
 def create(

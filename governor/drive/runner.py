@@ -28,16 +28,18 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 
+from governor.clock import utc_now
 from governor.core import record, verbs
 from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, PlanProposed, Profile
 from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
-from governor.core.view import GoalView, WorkState, fold, project
-from governor.errors import ConcurrencyConflictError, LeaseError
+from governor.core.view import WorkState, fold, project
+from governor.drive.append import Build, append_built
+from governor.errors import LeaseError
 from governor.exec.harness import Harness, harness_for
-from governor.store.base import EventStore, Lease, append_folded, utc_now
+from governor.store.base import EventStore, Lease
 from governor.workflow.agent import AgentCall
 from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.run import (
@@ -49,7 +51,6 @@ from governor.workflow.run import (
     run_worker,
 )
 
-Build = Callable[[GoalView], list[Event]]
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
 Observer = Callable[[Sequence[Event]], None]
@@ -138,29 +139,19 @@ class Runner:
         with self._lock:
             fold(self.view, self.store.load(self.goal_id, after_seq=self.view.seq))
 
-    def record(self, build: Build, *, attempts: int = 5) -> list[Event]:
+    def record(self, build: Build) -> list[Event]:
         """Build events on the current view and append them; rebuild on a conflict."""
         with self._lock:
-            for _ in range(attempts):
-                events = build(self.view)
-                if not events:
-                    return events
-                try:
-                    append_folded(self.store, self.view, events, self.clock(), lease=self.lease)
-                except ConcurrencyConflictError:
-                    self.view = project(self.store.load(self.goal_id))
-                    continue
-                except BaseException:
-                    self.view = project(self.store.load(self.goal_id))
-                    raise
-                if self.observer is not None:
-                    self.observer(events)
-                return events
-            raise ConcurrencyConflictError(
-                self.goal_id,
-                expected_seq=self.view.seq,
-                actual_seq=self.store.last_seq(self.goal_id),
-            )
+            try:
+                self.view, events = append_built(
+                    self.store, self.view, build, self.clock, lease=self.lease
+                )
+            except BaseException:
+                self.view = project(self.store.load(self.goal_id))
+                raise
+            if events and self.observer is not None:
+                self.observer(events)
+            return events
 
     def acquire(self) -> Lease:
         """Take the goal's lease and keep it alive with a heartbeat thread."""

@@ -21,9 +21,10 @@ from governor.analysis.tuning import TuneReport
 from governor.analysis.whatif import WhatIf
 from governor.core.decision import Decision, stamp
 from governor.core.ledger import Ledger
+from governor.core.summary import GoalSummary
 from governor.core.view import GoalView
 from governor.service.status import ServiceStatus
-from governor.store.base import GoalSummary, Lease
+from governor.store.base import Lease
 
 Record = dict[str, Any]
 

@@ -17,8 +17,8 @@ from governor.core.decision import Decision, stamp
 from governor.core.events import Event
 from governor.core.evidence import is_uncharged
 from governor.core.ledger import Ledger
+from governor.core.summary import GoalSummary
 from governor.service.status import ServiceStatus
-from governor.store.base import GoalSummary
 
 
 def format_budget(charged: int, limit: int, uncharged: int = 0) -> str:

@@ -31,15 +31,17 @@ from multiprocessing.queues import Queue
 from types import FrameType
 from typing import Final
 
+from governor.clock import utc_now
 from governor.drive.runner import HarnessFactory, holder_id
 from governor.errors import InputError
 from governor.exec.harness import harness_for
+from governor.registry import ServiceError
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_atomically
 from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
 from governor.service.settings import ServiceSettings
 from governor.service.status import forget_stale_workers
 from governor.service.worker import Worker
-from governor.store.base import EventStore, ServiceError, utc_now
+from governor.store.base import EventStore
 from governor.store.url import open_store
 
 RESTART_DELAY_S: Final = 1.0

@@ -27,16 +27,18 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
+from governor.clock import utc_now
 from governor.core.decision import Decision
 from governor.core.route import Action, acts, route
 from governor.drive import goals
 from governor.drive.runner import HarnessFactory, holder_id
 from governor.errors import LeaseError
 from governor.exec.harness import harness_for
+from governor.registry import ServiceError, WorkerBeat
 from governor.service.backoff import GoalBackoff
 from governor.service.observe import Observation
 from governor.service.settings import ServiceSettings
-from governor.store.base import EventStore, ServiceError, WorkerBeat, utc_now
+from governor.store.base import EventStore
 
 MIN_IDLE_S: Final = 0.01
 """The shortest idle sleep: a worker never spins on the store."""

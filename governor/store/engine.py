@@ -23,20 +23,14 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Final, Generic, Self, TypeVar
 
+from governor.clock import Clock, utc_now
 from governor.core.decision import stamp
 from governor.core.events import Event
+from governor.core.summary import GoalSummary, summarize
 from governor.core.view import GoalView, evolve, fold
 from governor.errors import ConcurrencyConflictError, CorruptEventError, LeaseError, NotFoundError
-from governor.store.base import (
-    ERRORS_KEPT,
-    Clock,
-    GoalSummary,
-    Lease,
-    ServiceError,
-    WorkerBeat,
-    summarize,
-    utc_now,
-)
+from governor.registry import ERRORS_KEPT, ServiceError, WorkerBeat
+from governor.store.base import Lease
 from governor.store.rows import StoredEvent, read_row, to_rows
 
 Tx = TypeVar("Tx")

@@ -32,8 +32,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
+from governor.clock import Clock
+from governor.core.summary import GoalSummary
 from governor.errors import StoreError
-from governor.store.base import Clock, GoalSummary, Lease, ServiceError, WorkerBeat
+from governor.registry import ServiceError, WorkerBeat
+from governor.store.base import Lease
 from governor.store.engine import BaseEventStore, LeaseRecord
 from governor.store.postgres_schema import Conn, migrate, one_row
 from governor.store.rows import StoredEvent
