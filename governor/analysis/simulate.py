@@ -65,7 +65,6 @@ class Model:
     planner_s: float = 60.0
     worker_s: float = 300.0
     refusal_s: float = 2.0
-    planner_cost_usd: float = 0.05
     worker_cost_usd: float = 0.25
 
 

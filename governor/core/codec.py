@@ -39,11 +39,6 @@ def decode(data: bytes | str) -> Event:
     return EVENT_ADAPTER.validate_json(data)
 
 
-def from_dict(data: dict[str, Any]) -> Event:
-    """One event from plain values; raises ``ValidationError`` when it is not valid."""
-    return EVENT_ADAPTER.validate_python(data)
-
-
 def describe(exc: ValidationError) -> str:  # noqa: PLR0911 - one sentence per kind of problem
     """The first problem of a validation error as one short sentence."""
     err = exc.errors(include_url=False)[0]

@@ -35,6 +35,18 @@ NonNegInt = Annotated[int, Field(ge=0)]
 PosInt = Annotated[int, Field(ge=1)]
 
 
+def exponential_s(initial_s: float, factor: float, max_s: float, n: int) -> float:
+    """The n-th wait of an exponential back-off: ``min(max_s, initial_s * factor ** (n - 1))``.
+
+    ``n`` below 1 counts as 1; a wait too large to compute is ``max_s``.
+    """
+    exponent = max(n - 1, 0)
+    try:
+        return min(max_s, initial_s * factor**exponent)
+    except OverflowError:
+        return max_s
+
+
 class UpstreamBackoff(BaseModel):
     """Wait before the next uncharged retry after a vendor refusal.
 
@@ -57,6 +69,12 @@ class UpstreamBackoff(BaseModel):
         if self.max_s < self.initial_s:
             raise ValueError(f"max_s ({self.max_s}) must be at least initial_s ({self.initial_s})")
         return self
+
+    def wait_s(self, consecutive: int, retry_after_s: float | None) -> float:
+        """The wait after the ``consecutive``-th uncharged upstream failure (SPEC §6):
+        ``max(min(max_s, initial_s * factor ** (n - 1)), retry_after_s)``."""
+        wait = exponential_s(self.initial_s, self.factor, self.max_s, consecutive)
+        return max(wait, retry_after_s or 0.0)
 
 
 class Policy(BaseModel):

@@ -47,22 +47,9 @@ from governor.core.events import (
     WorkRetried,
 )
 from governor.core.evidence import Evidence, FailureClass, effective_class
-from governor.core.policy import Policy, UpstreamBackoff
+from governor.core.policy import Policy
 
 PlanStatus = Literal["requested", "proposed", "failed", "applied", "rejected", "completed"]
-
-
-def backoff_s(backoff: UpstreamBackoff, consecutive: int, retry_after_s: float | None) -> float:
-    """Wait after the ``consecutive``-th uncharged upstream failure (SPEC §6).
-
-    ``max(min(max_s, initial_s * factor ** (n - 1)), retry_after_s)``.
-    """
-    exponent = max(consecutive - 1, 0)
-    if backoff.factor > 1 and exponent > 1023:
-        wait = backoff.max_s
-    else:
-        wait = min(backoff.max_s, backoff.initial_s * backoff.factor**exponent)
-    return max(wait, retry_after_s or 0.0)
 
 
 @dataclass(slots=True)
@@ -175,6 +162,26 @@ def _finish_plan(view: GoalView, plan: PlanState, at: datetime) -> None:
     plan.run_started_at = None
 
 
+def _window(
+    view: GoalView,
+    failure_class: FailureClass | None,
+    consecutive: int,
+    event: PlanFailed | AttemptFinished,
+) -> tuple[int, datetime | None]:
+    """The uncharged window after a finished run, and when an upstream cooldown ends.
+
+    A charged outcome (no class that passed the gate) resets the window; an uncharged one
+    extends it, and an upstream one waits ``UpstreamBackoff.wait_s`` of the window's length.
+    """
+    if failure_class is None:
+        return 0, None
+    consecutive += 1
+    if failure_class != "upstream":
+        return consecutive, None
+    wait = view.policy.upstream_backoff.wait_s(consecutive, event.retry_after_s)
+    return consecutive, event.at + timedelta(seconds=wait)
+
+
 def _plan_failed(view: GoalView, event: PlanFailed) -> None:
     plan = view.plans.get(event.plan_id)
     if plan is None:
@@ -183,16 +190,10 @@ def _plan_failed(view: GoalView, event: PlanFailed) -> None:
     plan.status = "failed"
     plan.failure = event
     plan.failure_class = effective_class("failed", event.failure_class, event.evidence)
-    if plan.failure_class is None:
-        view.consecutive_uncharged_plans = 0
-        return
-    view.plans_uncharged += 1
-    view.consecutive_uncharged_plans += 1
-    if plan.failure_class == "upstream":
-        wait = backoff_s(
-            view.policy.upstream_backoff, view.consecutive_uncharged_plans, event.retry_after_s
-        )
-        plan.not_before = event.at + timedelta(seconds=wait)
+    view.consecutive_uncharged_plans, plan.not_before = _window(
+        view, plan.failure_class, view.consecutive_uncharged_plans, event
+    )
+    view.plans_uncharged += int(plan.failure_class is not None)
 
 
 def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
@@ -229,17 +230,12 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item.outcome = event.outcome
     item.finish = event
     item.failure_class = effective_class(event.outcome, event.failure_class, event.evidence)
-    if item.failure_class is None:
-        item.consecutive_uncharged = 0
-        return
-    item.charged_attempts -= 1
-    item.consecutive_uncharged += 1
-    view.attempts_uncharged += 1
-    if item.failure_class == "upstream":
-        wait = backoff_s(
-            view.policy.upstream_backoff, item.consecutive_uncharged, event.retry_after_s
-        )
-        item.not_before = event.at + timedelta(seconds=wait)
+    item.consecutive_uncharged, item.not_before = _window(
+        view, item.failure_class, item.consecutive_uncharged, event
+    )
+    uncharged = int(item.failure_class is not None)
+    item.charged_attempts -= uncharged
+    view.attempts_uncharged += uncharged
 
 
 def _budget_raised(view: GoalView, event: BudgetRaised) -> None:
@@ -399,7 +395,6 @@ __all__ = [
     "GoalView",
     "PlanState",
     "WorkState",
-    "backoff_s",
     "evolve",
     "fold",
     "project",
