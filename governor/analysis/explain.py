@@ -24,6 +24,7 @@ from governor.core.decision import Decision, last_line
 from governor.core.events import AttemptFinished, Event, PlanFailed
 from governor.core.evidence import Evidence
 from governor.core.policy import Policy, with_overrides
+from governor.errors import PolicyError
 
 SEARCHED: Final = tuple(b.field for b in BUDGETS)
 """The budget fields the search may raise: every budget of ``governor.core.budgets``."""
@@ -100,7 +101,11 @@ def smallest_change(trace: Trace) -> Change | None:
         budget = BY_FIELD[field]
         before = getattr(trace.policy, field)
         for after in budget.candidates(before, trace.demands.most[budget.name], STEPS):
-            if _continues(trace, with_overrides(trace.policy, {field: after})):
+            try:
+                policy = with_overrides(trace.policy, {field: after})
+            except PolicyError:  # e.g. more milestones than replans: not a policy
+                break
+            if _continues(trace, policy):
                 relative = (
                     (after - before) / max(before, 1) if isinstance(before, int | float) else 0.0
                 )

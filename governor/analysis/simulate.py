@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from governor.core import record, verbs
+from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Outcome, Profile, WorkSpec
@@ -265,7 +266,10 @@ class Episode:
         if u < m.plan_decision:
             self._plan_failed(plan_id, "decision", UNKNOWN, "Which approach should the goal take?")
         elif u < m.plan_decision + m.plan_success:
-            done = trigger == "milestone" and v < m.complete_after_milestone
+            # the planner says complete after a milestone, or when it may only say that
+            done = trigger == "milestone" and (
+                v < m.complete_after_milestone or not milestones_left(self.view)
+            )
             work = (
                 []
                 if done

@@ -244,6 +244,16 @@ def ledger(name: str) -> Budget:
 # --- the named predicates: the only comparisons of a counter with its limit -------------
 
 
+NEEDS_ATTEMPTS: Final = frozenset({"milestone", "replan"})
+"""Plan triggers that go on with work, so they need goal attempts left (SPEC §11.4)."""
+
+
+def attempts_left_for(view: GoalView, trigger: str) -> bool:
+    """A plan that goes on with work (``milestone``, ``replan``) needs charged goal attempts
+    below ``max_total_attempts``: else it would have none to run (SPEC §11.4)."""
+    return trigger not in NEEDS_ATTEMPTS or total_attempts_left(view)
+
+
 def replans_left(view: GoalView) -> bool:
     """Charged plans are below ``max_replans``: the planner may be asked again."""
     return not REPLANS.spent(view)

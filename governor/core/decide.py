@@ -19,7 +19,10 @@ Rules (first match wins; work item rules live in ``governor.core.work``):
 
 Wherever a rule says ``ready/plan``, charged replans must be below ``max_replans`` and
 the raw plan count below ``max_plan_records``; otherwise ``budget_exhausted`` naming
-``replans`` (first) or ``plan_records``. Rules 6-11 look at the active plan's items.
+``replans`` (first) or ``plan_records``. Replanning to go on with work (rules 6 and 11)
+also needs charged goal attempts below ``max_total_attempts``, else ``budget_exhausted``
+naming ``total_attempts`` before the others (SPEC §11.4). Rules 6-11 look at the active
+plan's items.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from governor.core.budgets import (
+    attempts_left_for,
     charged_attempts,
     charged_replans,
     cost_over,
@@ -59,6 +63,12 @@ class _Ctx:
 
     def plan(self, trigger: PlanTrigger, why: str, rule: str) -> Decision:
         policy = self.view.policy
+        if not attempts_left_for(self.view, trigger):
+            why += (
+                f", but the goal's charged attempts are spent ({charged_attempts(self.view)} of "
+                f"{policy.max_total_attempts}): a new plan would have none to run"
+            )
+            return self.out("budget_exhausted", "none", why, rule, exhausted="total_attempts")
         if not replans_left(self.view):
             why += f", but its charged plans are spent ({charged_replans(self.view)} of {policy.max_replans})"
             return self.out("budget_exhausted", "none", why, rule, exhausted="replans")

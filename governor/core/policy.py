@@ -6,6 +6,10 @@ Rules:
     * Every field has a default (SPEC §5); omitted fields take it.
     * ``MAX_UNCHARGED_REPLANS`` is the module constant behind
       ``max_uncharged_replans`` and is exported from the package.
+    * ``max_milestones`` never exceeds ``max_replans`` (a milestone is a charged plan):
+      such a policy is refused; an omitted ``max_milestones`` is ``min(4, max_replans)``
+      (SPEC §11.5; decision record 0005). A policy recorded before that rule is upgraded
+      when it is read (``governor.core.upcast``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from governor.errors import PolicyError
 
 MAX_UNCHARGED_REPLANS: Final = 3
 """Default ceiling on consecutive uncharged planner failures (decision record 0046)."""
+MAX_MILESTONES: Final = 4
+"""Default number of milestones, lowered to ``max_replans`` when that is smaller."""
 
 LedgerName = Literal[
     "replans",
@@ -100,9 +106,9 @@ class Policy(BaseModel):
     """Largest number of work items one proposal may hold. Default 8."""
     max_total_work_items: PosInt = 25
     """Largest number of work items the goal may ever create. Default 25."""
-    max_milestones: NonNegInt = 10
+    max_milestones: NonNegInt = MAX_MILESTONES
     """Plans of decision ``apply`` that may complete before the planner must say
-    ``complete``. Default 10."""
+    ``complete``; at most ``max_replans``. Default 4, or ``max_replans`` when smaller."""
     max_parallel_work: PosInt = 1
     """Work items dispatched at once. Default 1."""
     upstream_backoff: UpstreamBackoff = UpstreamBackoff()
@@ -118,6 +124,29 @@ class Policy(BaseModel):
     max_cost_usd: float | None = Field(default=None, ge=0)
     """Cumulative reported cost in US dollars; ``None`` means no limit. Default none."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_milestones(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "max_milestones" not in data:
+            replans = data.get("max_replans", cls.model_fields["max_replans"].default)
+            if isinstance(replans, int) and not isinstance(replans, bool):
+                return {**data, "max_milestones": min(MAX_MILESTONES, replans)}
+        return data
+
+    @model_validator(mode="after")
+    def _milestones_within_replans(self) -> Policy:
+        if self.max_milestones > self.max_replans:
+            raise ValueError(milestones_above_replans(self.max_milestones, self.max_replans))
+        return self
+
+
+def milestones_above_replans(milestones: int, replans: int) -> str:
+    """Why a policy with more milestones than replans is refused."""
+    return (
+        f"max_milestones ({milestones}) must not exceed max_replans ({replans}): "
+        "each milestone is a charged plan"
+    )
+
 
 def policy_from(values: dict[str, Any] | None = None) -> Policy:
     """Build a policy from plain values, turning validation failures into one clear error.
@@ -132,9 +161,12 @@ def policy_from(values: dict[str, Any] | None = None) -> Policy:
         return Policy.model_validate(values or {})
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(part) for part in err["loc"]) or "policy"
+        field = ".".join(str(part) for part in err["loc"])
         if err["type"] == "extra_forbidden":
             raise PolicyError(f"unknown policy field '{field}'", field=field) from exc
+        message = err["msg"].removeprefix("Value error, ")
+        if not field:  # a rule between fields
+            raise PolicyError(f"policy: {message}", field="max_milestones") from exc
         raise PolicyError(f"policy field '{field}': {err['msg']}", field=field) from exc
 
 
@@ -142,6 +174,8 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
     """Return ``policy`` with some fields replaced, validated as a whole.
 
     Nested ``upstream_backoff`` fields may be given as ``upstream_backoff.initial_s``.
+    Lowering ``max_replans`` without naming ``max_milestones`` lowers the milestones with
+    it (to at most the new ``max_replans``), as an omitted ``max_milestones`` would be.
 
     Raises:
         PolicyError: naming the unknown field or the bad value.
@@ -155,6 +189,9 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
             merged["upstream_backoff"] = {**merged["upstream_backoff"], tail: value}
         else:
             merged[key] = value
+    replans = merged["max_replans"]
+    if "max_milestones" not in overrides and isinstance(replans, int):
+        merged["max_milestones"] = min(merged["max_milestones"], replans)
     return policy_from(merged)
 
 

@@ -9,6 +9,7 @@ Rules (SPEC §6.3, §8):
       ``lost`` (an attempt, charged) or failed with no class (a plan, charged).
     * Every function takes the view, the time and the ids it needs, and returns the
       events to append, numbered after ``view.seq``. None of them reads a clock.
+    * Nothing is recorded once the goal has ended (SPEC §11.2).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from governor.core.budgets import (
+    attempts_left_for,
     charged_attempts,
     continuations_left,
     item_attempts_left,
@@ -49,18 +51,31 @@ from governor.core.events import (
     WorkSpec,
 )
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
-from governor.core.history import check_proposal
+from governor.core.history import check_decision, check_proposal
 from governor.core.policy import Policy
 from governor.core.view import GoalView, WorkState
 from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
 
 
+def ensure_open(view: GoalView) -> None:
+    """Refuse to record anything once the goal has ended (SPEC §11.2)."""
+    if view.ended == "goal.cancelled":
+        raise CommandRefusedError("the goal is cancelled", goal_id=view.goal_id)
+    if view.ended == "plan.completed":
+        raise CommandRefusedError("the goal has succeeded", goal_id=view.goal_id)
+
+
 def event_head(
     view: GoalView, at: datetime, actor: str, offset: int = 1, reason: str | None = None
 ) -> dict[str, Any]:
-    """The common fields of the next event (``offset`` numbers events of one batch)."""
+    """The common fields of the next event (``offset`` numbers events of one batch).
+
+    Raises:
+        CommandRefusedError: when the goal has ended: nothing may follow its end.
+    """
     if view.created is None:
         raise CommandRefusedError("the goal has no goal.created event")
+    ensure_open(view)
     # a recorder whose clock runs behind the last event's never writes time backwards
     if view.last_at is not None and at < view.last_at:
         at = view.last_at
@@ -123,12 +138,18 @@ def request_plan(
     view: GoalView, *, plan_id: str, trigger: PlanTrigger, at: datetime
 ) -> list[Event]:
     """Request a plan, refusing when a plan is in flight or a planning budget is spent."""
-    if view.cancelled or view.completed:
-        raise CommandRefusedError("the goal has ended", goal_id=view.goal_id)
+    ensure_open(view)
     latest = view.latest_plan
     if latest is not None and latest.status in ("requested", "proposed"):
         raise CommandRefusedError(
             f"plan {latest.plan_id} is still {latest.status}", goal_id=view.goal_id
+        )
+    if not attempts_left_for(view, trigger):
+        raise BudgetExhaustedError(
+            f"the goal has spent its {view.policy.max_total_attempts} attempts; a {trigger} "
+            "plan would have none to run",
+            ledger="total_attempts",
+            goal_id=view.goal_id,
         )
     if not replans_left(view):
         raise BudgetExhaustedError(
@@ -155,6 +176,7 @@ def request_plan(
 
 def continue_plan(view: GoalView, *, plan_id: str, at: datetime) -> list[Event]:
     """Run a lost plan again under the same id, or give it up once continuations are spent."""
+    ensure_open(view)
     plan = view.plans.get(plan_id)
     if plan is None or plan.status != "requested":
         raise CommandRefusedError(f"plan {plan_id} is not in flight", goal_id=view.goal_id)
@@ -206,8 +228,10 @@ def plan_proposed(
     work: Sequence[WorkSpec],
     milestone: dict[str, str] | None = None,
 ) -> list[Event]:
-    """A valid proposal; an over-large or ill-formed one becomes a charged ``plan.failed``."""
-    problems = check_proposal(view, work)
+    """A valid proposal; an invalid one becomes a charged ``plan.failed`` whose error reaches
+    the next planner prompt (an over-large or ill-formed proposal, a first plan that says
+    ``complete``, or ``apply`` once the milestones are used)."""
+    problems = check_decision(view, decision) + check_proposal(view, work)
     if problems:
         return plan_failed(
             view,
@@ -237,6 +261,7 @@ def apply_plan(
     view: GoalView, *, plan_id: str, at: datetime, actor: str = "governor"
 ) -> list[Event]:
     """Materialise a proposal: its work items, or the goal's completion."""
+    ensure_open(view)
     plan = view.plans.get(plan_id)
     if plan is None:
         raise NotFoundError(f"{view.goal_id}: no plan {plan_id}")
@@ -290,6 +315,7 @@ def work_item(view: GoalView, work_id: str) -> WorkState:
 
 def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
     """Start the next attempt of an item, refusing when a budget is spent or it is not runnable."""
+    ensure_open(view)
     item = work_item(view, work_id)
     if item.running:
         raise CommandRefusedError(
@@ -326,6 +352,7 @@ def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) ->
 
 def continue_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
     """Resume a lost run as a continuation, or finish it as ``lost`` once continuations are spent."""
+    ensure_open(view)
     item = work_item(view, work_id)
     if not item.running or item.run_id is None:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
@@ -363,6 +390,7 @@ def finish_attempt(
     actor: str = "governor",
 ) -> list[Event]:
     """The terminal record of a run. A success is never classed."""
+    ensure_open(view)
     item = work_item(view, work_id)
     if not item.running:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)

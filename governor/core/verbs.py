@@ -30,20 +30,13 @@ from governor.core.events import (
     WorkRetried,
 )
 from governor.core.policy import LedgerName
-from governor.core.record import event_head, finish_attempt, work_item
+from governor.core.record import ensure_open, event_head, finish_attempt, work_item
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, NotFoundError
 
 
 def _refuse(view: GoalView, detail: str) -> CommandRefusedError:
     return CommandRefusedError(detail, goal_id=view.goal_id)
-
-
-def _open(view: GoalView) -> None:
-    if view.cancelled:
-        raise _refuse(view, "the goal is cancelled")
-    if view.completed:
-        raise _refuse(view, "the goal has succeeded")
 
 
 def _reason(reason: str | None, verb: str) -> str:
@@ -56,7 +49,7 @@ def reject_plan(
     view: GoalView, *, plan_id: str, reason: str, at: datetime, actor: str
 ) -> list[Event]:
     """Reject a proposal (charged); the reason reaches the next planner prompt."""
-    _open(view)
+    ensure_open(view)
     plan = view.plans.get(plan_id)
     if plan is None:
         raise NotFoundError(f"{view.goal_id}: no plan {plan_id}")
@@ -73,7 +66,7 @@ def accept_work(
     view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Accept a work item (normally one whose latest attempt succeeded)."""
-    _open(view)
+    ensure_open(view)
     item = work_item(view, work_id)
     if item.accepted:
         raise _refuse(view, f"{work_id} is already accepted")
@@ -86,7 +79,7 @@ def cancel_work(
     view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Cancel a work item; a running attempt must be abandoned first."""
-    _open(view)
+    ensure_open(view)
     item = work_item(view, work_id)
     if item.cancelled:
         raise _refuse(view, f"{work_id} is already cancelled")
@@ -99,7 +92,7 @@ def reopen_work(
     view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Reopen an accepted or cancelled item; its charged attempts stay spent."""
-    _open(view)
+    ensure_open(view)
     item = work_item(view, work_id)
     if not (item.accepted or item.cancelled):
         raise _refuse(view, f"{work_id} is neither accepted nor cancelled")
@@ -110,7 +103,7 @@ def retry_work(
     view: GoalView, *, work_id: str, reason: str, at: datetime, actor: str
 ) -> list[Event]:
     """Force a retry of a stopped or failed item while its charged budget remains."""
-    _open(view)
+    ensure_open(view)
     item = work_item(view, work_id)
     if item.accepted or item.cancelled or item.running or item.outcome in (None, "succeeded"):
         raise _refuse(view, f"{work_id} has no failed attempt to retry")
@@ -131,6 +124,7 @@ def abandon_attempt(
     view: GoalView, *, work_id: str, reason: str, at: datetime, actor: str
 ) -> list[Event]:
     """Finish a running attempt as ``abandoned`` (charged)."""
+    ensure_open(view)
     item = work_item(view, work_id)
     if not item.running or item.run_id is None:
         raise _refuse(view, f"{work_id} has no attempt in flight")
@@ -147,7 +141,7 @@ def abandon_attempt(
 
 def resume_goal(view: GoalView, *, reason: str, at: datetime, actor: str) -> list[Event]:
     """Clear a planner stop (environment, decision, upstream) without spending budget."""
-    _open(view)
+    ensure_open(view)
     plan = view.latest_plan
     if plan is None or plan.status != "failed" or plan.failure_class is None or plan.resumed:
         raise _refuse(
@@ -160,7 +154,7 @@ def cancel_goal(
     view: GoalView, *, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Stop the goal for good."""
-    _open(view)
+    ensure_open(view)
     return [GoalCancelled(**event_head(view, at, actor, reason=reason))]
 
 
@@ -187,7 +181,7 @@ def raise_budget(
     work_id: str | None = None,
 ) -> list[Event]:
     """Raise a limit past its current value, recorded with who and why."""
-    _open(view)
+    ensure_open(view)
     current = current_limit(view, ledger, work_id)
     if current is not None and to <= current:
         raise _refuse(view, f"{ledger} is {current:g}; the new limit must be higher, not {to:g}")

@@ -128,6 +128,7 @@ class GoalView:
     attempts_used: int = 0
     attempts_uncharged: int = 0
     running_items: int = 0
+    """Items holding a parallel slot: an attempt in flight, and not cancelled (SPEC §11.6)."""
     runtime_s: float = 0.0
     cost_usd: float = 0.0
     cancelled: bool = False
@@ -145,6 +146,14 @@ class GoalView:
         clone.work = {k: copy.copy(w) for k, w in self.work.items()}
         clone.items_by_plan = {k: list(v) for k, v in self.items_by_plan.items()}
         return clone
+
+    @property
+    def ended(self) -> str | None:
+        """The event that ended the goal (``plan.completed`` or ``goal.cancelled``), if one
+        did: no event of the goal may follow it (SPEC §11.2)."""
+        if self.completed:
+            return "plan.completed"
+        return "goal.cancelled" if self.cancelled else None
 
     def items_of(self, plan: PlanState | None) -> list[WorkState]:
         """The work items of a plan, in creation order."""
@@ -200,8 +209,7 @@ def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item = view.work.get(event.work_id)
     if item is None:
         return
-    if item.running:
-        view.running_items -= 1
+    view.running_items -= _slot(item)
     item.attempts_used += 1
     item.charged_attempts += 1
     item.attempt = event.attempt
@@ -215,15 +223,15 @@ def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item.failure_class = None
     item.not_before = None
     view.attempts_used += 1
-    view.running_items += 1
+    view.running_items += _slot(item)
 
 
 def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item = view.work.get(event.work_id)
     if item is None or event.attempt != item.attempt or not item.running:
         return
+    view.running_items -= _slot(item)
     item.running = False
-    view.running_items -= 1
     view.runtime_s += _elapsed(item.run_started_at, event.at)
     view.cost_usd += event.cost_usd or 0.0
     item.run_started_at = None
@@ -254,12 +262,21 @@ def _milestone(view: GoalView, plan: PlanState | None) -> int:
     return int(bool(view.items_by_plan.get(plan.plan_id)))
 
 
+def _slot(item: WorkState) -> int:
+    """1 when the item holds a parallel slot: its attempt is in flight and it is not
+    cancelled (a cancelled item is settled even if its last attempt never finished)."""
+    return int(item.running and not item.cancelled)
+
+
 def _settle(view: GoalView, item: WorkState, *, accepted: bool, cancelled: bool) -> None:
-    """Accept, cancel or reopen an item, keeping its plan's open items and the milestones."""
+    """Accept, cancel or reopen an item, keeping its plan's open items, the milestones and
+    the parallel slots."""
     plan = view.plans.get(item.plan_id)
     before = _milestone(view, plan)
     was_open = not (item.accepted or item.cancelled)
+    view.running_items -= _slot(item)
     item.accepted, item.cancelled = accepted, cancelled
+    view.running_items += _slot(item)
     if plan is not None:
         plan.open_items += int(not (accepted or cancelled)) - int(was_open)
     view.milestones += _milestone(view, plan) - before
@@ -353,7 +370,8 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
         case WorkReopened():
             if (item := view.work.get(event.work_id)) is not None:
                 _settle(view, item, accepted=False, cancelled=False)
-                item.fresh = True
+                # an attempt still in flight (cancelled before it finished) stays current
+                item.fresh = not item.running
                 item.consecutive_uncharged = 0
         case WorkRetried():
             if (item := view.work.get(event.work_id)) is not None:

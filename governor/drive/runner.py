@@ -30,14 +30,13 @@ from pathlib import Path
 
 from governor.clock import utc_now
 from governor.core import record, verbs
-from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, PlanProposed, Profile
 from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
 from governor.core.view import WorkState, fold, project
 from governor.drive.append import Build, append_built
-from governor.errors import LeaseError
+from governor.errors import CommandRefusedError, LeaseError
 from governor.exec.harness import Harness, harness_for
 from governor.store.base import EventStore, Lease
 from governor.workflow.agent import AgentCall
@@ -140,14 +139,21 @@ class Runner:
             fold(self.view, self.store.load(self.goal_id, after_seq=self.view.seq))
 
     def record(self, build: Build) -> list[Event]:
-        """Build events on the current view and append them; rebuild on a conflict."""
+        """Build events on the current view and append them; rebuild on a conflict.
+
+        Returns no events when the goal ended meanwhile (an operator cancelled it): nothing
+        may follow its end, so what the run observed is not recorded.
+        """
         with self._lock:
             try:
                 self.view, events = append_built(
                     self.store, self.view, build, self.clock, lease=self.lease
                 )
-            except BaseException:
+            except BaseException as exc:
                 self.view = project(self.store.load(self.goal_id))
+                if isinstance(exc, CommandRefusedError) and self.view.ended:
+                    self.progress(f"the goal ended meanwhile ({self.view.ended}); not recorded")
+                    return []
                 raise
             if events and self.observer is not None:
                 self.observer(events)
@@ -208,32 +214,34 @@ class Runner:
         if action.plan_id is not None:
             plan_id, trigger = action.plan_id, self.view.plans[action.plan_id].trigger
             events = self.record(lambda v: record.continue_plan(v, plan_id=plan_id, at=self.now()))
+            if not events:
+                return
             if events[-1].type == "plan.failed":
                 self.progress(f"plan {plan_id} was lost too often; recorded as a charged failure")
                 return
             self.progress(f"plan {plan_id} ({trigger}) was lost; continuing it")
         else:
             plan_id, trigger = f"p{self.view.plans_used + 1}", action.trigger or "initial"
-            self.record(
+            if not self.record(
                 partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.now())
-            )
+            ):
+                return
             self.progress(f"plan {plan_id} ({trigger}) requested")
-        complete_only = not milestones_left(self.view)
-        prompt = planner_prompt(self.view, trigger, self.clock(), complete_only=complete_only)
+        prompt = planner_prompt(self.view, trigger, self.clock())
         created = self.view.created
         assert created is not None
         run = run_planner(
-            self._call("planner", created.planner, prompt),
-            self.view,
-            complete_only=complete_only,
-            runtime=self.runtime,
+            self._call("planner", created.planner, prompt), self.view, runtime=self.runtime
         )
         events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
-        self.progress(f"plan {plan_id}: {_describe_plan(events[-1])}")
+        if events:
+            self.progress(f"plan {plan_id}: {_describe_plan(events[-1])}")
 
     def apply(self, action: Apply) -> None:
         plan_id = action.plan_id
         events = self.record(lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()))
+        if not events:
+            return
         n = len(events) - 1
         self.progress(
             f"plan {plan_id} applied: {n} work item{'s' if n != 1 else ''}"
@@ -243,10 +251,10 @@ class Runner:
 
     def accept(self, action: Accept) -> None:
         for work_id in action.work_ids:
-            self.record(
+            if self.record(
                 partial(verbs.accept_work, work_id=work_id, at=self.now(), actor="governor")
-            )
-            self.progress(f"{work_id} accepted")
+            ):
+                self.progress(f"{work_id} accepted")
 
     def dispatch(self, action: Dispatch) -> None:
         """Start (or continue) attempts, run the workers concurrently, record each finish."""
@@ -256,9 +264,10 @@ class Runner:
             return
         with ThreadPoolExecutor(max_workers=len(started)) as pool:
             for (item, run_id), run in zip(started, pool.map(self._work, started), strict=True):
-                self.record(
+                if not self.record(
                     partial(attempt_events, work_id=item, run_id=run_id, run=run, at=self.now())
-                )
+                ):
+                    continue
                 self.progress(
                     f"{item} attempt {self.view.work[item].attempt}: {_describe_run(run)}"
                 )
@@ -283,17 +292,20 @@ class Runner:
             events = self.record(
                 lambda v: record.continue_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
             )
+            if not events:
+                return None
             if events[-1].type == "attempt.finished":
                 self.progress(
                     f"{work_id} attempt {item.attempt} was lost too often; finished as lost (charged)"
                 )
                 return None
             self.progress(f"{work_id} attempt {item.attempt} was lost; continuing it")
-        else:
-            self.record(
-                lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
-            )
+        elif self.record(
+            lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
+        ):
             self.progress(f"{work_id} attempt {self.view.work[work_id].attempt} started")
+        else:
+            return None
         return work_id, run_id
 
     def _work(self, started: tuple[str, str]) -> WorkerRun:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from governor.core.budgets import item_attempts_left
+from governor.core.budgets import item_attempts_left, milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.view import GoalView, WorkState
@@ -111,7 +111,7 @@ def _planner_prior(view: GoalView) -> str:
     return "\n".join(lines) or "Nothing has failed yet."
 
 
-def _rules(view: GoalView, trigger: str, complete_only: bool) -> str:
+def _rules(view: GoalView, trigger: str) -> str:
     policy = view.policy
     lines = [
         f"- Propose at most {policy.max_work_items_per_plan} work items; the goal may hold "
@@ -120,7 +120,7 @@ def _rules(view: GoalView, trigger: str, complete_only: bool) -> str:
         "proposal or accepted work ids shown above.",
         "- Every work item needs acceptance criteria a worker can check.",
     ]
-    if complete_only:
+    if not milestones_left(view):
         lines.append("- The goal has used all its milestones: your decision must be 'complete'.")
     elif trigger == "milestone":
         lines.append(
@@ -130,9 +130,7 @@ def _rules(view: GoalView, trigger: str, complete_only: bool) -> str:
     return "\n".join(lines)
 
 
-def planner_prompt(
-    view: GoalView, trigger: str, now: datetime, *, complete_only: bool = False
-) -> str:
+def planner_prompt(view: GoalView, trigger: str, now: datetime) -> str:
     """The planner's prompt for the next plan."""
     created = view.created
     assert created is not None
@@ -148,7 +146,7 @@ def planner_prompt(
         ledger=_ledger(decision),
         prior=_planner_prior(view),
         guidance=_clip(view.guidance) or "(none)",
-        rules=_rules(view, trigger, complete_only),
+        rules=_rules(view, trigger),
         schema=PLANNER_SCHEMA,
     )
 
