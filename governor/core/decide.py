@@ -61,6 +61,16 @@ class _Ctx:
     def out(self, status: Status, action: str, reason: str, rule: str, **extra: Any) -> Decision:
         return Decision(status, action, reason, rule, self.ledger, items=self.items, **extra)  # type: ignore[arg-type]
 
+    def gate(  # noqa: PLR0917 - the two outcomes of a human gate
+        self, auto: bool, action: str, review: str, what: str, then: str, rule: str, **extra: Any
+    ) -> Decision:
+        """``ready/<action>`` when the policy lets governor go on alone (``auto_apply``,
+        ``accept_passing``), else ``awaiting_review/<review>`` on the operator."""
+        if auto:
+            return self.out("ready", action, f"{what}; {then}", rule, **extra)
+        why = f"{what}; awaiting an operator's review"
+        return self.out("awaiting_review", review, why, rule, blocked_on="operator", **extra)
+
     def plan(self, trigger: PlanTrigger, why: str, rule: str) -> Decision:
         policy = self.view.policy
         if not attempts_left_for(self.view, trigger):
@@ -100,20 +110,15 @@ def _limits(ctx: _Ctx) -> Decision | None:
     return None
 
 
-def _latest_plan(ctx: _Ctx) -> Decision | None:  # noqa: PLR0911 - one outcome per plan status
+def _latest_plan(ctx: _Ctx) -> Decision | None:
     plan = ctx.view.latest_plan
     if plan is None:
         return None
     pid = plan.plan_id
     if plan.status == "proposed":
-        if ctx.view.policy.auto_apply:
-            return ctx.out(
-                "ready", "apply", f"plan {pid} was proposed; apply it", "goal.3", plan_id=pid
-            )
-        why = f"plan {pid} was proposed; awaiting an operator's review"
-        return ctx.out(
-            "awaiting_review", "review_plan", why, "goal.3", blocked_on="operator", plan_id=pid
-        )
+        what = f"plan {pid} was proposed"
+        auto = ctx.view.policy.auto_apply
+        return ctx.gate(auto, "apply", "review_plan", what, "apply it", "goal.3", plan_id=pid)
     if plan.status == "rejected":
         return ctx.plan("retry", f"plan {pid} was rejected", "goal.3")
     if plan.status == "failed" and plan.failure_class is None:
@@ -173,14 +178,8 @@ def _review(ctx: _Ctx) -> Decision | None:
     ids = tuple(d.work_id for d in ctx.items if d.status == "in_review")
     if not ids:
         return None
-    if ctx.view.policy.accept_passing:
-        return ctx.out(
-            "ready", "accept", f"{', '.join(ids)} passed; accept", "goal.7", work_ids=ids
-        )
-    why = f"{', '.join(ids)} passed; awaiting an operator's review"
-    return ctx.out(
-        "awaiting_review", "review_work", why, "goal.7", blocked_on="operator", work_ids=ids
-    )
+    what, auto = f"{', '.join(ids)} passed", ctx.view.policy.accept_passing
+    return ctx.gate(auto, "accept", "review_work", what, "accept", "goal.7", work_ids=ids)
 
 
 def _dispatch(ctx: _Ctx) -> Decision | None:

@@ -131,6 +131,12 @@ def fingerprint(view: GoalView) -> str:
     return hashlib.sha256(json.dumps(state, separators=(",", ":")).encode()).hexdigest()
 
 
+def _refuse_unless(left: bool, view: GoalView, ledger: str, spent: str) -> None:
+    """The budget check before anything is created: nothing is, when ``ledger`` is spent."""
+    if not left:
+        raise BudgetExhaustedError(spent, ledger=ledger, goal_id=view.goal_id)
+
+
 # ---------------------------------------------------------------- plans
 
 
@@ -144,25 +150,25 @@ def request_plan(
         raise CommandRefusedError(
             f"plan {latest.plan_id} is still {latest.status}", goal_id=view.goal_id
         )
-    if not attempts_left_for(view, trigger):
-        raise BudgetExhaustedError(
-            f"the goal has spent its {view.policy.max_total_attempts} attempts; a {trigger} "
-            "plan would have none to run",
-            ledger="total_attempts",
-            goal_id=view.goal_id,
-        )
-    if not replans_left(view):
-        raise BudgetExhaustedError(
-            f"its charged plans are spent ({view.policy.max_replans} allowed)",
-            ledger="replans",
-            goal_id=view.goal_id,
-        )
-    if not plan_records_left(view):
-        raise BudgetExhaustedError(
-            f"the goal holds {view.plans_used} plans, its limit",
-            ledger="plan_records",
-            goal_id=view.goal_id,
-        )
+    _refuse_unless(
+        attempts_left_for(view, trigger),
+        view,
+        "total_attempts",
+        f"the goal has spent its {view.policy.max_total_attempts} attempts; a {trigger} "
+        "plan would have none to run",
+    )
+    _refuse_unless(
+        replans_left(view),
+        view,
+        "replans",
+        f"its charged plans are spent ({view.policy.max_replans} allowed)",
+    )
+    _refuse_unless(
+        plan_records_left(view),
+        view,
+        "plan_records",
+        f"the goal holds {view.plans_used} plans, its limit",
+    )
     return [
         PlanRequested(
             **event_head(view, at, "governor"),
@@ -325,19 +331,19 @@ def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) ->
         raise CommandRefusedError(
             f"{work_id} is {'accepted' if item.accepted else 'cancelled'}", goal_id=view.goal_id
         )
-    if not item_attempts_left(view, item):
-        raise BudgetExhaustedError(
-            f"{work_id} has spent its {item.max_attempts} attempts",
-            ledger="attempts",
-            goal_id=view.goal_id,
-        )
-    if not total_attempts_left(view):
-        raise BudgetExhaustedError(
-            f"the goal has spent its {view.policy.max_total_attempts} attempts "
-            f"({charged_attempts(view)} charged)",
-            ledger="total_attempts",
-            goal_id=view.goal_id,
-        )
+    _refuse_unless(
+        item_attempts_left(view, item),
+        view,
+        "attempts",
+        f"{work_id} has spent its {item.max_attempts} attempts",
+    )
+    _refuse_unless(
+        total_attempts_left(view),
+        view,
+        "total_attempts",
+        f"the goal has spent its {view.policy.max_total_attempts} attempts "
+        f"({charged_attempts(view)} charged)",
+    )
     number = item.attempts_used + 1
     return [
         AttemptStarted(

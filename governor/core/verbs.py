@@ -62,16 +62,24 @@ def reject_plan(
     ]
 
 
+def _settleable(view: GoalView, work_id: str, state: str, running: str) -> None:
+    """Refuse to settle (accept or cancel) an item that already is, or whose attempt runs.
+
+    ``running`` says why a running item is refused; ``{}`` become its attempt and id.
+    """
+    ensure_open(view)
+    item = work_item(view, work_id)
+    if getattr(item, state):
+        raise _refuse(view, f"{work_id} is already {state}")
+    if item.running:
+        raise _refuse(view, running.format(item.attempt, work_id))
+
+
 def accept_work(
     view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Accept a work item (normally one whose latest attempt succeeded)."""
-    ensure_open(view)
-    item = work_item(view, work_id)
-    if item.accepted:
-        raise _refuse(view, f"{work_id} is already accepted")
-    if item.running:
-        raise _refuse(view, f"attempt {item.attempt} of {work_id} is still running")
+    _settleable(view, work_id, "accepted", "attempt {} of {} is still running")
     return [WorkAccepted(**event_head(view, at, actor, reason=reason), work_id=work_id)]
 
 
@@ -79,12 +87,7 @@ def cancel_work(
     view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Cancel a work item; a running attempt must be abandoned first."""
-    ensure_open(view)
-    item = work_item(view, work_id)
-    if item.cancelled:
-        raise _refuse(view, f"{work_id} is already cancelled")
-    if item.running:
-        raise _refuse(view, f"attempt {item.attempt} of {work_id} is running; abandon it first")
+    _settleable(view, work_id, "cancelled", "attempt {} of {} is running; abandon it first")
     return [WorkCancelled(**event_head(view, at, actor, reason=reason), work_id=work_id)]
 
 

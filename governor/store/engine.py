@@ -84,7 +84,12 @@ class BaseEventStore(ABC, Generic[Tx]):
         _check_companions(goal_id, last, lease, summary)
         with self._write(goal_id) as tx:
             if lease is not None:
-                self._check_fence(tx, lease)
+                self._check_current(
+                    tx,
+                    lease,
+                    f"the lease of {lease.holder} (token {lease.token}) is no longer current: "
+                    "{}; nothing was written",
+                )
             actual = self._last_seq(tx, goal_id)
             if actual != expected_seq:
                 raise ConcurrencyConflictError(
@@ -174,14 +179,9 @@ class BaseEventStore(ABC, Generic[Tx]):
         """
         _check_ttl(ttl_s)
         with self._write(lease.goal_id) as tx:
-            current = self._current(tx, lease.goal_id)
-            if not _same(current, lease):
-                raise LeaseError(
-                    lease.goal_id,
-                    f"cannot renew the lease of {lease.holder} (token {lease.token}): "
-                    f"{_whereabouts(current)}",
-                    holder=current.holder if current else None,
-                )
+            self._check_current(
+                tx, lease, f"cannot renew the lease of {lease.holder} (token {lease.token}): {{}}"
+            )
             renewed = replace(lease, expires_at=self._clock() + timedelta(seconds=ttl_s))
             self._put_lease(tx, lease.goal_id, LeaseRecord(lease.token, renewed))
         return renewed
@@ -237,13 +237,16 @@ class BaseEventStore(ABC, Generic[Tx]):
 
     # --- the rules behind the contract ------------------------------------------------
 
-    def _check_fence(self, tx: Tx, lease: Lease) -> None:
+    def _check_current(self, tx: Tx, lease: Lease, message: str) -> None:
+        """Refuse unless ``lease`` is still the goal's current lease (the fencing check).
+
+        ``message`` says what was refused; ``{}`` in it becomes where the lease went.
+        """
         current = self._current(tx, lease.goal_id)
         if not _same(current, lease):
             raise LeaseError(
                 lease.goal_id,
-                f"the lease of {lease.holder} (token {lease.token}) is no longer current: "
-                f"{_whereabouts(current)}; nothing was written",
+                message.format(_whereabouts(current)),
                 holder=current.holder if current else None,
             )
 
