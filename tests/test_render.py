@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from governor.analysis.explain import explain
-from governor.analysis.replay import replay
 from governor.analysis.whatif import whatif
 from governor.core.policy import Policy
 from governor.render import records
@@ -40,19 +39,3 @@ def test_every_record_of_a_decision_names_the_rule() -> None:
     }
     missing = [name for name, shape in shapes.items() if "rule" not in shape]
     assert missing == []
-
-
-def test_the_replay_line_keeps_the_pinned_shape() -> None:
-    story = _stopped()
-    (step,) = replay(enumerate(story.events, start=1), at_seq=3)
-    assert list(records.step_record(step)) == [
-        "seq",
-        "type",
-        "status",
-        "next_action",
-        "blocked_on",
-        "exhausted",
-        "reason",
-        "not_before",
-        "ledger",
-    ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -21,35 +20,11 @@ from governor.core.route import (
     name_of,
     route,
 )
-from tests.story import T0, Story
-
-
-def _planned(**policy: Any) -> Story:
-    s = Story(**policy)
-    s.plan("a", "b")
-    return s
-
-
-def _proposed(**policy: Any) -> Story:
-    s = Story(**policy)
-    s.propose("a")
-    return s
-
-
-def _requested() -> Story:
-    s = Story()
-    s.request()
-    return s
-
-
-def _started() -> Story:
-    s = _planned()
-    s.start("p1-a")
-    return s
+from tests.story import T0, Story, planned, proposed, requested, started
 
 
 def _milestone() -> Story:
-    s = _planned()
+    s = planned("a", "b")
     return s.succeed("p1-a").succeed("p1-b")
 
 
@@ -61,22 +36,22 @@ def _cooling() -> Story:
 
 CASES: dict[str, tuple[Callable[[], Story], Action]] = {
     "a new goal plans (initial)": (Story, Plan("initial")),
-    "a proposal is applied": (_proposed, Apply("p1")),
+    "a proposal is applied": (proposed, Apply("p1")),
     "a proposal under review stops for the operator": (
-        lambda: _proposed(auto_apply=False),
+        lambda: proposed("a", auto_apply=False),
         Stop("review"),
     ),
-    "ready work is dispatched": (_planned, Dispatch(("p1-a",))),
+    "ready work is dispatched": (lambda: planned("a", "b"), Dispatch(("p1-a",))),
     "parallel room dispatches several items": (
-        lambda: _planned(max_parallel_work=2),
+        lambda: planned("a", "b", max_parallel_work=2),
         Dispatch(("p1-a", "p1-b")),
     ),
     "a passing attempt is accepted": (
-        lambda: _planned().attempt("p1-a", "succeeded"),
+        lambda: planned("a", "b").attempt("p1-a", "succeeded"),
         Accept(("p1-a",)),
     ),
     "passing work under review stops for the operator": (
-        lambda: _planned(accept_passing=False).attempt("p1-a", "succeeded"),
+        lambda: planned("a", "b", accept_passing=False).attempt("p1-a", "succeeded"),
         Stop("review"),
     ),
     "a finished milestone plans (milestone)": (_milestone, Plan("milestone")),
@@ -84,9 +59,9 @@ CASES: dict[str, tuple[Callable[[], Story], Action]] = {
         _cooling,
         Wait(T0 + timedelta(seconds=5 + 30)),  # the first back-off is 30 s
     ),
-    "a plan in flight is continued": (_requested, Plan(None, "p1")),
-    "an attempt in flight is continued": (_started, Dispatch(("p1-a",))),
-    "a cancelled goal stops": (lambda: _planned().op("cancel_goal"), Stop("stopped")),
+    "a plan in flight is continued": (requested, Plan(None, "p1")),
+    "an attempt in flight is continued": (started, Dispatch(("p1-a",))),
+    "a cancelled goal stops": (lambda: planned("a", "b").op("cancel_goal"), Stop("stopped")),
     "a planner environment stop stops": (
         lambda: _with(Story(), lambda s: s.plan_fails("environment")),
         Stop("stopped"),
