@@ -26,6 +26,7 @@ from typing import Any
 
 from governor.analysis.simulate import T0, Episode, Model, Vendor, World
 from governor.analysis.whatif import Trace, WhatIf
+from governor.core.budgets import charged_attempts, charged_replans
 from governor.core.events import Event
 from governor.core.policy import milestones_above_replans, with_overrides
 from governor.core.view import GoalView
@@ -129,9 +130,9 @@ def measure(view: GoalView, success: bool, *, censored: bool = False) -> Result:
     assert view.last_at is not None
     return Result(
         float(success),
-        view.plans_used - view.plans_uncharged,
+        charged_replans(view),
         view.plans_uncharged,
-        view.attempts_used - view.attempts_uncharged,
+        charged_attempts(view),
         view.attempts_uncharged,
         (view.last_at - created.at).total_seconds(),
         view.cost_usd,
