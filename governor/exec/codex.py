@@ -26,23 +26,26 @@ Rules (SPEC §4, §7; decision record 0213; observations in ``docs/harnesses.md`
       (``view_image``, ``get_goal``, unknown tool names) and, under ``--sandbox
       read-only``, a command the sandbox denied all leave no line in it.
       Anything else is ``unknown`` (charged).
+    * Credentials (SPEC §11.8): a status 401 or 403 (read as above), or codex's own
+      ``Missing environment variable: `NAME`.`` for its provider's key, set
+      ``credential`` to the remedy; the missing key also counts as a refusal for the
+      absence rule (no request was sent: the trace shows none).
     * Retry-After is not observable through codex: ``retry_after_s`` stays None.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from governor.core.classify import SpawnResult
+from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence, Observation
 from governor.exec.environment import Redactor, scrubbed_env
-from governor.exec.harness import decode, partial_of, spawn_result
+from governor.exec.harness import decode, json_event, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
 
 CODEX_BINARY: Final = "codex"
@@ -70,6 +73,8 @@ TEXT_EVENTS: Final = frozenset({"item.plan.delta", "request_user_input"})
 _STATUS_IN_MESSAGE: Final = re.compile(
     r"^(?:unexpected status|exceeded retry limit, last status:) (?P<status>[1-5]\d\d)\b"
 )
+_MISSING_KEY: Final = re.compile(r"^Missing environment variable: `(?P<name>[A-Za-z_]\w{0,127})`")
+"""Codex's own message when its model provider's key variable is not set."""
 TRACE_MARKER: Final = b"codex_otel.trace_safe:"
 """What marks a telemetry line on codex's stderr."""
 _TRACE_LINE: Final = re.compile(
@@ -119,7 +124,7 @@ class CodexEvents:
         if not text.strip():
             return
         self.events += 1
-        event = _load(text)
+        event = json_event(text)
         if event is None:
             self.malformed += 1
         else:
@@ -164,14 +169,6 @@ class CodexEvents:
         if item_type == "agent_message" and kind == "item.completed" and isinstance(item, dict):
             text = item.get("text")
             self.reply = text if isinstance(text, str) else self.reply
-
-
-def _load(text: str) -> dict[str, Any] | None:
-    try:
-        event = json.loads(text)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) and isinstance(event.get("type"), str) else None
 
 
 def _message(container: object) -> str | None:
@@ -254,6 +251,27 @@ def codex_status(run: CodexRun, trace: CodexTrace) -> int | None:
     return last if last is not None and last >= 400 else None
 
 
+def missing_key(run: CodexRun) -> str | None:
+    """The variable codex's failed turn says is missing, if that is what it says."""
+    match = _MISSING_KEY.match(run.failure or "") if run.failed else None
+    return match["name"] if match else None
+
+
+def codex_credential(run: CodexRun, trace: CodexTrace) -> str | None:
+    """The remedy when codex's key was missing or refused, else None."""
+    name = missing_key(run)
+    if name is not None:
+        return f"codex found no key: set {name} in governor's environment and list it in the profile's env"
+    status = codex_status(run, trace)
+    if status not in CREDENTIAL_STATUSES:
+        return None
+    return (
+        f"the vendor answered HTTP {status} to codex's key: set a valid OPENAI_API_KEY or "
+        "CODEX_API_KEY (or the env_key variable of codex's model provider) and list it in the "
+        "profile's env, or run `codex login`"
+    )
+
+
 def proves_nothing_happened(run: CodexRun, trace: CodexTrace) -> bool:
     """Whether the stream and the trace together show the model never produced anything."""
     stream_says_nothing = (
@@ -265,6 +283,7 @@ def proves_nothing_happened(run: CodexRun, trace: CodexTrace) -> bool:
     refused = bool(trace.request_statuses) and all(
         status is not None and status >= 400 for status in trace.request_statuses
     )
+    refused = refused or (missing_key(run) is not None and not trace.request_statuses)
     return (
         stream_says_nothing
         and trace.complete
@@ -282,12 +301,13 @@ def codex_evidence(run: CodexRun, trace: CodexTrace) -> Evidence:
     if proves_nothing_happened(run, trace):
         statuses = ",".join(str(s) for s in trace.request_statuses[:10])
         statuses += ",…" if len(trace.request_statuses) > 10 else ""
+        sent = f"HTTP {statuses}" if statuses else f"not sent (no {missing_key(run)})"
         return Evidence(
             effects="absent",
             output="absent",
             refusal="absent",
             source="codex:jsonl",
-            ref=f"{ref}; codex-trace:1 model request, HTTP {statuses}, 0 stream events",
+            ref=f"{ref}; codex-trace:1 model request, {sent}, 0 stream events",
         )
     effects: Observation = "observed" if run.tool_items or trace.tool_calls else "unknown"
     output: Observation = "observed" if run.text_items else "unknown"
@@ -373,6 +393,7 @@ def codex_result(result: ProcessResult, run: CodexRun, redact: Redactor) -> Spaw
         reply=run.reply if ok else None,
         evidence=codex_evidence(run, trace).model_copy(update={"partial": partial_of(result)}),
         vendor_status=codex_status(run, trace),
+        credential=None if ok else codex_credential(run, trace),
     )
 
 
