@@ -109,6 +109,7 @@ CLAUDE: Final[dict[str, Case]] = {
     "529": Case(sc.status(529), _free(529, retry_after_s=BACKOFF)),
     "500": Case(sc.status(500), _free(500, retry_after_s=BACKOFF)),
     "429": Case(sc.status(429, retry_after=2), _free(429, retry_after_s=2.0)),
+    "429-retry-after-beyond-60s": Case(sc.status(429, retry_after=61), _free(429)),
     "401": Case(sc.status(401), _free(401, rule="credential", retry_after_s=BACKOFF)),
     "403": Case(sc.status(403), _free(403, rule="credential")),
     "not-logged-in": Case(
