@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from governor.analysis.charges import RunEvent, describe, describe_tries, explain_failure
 from governor.analysis.whatif import Trace
+from governor.core.classify import CREDENTIAL_REFUSED
 from governor.core.decision import Decision, last_line
 from governor.core.events import AttemptFinished, Event, PlanFailed, PlanProposed
 from governor.core.evidence import Evidence
@@ -151,6 +152,16 @@ def smallest_change(trace: Trace) -> Change | None:
 
 
 def _person(decision: Decision) -> str:
+    if (
+        decision.blocked_on == "environment"
+        and "the credential for " in decision.reason
+        and CREDENTIAL_REFUSED in decision.reason
+    ):
+        return (
+            f"no policy change helps: a person must act — fix the credential ({decision.reason}); "
+            "then `governor resume GOAL --reason …` (a planner stop) or "
+            "`governor work retry GOAL ITEM --reason …` (a work item)"
+        )
     if decision.blocked_on == "environment":
         return (
             f"no policy change helps: a person must act — install what is missing ({decision.reason}); "

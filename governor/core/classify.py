@@ -39,6 +39,22 @@ ENVIRONMENT_ERRNOS: Final = frozenset({"ENOENT", "EACCES", "ENOEXEC"})
 """Errnos that prove the binary could not be started."""
 CREDENTIAL_STATUSES: Final = frozenset({401, 403})
 """Structured vendor statuses that refuse the credential: a precondition, not an outage."""
+CREDENTIAL_REFUSED: Final = "was refused: "
+"""The words every credential line carries (``explain`` advises on them)."""
+GENERIC_REMEDY: Final = (
+    "check the key or login this profile gives its agent (the variables its env passes, "
+    "or the agent CLI's own login)"
+)
+"""The remedy when an adapter read a 401/403 but could not say more."""
+
+
+def credential_line(profile: str, remedy: str | None) -> str:
+    """The sentence a refused credential ends the run's error with (SPEC §11.8).
+
+    The goal's reason quotes the error's last line, so it reads "… the credential for
+    <profile> was refused: <remedy>".
+    """
+    return f"the credential for {profile} {CREDENTIAL_REFUSED}{remedy or GENERIC_REMEDY}"
 
 
 class SpawnResult(BaseModel):

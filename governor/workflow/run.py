@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from governor.core import record
+from governor.core.classify import credential_line
 from governor.core.events import AcceptanceReport, Event, Outcome
 from governor.core.evidence import Evidence, FailureClass, Tries
 from governor.core.proof import RunProof, derive_run_class
@@ -82,18 +83,6 @@ class RunResult:
 def with_tries(evidence: Evidence, tries: Tries | None) -> Evidence:
     """``evidence`` carrying ``tries`` (unchanged when there are none)."""
     return evidence.model_copy(update={"tries": tries}) if tries else evidence
-
-
-GENERIC_REMEDY = (
-    "check the key or login this profile gives its agent (the variables its env passes, "
-    "or the agent CLI's own login)"
-)
-"""The remedy when the adapter read a 401/403 but could not say more."""
-
-
-def credential_line(profile: str, remedy: str | None) -> str:
-    """The sentence a refused credential puts in the goal's reason (SPEC §11.8)."""
-    return f"the credential for {profile} was refused: {remedy or GENERIC_REMEDY}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,3 +77,25 @@ def test_a_three_request_outage_leaves_the_charged_replans_unchanged(
         evidence = event["evidence"]
         assert (evidence["effects"], evidence["output"], evidence["refusal"]) == ("absent",) * 3
         assert "HTTP 503" in evidence["ref"]
+
+
+def test_a_refused_key_stops_the_goal_at_once_uncharged_and_names_the_remedy(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    project = claude_goal(tmp_path, vendor, outage=0)
+    vendor.play(sc.status(401))
+    result = project.gov("run", "g", timeout=300)
+    assert result.returncode == 10, result.stdout + result.stderr
+    status = project.status("g")
+    assert (status["status"], status["blocked_on"]) == ("blocked", "environment")
+    assert (
+        "the credential for planner was refused: the vendor answered HTTP 401 to the key from "
+        "ANTHROPIC_API_KEY" in status["reason"]
+    )
+    assert (status["ledger"]["replans"]["charged"], status["ledger"]["replans"]["uncharged"]) == (
+        0,
+        1,
+    )
+    assert project.types("g") == ["goal.created", "plan.requested", "plan.failed"]
+    explained = project.gov("explain", "g")
+    assert "fix the credential" in explained.stdout, explained.stdout + explained.stderr
