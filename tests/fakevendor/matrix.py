@@ -86,7 +86,7 @@ class Case:
         return env
 
 
-def _free(status: int, *, rule: str = "vendor-status", **kw: object) -> Verdict:
+def _free(status: int | None, *, rule: str = "vendor-status", **kw: object) -> Verdict:
     cls = "environment" if rule == "credential" else "upstream"
     return Verdict(
         failure_class=cls,
@@ -114,14 +114,7 @@ CLAUDE: Final[dict[str, Case]] = {
     "403": Case(sc.status(403), _free(403, rule="credential")),
     "not-logged-in": Case(
         sc.status(503),
-        Verdict(
-            failure_class="environment",
-            rule="credential",
-            uncharged=True,
-            effects="absent",
-            output="absent",
-            credential=True,
-        ),
+        _free(None, rule="credential"),
         drop_key=True,
     ),
     "503-after-tool-call": Case(
@@ -182,14 +175,7 @@ CODEX: Final[dict[str, Case]] = {
     "403": Case(sc.status(403), _free(403, rule="credential")),
     "missing-key": Case(
         sc.status(503),
-        Verdict(
-            failure_class="environment",
-            rule="credential",
-            uncharged=True,
-            effects="absent",
-            output="absent",
-            credential=True,
-        ),
+        _free(None, rule="credential"),
         drop_key=True,
     ),
 }

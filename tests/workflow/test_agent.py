@@ -23,6 +23,13 @@ DONE = {
 }
 
 
+ONE_ITEM = {
+    "decision": "apply",
+    "rationale": "r",
+    "work": [{"key": "a", "title": "A", "objective": "a"}],
+}
+
+
 class Sleeps:
     def __init__(self) -> None:
         self.waits: list[float] = []
@@ -208,12 +215,7 @@ def test_an_oversized_proposal_is_retried_then_recorded_as_a_charged_failure(
 def test_a_valid_proposal_becomes_plan_proposed(tmp_path: Path) -> None:
     story = Story()
     plan_id = story.request()
-    reply = {
-        "decision": "apply",
-        "rationale": "r",
-        "work": [{"key": "a", "title": "A", "objective": "a"}],
-    }
-    harness, profile = scripted(tmp_path, [{"reply": reply}])
+    harness, profile = scripted(tmp_path, [{"reply": ONE_ITEM}])
     run = run_planner(
         call(harness, profile, tmp_path, "role: planner"), story.view, runtime=runtime(Sleeps())
     )
@@ -303,12 +305,7 @@ def test_a_planner_that_succeeds_after_tries_records_them_on_the_proposal(
 ) -> None:
     story = Story()
     plan_id = story.request()
-    reply = {
-        "decision": "apply",
-        "rationale": "r",
-        "work": [{"key": "a", "title": "A", "objective": "a"}],
-    }
-    harness, profile = scripted(tmp_path, [{"vendor_error": {"status": 529}}, {"reply": reply}])
+    harness, profile = scripted(tmp_path, [{"vendor_error": {"status": 529}}, {"reply": ONE_ITEM}])
     run = run_planner(
         call(harness, profile, tmp_path, "role: planner"), story.view, runtime=runtime(Sleeps())
     )
