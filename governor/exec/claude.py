@@ -92,7 +92,6 @@ def is_claude_success(result: ProcessResult, stream: ClaudeStream) -> bool:
         and not result.timed_out
         and result.exit_code == 0
         and r is not None
-        and stream.after_result == 0
         and not r.is_error
         and r.subtype == "success"
         and r.result is not None
