@@ -40,11 +40,23 @@ class Charge:
 
 
 def describe_tries(tries: Tries | None) -> str:
-    """``2 in-agent tries: upstream, ok`` (empty for a run that took one)."""
+    """``2 in-agent tries: upstream, ok; the agent CLI retried 1 refused request itself (503)``.
+
+    Empty for a run that took one try whose CLI retried nothing.
+    """
     if tries is None:
         return ""
-    listed = ", ".join(tries.classes) + (", …" if tries.count > len(tries.classes) else "")
-    return f"{tries.count} in-agent tries: {listed}"
+    parts = []
+    if tries.count > 1:
+        listed = ", ".join(tries.classes) + (", …" if tries.count > len(tries.classes) else "")
+        parts.append(f"{tries.count} in-agent tries: {listed}")
+    if tries.vendor_retries:
+        n = len(tries.vendor_retries)
+        statuses = ",".join(str(s) if s is not None else "no status" for s in tries.vendor_retries)
+        parts.append(
+            f"the agent CLI retried {n} refused request{'s' if n != 1 else ''} itself ({statuses})"
+        )
+    return "; ".join(parts)
 
 
 def _evidence(evidence: Evidence | None) -> str:

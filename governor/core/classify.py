@@ -72,6 +72,10 @@ class SpawnResult(BaseModel):
     """The child was killed for running past its limit."""
     vendor_status: int | None = None
     """A status read from a structured vendor envelope (e.g. Claude's ``api_error_status``)."""
+    vendor_retries: tuple[int | None, ...] = Field(default=(), max_length=20)
+    """Statuses of refused requests the agent CLI retried by itself within this call (None:
+    no HTTP status, e.g. a broken stream it re-requested): claude's ``system/api_retry``,
+    codex's request retries. The first 20."""
     credential: str | None = Field(default=None, min_length=1, max_length=500)
     """Set by an adapter that read a structured credential refusal (a vendor 401/403, or
     the CLI's own "not logged in" envelope): what a person must do about it, e.g.

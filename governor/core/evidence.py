@@ -54,10 +54,13 @@ class Tries(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    count: int = Field(ge=2)
+    count: int = Field(ge=1)
     """How many times the agent was spawned for this run."""
     classes: tuple[TryOutcome, ...] = Field(default=(), max_length=TRIES_LISTED)
     """What each try came to, in order (the first ``TRIES_LISTED``)."""
+    vendor_retries: tuple[int | None, ...] = Field(default=(), max_length=TRIES_LISTED)
+    """Statuses of refused requests the agent CLI retried by itself inside those tries
+    (None: no HTTP status), e.g. claude's ``system/api_retry``; the first ``TRIES_LISTED``."""
     last_error: Annotated[str, Field(min_length=1, max_length=500)] | None = None
     """The last line of the last failed try's error, redacted like every error."""
 
@@ -82,7 +85,8 @@ class Evidence(BaseModel):
     partial: Partial | None = None
     """Partial output that survives the failure."""
     tries: Tries | None = None
-    """The run's in-agent tries, when it took more than one; absent from older histories."""
+    """The run's in-agent tries, when it took more than one or its agent CLI retried a
+    refused request itself; absent from older histories."""
 
 
 UNKNOWN: Final = Evidence()

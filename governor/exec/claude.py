@@ -160,6 +160,7 @@ def claude_result(
         evidence=evidence.model_copy(update={"partial": partial_of(result)}),
         stdout=r.result if r is not None and r.result else None,
         vendor_status=r.api_error_status if r and r.is_error else None,
+        vendor_retries=stream.retries,
         credential=None if ok else claude_credential(stream),
         retry_after_s=round(delay_ms / 1000, 3) if delay_ms is not None and not ok else None,
         cost_usd=r.total_cost_usd if r else None,

@@ -40,7 +40,8 @@ NOT_LOGGED_IN: Final = "authentication_failed"
 TOOL_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 TEXT_BLOCKS: Final = frozenset({"text", "thinking", "redacted_thinking"})
 _KEPT: Final = 5
-"""How many unknown line kinds and retry statuses a summary keeps."""
+"""How many line kinds and synthetic errors a summary keeps."""
+_RETRIES_KEPT: Final = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,7 @@ class ClaudeStream:
     version: str | None = None
     api_key_source: str | None = None
     retries: tuple[int | None, ...] = ()
-    """``error_status`` of each ``system/api_retry`` (the first ``_KEPT``)."""
+    """``error_status`` of each ``system/api_retry`` (the first ``_RETRIES_KEPT``)."""
     retry_count: int = 0
     retry_delay_ms: float | None = None
     """``retry_delay_ms`` of the last ``system/api_retry``."""
@@ -141,7 +142,8 @@ class ClaudeEvents:
             self.api_key_source = _text(event.get("apiKeySource"))
         elif kind == "system/api_retry":
             self.retry_count += 1
-            _keep(self._retries, _int(event.get("error_status")))
+            if len(self._retries) < _RETRIES_KEPT:
+                self._retries.append(_int(event.get("error_status")))
             self.retry_delay_ms = _float(event.get("retry_delay_ms"))
         elif kind in ("assistant", "user"):
             message = event.get("message")

@@ -192,6 +192,8 @@ class CodexTrace:
     """The whole of stderr was read (nothing was cut from its start)."""
     request_statuses: tuple[int | None, ...] = ()
     """``http.response.status_code`` of every traced ``codex.api_request``, in order."""
+    retried: tuple[int | None, ...] = ()
+    """Statuses of the requests codex retried itself: each one before an ``attempt`` > 0."""
     sse_events: int = 0
     """``codex.sse_event`` lines: server-sent events codex received."""
     tool_calls: int = 0
@@ -210,11 +212,14 @@ def parse_codex_trace(stderr: str, *, complete: bool) -> CodexTrace:
         complete: whether ``stderr`` is all of it; a cut trace proves nothing.
     """
     statuses: list[int | None] = []
+    retried: list[int | None] = []
     sse = tools = 0
     profile: dict[str, str] = {}
     for match in _TRACE_LINE.finditer(stderr):
         name, fields = match["name"], dict(_fields_of(match["rest"]))
         if name == "codex.api_request":
+            if (_int(fields.get("attempt")) or 0) > 0 and statuses:
+                retried.append(statuses[-1])
             statuses.append(_int(fields.get("http.response.status_code")))
         elif name == "codex.sse_event":
             sse += 1
@@ -225,6 +230,7 @@ def parse_codex_trace(stderr: str, *, complete: bool) -> CodexTrace:
     return CodexTrace(
         complete=complete,
         request_statuses=tuple(statuses),
+        retried=tuple(retried),
         sse_events=sse,
         tool_calls=tools,
         sampling_requests=_int(profile.get("sampling_request_count")),
@@ -393,6 +399,7 @@ def codex_result(result: ProcessResult, run: CodexRun, redact: Redactor) -> Spaw
         reply=run.reply if ok else None,
         evidence=codex_evidence(run, trace).model_copy(update={"partial": partial_of(result)}),
         vendor_status=codex_status(run, trace),
+        vendor_retries=trace.retried + (None,) * (trace.sampling_retries or 0),
         credential=None if ok else codex_credential(run, trace),
     )
 

@@ -165,6 +165,7 @@ def spawn_result(
     evidence: Evidence = UNKNOWN,
     stdout: str | None = None,
     vendor_status: int | None = None,
+    vendor_retries: tuple[int | None, ...] = (),
     credential: str | None = None,
     retry_after_s: float | None = None,
     cost_usd: float | None = None,
@@ -180,6 +181,7 @@ def spawn_result(
         stdout: stdout text for the failure text, when the adapter strips its own
             envelope from it.
         vendor_status: a status read from a structured vendor envelope.
+        vendor_retries: statuses of refused requests the CLI retried by itself.
         credential: the remedy, when the adapter read a structured credential refusal.
         retry_after_s: the vendor's Retry-After hint.
         cost_usd: the cost the vendor reported.
@@ -195,6 +197,7 @@ def spawn_result(
             spawn_errno=result.spawn_errno,
             timed_out=result.timed_out,
             vendor_status=vendor_status,
+            vendor_retries=vendor_retries[:20],
             credential=credential if failed else None,
             error=failure_of(result, redact, stdout=stdout) if failed else None,
             evidence=evidence if failed else UNKNOWN,

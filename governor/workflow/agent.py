@@ -12,8 +12,9 @@ Rules (SPEC §4 "In-agent retry", decision record 0046):
     * Every spawn is recorded in the ``ProofRecorder`` *before* anything can raise, so a
       parallel fan-out that swallows an exception cannot erase a class.
     * A run that took more than one try says so (``tries_of``: the count, what each try
-      came to, the last error), and the run records it with its outcome (SPEC §11.9): an
-      in-agent retry is never invisible, even when the last try succeeded.
+      came to, the refused requests the agent CLI retried by itself, the last error), and
+      the run records it with its outcome (SPEC §11.9): an in-agent retry is never
+      invisible, even when the last try succeeded.
     * Sleep and jitter are injectable: tests never sleep.
 """
 
@@ -101,11 +102,21 @@ class ProofRecorder:
     """Collects the proof of every agent of a run, thread-safely, as spawns happen."""
 
     _agents: dict[str, list[AgentAttemptProof]] = field(default_factory=dict)
+    _vendor_retries: list[int | None] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def record(self, agent: str, attempt: AgentAttemptProof) -> None:
+    def record(
+        self, agent: str, attempt: AgentAttemptProof, vendor_retries: Sequence[int | None] = ()
+    ) -> None:
+        """Record one spawn, and the refused requests its CLI retried by itself."""
         with self._lock:
             self._agents.setdefault(agent, []).append(attempt)
+            self._vendor_retries.extend(vendor_retries)
+
+    def vendor_retries(self) -> tuple[int | None, ...]:
+        """Statuses of every refused request the agents' CLIs retried by themselves."""
+        with self._lock:
+            return tuple(self._vendor_retries)
 
     def proofs(self) -> tuple[AgentProof, ...]:
         with self._lock:
@@ -162,16 +173,19 @@ def try_outcome(attempt: AgentAttemptProof) -> TryOutcome:
     return attempt.failure_class or "failed"
 
 
-def tries_of(agents: Sequence[AgentProof]) -> Tries | None:
-    """The in-agent tries of a run, or None when it took only one."""
+def tries_of(
+    agents: Sequence[AgentProof], vendor_retries: Sequence[int | None] = ()
+) -> Tries | None:
+    """The in-agent tries of a run; None when it took one and its CLI retried nothing."""
     attempts = [attempt for agent in agents for attempt in agent.attempts]
-    if len(attempts) < 2:
+    if not attempts or (len(attempts) < 2 and not vendor_retries):
         return None
     errors = [a.error for a in attempts if not a.ok and a.error and a.error.strip()]
     last_error = last_line(errors[-1], "")[:500] if errors else ""
     return Tries(
         count=len(attempts),
         classes=tuple(try_outcome(a) for a in attempts[:TRIES_LISTED]),
+        vendor_retries=tuple(vendor_retries[:TRIES_LISTED]),
         last_error=last_error or None,
     )
 
@@ -234,7 +248,7 @@ def call_agent(
                 if isinstance(parsed, list)
                 else _Try(result, parsed, ())
             )
-        recorder.record(call.agent, _proof(agent_try))
+        recorder.record(call.agent, _proof(agent_try), result.vendor_retries)
         last_problems[:] = agent_try.problems
         return agent_try
 

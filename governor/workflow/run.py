@@ -121,7 +121,7 @@ def _result(
         "proof": proof,
         "failure_class": failure_class,
         "evidence": evidence,
-        "tries": tries_of(proof.agents),
+        "tries": tries_of(proof.agents, recorder.vendor_retries()),
         "error": None if succeeded else error,
         "retry_after_s": last.retry_after_s if failure_class == "upstream" else None,
         "cost_usd": outcome.cost_usd,

@@ -77,6 +77,9 @@ def test_a_three_request_outage_leaves_the_charged_replans_unchanged(
         evidence = event["evidence"]
         assert (evidence["effects"], evidence["output"], evidence["refusal"]) == ("absent",) * 3
         assert "HTTP 503" in evidence["ref"]
+    # the last refusal was retried by claude itself into the plan: on the record too
+    [proposed, _complete] = [e for e in project.events("g") if e["type"] == "plan.proposed"]
+    assert proposed["evidence"]["tries"]["vendor_retries"] == [503]
 
 
 def test_a_refused_key_stops_the_goal_at_once_uncharged_and_names_the_remedy(

@@ -108,3 +108,13 @@ def test_the_api_key_never_reaches_the_recorded_result(fake_vendor, claude_sourc
     for scenario in (sc.status(503), sc.status(401)):
         failed = run_claude(fake_vendor, scenario, claude_source_env, workdir)
         assert FAKE_ANTHROPIC_KEY not in failed.model_dump_json()
+
+
+def test_a_503_claude_retried_into_a_reply_is_a_success_that_says_so(
+    fake_vendor, claude_source_env, workdir
+):
+    scenario = sc.Scenario((sc.Step("status", status=503), sc.Step("reply", text="hello")))
+    result = run_claude(fake_vendor, scenario, claude_source_env, workdir)
+    assert result.ok, result.error
+    assert result.vendor_retries == (503,)
+    assert len(fake_vendor.model_requests) == 2

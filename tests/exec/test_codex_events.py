@@ -224,3 +224,14 @@ def test_missing_environment_variable_text_in_a_later_message_is_not_a_credentia
     result = codex_result(process(b""), events.result(), Redactor({}))
     assert result.credential is None
     assert result.failure_class is None
+
+
+def test_the_requests_codex_retried_itself_are_read_from_the_trace():
+    line = 'x INFO codex_otel.trace_safe: event.name="codex.api_request" http.response.status_code={} attempt={}\n'
+    trace = parse_codex_trace(
+        line.format(503, 0) + line.format(429, 1) + line.format(200, 2), complete=True
+    )
+    assert trace.request_statuses == (503, 429, 200)
+    assert trace.retried == (503, 429)
+    single = parse_codex_trace(fixture("503")[1], complete=True)
+    assert single.retried == ()

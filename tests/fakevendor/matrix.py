@@ -43,6 +43,8 @@ class Verdict:
     retry_after_s: float | Literal["claude's back-off"] | None = None
     """The recorded wait; "claude's back-off" is claude's own jittered wait (under 1 s)."""
     credential: bool = False
+    vendor_retries: tuple[int | None, ...] = ()
+    """Statuses of the refused requests the CLI retried by itself."""
 
 
 def verdict_of(result: SpawnResult) -> Verdict:
@@ -58,6 +60,7 @@ def verdict_of(result: SpawnResult) -> Verdict:
         output=result.evidence.output,
         retry_after_s="claude's back-off" if wait is not None and wait < 1 else wait,
         credential=result.credential is not None,
+        vendor_retries=result.vendor_retries,
     )
 
 
@@ -105,12 +108,17 @@ FALLBACK_ON: Final = {"CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK": "0"}
 
 CLAUDE: Final[dict[str, Case]] = {
     "reply": Case(sc.reply(PLAN_REPLY), Verdict(ok=True)),
-    "503": Case(sc.status(503), _free(503, retry_after_s=BACKOFF)),
-    "529": Case(sc.status(529), _free(529, retry_after_s=BACKOFF)),
-    "500": Case(sc.status(500), _free(500, retry_after_s=BACKOFF)),
-    "429": Case(sc.status(429, retry_after=2), _free(429, retry_after_s=2.0)),
+    "503": Case(sc.status(503), _free(503, retry_after_s=BACKOFF, vendor_retries=(503,))),
+    "529": Case(sc.status(529), _free(529, retry_after_s=BACKOFF, vendor_retries=(529,))),
+    "500": Case(sc.status(500), _free(500, retry_after_s=BACKOFF, vendor_retries=(500,))),
+    "429": Case(
+        sc.status(429, retry_after=2), _free(429, retry_after_s=2.0, vendor_retries=(429,))
+    ),
     "429-retry-after-beyond-60s": Case(sc.status(429, retry_after=61), _free(429)),
-    "401": Case(sc.status(401), _free(401, rule="credential", retry_after_s=BACKOFF)),
+    "401": Case(
+        sc.status(401),
+        _free(401, rule="credential", retry_after_s=BACKOFF, vendor_retries=(401,)),
+    ),
     "403": Case(sc.status(403), _free(403, rule="credential")),
     "not-logged-in": Case(
         sc.status(503),
@@ -126,6 +134,7 @@ CLAUDE: Final[dict[str, Case]] = {
             effects="observed",
             output="observed",
             retry_after_s=BACKOFF,
+            vendor_retries=(503,),
         ),
     ),
     "500-after-text": Case(
@@ -140,6 +149,7 @@ CLAUDE: Final[dict[str, Case]] = {
             vendor_status=503,
             output="observed",
             retry_after_s=BACKOFF,
+            vendor_retries=(503,),
         ),
         env=FALLBACK_ON,
     ),
@@ -150,6 +160,7 @@ CLAUDE: Final[dict[str, Case]] = {
             rule="vendor-status",
             vendor_status=503,
             retry_after_s=BACKOFF,
+            vendor_retries=(503,),
         ),
         env=FALLBACK_ON,
     ),
@@ -163,6 +174,7 @@ CLAUDE: Final[dict[str, Case]] = {
             rule="vendor-status",
             vendor_status=503,
             retry_after_s=BACKOFF,
+            vendor_retries=(503,),
         ),
         args=("--mcp-config", MCP_CONFIG),
     ),

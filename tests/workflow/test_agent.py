@@ -8,10 +8,17 @@ from typing import Any
 
 from governor.core.events import Profile, WorkSpec
 from governor.core.evidence import passes_gate
-from governor.core.proof import RunProof, derive_run_class
+from governor.core.proof import AgentAttemptProof, AgentProof, RunProof, derive_run_class
 from governor.exec.command import CommandHarness
 from governor.exec.scripted import ScriptedHarness
-from governor.workflow.agent import AgentCall, ProofRecorder, RetrySettings, call_agent, fan_out
+from governor.workflow.agent import (
+    AgentCall,
+    ProofRecorder,
+    RetrySettings,
+    call_agent,
+    fan_out,
+    tries_of,
+)
 from governor.workflow.reply import parse_worker_reply
 from governor.workflow.run import Runtime, attempt_events, plan_events, run_planner, run_worker
 from tests.story import Story
@@ -338,3 +345,11 @@ def test_a_refused_credential_stops_at_once_and_names_the_profile_and_the_remedy
     assert passes_gate(run.evidence)  # the scripted envelope shows nothing happened
     last = (run.error or "").splitlines()[-1]
     assert last.startswith("the credential for planner-profile was refused: ")
+
+
+def test_a_cli_that_retried_a_refusal_itself_makes_even_one_try_visible() -> None:
+    one = AgentProof(agent="planner", attempts=(AgentAttemptProof(ok=True),))
+    assert tries_of([one]) is None
+    tries = tries_of([one], [503])
+    assert tries is not None
+    assert (tries.count, tries.classes, tries.vendor_retries) == (1, ("ok",), (503,))
