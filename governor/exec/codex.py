@@ -44,6 +44,7 @@ from typing import Any, Final
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence, Observation
+from governor.exec.codex_trace import CodexTrace, parse_codex_trace, without_trace
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import decode, json_event, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
@@ -75,12 +76,6 @@ _STATUS_IN_MESSAGE: Final = re.compile(
 )
 _MISSING_KEY: Final = re.compile(r"^Missing environment variable: `(?P<name>[A-Za-z_]\w{0,127})`")
 """Codex's own message when its model provider's key variable is not set."""
-TRACE_MARKER: Final = b"codex_otel.trace_safe:"
-"""What marks a telemetry line on codex's stderr."""
-_TRACE_LINE: Final = re.compile(
-    r'codex_otel\.trace_safe: event\.name="(?P<name>[^"]+)"(?P<rest>.*)'
-)
-_TRACE_FIELD: Final = re.compile(r"(?<![\w.])(?P<key>[\w.]+)=(?P<value>[^\s\"]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,68 +177,6 @@ def parse_codex_events(lines: Iterable[bytes | str]) -> CodexRun:
     for line in lines:
         events.feed(line)
     return events.result()
-
-
-@dataclass(frozen=True, slots=True)
-class CodexTrace:
-    """What codex's content-free telemetry on stderr (``codex_otel.trace_safe``) said."""
-
-    complete: bool = False
-    """The whole of stderr was read (nothing was cut from its start)."""
-    request_statuses: tuple[int | None, ...] = ()
-    """``http.response.status_code`` of every traced ``codex.api_request``, in order."""
-    retried: tuple[int | None, ...] = ()
-    """Statuses of the requests codex retried itself: each one before an ``attempt`` > 0."""
-    sse_events: int = 0
-    """``codex.sse_event`` lines: server-sent events codex received."""
-    tool_calls: int = 0
-    """``codex.tool_call_received`` and ``codex.tool_result`` lines."""
-    sampling_requests: int | None = None
-    """``sampling_request_count`` of the last ``codex.turn_profile``."""
-    sampling_retries: int | None = None
-    """``sampling_retry_count`` of the last ``codex.turn_profile``."""
-
-
-def parse_codex_trace(stderr: str, *, complete: bool) -> CodexTrace:
-    """Read the ``codex_otel.trace_safe`` lines of codex's stderr.
-
-    Args:
-        stderr: codex's stderr (all of it, or its tail).
-        complete: whether ``stderr`` is all of it; a cut trace proves nothing.
-    """
-    statuses: list[int | None] = []
-    retried: list[int | None] = []
-    sse = tools = 0
-    profile: dict[str, str] = {}
-    for match in _TRACE_LINE.finditer(stderr):
-        name, fields = match["name"], dict(_fields_of(match["rest"]))
-        if name == "codex.api_request":
-            if (_int(fields.get("attempt")) or 0) > 0 and statuses:
-                retried.append(statuses[-1])
-            statuses.append(_int(fields.get("http.response.status_code")))
-        elif name == "codex.sse_event":
-            sse += 1
-        elif name in ("codex.tool_call_received", "codex.tool_result"):
-            tools += 1
-        elif name == "codex.turn_profile":
-            profile = fields
-    return CodexTrace(
-        complete=complete,
-        request_statuses=tuple(statuses),
-        retried=tuple(retried),
-        sse_events=sse,
-        tool_calls=tools,
-        sampling_requests=_int(profile.get("sampling_request_count")),
-        sampling_retries=_int(profile.get("sampling_retry_count")),
-    )
-
-
-def _fields_of(rest: str) -> Iterable[tuple[str, str]]:
-    return ((m["key"], m["value"]) for m in _TRACE_FIELD.finditer(rest))
-
-
-def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
 
 
 def codex_status(run: CodexRun, trace: CodexTrace) -> int | None:
@@ -402,9 +335,3 @@ def codex_result(result: ProcessResult, run: CodexRun, redact: Redactor) -> Spaw
         vendor_retries=trace.retried + (None,) * (trace.sampling_retries or 0),
         credential=None if ok else codex_credential(run, trace),
     )
-
-
-def without_trace(stderr: bytes) -> bytes:
-    """Codex's stderr without the telemetry lines governor asked for (kept out of errors)."""
-    lines = stderr.splitlines(keepends=True)
-    return b"".join(line for line in lines if TRACE_MARKER not in line)

@@ -19,8 +19,8 @@ from governor.exec.codex import (
     codex_result,
     codex_status,
     parse_codex_events,
-    parse_codex_trace,
 )
+from governor.exec.codex_trace import parse_codex_trace
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult
 from tests.fakevendor.matrix import CODEX, verdict_of
