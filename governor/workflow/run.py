@@ -10,8 +10,9 @@ Rules:
     * A run stopped by a refused credential (SPEC §11.8) ends its error with "the
       credential for <profile> was refused: <remedy>", the line a person reads in the
       goal's reason.
-    * A run that took more than one in-agent try records its ``tries`` in the evidence
-      of its outcome event, whatever the outcome (SPEC §11.9).
+    * A run that took more than one in-agent try, or whose agent CLI retried a refused
+      request by itself, records its ``tries`` in the evidence of its outcome event,
+      whatever the outcome (SPEC §11.9).
     * These functions return values; the graph appends the events they imply.
 """
 
@@ -70,7 +71,7 @@ class RunResult:
     timed_out: bool
     prompt: str
     tries: Tries | None
-    """The run's in-agent tries, when it took more than one."""
+    """The run's in-agent tries, when it took more than one or its CLI retried itself."""
 
     @property
     def outcome_evidence(self) -> Evidence | None:
