@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import math
 import shlex
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Protocol, runtime_checkable
@@ -101,7 +104,8 @@ class GoalPage:
     decision: Decision
     """The decision at the time the page was made."""
     entries: list[Entry]
-    explanation: Explanation
+    explanation: Explanation | None
+    """``explain``'s, or None while it is still being worked out."""
     pending: Pending | None
     events: int
 
@@ -157,8 +161,51 @@ def pending(
     return None
 
 
+class Explanations:
+    """``explain`` of each goal's history, kept per (goal, last seq) for the latest goals.
+
+    A history never changes below its last seq, so neither does its explanation. The
+    counterfactual search behind a stopped goal's advice costs far more than the rest of
+    its page (0.4 s for 500 events, see docs/performance.md), and an open page asks again
+    every few seconds: each is computed once, in a worker thread, and a page waits for
+    it at most ``wait_s`` — past that it is shown without the advice, which the next
+    refresh brings. Thread-safe.
+    """
+
+    def __init__(self, size: int = 64, *, wait_s: float | None = None) -> None:
+        self.size, self.wait_s = size, wait_s
+        self._kept: OrderedDict[tuple[str, int], Future[Explanation]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explain")
+
+    def of(self, events: Sequence[Event]) -> Explanation | None:
+        """The explanation of a non-empty history; None while it is still being worked out."""
+        key = (events[0].goal_id, events[-1].seq)
+        with self._lock:
+            future = self._kept.get(key)
+            if future is None:
+                future = self._pool.submit(explain, list(events))
+                self._kept[key] = future
+            self._kept.move_to_end(key)
+            while len(self._kept) > max(self.size, 1):
+                self._kept.popitem(last=False)
+        try:
+            return future.result(timeout=self.wait_s)
+        except TimeoutError:
+            return None
+
+    def close(self) -> None:
+        """Stop the worker thread (an explanation under way is finished first)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def goal_page(
-    store: EventStore, goal_id: str, now: datetime, *, store_arg: str | None = None
+    store: EventStore,
+    goal_id: str,
+    now: datetime,
+    *,
+    store_arg: str | None = None,
+    explanations: Explanations | None = None,
 ) -> GoalPage:
     """The page of one goal: its view, its decision at ``now``, timeline and advice.
 
@@ -172,7 +219,7 @@ def goal_page(
         view=view,
         decision=decision,
         entries=timeline(events),
-        explanation=explain(events),
+        explanation=explain(events) if explanations is None else explanations.of(events),
         pending=pending(goal_id, view, decision, store_arg),
         events=len(events),
     )

@@ -60,6 +60,10 @@ def _pending(pending: Pending) -> Html:
 
 def _advice(page: GoalPage) -> Html:
     ex = page.explanation
+    head = el("h2", "Advice ", el("span", "(governor explain)", class_="sub"))
+    if ex is None:
+        working = "working out the smallest policy change that would let the goal go on; it appears here in a moment"
+        return el("section", head, el("p", working, class_="none"), id="advice", data_ready="false")
     change = (
         el(
             "p",
@@ -70,11 +74,7 @@ def _advice(page: GoalPage) -> Html:
         else Html("")
     )
     return el(
-        "section",
-        el("h2", "Advice ", el("span", "(governor explain)", class_="sub")),
-        el("p", ex.advice, class_="advice"),
-        change,
-        id="advice",
+        "section", head, el("p", ex.advice, class_="advice"), change, id="advice", data_ready="true"
     )
 
 

@@ -49,10 +49,10 @@ def _row(goal: GoalSummary, now: datetime) -> Html:
         el("td", goal.blocked_on, class_="blocked-on"),
         el("td", el("code", goal.rule) if goal.rule else None, class_="rule"),
         el("td", el("div", goal.reason, class_="reason")),
-        el("td", relative(goal.not_before, now)),
+        el("td", relative(goal.not_before, now), class_="wake"),
         el("td", _usage(goal.replans, "replans")),
         el("td", _usage(goal.attempts, "attempts")),
-        el("td", when(goal.updated_at, now)),
+        el("td", when(goal.updated_at, now), class_="updated"),
         data_goal=goal.goal_id,
         data_status=goal.status,
     )

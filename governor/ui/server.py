@@ -42,7 +42,7 @@ from starlette.staticfiles import StaticFiles
 from governor.core.events import ID_PATTERN
 from governor.errors import GovernorError, InputError, NotFoundError, UnavailableError
 from governor.store.base import EventStore, utc_now
-from governor.ui.data import goal_list, goal_page, upstream_rows
+from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
 from governor.ui.goal_page import goal_main
 from governor.ui.layout import document
 from governor.ui.list_page import list_main
@@ -87,6 +87,8 @@ class UiSettings:
     """Goals per page of the list."""
     allowed_hosts: frozenset[str] | None = field(default=LOOPBACK_NAMES)
     """Host names a request may name; None accepts any (bound to every interface)."""
+    advice_wait_s: float = 0.25
+    """How long a goal's page waits for ``explain``'s advice before it is shown without."""
     clock: Callable[[], datetime] = utc_now
 
 
@@ -127,13 +129,17 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
             return _error(settings, exc)
         return _page(settings, "goals", main)
 
+    explanations = Explanations(wait_s=settings.advice_wait_s)
+
     def goal(request: Request) -> Response:
         goal_id = request.path_params["goal_id"]
         try:
             if not _GOAL_ID.match(goal_id):
                 raise NotFoundError(f"{goal_id!r} is not a goal id")
             now = settings.clock()
-            page = goal_page(store, goal_id, now, store_arg=settings.store_arg)
+            page = goal_page(
+                store, goal_id, now, store_arg=settings.store_arg, explanations=explanations
+            )
             main = goal_main(page, now)
         except GovernorError as exc:
             return _error(settings, exc)

@@ -16,7 +16,7 @@ from tests.ui.fleet import build
 from tests.ui.serve import chromium, missing_browser, start_ui
 
 SHOTS = (
-    ("ui-goals.png", "", 1400, False),
+    ("ui-goals.png", "", 1400, True),
     ("ui-goal.png", "goals/g-succeeded", 1400, True),
     ("ui-decision.png", "goals/g-blocked-decision", 1400, True),
 )

@@ -6,6 +6,7 @@ are the in-memory backend, which keeps the store contract.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -16,7 +17,14 @@ from governor.core.view import project
 from governor.errors import InputError, NotFoundError
 from governor.store import summarize
 from governor.store.memory import MemoryEventStore
-from governor.ui.data import UpstreamRow, goal_list, goal_page, pending, upstream_rows
+from governor.ui.data import (
+    Explanations,
+    UpstreamRow,
+    goal_list,
+    goal_page,
+    pending,
+    upstream_rows,
+)
 from governor.ui.list_page import list_main
 from governor.ui.timeline import Note, Run, timeline
 from tests.story import ABSENT, T0, Story
@@ -204,3 +212,33 @@ def test_the_upstreams_section_appears_only_when_the_store_keeps_health_records(
     assert "claude:api.anthropic.com" in page
     assert ">failing<" in page
     assert ">healthy<" in page
+
+
+def test_explanations_are_computed_once_per_last_seq_and_only_the_latest_are_kept() -> None:
+    kept = Explanations(size=2)
+    a, b, c = Story("a"), Story("b"), Story("c")
+    a.plan_fails(**DECIDE)
+    first = kept.of(a.events)
+    assert kept.of(list(a.events)) is first  # same goal, same last seq: not explained again
+    a.op("resume_goal", reason="SQLite")
+    after = kept.of(a.events)
+    assert after is not first
+    assert after.decision.status == "ready"
+    kept.of(b.events)
+    kept.of(c.events)  # a's is the oldest: dropped
+    assert kept.of(a.events) is not after
+
+
+def test_a_page_does_not_wait_past_its_bound_for_the_advice_and_a_later_one_gets_it() -> None:
+    kept = Explanations(wait_s=0)
+    gate = threading.Event()
+    kept._pool.submit(gate.wait)  # the one worker thread is busy: nothing is explained yet
+    s = Story("g")
+    s.plan_fails(**DECIDE)
+    assert kept.of(s.events) is None
+    gate.set()
+    kept.wait_s = None
+    found = kept.of(s.events)
+    assert found is not None
+    assert found.decision.blocked_on == "decision"
+    kept.close()
