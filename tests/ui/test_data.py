@@ -176,6 +176,7 @@ def test_a_goal_page_reads_one_goal_once_and_an_unknown_goal_is_not_found() -> N
     put(store, s)
     page = goal_page(store, "g", s.now + timedelta(seconds=1))
     assert (page.events, page.decision.blocked_on) == (len(s.events), "decision")
+    assert page.explanation is not None  # without a cache, the page waits for it
     assert page.explanation.advice.startswith("no policy change helps: a person must act")
     assert page.pending is not None
     with pytest.raises(NotFoundError):
@@ -222,6 +223,7 @@ def test_explanations_are_computed_once_per_last_seq_and_only_the_latest_are_kep
     assert kept.of(list(a.events)) is first  # same goal, same last seq: not explained again
     a.op("resume_goal", reason="SQLite")
     after = kept.of(a.events)
+    assert after is not None
     assert after is not first
     assert after.decision.status == "ready"
     kept.of(b.events)
