@@ -40,6 +40,7 @@ from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from bench.service import median_ms
 from governor.analysis.explain import explain
 from governor.core.decide import decide
 from governor.core.events import Event
@@ -161,15 +162,6 @@ def medians(calls: dict[str, Callable[[], float]], repeat: int) -> dict[str, flo
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def timed_ms(call: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
 def over_http(big: str, small: str, goals: int, per_page: int, repeat: int) -> dict[str, float]:
     pages = -(-(goals + 2) // per_page)
     a, b = Client(big), Client(small)
@@ -206,7 +198,7 @@ def in_process(path: Path, repeat: int) -> dict[str, float]:
             goal_page(store, "long", now), now
         ),
     }
-    found = {name: timed_ms(call, repeat) for name, call in parts.items()}
+    found = {name: median_ms(call, repeat) for name, call in parts.items()}
     store.close()
     return found
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Final
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err
 from governor.errors import UnavailableError
-from governor.store.url import POSTGRES_SCHEMES, open_store, sqlite_path
+from governor.store.url import DEFAULT_PATH, ENV_VAR, POSTGRES_SCHEMES, open_store, sqlite_path
 
 UI_PACKAGES: Final = frozenset({"starlette", "uvicorn", "anyio", "h11", "click"})
 """Imports that fail when the ``ui`` extra is not installed."""
@@ -29,9 +30,9 @@ address only on a network you trust.
 
 EPILOG: Final = """\
 examples:
-  governor ui                                  the default store, http://127.0.0.1:8765/
-  governor ui --store /srv/governor.db --port 0   any free port (the address is printed)
-  governor ui --store postgresql://gov@db/governor --host 0.0.0.0
+  governor ui                                      the default store, on http://127.0.0.1:8765/
+  governor ui --store /srv/governor.db --port 0    any free port (the address is printed)
+  governor ui --store postgresql://gov@db/governor --host 0.0.0.0    every interface
 
 needs the ui extra: pip install 'governor[ui]'
 """
@@ -82,9 +83,10 @@ def cmd_ui(args: argparse.Namespace) -> int:
         ) from None
     store = open_store(args.store, read_only=True)
     try:
-        shown = store_arg(args.store)
+        shown = store_arg(args.store)  # commands name the store only when it was named
+        label = shown or store_arg(os.environ.get(ENV_VAR)) or str(DEFAULT_PATH)
         settings = UiSettings(
-            store_label=shown or ".governor/governor.db",
+            store_label=label,
             store_arg=shown,
             refresh_s=args.refresh_s,
             per_page=args.page_size,
@@ -130,4 +132,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--page-size", type=_at_least(1, int), default=50, metavar="N",
         help="goals per page of the list (default 50)",
     )  # fmt: skip
+    # nothing is recorded, so no actor: hidden, and so not added by the common options
+    p.add_argument("--actor", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_ui)

@@ -20,27 +20,18 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Protocol, runtime_checkable
+from typing import Final, Protocol, get_args, runtime_checkable
 
 from governor.analysis.explain import Explanation, explain
 from governor.core.decide import decide
-from governor.core.decision import Decision
+from governor.core.decision import Decision, Status
 from governor.core.events import Event
 from governor.core.view import GoalView, project
 from governor.errors import InputError
 from governor.store.base import EventStore, GoalSummary
 from governor.ui.timeline import Entry, timeline
 
-GOAL_STATUSES: Final = (
-    "ready",
-    "running",
-    "waiting",
-    "blocked",
-    "awaiting_review",
-    "budget_exhausted",
-    "succeeded",
-    "cancelled",
-)
+GOAL_STATUSES: Final = tuple(s for s in get_args(Status) if s != "in_review")
 """The statuses a goal can have (``in_review`` is a work item's, never a goal's)."""
 
 

@@ -10,24 +10,12 @@ Rules:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Final
+from typing import Final, get_args
 
-from governor.core.decision import stamp
+from governor.core.decision import Status, stamp
 from governor.ui.markup import Html, el, join, void
 
-KNOWN_STATUSES: Final = frozenset(
-    {
-        "ready",
-        "running",
-        "waiting",
-        "blocked",
-        "awaiting_review",
-        "in_review",
-        "budget_exhausted",
-        "succeeded",
-        "cancelled",
-    }
-)
+KNOWN_STATUSES: Final = frozenset(get_args(Status))
 """Statuses with a colour of their own in the style sheet."""
 
 
