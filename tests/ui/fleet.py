@@ -28,6 +28,8 @@ SCRIPT: Final = "<script>window.__pwned = 1</script>"
 IMG: Final = '<img src=x onerror="window.__pwned = 2">'
 ANSI: Final = "\x1b[31mRED\x1b[0m \x1b]0;title\x07"
 HUGE: Final = "W" * 1990
+LONE: Final = "\ud800"
+"""A lone surrogate: no UTF-8 text holds one, so a reply carrying it is refused."""
 QUESTION: Final = f"Which database? {SCRIPT} {IMG} {ANSI}"
 """What the planner of ``g-blocked-decision`` asks."""
 HOSTILE_TITLE: Final = f"{SCRIPT}{IMG}"[:200]
@@ -175,12 +177,9 @@ def build(root: Path) -> Fleet:
     fleet.run("g-in-review")
 
     broken = {"stderr": f"{HUGE} {SCRIPT}\n", "exit_code": 1}
-    fleet.goal(
-        "g-exhausted",
-        fleet.scenario("g-exhausted", planner(broken)),
-        max_replans=2,
-        max_milestones=2,
-    )
+    surrogate = {"reply": {**plan("a"), "rationale": f"lone {LONE} surrogate"}}
+    s = fleet.scenario("g-exhausted", planner(surrogate, broken))
+    fleet.goal("g-exhausted", s, max_replans=2, max_milestones=2)
     fleet.run("g-exhausted")
 
     s = fleet.scenario(

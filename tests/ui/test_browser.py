@@ -155,13 +155,22 @@ def test_review_pages_give_the_exact_commands(page: Any, ui: Server, fleet: Flee
 
 def test_a_huge_error_is_cut_to_its_tail_and_wraps(page: Any, ui: Server) -> None:
     page.goto(ui.url + "goals/g-exhausted")
-    first = page.locator("table.timeline tr.run").first
-    first.locator("summary").click()
-    text = first.locator("pre").first.inner_text()
+    runs = page.locator("table.timeline tr.run")
+    runs.nth(1).locator("summary").click()
+    text = runs.nth(1).locator("pre").first.inner_text()
     assert text.startswith("…")  # the tail is kept: vendors put the reason last
     assert SCRIPT in text
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1400  # nothing runs off the side
+    assert_inert(page)
+
+
+def test_a_reply_with_a_lone_surrogate_never_reached_the_store(page: Any, ui: Server) -> None:
+    page.goto(ui.url + "goals/g-exhausted")
+    first = page.locator("table.timeline tr.run").first
+    first.locator("summary").click()
+    assert "unable to parse raw data as a unicode string" in first.locator("pre").inner_text()
+    assert "charged" in first.locator("td").nth(5).inner_text()
 
 
 def test_an_unknown_goal_is_a_page_that_says_so(page: Any, ui: Server) -> None:
