@@ -46,7 +46,7 @@ from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
 from governor.ui.goal_page import goal_main
 from governor.ui.layout import document
 from governor.ui.list_page import list_main
-from governor.ui.markup import el, join
+from governor.ui.markup import Html, el, join
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -92,7 +92,7 @@ class UiSettings:
     clock: Callable[[], datetime] = utc_now
 
 
-def _page(settings: UiSettings, title: str, main: Any, status_code: int = 200) -> HTMLResponse:
+def _page(settings: UiSettings, title: str, main: Html, status_code: int = 200) -> HTMLResponse:
     body = document(title, main, subtitle=settings.store_label, refresh_s=settings.refresh_s)
     return HTMLResponse(body, status_code=status_code)
 
