@@ -9,6 +9,7 @@ from pathlib import Path
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
+from governor.core.charges import describe, last_runs
 from governor.core.codec import to_dict
 from governor.core.decision import stamp
 from governor.drive import goals
@@ -82,7 +83,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         json_line(records.status_record(view, decision, lease))
     else:
-        out(format_status(view.goal_id, view.created.title if view.created else "", decision))
+        runs = [(what, describe(event)) for what, event in last_runs(view)]
+        out(format_status(view.goal_id, view.created.title if view.created else "", decision, runs))
         if lease is not None:
             out(f"lease: held by {lease.holder} until {stamp(lease.expires_at)}")
     return ExitCode.OK

@@ -8,7 +8,7 @@ Rules:
       ``max_uncharged_replans`` and is exported from the package.
     * ``max_milestones`` never exceeds ``max_replans`` (a milestone is a charged plan):
       such a policy is refused; an omitted ``max_milestones`` is ``min(4, max_replans)``
-      (SPEC §11.5; decision record 0005). A policy recorded before that rule is upgraded
+      (SPEC §11.5; decision record 0006). A policy recorded before that rule is upgraded
       when it is read (``governor.core.upcast``).
 """
 

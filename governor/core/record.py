@@ -233,10 +233,14 @@ def plan_proposed(
     rationale: str,
     work: Sequence[WorkSpec],
     milestone: dict[str, str] | None = None,
+    evidence: Evidence | None = None,
 ) -> list[Event]:
     """A valid proposal; an invalid one becomes a charged ``plan.failed`` whose error reaches
     the next planner prompt (an over-large or ill-formed proposal, a first plan that says
-    ``complete``, or ``apply`` once the milestones are used)."""
+    ``complete``, or ``apply`` once the milestones are used).
+
+    ``evidence`` carries the planner run's in-agent tries, if it took more than one.
+    """
     problems = check_decision(view, decision) + check_proposal(view, work)
     if problems:
         return plan_failed(
@@ -245,7 +249,11 @@ def plan_proposed(
             at=at,
             failure_class=None,
             evidence=Evidence(
-                output="observed", effects="unknown", source="governor:proposal", ref=plan_id
+                output="observed",
+                effects="unknown",
+                source="governor:proposal",
+                ref=plan_id,
+                tries=evidence.tries if evidence else None,
             ),
             error="the proposal is invalid: " + "; ".join(problems),
         )
@@ -258,6 +266,7 @@ def plan_proposed(
                 "rationale": rationale,
                 "work": tuple(work),
                 "milestone": milestone,
+                "evidence": evidence,
             }
         )
     ]

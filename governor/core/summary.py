@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from governor.core.budgets import charged_attempts, charged_replans
 from governor.core.decide import decide
 from governor.core.view import GoalView
 
@@ -22,8 +23,21 @@ ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """How much of one goal-wide budget is spent: raw runs, charged runs, and the limit."""
+
+    used: int
+    charged: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
 class GoalSummary:
-    """One denormalised row per goal, written in the transaction of the append it follows."""
+    """One denormalised row per goal, written in the transaction of the append it follows.
+
+    The fields after ``updated_at`` are None in a row written before the store kept them
+    (store schema version 2); the next append fills them in.
+    """
 
     goal_id: str
     title: str
@@ -33,6 +47,14 @@ class GoalSummary:
     blocked_on: str | None
     not_before: datetime | None
     updated_at: datetime
+    rule: str | None = None
+    """The decision rule that fired (``goal.4``)."""
+    reason: str | None = None
+    """The decision's reason, as ``governor status`` prints it."""
+    replans: Usage | None = None
+    """Planner runs: used, charged, ``max_replans``."""
+    attempts: Usage | None = None
+    """Worker attempts across the goal: used, charged, ``max_total_attempts``."""
 
     @property
     def due_at(self) -> datetime:
@@ -66,4 +88,8 @@ def summarize(view: GoalView, now: datetime) -> GoalSummary:
         blocked_on=decision.blocked_on,
         not_before=decision.not_before,
         updated_at=view.last_at,
+        rule=decision.rule,
+        reason=decision.reason,
+        replans=Usage(view.plans_used, charged_replans(view), view.policy.max_replans),
+        attempts=Usage(view.attempts_used, charged_attempts(view), view.policy.max_total_attempts),
     )

@@ -9,7 +9,7 @@ Rules (SPEC §3, and the durable attempt budget of seed 001):
       ``attempt.finished`` refers to the item's latest attempt.
     * A ``goal.created`` policy recorded before SPEC §11.5 with ``max_milestones`` above
       ``max_replans`` reads with ``max_milestones`` lowered to ``max_replans``: a stored
-      goal stays readable (decision record 0005).
+      goal stays readable (decision record 0006).
     * Every upcast is reported as a note, so ``governor validate`` can say what it did.
 """
 

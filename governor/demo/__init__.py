@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from governor.analysis.charges import charges
+from governor.core.charges import charges
 from governor.core.decision import Decision
 from governor.drive import goals
 from governor.drive.runner import Progress, RunnerSettings

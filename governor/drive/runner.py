@@ -30,9 +30,10 @@ from pathlib import Path
 
 from governor.clock import utc_now
 from governor.core import record, verbs
+from governor.core.charges import RunEvent, describe
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, PlanProposed, Profile
+from governor.core.events import Event, Profile
 from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
 from governor.core.view import WorkState, fold, project
 from governor.drive.append import Build, append_built
@@ -205,7 +206,9 @@ class Runner:
     def _call(self, agent: str, profile_name: str, prompt: str) -> AgentCall:
         profile = self._profile(profile_name)
         harness = self.harnesses(profile, self.settings.workdir)
-        return AgentCall(agent, harness, profile, prompt, self.settings.workdir, self._env())
+        return AgentCall(
+            agent, harness, profile, prompt, self.settings.workdir, self._env(), profile_name
+        )
 
     # ------------------------------------------------------------ actions
 
@@ -235,7 +238,7 @@ class Runner:
         )
         events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
         if events:
-            self.progress(f"plan {plan_id}: {_describe_plan(events[-1])}")
+            self.progress(f"plan {plan_id}: {_describe(events[-1])}")
 
     def apply(self, action: Apply) -> None:
         plan_id = action.plan_id
@@ -264,12 +267,13 @@ class Runner:
             return
         with ThreadPoolExecutor(max_workers=len(started)) as pool:
             for (item, run_id), run in zip(started, pool.map(self._work, started), strict=True):
-                if not self.record(
+                events = self.record(
                     partial(attempt_events, work_id=item, run_id=run_id, run=run, at=self.now())
-                ):
+                )
+                if not events:
                     continue
                 self.progress(
-                    f"{item} attempt {self.view.work[item].attempt}: {_describe_run(run)}"
+                    f"{item} attempt {self.view.work[item].attempt}: {_describe(events[-1])}"
                 )
 
     def wait(self, action: Wait) -> bool:
@@ -360,22 +364,8 @@ class Runner:
         return True
 
 
-def _describe_plan(event: Event) -> str:
-    if isinstance(event, PlanProposed):
-        n = len(event.work)
-        return (
-            "proposed: the goal is complete"
-            if n == 0
-            else f"proposed {n} work item{'s' if n != 1 else ''}"
-        )
-    cls = getattr(event, "failure_class", None)
-    lines = (getattr(event, "error", None) or "").strip().splitlines()
-    return f"failed ({cls or 'charged'})" + (f": {lines[-1][:160]}" if lines else "")
-
-
-def _describe_run(run: WorkerRun) -> str:
-    if run.outcome == "succeeded":
-        return "succeeded"
-    last = (run.error or "").strip().splitlines()
-    what = run.failure_class or "charged"
-    return f"{run.outcome} ({what}){': ' + last[-1][:160] if last else ''}"
+def _describe(event: Event) -> str:
+    """The progress line's account of a finished run (charged or not, its tries)."""
+    if isinstance(event, RunEvent):
+        return describe(event)
+    return event.type  # pragma: no cover - a run always ends in one of RunEvent

@@ -11,7 +11,7 @@ from governor.analysis.replay import ReplayStep
 from governor.analysis.tune import Estimate
 from governor.analysis.tuning import TuneReport
 from governor.analysis.whatif import WhatIf
-from governor.core.classify import SpawnResult
+from governor.core.classify import GENERIC_REMEDY, SpawnResult
 from governor.core.codec import to_dict
 from governor.core.decision import Decision, stamp
 from governor.core.events import Event
@@ -73,8 +73,14 @@ def format_validation(
     return "\n".join(lines)
 
 
-def format_status(goal_id: str, title: str, decision: Decision) -> str:
-    """A goal's status block: what it is doing, why, and its ledger."""
+def format_status(
+    goal_id: str, title: str, decision: Decision, runs: Sequence[tuple[str, str]] = ()
+) -> str:
+    """A goal's status block: what it is doing, why, its ledger, and its last runs.
+
+    ``runs`` are ``(what, description)`` pairs (``governor.core.charges.describe``):
+    each says charged or not charged, and the run's in-agent tries.
+    """
     lines = [
         f"goal {goal_id}: {title}" if title else f"goal {goal_id}",
         f"  {format_decision(decision)}",
@@ -82,6 +88,9 @@ def format_status(goal_id: str, title: str, decision: Decision) -> str:
         "ledger:",
         format_ledger(decision.ledger),
     ]
+    if runs:
+        lines.append("last runs:")
+        lines += [f"  {what:<24} {description}" for what, description in runs]
     return "\n".join(lines)
 
 
@@ -221,5 +230,7 @@ def format_probe(result: SpawnResult) -> str:
     ]
     if result.retry_after_s is not None:
         lines.append(f"retry after: {result.retry_after_s:g}s")
+    if result.rule == "credential":
+        lines.append(f"credential refused: {result.credential or GENERIC_REMEDY}")
     lines.append("error: " + (result.error or "").strip().replace("\n", "\n       "))
     return "\n".join(lines)

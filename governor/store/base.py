@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Protocol
 
 from governor.core.events import Event
-from governor.core.summary import GoalSummary
+from governor.core.summary import GoalSummary, Usage
 from governor.registry import ServiceError, WorkerBeat
 
 
@@ -47,6 +47,19 @@ class Lease:
     def is_expired(self, now: datetime) -> bool:
         """Whether another holder may take the lease over at ``now``."""
         return self.expires_at <= now
+
+
+def usage_row(usage: Usage | None) -> tuple[int | None, int | None, int | None]:
+    """A usage as the three columns a backend stores (NULLs for none)."""
+    return (None, None, None) if usage is None else (usage.used, usage.charged, usage.limit)
+
+
+def usage_of(columns: Sequence[int | None]) -> Usage | None:
+    """The usage three stored columns hold; None when the row predates them."""
+    used, charged, limit = columns
+    if used is None or charged is None or limit is None:
+        return None
+    return Usage(int(used), int(charged), int(limit))
 
 
 class EventStore(Protocol):
@@ -82,8 +95,17 @@ class EventStore(Protocol):
         """The seq of the goal's last event; 0 when the goal does not exist."""
         ...
 
-    def goals(self, *, statuses: Collection[str] | None = None) -> list[GoalSummary]:
-        """Summaries of every goal (or those with one of ``statuses``), by goal id."""
+    def goals(
+        self,
+        *,
+        statuses: Collection[str] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[GoalSummary]:
+        """Summaries of every goal (or those with one of ``statuses``), by goal id.
+
+        ``offset`` and ``limit`` give one page of that list (``limit=None``: to the end).
+        """
         ...
 
     def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:

@@ -7,7 +7,8 @@ Rules (SPEC §8; LangGraph's ``MIGRATIONS``):
     * A current database is only read. Otherwise the missing versions are applied in
       one transaction that serialises migrators and reads the version again first, so
       two processes opening a new database at once migrate it once.
-    * A database newer than the code is refused, never guessed at.
+    * A database newer than the code is refused, never guessed at. One opened read-only
+      is never migrated: it must already be current (``check_readable``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,27 @@ def _check_not_newer(current: int, latest: int, where: str) -> None:
             f"{where}: the database has schema version {current}, but this governor knows "
             f"versions up to {latest}; upgrade governor to open it"
         )
+
+
+def check_readable(schema: Schema[S_contra], migrations: Sequence[object], *, where: str) -> int:
+    """The version of a database opened read-only, which is never migrated: it must
+    already be a governor store at the latest version; returns that version.
+
+    Raises:
+        StoreError: for a database governor never set up, or one of another version.
+    """
+    latest = len(migrations) - 1
+    found = schema.version()
+    if found == -1:
+        raise StoreError(f"{where}: not a governor store (it holds no governor tables)")
+    _check_not_newer(found, latest, where)
+    if found < latest:
+        raise StoreError(
+            f"{where}: the database has schema version {found} and this governor reads "
+            f"version {latest}; a read never upgrades it: run a governor command that writes "
+            "(e.g. governor list) once, then try again"
+        )
+    return latest
 
 
 def migrate(

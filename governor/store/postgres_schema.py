@@ -16,6 +16,7 @@ from typing import Final, LiteralString
 import psycopg
 from psycopg.rows import TupleRow
 
+from governor.store.migrate import check_readable
 from governor.store.migrate import migrate as run_migrations
 
 Conn = psycopg.Connection[TupleRow]
@@ -73,6 +74,12 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
             error TEXT NOT NULL
         )""",
     ),
+    (
+        """ALTER TABLE goals ADD COLUMN rule TEXT, ADD COLUMN reason TEXT,
+            ADD COLUMN replans_used BIGINT, ADD COLUMN replans_charged BIGINT,
+            ADD COLUMN replans_limit BIGINT, ADD COLUMN attempts_used BIGINT,
+            ADD COLUMN attempts_charged BIGINT, ADD COLUMN attempts_limit BIGINT""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
@@ -119,6 +126,11 @@ class _Schema:
 
     def applied(self, version: int, at: datetime) -> None:
         self.conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, at))
+
+
+def check_current(conn: Conn, *, where: str) -> int:
+    """The version of a database opened read-only (``governor.store.migrate.check_readable``)."""
+    return check_readable(_Schema(conn), MIGRATIONS, where=where)
 
 
 def migrate(
