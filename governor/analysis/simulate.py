@@ -36,7 +36,7 @@ from governor.core.decision import Decision
 from governor.core.events import Event, Outcome, Profile, WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
 from governor.core.policy import Policy
-from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
+from governor.core.route import Accept, Apply, Ask, Dispatch, Plan, Wait
 from governor.core.view import GoalView, fold, project
 from governor.drive.act import follow
 
@@ -307,6 +307,10 @@ class Episode:
             return False
         self.t = max(self.t, (action.until - T0).total_seconds())
         return True
+
+    def ask(self, action: Ask) -> bool:
+        """The model has nobody to answer a question: the episode ends on it."""
+        return False
 
     def attempt(self, work_id: str) -> None:
         """One attempt of the model's worker (the one in flight, when a tail starts mid-run)."""

@@ -2,12 +2,15 @@
 
 Rules (SPEC §8):
     * ``route(decision)`` returns exactly one of ``Plan``, ``Apply``, ``Dispatch``,
-      ``Accept``, ``Wait`` or ``Stop``. It reads the decision's status, next action and
-      the plan or items it names — never the rule that fired.
+      ``Accept``, ``Wait``, ``Ask`` or ``Stop``. It reads the decision's status, next
+      action, what it is blocked on and the plan or items it names — never the rule that
+      fired.
     * ``Plan`` asks the planner (``plan_id`` set: the plan was requested but its run was
       lost, so it is continued under that id). ``Dispatch`` runs worker attempts on the
       items named (an item whose attempt is in flight was lost: it is continued).
-      ``Wait`` sleeps until ``until`` (``None``: until something else changes). ``Stop``
+      ``Wait`` sleeps until ``until`` (``None``: until something else changes). ``Ask``
+      puts the question of a goal stopped on a decision to a person, if the driver has
+      one to ask (LangGraph's ``interrupt``); the answer is an operator verb. ``Stop``
       ends the drive: ``review`` when an operator must review, else ``stopped``.
     * The drivers — the LangGraph graph, ``tick``, the service and the simulator —
       perform these actions and nothing else.
@@ -62,13 +65,23 @@ class Wait:
 
 
 @dataclass(frozen=True, slots=True)
+class Ask:
+    """A person must answer the planner's or a worker's question before the goal goes on."""
+
+    work_id: str | None
+    """The item whose worker asked; ``None`` when the planner asked."""
+    question: str
+    """The question as the decision's reason gives it (one line)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Stop:
     """Nothing to do without a person: the goal stopped, or awaits a review."""
 
     reason: Literal["stopped", "review"]
 
 
-Action = Plan | Apply | Dispatch | Accept | Wait | Stop
+Action = Plan | Apply | Dispatch | Accept | Wait | Ask | Stop
 ACTING: Final = (Plan, Apply, Dispatch, Accept)
 """The actions that append events; after each the goal is decided again."""
 
@@ -90,6 +103,8 @@ def route(decision: Decision) -> Action:  # noqa: PLR0911 - one return per actio
             return Dispatch(decision.work_ids)
         case "wait" if decision.status == "waiting":
             return Wait(decision.not_before)
+        case "none" if decision.status == "blocked" and decision.blocked_on == "decision":
+            return Ask(decision.work_ids[0] if decision.work_ids else None, decision.reason)
     return Stop("review" if decision.status == "awaiting_review" else "stopped")
 
 
@@ -99,5 +114,6 @@ def acts(action: Action) -> bool:
 
 
 def name_of(action: Action) -> str:
-    """The action's one name: ``plan``, ``apply``, ``dispatch``, ``accept``, ``wait``, ``stop``."""
+    """The action's one name: ``plan``, ``apply``, ``dispatch``, ``accept``, ``wait``, ``ask``,
+    ``stop``."""
     return type(action).__name__.lower()

@@ -9,6 +9,10 @@ Rules (SPEC §3, §6.1, §6.3):
     * ``work.reopened`` never resets the charged count.
     * ``goal.resumed`` clears a planner stop (environment, decision or the upstream
       bound) without spending budget; its reason is the answer to a decision.
+    * ``answer`` is no verb of its own: it records the answer to the goal's question
+      (``governor.core.question``) with the verb that answers it, ``work.retried`` or
+      ``goal.resumed``, so an answer from the CLI, the Python API or LangGraph's
+      ``interrupt`` is the same event.
     * Abandoning a running attempt finishes it as ``abandoned``: charged, so discarding
       between attempts never makes a budget unbounded.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from governor.core import budgets
+from governor.core.decide import decide
 from governor.core.events import (
     BudgetRaised,
     Event,
@@ -30,6 +35,7 @@ from governor.core.events import (
     WorkRetried,
 )
 from governor.core.policy import LedgerName
+from governor.core.question import question
 from governor.core.record import ensure_open, event_head, finish_attempt, work_item
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, NotFoundError
@@ -151,6 +157,18 @@ def resume_goal(view: GoalView, *, reason: str, at: datetime, actor: str) -> lis
             view, "there is no planner stop to clear (for a stopped work item use `work retry`)"
         )
     return [GoalResumed(**event_head(view, at, actor, reason=_reason(reason, "resume")))]
+
+
+def answer(view: GoalView, *, answer: str, at: datetime, actor: str) -> list[Event]:
+    """Answer the question the goal stops on (decided at ``at``) with the verb that answers it."""
+    asked = question(view, decide(view, at, with_ledger=False))
+    if asked is None:
+        raise _refuse(view, "no question is waiting for an answer")
+    if not answer.strip():
+        raise _refuse(view, "an answer needs some text")
+    if asked.work_id is not None:
+        return retry_work(view, work_id=asked.work_id, reason=answer, at=at, actor=actor)
+    return resume_goal(view, reason=answer, at=at, actor=actor)
 
 
 def cancel_goal(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Protocol, assert_never
 
 from governor.core.decision import Decision
-from governor.core.route import Accept, Action, Apply, Dispatch, Plan, Stop, Wait, route
+from governor.core.route import Accept, Action, Apply, Ask, Dispatch, Plan, Stop, Wait, route
 
 
 class Actor(Protocol):
@@ -37,6 +37,11 @@ class Actor(Protocol):
         """Wait until ``action.until``; False when it will not wait that long (nor at all)."""
         ...
 
+    def ask(self, action: Ask) -> bool:
+        """Put the question to a person and record the answer; False when there is nobody
+        to ask (the drive ends and the question waits for an operator verb)."""
+        ...
+
 
 def act(actor: Actor, action: Action) -> bool:
     """Perform one action; True when the goal should be decided again, False when the
@@ -52,6 +57,8 @@ def act(actor: Actor, action: Action) -> bool:
             actor.accept(action)
         case Wait():
             return actor.wait(action)
+        case Ask():
+            return actor.ask(action)
         case Stop():
             return False
         case _:

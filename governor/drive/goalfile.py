@@ -16,6 +16,7 @@ import json
 import re
 import tomllib
 import uuid
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -109,8 +110,35 @@ def goal_from_file(path: Path, *, at: datetime, actor: str = "governor") -> list
     Raises:
         GoalFileError: naming the file and the first key that is wrong.
     """
-    where = str(path)
-    data = read_goal_file(path)
+    return goal_from_mapping(
+        read_goal_file(path), base=path.parent.resolve(), where=str(path), at=at, actor=actor
+    )
+
+
+def goal_from_mapping(
+    data: Mapping[str, Any],
+    *,
+    base: Path,
+    where: str,
+    at: datetime,
+    actor: str = "governor",
+    profiles: Mapping[str, Profile] | None = None,
+) -> list[Event]:
+    """The ``goal.created`` event a goal file's keys describe, wherever they came from.
+
+    Args:
+        data: the keys of a goal file.
+        base: the folder relative paths in the profiles resolve against.
+        where: what to name in errors (the file, or ``goal``).
+        at: the event's time.
+        actor: who creates the goal.
+        profiles: when given, the only profiles the goal may name, and ``data`` may
+            hold none of its own (a goal created over a server's API: the deployment
+            decides what runs, not the caller).
+
+    Raises:
+        GoalFileError: naming ``where`` and the first key that is wrong.
+    """
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise GoalFileError(
@@ -137,7 +165,7 @@ def goal_from_file(path: Path, *, at: datetime, actor: str = "governor") -> list
             title=data["title"],
             objective=data["objective"],
             acceptance=acceptance,
-            profiles=_profiles(data.get("profiles"), path.parent.resolve(), where),
+            profiles=_given_profiles(data, base, where, profiles),
             planner=data["planner"],
             worker=data["worker"],
             at=at,
@@ -146,3 +174,30 @@ def goal_from_file(path: Path, *, at: datetime, actor: str = "governor") -> list
         )
     except ValidationError as exc:
         raise GoalFileError(f"{where}: {describe(exc).removesuffix(' in goal.created')}") from exc
+
+
+def _given_profiles(
+    data: Mapping[str, Any], base: Path, where: str, fixed: Mapping[str, Profile] | None
+) -> dict[str, Profile]:
+    if fixed is None:
+        return _profiles(data.get("profiles"), base, where)
+    if "profiles" in data:
+        raise GoalFileError(
+            f"{where}: profiles come from the deployment, not the goal; "
+            f"name one of: {', '.join(sorted(fixed)) or '(none configured)'}"
+        )
+    return dict(fixed)
+
+
+def profiles_from_file(path: Path) -> dict[str, Profile]:
+    """The ``[profiles.NAME]`` tables of a file (a deployment's ``GOVERNOR_PROFILES``),
+    relative paths resolved against its folder.
+
+    Raises:
+        GoalFileError: naming the file and the profile that is wrong.
+    """
+    data = read_goal_file(path)
+    unknown = sorted(set(data) - {"profiles"})
+    if unknown:
+        raise GoalFileError(f"{path}: unknown key '{unknown[0]}' (a profiles file holds profiles)")
+    return _profiles(data.get("profiles"), path.parent.resolve(), str(path))

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Literal
 
 from governor.clock import Clock, utc_now
+from governor.core import verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
+from governor.core.events import Event
 from governor.core.route import Action, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
@@ -59,11 +61,16 @@ def create(
     store: EventStore, path: Path, *, clock: Clock = utc_now, actor: str = "governor"
 ) -> GoalView:
     """Create the goal a goal file describes; refuses an id that is already taken."""
-    events = goal_from_file(path, at=clock(), actor=actor)
+    return create_from(store, goal_from_file(path, at=clock(), actor=actor), clock=clock)
+
+
+def create_from(store: EventStore, events: list[Event], *, clock: Clock = utc_now) -> GoalView:
+    """Store a new goal's ``goal.created`` (``goalfile.goal_from_mapping`` builds it);
+    refuses an id that is already taken."""
     goal_id = events[0].goal_id
     if store.last_seq(goal_id) != 0:
         raise CommandRefusedError(
-            f"a goal with id '{goal_id}' already exists; give the file another id"
+            f"a goal with id '{goal_id}' already exists; give the goal another id"
         )
     view = GoalView()
     try:
@@ -73,6 +80,19 @@ def create(
             f"a goal with id '{goal_id}' was just created by someone else"
         ) from None
     return view
+
+
+def answer(
+    store: EventStore, goal_id: str, text: str, *, actor: str, clock: Clock = utc_now
+) -> Decision:
+    """Answer the question the goal stops on: ``work retry`` or ``resume``, as the CLI does."""
+    exists(store, goal_id)
+    return operate(
+        store,
+        goal_id,
+        lambda view: verbs.answer(view, answer=text, at=clock(), actor=actor),
+        clock=clock,
+    )
 
 
 def exists(store: EventStore, goal_id: str) -> None:

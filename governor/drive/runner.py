@@ -34,7 +34,7 @@ from governor.core.charges import RunEvent, describe
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
-from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
+from governor.core.route import Accept, Apply, Ask, Dispatch, Plan, Wait
 from governor.core.view import WorkState, fold, project
 from governor.drive.append import Build, append_built
 from governor.errors import CommandRefusedError, LeaseError
@@ -288,6 +288,11 @@ class Runner:
         )
         self.sleep(max(delay, 0.0))
         return True
+
+    def ask(self, action: Ask) -> bool:
+        """A runner has nobody to ask: the drive ends, and the question waits for an answer
+        (``governor work retry`` / ``governor resume``, or the LangGraph graph's interrupt)."""
+        return False
 
     def _start(self, work_id: str) -> tuple[str, str] | None:
         item = self.view.work[work_id]

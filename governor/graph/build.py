@@ -17,12 +17,16 @@ from typing import Any, Final, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from governor.core.route import ACTING, Action, Stop, Wait, name_of, route
+from governor.core.route import ACTING, Action, Ask, Stop, Wait, name_of, route
 from governor.drive.act import act
 from governor.drive.goals import Outcome, RunReport
 from governor.drive.runner import Runner
 
-NODES: Final = (*(cls.__name__.lower() for cls in ACTING), name_of(Wait(None)))
+NODES: Final = (
+    *(cls.__name__.lower() for cls in ACTING),
+    name_of(Wait(None)),
+    name_of(Ask(None, "")),
+)
 """The nodes after ``assess``, one per action but ``Stop`` (END)."""
 
 
@@ -54,7 +58,9 @@ def build_graph(runner: Runner, *, max_steps: int = 10_000) -> Any:
 
     def perform(node: str) -> Callable[[GraphState], GraphState]:
         def step(state: GraphState) -> GraphState:
-            return {} if act(runner, state["action"]) else {"outcome": "waiting"}
+            if act(runner, state["action"]):
+                return {}
+            return {"outcome": "waiting" if node == "wait" else "stopped"}
 
         step.__name__ = node
         return step
@@ -69,7 +75,7 @@ def build_graph(runner: Runner, *, max_steps: int = 10_000) -> Any:
     graph.add_edge(START, "assess")
     graph.add_conditional_edges("assess", after_assess, [*NODES, END])
     for node in NODES:
-        if node == "wait":
+        if node in ("wait", "ask"):
             graph.add_conditional_edges(
                 node, lambda s: END if s.get("outcome") else "assess", ["assess", END]
             )

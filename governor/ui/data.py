@@ -26,6 +26,7 @@ from governor.analysis.explain import Explanation, explain
 from governor.core.decide import decide
 from governor.core.decision import Decision, Status
 from governor.core.events import Event
+from governor.core.question import question
 from governor.core.summary import GoalSummary
 from governor.core.view import GoalView, project
 from governor.errors import InputError
@@ -119,17 +120,15 @@ def pending(
     def cmd(*words: str) -> str:
         return command_line(store_arg, *words)
 
-    if decision.blocked_on == "decision" and decision.work_ids:
-        work_id = decision.work_ids[0]
-        finish = view.work[work_id].finish
-        answer = cmd("work", "retry", goal_id, work_id, "--reason", "YOUR ANSWER")
-        question = (finish.error if finish else None) or decision.reason
-        return Pending(f"{work_id}'s worker", question, (("answer and retry the item", answer),))
-    if decision.blocked_on == "decision":
-        failure = view.latest_plan.failure if view.latest_plan else None
+    asked = question(view, decision)
+    if asked is not None and asked.work_id is not None:
+        answer = cmd("work", "retry", goal_id, asked.work_id, "--reason", "YOUR ANSWER")
+        return Pending(
+            f"{asked.work_id}'s worker", asked.text, (("answer and retry the item", answer),)
+        )
+    if asked is not None:
         answer = cmd("resume", goal_id, "--reason", "YOUR ANSWER")
-        question = (failure.error if failure else None) or decision.reason
-        return Pending("the planner", question, (("answer and plan again", answer),))
+        return Pending("the planner", asked.text, (("answer and plan again", answer),))
     if decision.next_action == "review_plan" and decision.plan_id:
         pid = decision.plan_id
         proposal = view.plans[pid].proposal

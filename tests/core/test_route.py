@@ -12,6 +12,7 @@ from governor.core.route import (
     Accept,
     Action,
     Apply,
+    Ask,
     Dispatch,
     Plan,
     Stop,
@@ -66,6 +67,14 @@ CASES: dict[str, tuple[Callable[[], Story], Action]] = {
         lambda: _with(Story(), lambda s: s.plan_fails("environment")),
         Stop("stopped"),
     ),
+    "a planner's question is put to a person": (
+        lambda: _with(Story(), lambda s: s.plan_fails("decision", error="Which store?")),
+        Ask(None, "the planner needs a person to decide: Which store?"),
+    ),
+    "a worker's question is put to a person": (
+        lambda: planned("a").attempt("p1-a", failure_class="decision", error="Which database?"),
+        Ask("p1-a", "p1-a: attempt 1 needs a person to decide: Which database?"),
+    ),
 }
 
 
@@ -87,7 +96,8 @@ def test_route_never_reads_the_rule(build: Callable[[], Story], action: Action) 
 
 def test_the_action_set_is_closed_and_named_once() -> None:
     names = {name_of(a) for _, a in CASES.values()}
-    assert names == {"plan", "apply", "dispatch", "accept", "wait", "stop"}
+    assert names == {"plan", "apply", "dispatch", "accept", "wait", "ask", "stop"}
     assert [acts(a) for a in (Plan("initial"), Apply("p"), Dispatch(()), Accept(()))] == [True] * 4
     assert not acts(Wait(None))
     assert not acts(Stop("stopped"))
+    assert not acts(Ask(None, "?"))  # the answer is an operator's event, not the driver's

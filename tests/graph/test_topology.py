@@ -31,6 +31,7 @@ def test_the_graph_is_assess_then_one_node_then_assess(tmp_path: Path) -> None:
         ("assess", "dispatch"),
         ("assess", "accept"),
         ("assess", "wait"),
+        ("assess", "ask"),
         ("assess", "__end__"),
         ("plan", "assess"),
         ("apply", "assess"),
@@ -38,6 +39,8 @@ def test_the_graph_is_assess_then_one_node_then_assess(tmp_path: Path) -> None:
         ("accept", "assess"),
         ("wait", "assess"),
         ("wait", "__end__"),
+        ("ask", "assess"),
+        ("ask", "__end__"),
     }
 
 
@@ -53,6 +56,10 @@ ROUTES = {
     "a lost plan is continued by the plan node": (requested, "plan"),
     "a lost attempt is continued by the dispatch node": (started, "dispatch"),
     "a stopped goal ends": (lambda: planned().op("cancel_goal"), "__end__"),
+    "a worker's question is asked": (
+        lambda: planned().attempt("p1-a", failure_class="decision"),
+        "ask",
+    ),
 }
 
 
