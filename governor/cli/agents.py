@@ -19,6 +19,7 @@ from governor.drive.goalfile import goal_from_file
 from governor.exec.environment import scrubbed_env
 from governor.exec.harness import harness_for
 from governor.exec.process import run_process
+from governor.exec.python import PythonHarness
 from governor.render.text import format_probe
 
 DEFAULT_PROMPT: Final = (
@@ -59,8 +60,12 @@ class Check:
 
 
 def check_binary(profile_name: str, profile: Profile, env: dict[str, str]) -> Check:
-    """Is the profile's binary on PATH, and does it start (``--version``)?"""
-    binary = harness_for(profile, Path.cwd()).binary(profile)
+    """Is the profile's binary on PATH, and does it start (``--version``)? A python agent
+    is imported for real instead."""
+    harness = harness_for(profile, Path.cwd())
+    if isinstance(harness, PythonHarness):
+        return check_import(profile_name, profile, harness)
+    binary = harness.binary(profile)
     if binary is None:
         return Check(profile_name, profile.harness, None, None, None, None)
     path = shutil.which(binary, path=env.get("PATH"))
@@ -83,6 +88,16 @@ def check_binary(profile_name: str, profile: Profile, env: dict[str, str]) -> Ch
     return Check(profile_name, profile.harness, binary, path, text[0] if text else None, None)
 
 
+def check_import(profile_name: str, profile: Profile, harness: PythonHarness) -> Check:
+    """Does the python agent import, and is it something the harness can call?"""
+    target = profile.args[0] if profile.args else None
+    try:
+        harness.load(profile)
+    except LookupError as exc:
+        return Check(profile_name, profile.harness, None, target, None, str(exc))
+    return Check(profile_name, profile.harness, None, target, None, None)
+
+
 def _profiles(goal_files: Iterable[str]) -> dict[str, Profile]:
     found: dict[str, Profile] = {}
     for name in goal_files:
@@ -100,10 +115,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for check in checks:
         if args.json:
             json_line(dataclasses.asdict(check))
-        elif check.binary is None:
-            out(f"ok: {check.profile}: the {check.harness} harness needs no binary")
         elif check.problem:
             out(f"missing: {check.profile}: {check.problem}")
+        elif check.harness == "python":
+            out(f"ok: {check.profile}: {check.path} imports")
+        elif check.binary is None:
+            out(f"ok: {check.profile}: the {check.harness} harness needs no binary")
         else:
             out(f"ok: {check.profile}: {check.path} ({check.version or 'no version printed'})")
     return ExitCode.AGENT_FAILED if any(c.problem for c in checks) else ExitCode.OK
@@ -132,7 +149,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print the SpawnResult as JSON")
     p.set_defaults(func=cmd_probe)
 
-    p = sub.add_parser("doctor", help="check that the binaries goal files need are on PATH and run")
+    p = sub.add_parser(
+        "doctor",
+        help="check that the binaries goal files need are on PATH and run, and that python agents import",
+    )
     p.add_argument(
         "goal_files",
         nargs="*",

@@ -6,12 +6,14 @@ Rules (SPEC §7):
       ``profiles`` ({name: profile}). Anything else is refused, naming the key.
     * Relative paths in a profile's ``args`` (a command's executable, a scripted
       scenario, a python file) are resolved against the goal file's folder when the goal
-      is created, so the recorded goal runs the same from any directory.
+      is created, so the recorded goal runs the same from any directory. So is a python
+      agent's ``module:name`` that is not importable but lives under that folder.
     * Every problem is one line naming the file and the key: ``goal.toml: policy.max_replans: …``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import tomllib
@@ -28,6 +30,7 @@ from governor.core.codec import describe
 from governor.core.events import ID_PATTERN, Event, Profile
 from governor.core.policy import policy_from
 from governor.errors import GoalFileError, PolicyError
+from governor.exec.load import module_file
 
 KEYS = frozenset(
     {"id", "title", "objective", "acceptance", "planner", "worker", "policy", "profiles"}
@@ -80,6 +83,18 @@ def _resolve(arg: str, base: Path) -> str:
     return f"{path if path.is_absolute() else (base / path).resolve()}{sep}{attr}"
 
 
+def _python_target(arg: str, base: Path) -> str | None:
+    """A python agent's ``module:name`` that is not importable as is but lives under the
+    goal file's folder, as that file's absolute path (None: leave it as it is)."""
+    module, sep, attr = arg.rpartition(":")
+    if not sep or not module or module.endswith(".py") or "/" in module:
+        return None
+    if importlib.util.find_spec(module.split(".")[0]) is not None:
+        return None
+    path = module_file(module, (base,))
+    return f"{path}:{attr}" if path else None
+
+
 def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
     if not isinstance(raw, dict) or not raw:
         raise GoalFileError(f"{where}: profiles: give at least one profile, e.g. [profiles.worker]")
@@ -92,7 +107,9 @@ def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
                 f"{where}: profiles.{name}.{describe(exc).removeprefix('field ')}"
             ) from exc
         if profile.args:
-            resolved = (_resolve(profile.args[0], base), *profile.args[1:])
+            first = profile.args[0]
+            target = _python_target(first, base) if profile.harness == "python" else None
+            resolved = (target or _resolve(first, base), *profile.args[1:])
             profile = profile.model_copy(update={"args": resolved})
         profiles[name] = profile
     return profiles

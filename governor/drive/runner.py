@@ -38,6 +38,7 @@ from governor.core.route import Accept, Apply, Ask, Dispatch, Plan, Wait
 from governor.core.view import WorkState, fold, project
 from governor.drive.append import Build, append_built
 from governor.errors import CommandRefusedError, LeaseError
+from governor.exec.call import CallInfo, in_context
 from governor.exec.harness import Harness, harness_for
 from governor.store.base import EventStore, Lease
 from governor.workflow.agent import AgentCall
@@ -203,11 +204,11 @@ class Runner:
             env["GOVERNOR_SCRIPTED_STATE"] = str(self.settings.state_dir / self.goal_id)
         return env
 
-    def _call(self, agent: str, profile_name: str, prompt: str) -> AgentCall:
+    def _call(self, agent: str, profile_name: str, prompt: str, info: CallInfo) -> AgentCall:
         profile = self._profile(profile_name)
         harness = self.harnesses(profile, self.settings.workdir)
         return AgentCall(
-            agent, harness, profile, prompt, self.settings.workdir, self._env(), profile_name
+            agent, harness, profile, prompt, self.settings.workdir, self._env(), profile_name, info
         )
 
     # ------------------------------------------------------------ actions
@@ -233,8 +234,15 @@ class Runner:
         prompt = planner_prompt(self.view, trigger, self.clock())
         created = self.view.created
         assert created is not None
+        info = CallInfo(
+            self.goal_id,
+            "planner",
+            plan_id=plan_id,
+            objective=created.objective,
+            acceptance=created.acceptance,
+        )
         run = run_planner(
-            self._call("planner", created.planner, prompt), self.view, runtime=self.runtime
+            self._call("planner", created.planner, prompt, info), self.view, runtime=self.runtime
         )
         events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
         if events:
@@ -266,7 +274,8 @@ class Runner:
         if not started:
             return
         with ThreadPoolExecutor(max_workers=len(started)) as pool:
-            for (item, run_id), run in zip(started, pool.map(self._work, started), strict=True):
+            runs = pool.map(in_context(self._work), started)  # tracing follows each worker
+            for (item, run_id), run in zip(started, runs, strict=True):
                 events = self.record(
                     partial(attempt_events, work_id=item, run_id=run_id, run=run, at=self.now())
                 )
@@ -318,13 +327,23 @@ class Runner:
         return work_id, run_id
 
     def _work(self, started: tuple[str, str]) -> WorkerRun:
-        work_id, _ = started
+        work_id, run_id = started
         with self._lock:
             item: WorkState = self.view.work[work_id]
             prompt = worker_prompt(self.view, item)
             profile = item.spec.profile
+            info = CallInfo(
+                self.goal_id,
+                "worker",
+                plan_id=item.plan_id,
+                work_id=work_id,
+                attempt=item.attempt,
+                run_id=run_id,
+                objective=item.spec.objective,
+                acceptance=item.spec.acceptance,
+            )
         return run_worker(
-            self._call(f"worker:{work_id}", profile, prompt),
+            self._call(f"worker:{work_id}", profile, prompt, info),
             item.spec.acceptance,
             runtime=self.runtime,
         )

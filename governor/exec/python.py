@@ -1,52 +1,65 @@
-"""The ``python`` harness: a callable ``(prompt, context) -> str | dict``, run in-process.
+"""The ``python`` harness: a Python agent run in-process — a callable, a coroutine function,
+a LangChain Runnable or chat model.
 
 Rules:
-    * ``profile.args[0]`` names the callable: ``package.module:function`` (importable) or
-      ``path/to/file.py:function`` (relative to the goal file's folder). A LangChain chat
-      model plugs in through a small function that calls it.
-    * A callable that cannot be found never ran: ``environment`` with positive no-effect
-      evidence, like a missing binary (it is reported as ``ENOENT``, so the core's
+    * ``profile.args[0]`` names the agent: ``package.module:name`` or
+      ``path/to/file.py:name`` (relative to the goal file's folder); a module not
+      importable as is is looked for in the working directory. It is imported once per
+      process (``governor.exec.load``): module state lives as long as the process.
+    * An agent is called with the prompt and an ``AgentContext`` (the goal, plan, item
+      and attempt it serves, the objective and criteria, ``cwd``, ``model``,
+      ``instructions``, the passed variables): ``agent(prompt, context)``, awaited when
+      it is a coroutine function (or returns an awaitable); a Runnable is called with
+      ``ainvoke`` (``governor.exec.runnable``). Coroutines run on one event loop per
+      process, in its own thread.
+    * The reply is text (``governor.exec.runnable.reply_text``); anything else is an
+      ordinary failure. No agent — whatever it returns or raises, sync or async — can
+      make the harness raise: every outcome is a ``SpawnResult``.
+    * An agent that cannot be found or imported never ran: ``environment`` with positive
+      no-effect evidence, like a missing binary (reported as ``ENOENT``, so the core's
       ``spawn-errno`` rule classes it).
-    * An exception raised by the callable is a failure whose text is its last line; the
-      harness cannot observe effects, so the evidence is unknown (charged) whatever
-      the text says.
-    * Except :class:`UpstreamUnavailable` (SPEC §11.9), which the callable raises to say
+    * An exception raised by the agent is a failure whose text is its last line; what
+      the harness saw decides the evidence (unknown when it saw nothing: charged).
+    * Except :class:`UpstreamUnavailable` (SPEC §11.9), which the agent raises to say
       the vendor refused it: its ``status`` is a structured vendor status (429/5xx ->
       ``upstream``, 401/403 -> a refused credential, ``environment``), its
       ``retry_after_s`` is the vendor's Retry-After, and its ``effects`` / ``output``
-      are the callable's own account of what happened before the refusal (default
-      ``unknown``: charged), recorded with source ``python:exception``. Claiming
-      ``absent`` is the callable's responsibility: say it only when nothing ran and no
-      token arrived (e.g. a non-streaming call that failed with its status).
-    * The seam for what the harness observes itself (``exception_evidence``'s ``seen``):
-      a harness that watches the call — a LangChain Runnable's callback events, where a
-      tool start means effects observed and a token means output observed — passes its
-      observations, and *observed* always beats the callable's *absent*. A plain
-      callable is not watched: ``NOT_WATCHED``.
-    * The call runs in a worker thread bounded by ``profile.timeout_s``. Python cannot
-      kill a thread: a callable that overruns is reported ``timed_out`` and left to
-      finish in the background.
+      are the agent's own account of what happened before the refusal (default
+      ``unknown``: charged), recorded with source ``python:exception``. An exception of
+      a vendor SDK that carries an HTTP ``status_code`` (and its ``response``'s
+      Retry-After) is read the same way, with what the harness saw as its account.
+    * What the harness observes itself (``exception_evidence``'s ``seen``): every agent
+      runs with a ``Watch`` among its LangChain callbacks; a tool start means effects
+      observed and a token or a model reply means output observed, and *observed*
+      always beats the agent's *absent*. A chat model runs no tool, so for a chat model
+      the watch is the whole story (``Watch.seen``).
+    * The call runs in a thread (a copy of the caller's context: tracing and the call's
+      ids follow it) bounded by ``profile.timeout_s``. An overrunning coroutine is
+      cancelled; Python cannot kill a thread, so an overrunning sync callable is left to
+      finish in the background. Either is reported ``timed_out``.
     * Replies and errors are redacted like any other harness's.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import json
+import asyncio
+import concurrent.futures
+import inspect
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from governor.core.classify import SpawnResult, classify, tail
 from governor.core.events import Profile
 from governor.core.evidence import UNKNOWN, Evidence, Observation
+from governor.exec.call import AgentContext, CallInfo, current_call, run_in_context
 from governor.exec.environment import Redactor
+from governor.exec.load import load_target
 
-Agent = Callable[[str, dict[str, Any]], "str | dict[str, Any]"]
+Agent = Callable[[str, AgentContext], Any]
 OBSERVATIONS: Final = frozenset({"absent", "observed", "unknown"})
 
 
@@ -96,7 +109,7 @@ class Seen:
 
 
 NOT_WATCHED: Final = Seen()
-"""A plain callable: the harness sees nothing of what it does."""
+"""Nothing watched the call: the harness saw nothing of what it did."""
 
 
 def exception_evidence(exc: UpstreamUnavailable, seen: Seen = NOT_WATCHED) -> Evidence:
@@ -113,7 +126,7 @@ def exception_evidence(exc: UpstreamUnavailable, seen: Seen = NOT_WATCHED) -> Ev
 
 
 class PythonHarness:
-    """Runs a Python callable as an agent."""
+    """Runs a Python agent in-process."""
 
     name: Final = "python"
 
@@ -123,90 +136,192 @@ class PythonHarness:
     def binary(self, profile: Profile) -> str | None:
         return None
 
-    def load(self, profile: Profile) -> Agent:
-        """The callable a profile names; raises ``LookupError`` when it cannot be found."""
-        if not profile.args or ":" not in profile.args[0]:
-            raise LookupError("a python profile names its callable as args = ['module:function']")
-        where, _, attr = profile.args[0].rpartition(":")
-        module = self._module(where)
-        fn = getattr(module, attr, None)
-        if not callable(fn):
-            raise LookupError(f"{where} has no callable '{attr}'")
-        return fn  # type: ignore[no-any-return]
-
-    def _module(self, where: str) -> Any:
-        if where.endswith(".py"):
-            path = (self.base_dir / where).resolve()
-            spec = importlib.util.spec_from_file_location(f"governor_agent_{path.stem}", path)
-            if spec is None or spec.loader is None or not path.is_file():
-                raise LookupError(f"no such file: {path}")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-        try:
-            return importlib.import_module(where)
-        except ModuleNotFoundError as exc:
-            raise LookupError(f"cannot import {where}: {exc}") from exc
+    def load(self, profile: Profile) -> object:
+        """The agent a profile names, imported once; raises ``LookupError`` when it cannot be
+        found or imported, or is neither callable nor a Runnable."""
+        if not profile.args:
+            raise LookupError("a python profile names its agent as args = ['module:name']")
+        agent = load_target(profile.args[0], folders=(self.base_dir,))
+        if not (callable(agent) or hasattr(agent, "ainvoke")):
+            raise LookupError(f"{profile.args[0]} is neither callable nor a Runnable")
+        return agent
 
     def run(
         self, prompt: str, profile: Profile, *, cwd: Path, env: Mapping[str, str]
     ) -> SpawnResult:
         redact = Redactor(env)
         try:
-            fn = self.load(profile)
+            agent = self.load(profile)
         except LookupError as exc:
             return classify(SpawnResult(ok=False, error=redact(str(exc)), spawn_errno="ENOENT"))
-        context = {
-            "cwd": str(cwd),
-            "model": profile.model,
-            "instructions": profile.instructions,
-            "env": {name: env[name] for name in profile.env if name in env},
-        }
-        box: dict[str, Any] = {}
+        context = agent_context(profile, cwd, env, current_call.get())
         started = time.monotonic()
-        thread = threading.Thread(target=_call, args=(fn, prompt, context, box), daemon=True)
-        thread.start()
+        outcome = _Outcome()
+        thread = run_in_context(lambda: outcome.call(agent, prompt, context), name="python-agent")
         thread.join(profile.timeout_s)
         duration = time.monotonic() - started
         if thread.is_alive():
+            outcome.cancel()
             return classify(
                 SpawnResult(
                     ok=False,
                     timed_out=True,
                     duration_s=duration,
-                    error=f"the callable ran past its {profile.timeout_s:g} s limit",
+                    error=f"the agent ran past its {profile.timeout_s:g} s limit",
                 )
             )
-        refused = box.get("refused")
-        if isinstance(refused, UpstreamUnavailable):
+        return outcome.result(redact, duration)
+
+
+def agent_context(
+    profile: Profile, cwd: Path, env: Mapping[str, str], call: CallInfo | None
+) -> AgentContext:
+    """The typed context an agent receives with its prompt."""
+    return {
+        "goal_id": call.goal_id if call else None,
+        "role": call.role if call else None,
+        "plan_id": call.plan_id if call else None,
+        "work_id": call.work_id if call else None,
+        "attempt": call.attempt if call else None,
+        "objective": call.objective if call else None,
+        "acceptance": list(call.acceptance) if call else [],
+        "cwd": str(cwd),
+        "model": profile.model,
+        "instructions": profile.instructions,
+        "env": {name: env[name] for name in profile.env if name in env},
+    }
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What one call came to, filled in by the thread that runs it."""
+
+    reply: object = None
+    replied: bool = False
+    error: BaseException | None = None
+    chat_model: bool = False
+    watch: Any = None
+    future: concurrent.futures.Future[Any] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def call(self, agent: object, prompt: str, context: AgentContext) -> None:
+        """Run the agent (in the caller's copied context); never raises."""
+        try:
+            from governor.exec import runnable  # noqa: PLC0415 - LangChain only when an agent runs
+
+            self.watch = runnable.Watch()
+            config = runnable.agent_config(self.watch, current_call.get())
+            runnable.enter(config)
+            if runnable.is_runnable(agent):
+                self.chat_model = runnable.is_chat_model(agent)
+                reply: Any = runnable.invoke(agent, prompt, context, config)  # type: ignore[arg-type]
+            else:
+                reply = agent(prompt, context)  # type: ignore[operator]
+            if inspect.isawaitable(reply):
+                reply = self._await(reply)
+            self.reply, self.replied = reply, True
+        except BaseException as exc:  # the agent's failure, whatever it is, is a result
+            self.error = exc
+
+    def _await(self, awaitable: Awaitable[Any]) -> Any:
+        async def run() -> Any:
+            return await awaitable
+
+        with self._lock:
+            self.future = asyncio.run_coroutine_threadsafe(run(), _loop())
+        return self.future.result()
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self.future is not None:
+                self.future.cancel()
+
+    def result(self, redact: Redactor, duration: float) -> SpawnResult:
+        if self.replied:
+            from governor.exec.runnable import reply_text  # noqa: PLC0415 - see call
+
+            text = reply_text(self.reply)
+            if text is not None:
+                return SpawnResult(ok=True, reply=redact(text), duration_s=duration)
+            error = (
+                f"the agent returned {type(self.reply).__name__}; return text, a dict or a message"
+            )
+            return classify(
+                SpawnResult(ok=False, error=error, duration_s=duration, evidence=UNKNOWN)
+            )
+        seen = self._seen()
+        refused = _refusal(self.error, seen)
+        if refused is not None:
             return classify(
                 SpawnResult(
                     ok=False,
-                    error=f"UpstreamUnavailable: the vendor answered HTTP {refused.status}",
+                    error=redact(
+                        f"{type(self.error).__name__}: the vendor answered HTTP {refused.status}"
+                    ),
                     vendor_status=refused.status,
                     retry_after_s=refused.retry_after_s,
                     duration_s=duration,
-                    evidence=exception_evidence(refused),
+                    evidence=exception_evidence(refused, seen),
                 )
             )
-        if "error" in box:
-            return classify(
-                SpawnResult(
-                    ok=False,
-                    error=tail(redact(box["error"])),
-                    duration_s=duration,
-                    evidence=UNKNOWN,
-                )
+        failure = self.error or RuntimeError("the agent ended without a reply")
+        return classify(
+            SpawnResult(
+                ok=False,
+                error=tail(redact(_last_line(failure))),
+                duration_s=duration,
+                evidence=UNKNOWN,
             )
-        reply = box["reply"]
-        text = reply if isinstance(reply, str) else json.dumps(reply)
-        return SpawnResult(ok=True, reply=redact(text), duration_s=duration)
+        )
+
+    def _seen(self) -> Seen:
+        if self.watch is None:
+            return NOT_WATCHED
+        effects, output = self.watch.seen(chat_model=self.chat_model)
+        return Seen(effects=effects, output=output)
 
 
-def _call(fn: Agent, prompt: str, context: dict[str, Any], box: dict[str, Any]) -> None:
+def _refusal(error: BaseException | None, seen: Seen) -> UpstreamUnavailable | None:
+    """The vendor refusal an exception reports: ``UpstreamUnavailable``, or a vendor SDK's
+    error carrying an HTTP ``status_code`` (its account of what happened is what the
+    harness saw)."""
+    if isinstance(error, UpstreamUnavailable):
+        return error
+    status = getattr(error, "status_code", None)
+    if error is None or isinstance(status, bool) or not isinstance(status, int):
+        return None
     try:
-        box["reply"] = fn(prompt, context)
-    except UpstreamUnavailable as exc:
-        box["refused"] = exc
-    except Exception as exc:
-        box["error"] = f"{type(exc).__name__}: {exc}"
+        return UpstreamUnavailable(
+            status, _retry_after(error), effects=seen.effects, output=seen.output
+        )
+    except ValueError:
+        return None
+
+
+def _retry_after(error: BaseException) -> float | None:
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _last_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+_loop_lock = threading.Lock()
+_shared_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    """The process's event loop for async agents, running in its own daemon thread."""
+    global _shared_loop  # noqa: PLW0603 - one loop per process, started on first use
+    with _loop_lock:
+        if _shared_loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, daemon=True, name="python-agents").start()
+            _shared_loop = loop
+        return _shared_loop

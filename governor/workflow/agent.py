@@ -44,6 +44,7 @@ from governor.core.decision import last_line
 from governor.core.events import Profile
 from governor.core.evidence import TRIES_LISTED, Evidence, Tries, TryOutcome
 from governor.core.proof import AgentAttemptProof, AgentProof
+from governor.exec.call import CallInfo, current_call, in_context
 from governor.exec.harness import Harness
 
 T = TypeVar("T")
@@ -74,6 +75,9 @@ class AgentCall:
     env: Mapping[str, str]
     profile_name: str | None = None
     """The profile's name in the goal, for messages (else ``agent``)."""
+    info: CallInfo | None = None
+    """What the call serves (goal, plan, item, attempt): set as ``current_call`` while the
+    harness runs, for the harnesses that pass it on (the python harness's context)."""
 
     @property
     def who(self) -> str:
@@ -245,7 +249,11 @@ def call_agent(
             else with_problems(call.prompt, last_problems)
         )
         used.append(prompt)
-        result = call.harness.run(prompt, call.profile, cwd=call.cwd, env=call.env)
+        token = current_call.set(call.info)
+        try:
+            result = call.harness.run(prompt, call.profile, cwd=call.cwd, env=call.env)
+        finally:
+            current_call.reset(token)
         if result.cost_usd is not None:
             costs.append(result.cost_usd)
         agent_try: _Try[T] = _Try(result, None, ())
@@ -285,9 +293,10 @@ def call_agent(
 def fan_out(
     calls: Sequence[Callable[[], T]], *, max_workers: int | None = None
 ) -> list[T | BaseException]:
-    """Run calls in parallel threads; each result or exception in order (nothing is lost)."""
+    """Run calls in parallel threads (each in a copy of the caller's context); each result
+    or exception in order (nothing is lost)."""
     with ThreadPoolExecutor(max_workers=max_workers or max(1, len(calls))) as pool:
-        futures = [pool.submit(fn) for fn in calls]
+        futures = [pool.submit(in_context(fn)) for fn in calls]
         out: list[T | BaseException] = []
         for future in futures:
             error = future.exception()

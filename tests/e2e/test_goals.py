@@ -340,3 +340,68 @@ def test_doctor_names_a_missing_binary_in_one_line_then_passes(project: Project)
     assert "ok: goal.json:w" in missing.stdout
     project.script("plan-agent", 'echo "plan-agent 1.0"\n')
     assert project.gov("doctor", "goal.json").returncode == 0
+
+
+PYTHON_AGENTS = """
+import json
+
+def plan(prompt, context):
+    if "asked now: milestone" in prompt:
+        return {"decision": "complete", "rationale": "done"}
+    return {"decision": "apply", "rationale": "r", "work": [
+        {"key": "a", "title": "a", "objective": "do a", "acceptance": ["a works"]}]}
+
+async def work(prompt, context):
+    return {"status": "done", "summary": f"{context['work_id']} attempt {context['attempt']}",
+            "acceptance": [{"criterion": c, "status": "satisfied"} for c in context["acceptance"]]}
+"""
+
+
+def python_goal(project: Project, agents: str) -> Path:
+    """A goal file in ``goals/`` whose agents are ``pyagents.team:…`` beside it (no PYTHONPATH)."""
+    folder = project.root / "goals" / "pyagents"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    (folder / "team.py").write_text(agents)
+    path = project.root / "goals" / "py.json"
+    profile = {"harness": "python", "max_attempts": 1, "timeout_s": 60}
+    path.write_text(
+        json.dumps(
+            {
+                "id": "py",
+                "title": "python agents",
+                "objective": "o",
+                "planner": "p",
+                "worker": "w",
+                "profiles": {
+                    "p": {**profile, "args": ["pyagents.team:plan"]},
+                    "w": {**profile, "args": ["pyagents.team:work"]},
+                },
+            }
+        )
+    )
+    return path
+
+
+def test_python_agents_beside_the_goal_file_import_and_drive_a_goal(project: Project) -> None:
+    python_goal(project, PYTHON_AGENTS)
+    checked = project.gov("doctor", "goals/py.json")
+    assert checked.returncode == 0, checked.stdout
+    assert "ok: goals/py.json:p: " in checked.stdout
+    assert "imports" in checked.stdout
+    assert project.gov("new", "goals/py.json").returncode == 0
+    ran = project.gov("run", "py")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert project.status("py")["status"] == "succeeded"
+    finished = next(e for e in project.events("py") if e["type"] == "attempt.finished")
+    assert (finished["outcome"], finished["reason"]) == ("succeeded", "p1-a attempt 1")
+
+
+def test_doctor_imports_python_agents_for_real(project: Project) -> None:
+    python_goal(
+        project, "def plan(prompt, context):\n    return 1 / 0\n\nimport no_such_dependency_xyz\n"
+    )
+    checked = project.gov("doctor", "goals/py.json")
+    assert checked.returncode == 8
+    assert "missing: goals/py.json:p: cannot import" in checked.stdout
+    assert "no_such_dependency_xyz" in checked.stdout

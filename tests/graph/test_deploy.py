@@ -371,4 +371,4 @@ def test_answering_a_goal_with_no_question_is_refused(project: Project) -> None:
 def test_a_wait_or_a_question_the_goal_moved_past_returns_to_assess(project: Project) -> None:
     nodes = _Nodes(GraphSettings(store=url(project), workdir=project.root, env=dict(os.environ)))
     assert nodes.wait({"goal_id": "g"}) == {}  # a new goal plans: nothing to wait for
-    assert nodes.ask({"goal_id": "g"}, Runtime(context=None)) == {}  # nor anything to ask
+    assert nodes.ask({"goal_id": "g"}, Runtime(context={})) == {}  # nor anything to ask
