@@ -24,7 +24,7 @@ LAYERS: Final[tuple[tuple[str, ...], ...]] = (
     ("render",),  # every --json shape and every text
     ("graph",),  # LangGraph: the planning graph and its deployment
     ("demo", "ui"),  # the demo scenarios; the read-only web UI
-    ("cli",),  # the governor command
+    ("cli", "api"),  # the governor command; the Python API (governor.Goal)
 )
 """Bottom to top. A unit may import itself and any unit of a lower layer, nothing else."""
 
@@ -33,9 +33,22 @@ FACADE: Final = "governor"
 the units its names come from; importing one of its names counts as importing that unit."""
 
 FACADE_NAMES: Final[dict[str, str]] = {
+    "AgentContext": "exec",
+    "CommandRefusedError": "errors",
+    "Goal": "api",
+    "GoalStatus": "api",
+    "GovernorError": "errors",
+    "GovernorRunError": "graph",
+    "InputError": "errors",
     "MAX_UNCHARGED_REPLANS": "core",
+    "NotFoundError": "errors",
     "Policy": "core",
+    "Question": "core",
+    "RunResult": "api",
     "UpstreamUnavailable": "exec",
+    "instrument": "drive",
+    "planning_graph": "graph",
+    "uninstrument": "drive",
 }
 """The facade's names and the unit each comes from (``__version__`` is its own)."""
 

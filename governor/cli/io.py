@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,13 +32,6 @@ def json_line(obj: Any) -> None:
 def progress(message: str) -> None:
     """One live progress line on stderr, stamped with the wall-clock time."""
     err(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}")
-
-
-def default_actor() -> str:
-    try:
-        return f"operator:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "operator:unknown"
 
 
 @contextmanager

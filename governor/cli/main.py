@@ -8,13 +8,16 @@ maps the outcome to an exit code from ``governor.cli.exit_codes``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from governor import __version__
 from governor.cli import agents, demo, goals, history, operator, service, tuning, ui
 from governor.cli.exit_codes import ExitCode, exit_code_for
-from governor.cli.io import default_actor, err
+from governor.cli.io import err
+from governor.drive.goals import default_actor
+from governor.drive.spans import instrument_from
 from governor.errors import GovernorError
 
 Command = Callable[[argparse.Namespace], int]
@@ -64,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.actor = getattr(args, "actor", None) or default_actor()
     func: Command = args.func
     try:
+        instrument_from(os.environ)
         return int(func(args))
     except GovernorError as exc:
         err(f"error: {exc}")

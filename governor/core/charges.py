@@ -104,11 +104,32 @@ def describe(event: RunEvent) -> str:
         if tries and tries.last_error:
             notes.append(f"last error: {tries.last_error}")
         return f"{what} ({'; '.join(['charged', *notes])})"
-    outcome = event.outcome if isinstance(event, AttemptFinished) else "failed"
-    free = is_uncharged(outcome, event.failure_class, event.evidence)
-    head = ", ".join(filter(None, (event.failure_class, "not charged" if free else "charged")))
+    outcome = run_outcome(event)
+    charged = "charged" if is_charged(event) else "not charged"
+    head = ", ".join(filter(None, (event.failure_class, charged)))
     error = last_line(event.error, "")
     return f"{outcome} ({'; '.join([head, *notes])})" + (f": {error[:160]}" if error else "")
+
+
+def run_outcome(event: RunEvent) -> str:
+    """What a finished run came to: ``proposed``, ``failed`` or an attempt's outcome."""
+    if isinstance(event, PlanProposed):
+        return "proposed"
+    return event.outcome if isinstance(event, AttemptFinished) else "failed"
+
+
+def is_charged_run(
+    outcome: str, failure_class: FailureClass | None, evidence: Evidence | None
+) -> bool:
+    """Whether a finished run was charged: a proposal always is; anything else unless the
+    gate frees it (``is_uncharged``, the one definition)."""
+    return outcome == "proposed" or not is_uncharged(outcome, failure_class, evidence)
+
+
+def is_charged(event: RunEvent) -> bool:
+    """Whether the run an event finished was charged."""
+    failure_class = None if isinstance(event, PlanProposed) else event.failure_class
+    return is_charged_run(run_outcome(event), failure_class, event.evidence)
 
 
 def event_succeeded(event: RunEvent) -> bool:

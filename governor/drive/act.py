@@ -15,7 +15,19 @@ from collections.abc import Callable
 from typing import Protocol, assert_never
 
 from governor.core.decision import Decision
-from governor.core.route import Accept, Action, Apply, Ask, Dispatch, Plan, Stop, Wait, route
+from governor.core.route import (
+    Accept,
+    Action,
+    Apply,
+    Ask,
+    Dispatch,
+    Plan,
+    Stop,
+    Wait,
+    name_of,
+    route,
+)
+from governor.drive.spans import span
 
 
 class Actor(Protocol):
@@ -45,7 +57,14 @@ class Actor(Protocol):
 
 def act(actor: Actor, action: Action) -> bool:
     """Perform one action; True when the goal should be decided again, False when the
-    drive ends here (a stop, or a wait the actor will not sit through)."""
+    drive ends here (a stop, a wait the actor will not sit through, a question nobody
+    answers). Each is a ``governor.step`` span when spans are on (``drive.spans``)."""
+    with span("step", {"action": name_of(action)}):
+        return perform(actor, action)
+
+
+def perform(actor: Actor, action: Action) -> bool:
+    """``act`` without its span: the simulator's actions are a model's, not a run's."""
     match action:
         case Plan():
             actor.plan(action)
@@ -73,7 +92,7 @@ def follow(
     decision = decide()
     action = route(decision)
     for _ in range(max_steps):
-        if not act(actor, action):
+        if not perform(actor, action):
             break
         decision = decide()
         action = route(decision)

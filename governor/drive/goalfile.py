@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import sys
 import tomllib
 import uuid
 from collections.abc import Mapping
@@ -89,7 +90,11 @@ def _python_target(arg: str, base: Path) -> str | None:
     module, sep, attr = arg.rpartition(":")
     if not sep or not module or module.endswith(".py") or "/" in module:
         return None
-    if importlib.util.find_spec(module.split(".")[0]) is not None:
+    top = module.split(".")[0]
+    try:
+        if top in sys.modules or importlib.util.find_spec(top) is not None:
+            return None
+    except (ImportError, ValueError):  # a name find_spec cannot look up: leave it as given
         return None
     path = module_file(module, (base,))
     return f"{path}:{attr}" if path else None

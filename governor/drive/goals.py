@@ -11,6 +11,7 @@ Rules:
 
 from __future__ import annotations
 
+import getpass
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
 from governor.drive.goalfile import goal_from_file
 from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
+from governor.drive.spans import span
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 from governor.exec.harness import harness_for
 from governor.store.base import EventStore
@@ -36,6 +38,14 @@ from governor.store.base import EventStore
 Outcome = Literal["stopped", "waiting", "review", "steps"]
 """How a drive ended: the goal stopped, must wait longer than the drive sleeps, awaits a
 review, or the step limit was reached."""
+
+
+def default_actor() -> str:
+    """Who an operator is when nobody says: ``operator:<login name>``."""
+    try:
+        return f"operator:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "operator:unknown"
 
 
 def load(store: EventStore, goal_id: str) -> GoalView:
@@ -153,6 +163,11 @@ def tick(
 
     ``on_decision`` is told of the decision acted on and its action, before it is done.
     """
+    with span("goal", {"goal_id": goal_runner.goal_id}):
+        return _tick(goal_runner, on_decision)
+
+
+def _tick(goal_runner: Runner, on_decision: Callable[[Decision, Action], None] | None) -> RunReport:
     goal_runner.acquire()
     try:
         goal_runner.refresh()

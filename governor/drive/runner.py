@@ -37,6 +37,7 @@ from governor.core.events import Event, Profile
 from governor.core.route import Accept, Apply, Ask, Dispatch, Plan, Wait
 from governor.core.view import WorkState, fold, project
 from governor.drive.append import Build, append_built
+from governor.drive.spans import record_event, record_run, span
 from governor.errors import CommandRefusedError, LeaseError
 from governor.exec.call import CallInfo, in_context
 from governor.exec.harness import Harness, harness_for
@@ -241,10 +242,15 @@ class Runner:
             objective=created.objective,
             acceptance=created.acceptance,
         )
-        run = run_planner(
-            self._call("planner", created.planner, prompt, info), self.view, runtime=self.runtime
-        )
-        events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
+        with span("agent", info.metadata()) as current:
+            run = run_planner(
+                self._call("planner", created.planner, prompt, info),
+                self.view,
+                runtime=self.runtime,
+            )
+            events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
+            if events and isinstance(events[-1], RunEvent):
+                record_event(current, events[-1])
         if events:
             self.progress(f"plan {plan_id}: {_describe(events[-1])}")
 
@@ -342,11 +348,14 @@ class Runner:
                 objective=item.spec.objective,
                 acceptance=item.spec.acceptance,
             )
-        return run_worker(
-            self._call(f"worker:{work_id}", profile, prompt, info),
-            item.spec.acceptance,
-            runtime=self.runtime,
-        )
+        with span("agent", info.metadata()) as current:
+            run = run_worker(
+                self._call(f"worker:{work_id}", profile, prompt, info),
+                item.spec.acceptance,
+                runtime=self.runtime,
+            )
+            record_run(current, run.outcome, run.failure_class, run.outcome_evidence)
+        return run
 
     def reprobe(self, decision: Decision) -> bool:
         """Clear an environment stop whose missing binary is now on PATH; True if cleared."""

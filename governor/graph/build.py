@@ -15,12 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Final, TypedDict
 
+from langchain_core.callbacks import Callbacks
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from langgraph.graph import END, START, StateGraph
 
 from governor.core.route import ACTING, Action, Ask, Stop, Wait, name_of, route
 from governor.drive.act import act
 from governor.drive.goals import Outcome, RunReport
 from governor.drive.runner import Runner
+from governor.drive.spans import span
 
 NODES: Final = (
     *(cls.__name__.lower() for cls in ACTING),
@@ -84,28 +88,68 @@ def build_graph(runner: Runner, *, max_steps: int = 10_000) -> Any:
     return graph.compile()
 
 
-def stream(runner: Runner, *, max_steps: int = 10_000) -> Iterator[tuple[str, GraphState]]:
+def run_config(
+    goal_id: str, max_steps: int, callbacks: Callbacks = None, config: RunnableConfig | None = None
+) -> RunnableConfig:
+    """A run's LangGraph config: the caller's, its callbacks, the goal id as metadata (so
+    tracers file the run under its goal) and room for ``max_steps`` steps."""
+    ours: RunnableConfig = {
+        "metadata": {"goal_id": goal_id},
+        "run_name": f"governor {goal_id}",
+        "recursion_limit": 2 * max_steps + 10,
+    }
+    if callbacks is not None:
+        ours["callbacks"] = callbacks
+    return merge_configs(ours, config)
+
+
+def stream(
+    runner: Runner,
+    *,
+    max_steps: int = 10_000,
+    callbacks: Callbacks = None,
+    config: RunnableConfig | None = None,
+) -> Iterator[tuple[str, GraphState]]:
     """Run the graph until the goal stops or must wait; yields each node's update."""
     graph = build_graph(runner, max_steps=max_steps)
-    config = {"recursion_limit": 2 * max_steps + 10}
     updates: Iterator[dict[str, GraphState | None]] = graph.stream(
-        {"steps": 0}, config=config, stream_mode="updates"
+        {"steps": 0},
+        config=run_config(runner.goal_id, max_steps, callbacks, config),
+        stream_mode="updates",
     )
     for update in updates:
         for node, state in update.items():
             yield node, state or {}
 
 
-def run(runner: Runner, *, max_steps: int = 10_000) -> RunReport:
+def run(
+    runner: Runner,
+    *,
+    max_steps: int = 10_000,
+    callbacks: Callbacks = None,
+    config: RunnableConfig | None = None,
+) -> RunReport:
     """Drive the goal with the graph until it stops or must wait longer than the runner's
-    ``max_wait_s``, holding its lease throughout."""
-    runner.acquire()
-    try:
-        outcome: Outcome = "stopped"
-        steps = 0
-        for node, state in stream(runner, max_steps=max_steps):
-            steps += node == "assess"
-            outcome = state.get("outcome", outcome)
-        return RunReport(runner.decide(with_ledger=True), outcome, steps, runner.title)
-    finally:
-        runner.release()
+    ``max_wait_s``, holding its lease throughout.
+
+    Args:
+        runner: the goal's runner.
+        max_steps: steps before the run ends with outcome ``steps``.
+        callbacks: LangChain callbacks (a tracer, a handler) for the run and every agent
+            call in it.
+        config: a LangGraph/LangChain run config merged under governor's (its tags,
+            metadata, callbacks, ``recursion_limit``).
+    """
+    with span("goal", {"goal_id": runner.goal_id}):
+        runner.acquire()
+        try:
+            outcome: Outcome = "stopped"
+            steps = 0
+            for node, state in stream(
+                runner, max_steps=max_steps, callbacks=callbacks, config=config
+            ):
+                steps += node == "assess"
+                outcome = state.get("outcome", outcome)
+            return RunReport(runner.decide(with_ledger=True), outcome, steps, runner.title)
+        finally:
+            runner.release()

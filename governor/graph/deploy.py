@@ -53,6 +53,7 @@ from governor.drive import goals
 from governor.drive.act import act
 from governor.drive.goalfile import goal_from_mapping, profiles_from_file
 from governor.drive.runner import Runner, RunnerSettings, holder_id
+from governor.drive.spans import instrument_from
 from governor.errors import GovernorError, InputError, LeaseError
 from governor.graph.build import NODES, node_of
 from governor.render.records import decision_record
@@ -390,6 +391,7 @@ def make_graph(config: Mapping[str, Any] | None = None) -> Any:
         )
     try:
         settings = GraphSettings.from_env(os.environ)
+        instrument_from(os.environ)
     except GovernorError as exc:
         raise GovernorRunError(exc) from exc
     return build_deploy_graph(settings)

@@ -23,6 +23,7 @@ from typing import IO, Any, Final
 
 import orjson
 
+from governor.core.charges import is_charged_run
 from governor.core.decision import Decision, stamp
 from governor.core.events import (
     AttemptContinued,
@@ -34,7 +35,7 @@ from governor.core.events import (
     PlanProposed,
     PlanRequested,
 )
-from governor.core.evidence import Evidence, FailureClass, is_uncharged
+from governor.core.evidence import Evidence, FailureClass
 from governor.core.route import Action, acts, name_of
 from governor.exec.environment import Redactor
 
@@ -180,7 +181,7 @@ class Observation:
         key: str,
     ) -> None:
         """One finished agent run: a count, and a log line with its class, rule and charge."""
-        charged = outcome == "proposed" or not is_uncharged(outcome, cls, evidence)
+        charged = is_charged_run(outcome, cls, evidence)
         started = self._started.pop((event.goal_id, key), None)
         family = "governor_planner_calls_total" if role == "planner" else "governor_attempts_total"
         labels = {"outcome": outcome, "class": cls or "none"}

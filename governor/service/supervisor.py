@@ -33,6 +33,7 @@ from typing import Final
 
 from governor.clock import utc_now
 from governor.drive.runner import HarnessFactory, holder_id
+from governor.drive.spans import instrument_from
 from governor.errors import InputError
 from governor.exec.harness import harness_for
 from governor.registry import ServiceError
@@ -181,6 +182,7 @@ def _serve_here(
 def worker_process(settings: ServiceSettings, index: int, reports: Queue[Report]) -> None:
     """The body of one worker process (started by ``serve`` with the spawn method)."""
     os.setpgrp()  # a terminal's Ctrl-C goes to the supervisor, which forwards one SIGTERM
+    instrument_from(settings.env)  # a spawned process starts without the parent's spans
     parent = os.getppid()
     stopping = threading.Event()
     counters = Counters()

@@ -26,3 +26,4 @@ def test_the_wheel_holds_the_style_sheet_the_script_and_the_icon(tmp_path: Path)
         assert f"governor/ui/static/{asset}" in names
         packaged = zipfile.ZipFile(wheel).read(f"governor/ui/static/{asset}")
         assert packaged == (ROOT / "governor" / "ui" / "static" / asset).read_bytes()
+    assert "governor/py.typed" in names  # the API is typed for its users (docs/api.md)
