@@ -308,7 +308,13 @@ def test_a_goal_given_as_input_is_created_with_the_deployments_profiles(
     with SqliteEventStore(project.root / "governor.db") as store:
         profiles = goals.load(store, "g").created.profiles  # type: ignore[union-attr]
     compiled = graph(project, profiles=profiles, max_wait_s=60)
-    spec = {"id": "g2", "title": "Another", "objective": "Do it.", "acceptance": ["it is done"]}
+    spec = {
+        "id": "g2",
+        "title": "Another",
+        "objective": "Do it.",
+        "acceptance": ["it is done"],
+        "policy": {"upstream_backoff": FAST},
+    }
     final = compiled.invoke({"goal": {**spec, "planner": "planner", "worker": "worker"}})
     assert (final["goal_id"], final["decision"]["status"]) == ("g2", "succeeded")
     with pytest.raises(GovernorRunError, match="profiles come from the deployment") as caught:
