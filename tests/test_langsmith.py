@@ -105,7 +105,7 @@ class FakeLangSmith:
                     "."
                 )
                 run_id, _, field = rest.partition(".")
-                value = json.loads(part.get_payload(decode=True))
+                value = json.loads(bytes(part.get_payload(decode=True)))  # type: ignore[arg-type]
                 run = runs.setdefault(run_id, {})
                 if kind == "post" and not field:
                     run.update(value)
