@@ -8,13 +8,11 @@ import re
 import subprocess
 import sys
 import textwrap
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -23,6 +21,7 @@ from pydantic import BaseModel
 import governor
 from governor.errors import CommandRefusedError, GoalFileError, NotFoundError
 from governor.store.sqlite import SqliteEventStore
+from tests.callbacks import Runs
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "api.md"
@@ -199,37 +198,12 @@ def test_a_goal_file_path_is_a_spec(tmp_path: Path) -> None:
         assert goal.step().status in ("ready", "running")  # one step: the plan is proposed
 
 
-class Runs(BaseCallbackHandler):
-    """Every chain and chat-model run the callbacks see."""
-
-    def __init__(self) -> None:
-        self.runs: dict[Any, tuple[str, Any, dict[str, Any]]] = {}
-        self.lock = threading.Lock()
-
-    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
-        self._add(kw.get("name") or "chain", kw)
-
-    def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
-        self._add("chat_model", kw)
-
-    def _add(self, name: str, kw: dict[str, Any]) -> None:
-        with self.lock:
-            self.runs[kw["run_id"]] = (name, kw.get("parent_run_id"), kw.get("metadata") or {})
-
-    def ancestry(self, run_id: Any) -> list[str]:
-        names = []
-        while run_id is not None:
-            name, run_id, _ = self.runs[run_id]
-            names.append(name)
-        return names
-
-
 def test_callbacks_given_to_run_reach_every_agents_model_call_with_its_ids(
     goal: governor.Goal,
 ) -> None:
     runs = Runs()
     goal.run(callbacks=[runs], config={"tags": ["api-test"]})
-    models = {rid: meta for rid, (name, _, meta) in runs.runs.items() if name == "chat_model"}
+    models = runs.models()
     assert len(models) == 3  # plan, work, complete
     for run_id, meta in models.items():
         chain = runs.ancestry(run_id)

@@ -235,13 +235,7 @@ class Runner:
         prompt = planner_prompt(self.view, trigger, self.clock())
         created = self.view.created
         assert created is not None
-        info = CallInfo(
-            self.goal_id,
-            "planner",
-            plan_id=plan_id,
-            objective=created.objective,
-            acceptance=created.acceptance,
-        )
+        info = CallInfo.of_planner(created, plan_id)
         with span("agent", info.metadata()) as current:
             run = run_planner(
                 self._call("planner", created.planner, prompt, info),
@@ -338,16 +332,7 @@ class Runner:
             item: WorkState = self.view.work[work_id]
             prompt = worker_prompt(self.view, item)
             profile = item.spec.profile
-            info = CallInfo(
-                self.goal_id,
-                "worker",
-                plan_id=item.plan_id,
-                work_id=work_id,
-                attempt=item.attempt,
-                run_id=run_id,
-                objective=item.spec.objective,
-                acceptance=item.spec.acceptance,
-            )
+            info = CallInfo.of_worker(self.goal_id, item, run_id)
         with span("agent", info.metadata()) as current:
             run = run_worker(
                 self._call(f"worker:{work_id}", profile, prompt, info),

@@ -22,6 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, ParamSpec, TypedDict, TypeVar
 
+from governor.core.events import GoalCreated
+from governor.core.view import WorkState
+
 P = ParamSpec("P")
 T = TypeVar("T")
 Role = Literal["planner", "worker"]
@@ -41,6 +44,31 @@ class CallInfo:
     """The goal's objective for the planner; the item's for a worker."""
     acceptance: tuple[str, ...] = ()
     """The goal's criteria for the planner; the item's for a worker."""
+
+    @classmethod
+    def of_planner(cls, created: GoalCreated, plan_id: str) -> CallInfo:
+        """The call of the planner asked for plan ``plan_id``."""
+        return cls(
+            created.goal_id,
+            "planner",
+            plan_id=plan_id,
+            objective=created.objective,
+            acceptance=created.acceptance,
+        )
+
+    @classmethod
+    def of_worker(cls, goal_id: str, item: WorkState, run_id: str) -> CallInfo:
+        """The call of an item's worker, for its current attempt."""
+        return cls(
+            goal_id,
+            "worker",
+            plan_id=item.plan_id,
+            work_id=item.work_id,
+            attempt=item.attempt,
+            run_id=run_id,
+            objective=item.spec.objective,
+            acceptance=item.spec.acceptance,
+        )
 
     def metadata(self) -> dict[str, str | int]:
         """The ids as tracing metadata (LangSmith, LangChain callbacks, OpenTelemetry)."""

@@ -11,7 +11,7 @@ Rules (SPEC §8; ``docs/deployment.md``, ``docs/api.md``):
       acting node is one step under the goal's lease (``goals.tick``: take it, decide on
       the fresh view, act once, release), then back to ``assess``. Between nodes the
       lease is free, so ``governor serve`` workers and operators may act on the goal too.
-    * ``wait`` and ``ask`` act (``governor.drive.act``) on a ``GraphActor``: a wait the
+    * ``wait`` and ``ask`` act (``governor.drive.act``) on a ``GraphActor`` (``asking``): a wait the
       graph will not sit through (a server never sleeps: ``max_wait_s`` 0) ends the run
       with ``outcome`` ``waiting`` and ``wake_at``; a question is LangGraph's
       ``interrupt()``, and ``Command(resume=answer)`` records the answer with the
@@ -41,27 +41,23 @@ from typing import Any, Final, ParamSpec
 from langgraph.graph import END, START, StateGraph
 from langgraph.managed import RemainingSteps
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from governor.clock import utc_now
 from governor.core.decision import stamp
 from governor.core.events import Profile
-from governor.core.question import Question, question
-from governor.core.route import Accept, Apply, Ask, Dispatch, Plan, Stop, Wait, route
+from governor.core.route import Ask, Stop, Wait, route
 from governor.drive import goals
 from governor.drive.act import act
 from governor.drive.goalfile import goal_from_mapping, profiles_from_file
 from governor.drive.runner import Runner, RunnerSettings, holder_id
 from governor.drive.spans import instrument_from
 from governor.errors import GovernorError, InputError, LeaseError
+from governor.graph.asking import DEFAULT_ACTOR, GraphActor
 from governor.graph.build import NODES, node_of
 from governor.render.records import decision_record
 from governor.store.base import EventStore
 from governor.store.url import open_store
-
-DEFAULT_ACTOR: Final = "operator:langgraph"
-"""Who answered a question, when the run's context does not say."""
 
 
 class GoalInput(TypedDict, total=False):
@@ -141,78 +137,6 @@ class GraphSettings:
         profiles_file = environ.get("GOVERNOR_PROFILES")
         profiles = profiles_from_file(workdir / profiles_file) if profiles_file else {}
         return cls(store=store, workdir=workdir, env=dict(environ), profiles=profiles)
-
-
-class GraphActor:
-    """The actor of the graph's ``wait`` and ``ask`` nodes (``governor.drive.act``): the
-    runner's actions, a wait bounded by ``max_wait_s``, and questions put to a person
-    through ``interrupt()``."""
-
-    def __init__(self, runner: Runner, actor: str = DEFAULT_ACTOR) -> None:
-        self.runner, self.actor = runner, actor
-
-    def plan(self, action: Plan) -> None:
-        self.runner.plan(action)
-
-    def apply(self, action: Apply) -> None:
-        self.runner.apply(action)
-
-    def dispatch(self, action: Dispatch) -> None:
-        self.runner.dispatch(action)
-
-    def accept(self, action: Accept) -> None:
-        self.runner.accept(action)
-
-    def wait(self, action: Wait) -> bool:
-        return self.runner.wait(action)
-
-    def ask(self, action: Ask) -> bool:
-        """Interrupt with the question; record the answer ``Command(resume=…)`` brings."""
-        asked = question(self.runner.view, self.runner.decide())
-        if asked is None:
-            return True  # answered meanwhile: decide again
-        text, actor = answer_of(interrupt(question_record(asked)), self.actor)
-        goals.answer(self.runner.store, asked.goal_id, text, actor=actor)
-        return True
-
-
-def question_record(asked: Question) -> dict[str, Any]:
-    """The interrupt's value: the question and the ids it concerns, as JSON."""
-    words = (
-        ["work", "retry", asked.goal_id, asked.work_id]
-        if asked.work_id
-        else ["resume", asked.goal_id]
-    )
-    return {
-        "goal_id": asked.goal_id,
-        "asker": asked.asker,
-        "question": asked.text,
-        "work_id": asked.work_id,
-        "plan_id": asked.plan_id,
-        "attempt": asked.attempt,
-        "answer_with": " ".join(["governor", *words, "--reason", "ANSWER"]),
-        "description": asked.text,
-    }
-
-
-def answer_of(value: Any, default_actor: str) -> tuple[str, str]:
-    """The answer text and who gave it, from a resume value.
-
-    Accepted: a string; ``{"answer": str, "actor"?: str}``; an Agent Inbox response
-    ``{"type": "response", "args": str}``, or a list holding one.
-    """
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if isinstance(value, str):
-        return value, default_actor
-    if isinstance(value, dict):
-        text = value.get("answer", value.get("args") if value.get("type") == "response" else None)
-        actor = value.get("actor", default_actor)
-        if isinstance(text, str) and isinstance(actor, str):
-            return text, actor
-    raise InputError(
-        'answer a question with Command(resume="…") or {"answer": "…", "actor": "operator:…"}'
-    )
 
 
 class _Nodes:

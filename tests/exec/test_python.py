@@ -7,14 +7,12 @@ import json
 import os
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -24,6 +22,7 @@ from governor.core.events import Profile
 from governor.core.evidence import passes_gate
 from governor.exec.call import CallInfo, current_call
 from governor.exec.python import PythonHarness
+from tests.callbacks import Runs
 from tests.fakevendor import scenario as sc
 from tests.fakevendor.clis import FAKE_ANTHROPIC_KEY
 from tests.fakevendor.server import FakeVendor
@@ -280,28 +279,8 @@ def test_a_fake_chat_model_replies_through_the_protocol(tmp_path: Path) -> None:
     assert reply(run(tmp_path, "chat")) == {"status": "done", "summary": "from a chat model"}
 
 
-class Recorder(BaseCallbackHandler):
-    """Every run the callbacks see: (name, run_id, parent_run_id, metadata)."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[str, Any, Any, dict[str, Any]]] = []
-        self.lock = threading.Lock()
-
-    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
-        self._add(kw.get("name") or "chain", kw)
-
-    def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
-        self._add("chat_model", kw)
-
-    def _add(self, name: str, kw: dict[str, Any]) -> None:
-        with self.lock:
-            self.runs.append(
-                (name, kw["run_id"], kw.get("parent_run_id"), kw.get("metadata") or {})
-            )
-
-
 def test_the_callers_trace_reaches_the_agents_model_call_with_the_ids(tmp_path: Path) -> None:
-    recorder = Recorder()
+    runs = Runs()
     h = harness(tmp_path)
     profile = Profile(harness="python", args=("agents.py:chat",))
 
@@ -312,16 +291,10 @@ def test_the_callers_trace_reaches_the_agents_model_call_with_the_ids(tmp_path: 
         finally:
             current_call.reset(token)
 
-    RunnableLambda(parent, name="caller").invoke("hi", {"callbacks": [recorder]})
-    by_id = {run_id: (name, parent_id, meta) for name, run_id, parent_id, meta in recorder.runs}
-    [model] = [(rid, v) for rid, v in by_id.items() if v[0] == "chat_model"]
-    chain, node = [], model[0]
-    while node is not None:
-        chain.append(by_id[node][0])
-        node = by_id[node][1]
-    assert chain[0] == "chat_model"
-    assert chain[-1] == "caller"
-    assert {"goal_id": "g", "role": "planner", "plan_id": "p1"}.items() <= model[1][2].items()
+    RunnableLambda(parent, name="caller").invoke("hi", {"callbacks": [runs]})
+    [(model, metadata)] = runs.models().items()
+    assert runs.ancestry(model)[-1] == "caller"
+    assert {"goal_id": "g", "role": "planner", "plan_id": "p1"}.items() <= metadata.items()
 
 
 @pytest.fixture

@@ -7,9 +7,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +87,9 @@ def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 
 def test_langgraph_json_names_a_factory_configured_by_the_deployment(
-    project: Project, monkeypatch: pytest.MonkeyPatch
+    cooling: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    project = cooling
     spec = json.loads((ROOT / "langgraph.json").read_text())
     assert spec["dependencies"] == ["."]  # the package is installed, so a module path works
     module, _, name = spec["graphs"]["governor"].partition(":")
@@ -140,34 +139,49 @@ def test_invoke_drives_a_goal_through_an_outage_to_success_and_the_store_keeps_i
     assert len(events(project)) == len(stored)
 
 
-def wait_until(stamp: str) -> None:
-    """Block until the wall clock has passed ``stamp`` (a condition, not a speed)."""
-    until = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    deadline = time.monotonic() + 60
-    while datetime.now(UTC) <= until:
-        assert time.monotonic() < deadline, f"the clock never passed {stamp}"
-        time.sleep(0.02)
+@pytest.fixture
+def cooling(tmp_path: Path) -> Project:
+    """A planner refused by its vendor once: a 30 s cooldown (long: no run gets past it)."""
+    return project_with(
+        tmp_path,
+        [planner_script([OUTAGE, {"reply": plan("a")}, {"reply": COMPLETE}])],
+        upstream_backoff={"initial_s": 30, "factor": 1, "max_s": 30},
+    )
+
+
+@pytest.fixture
+def plain(tmp_path: Path) -> Project:
+    """A goal of one item that goes through without a hitch."""
+    return project_with(
+        tmp_path,
+        [
+            planner_script([{"reply": plan("a")}, {"reply": COMPLETE}]),
+            worker_script("a", [{"reply": done("a")}]),
+        ],
+    )
 
 
 def test_a_server_run_never_sleeps_a_wait_it_ends_with_the_wake_up_time(
-    project: Project,
+    cooling: Project, saver: Any
 ) -> None:
-    final = graph(project).invoke({"goal_id": "g"})  # max_wait_s 0, as on a server
-    assert final["outcome"] == "waiting"
-    assert final["decision"]["status"] == "waiting"
-    assert final["wake_at"] == final["decision"]["not_before"] is not None
-
-
-def test_two_runs_on_one_thread_make_progress(project: Project, saver: Any) -> None:
-    compiled = graph(project, checkpointer=saver)
+    compiled = graph(cooling, checkpointer=saver)  # max_wait_s 0, as on a server
     first = compiled.invoke({"goal_id": "g"}, thread())
-    assert first["outcome"] == "waiting"  # the planner's outage: a cooldown to wait out
-    wait_until(first["wake_at"])
-    second = compiled.invoke({"goal_id": "g"}, thread())
+    assert (first["outcome"], first["decision"]["status"]) == ("waiting", "waiting")
+    assert first["wake_at"] == first["decision"]["not_before"] is not None
+    again = compiled.invoke({"goal_id": "g"}, thread())  # a re-run decides anew: still cooling
+    assert (again["outcome"], again["wake_at"]) == ("waiting", first["wake_at"])
+    assert [e.type for e in events(cooling)].count("plan.requested") == 1
+
+
+def test_two_runs_on_one_thread_make_progress(plain: Project, saver: Any) -> None:
+    compiled = graph(plain, checkpointer=saver)
+    first = compiled.invoke({"goal_id": "g"}, {**thread(), "recursion_limit": 6})
+    assert (first["outcome"], first["decision"]["status"]) == ("steps", "ready")  # out of steps
+    second = compiled.invoke({"goal_id": "g"}, thread())  # the same thread goes on
     assert (second["outcome"], second["decision"]["status"]) == ("stopped", "succeeded")
-    assert second["wake_at"] is None
     third = compiled.invoke({"goal_id": "g"}, thread())  # an ended goal ends at once
-    assert third["decision"]["status"] == "succeeded"
+    assert (third["outcome"], third["decision"]["status"]) == ("stopped", "succeeded")
+    assert [e.type for e in events(plain)].count("attempt.started") == 1
 
 
 @pytest.fixture
@@ -340,16 +354,6 @@ def test_a_goal_held_by_another_runner_ends_the_run_naming_the_holder(project: P
         store.acquire_lease("g", "worker-7", ttl_s=60)
         final = graph(project).invoke({"goal_id": "g"})
     assert (final["outcome"], final["holder"]) == ("leased", "worker-7")
-
-
-def test_a_run_out_of_steps_ends_with_outcome_steps_and_the_next_run_goes_on(
-    project: Project,
-) -> None:
-    compiled = graph(project, max_wait_s=60, checkpointer=InMemorySaver())
-    short = compiled.invoke({"goal_id": "g"}, {**thread(), "recursion_limit": 6})
-    assert short["outcome"] == "steps"
-    final = compiled.invoke({"goal_id": "g"}, thread())
-    assert final["decision"]["status"] == "succeeded"
 
 
 @pytest.mark.parametrize(
