@@ -71,6 +71,10 @@ def describe(exc: ValidationError) -> str:  # noqa: PLR0911 - one sentence per k
     return f"field '{path}'{where}: {message}" if path else f"{message}{where}"
 
 
+def _is_json_error(exc: ValidationError) -> bool:
+    return exc.errors(include_url=False)[0]["type"] == "json_invalid"
+
+
 class LineDecoder:
     """Decodes history lines one at a time, upcasting legacy shapes as it goes.
 
@@ -106,7 +110,9 @@ class LineDecoder:
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            raise HistoryError(f"not valid JSON ({exc})", line=line, source=self.source) from None
+            # pydantic read the JSON (it takes 1e400 and Infinity) and named the bad field
+            detail = f"not valid JSON ({exc})" if _is_json_error(first) else describe(first)
+            raise HistoryError(detail, line=line, source=self.source) from None
         if not isinstance(data, dict):
             raise HistoryError("an event must be a JSON object", line=line, source=self.source)
         upcast, note = self.upcaster.upcast(data)

@@ -20,6 +20,8 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from governor.core.numbers import Int64
+
 FailureClass = Literal["environment", "upstream", "decision"]
 """Why a failure says nothing about the work: see ``docs/concepts.md``."""
 
@@ -34,7 +36,7 @@ class Partial(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    bytes: int = Field(ge=0)
+    bytes: Int64
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 

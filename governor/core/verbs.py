@@ -29,7 +29,7 @@ from governor.core.events import (
     WorkRetried,
 )
 from governor.core.ledger import item_has_budget, limit_of
-from governor.core.policy import PER_ITEM_LEDGERS, Ledger
+from governor.core.policy import LEDGER_FIELDS, PER_ITEM_LEDGERS, Ledger, check_policy_value
 from governor.core.record import event_head, finish_attempt, work_item
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, NotFoundError
@@ -187,11 +187,14 @@ def raise_budget(
 ) -> list[Event]:
     """Raise a limit past its current value, recorded with who and why."""
     _open(view)
+    problem = check_policy_value(LEDGER_FIELDS[ledger], to)
+    if problem:
+        raise _refuse(
+            view, f"{ledger} cannot be raised to {to:g}: {problem[0].lower()}{problem[1:]}"
+        )
     current = current_limit(view, ledger, work_id)
     if current is not None and to <= current:
         raise _refuse(view, f"{ledger} is {current:g}; the new limit must be higher, not {to:g}")
-    if ledger not in ("runtime", "cost") and to != int(to):
-        raise _refuse(view, f"{ledger} counts whole numbers, not {to:g}")
     return [
         BudgetRaised(
             **event_head(view, at, actor, reason=_reason(reason, "raise")),

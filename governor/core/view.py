@@ -54,14 +54,15 @@ PlanStatus = Literal["requested", "proposed", "failed", "applied", "rejected", "
 def backoff_s(backoff: UpstreamBackoff, consecutive: int, retry_after_s: float | None) -> float:
     """Wait after the ``consecutive``-th uncharged upstream failure (SPEC §6).
 
-    ``max(min(max_s, initial_s * factor ** (n - 1)), retry_after_s)``.
+    ``max(min(max_s, initial_s * factor ** (n - 1)), retry_after_s)``. It cannot overflow:
+    a power too large for a float is past ``max_s`` by far, so the wait is ``max_s``.
     """
     exponent = max(consecutive - 1, 0)
-    if backoff.factor > 1 and exponent > 1023:
-        wait = backoff.max_s
-    else:
-        wait = min(backoff.max_s, backoff.initial_s * backoff.factor**exponent)
-    return max(wait, retry_after_s or 0.0)
+    try:
+        grown = backoff.initial_s * backoff.factor**exponent
+    except OverflowError:
+        grown = backoff.max_s
+    return max(min(backoff.max_s, grown), retry_after_s or 0.0)
 
 
 @dataclass(slots=True)
