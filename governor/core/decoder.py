@@ -94,6 +94,17 @@ class _PatternCheck:
         return value
 
 
+_PATTERN_CHECKS: dict[str, _PatternCheck] = {}
+
+
+def _pattern_check(pattern: str) -> _PatternCheck:
+    """One check per pattern, shared by every field that has it: a run id seen on
+    ``attempt.started`` is not checked again on its ``attempt.finished``."""
+    if pattern not in _PATTERN_CHECKS:
+        _PATTERN_CHECKS[pattern] = _PatternCheck(pattern)
+    return _PATTERN_CHECKS[pattern]
+
+
 # --- deriving a msgspec type (and what to do after decoding) from a pydantic annotation ---
 
 
@@ -109,7 +120,7 @@ def _meta(constraints: list[Any], where: str) -> tuple[dict[str, Any], Convert |
             name = "min_length" if isinstance(c, annotated_types.MinLen) else "max_length"
             meta[name] = getattr(c, name)
         elif getattr(c, "pattern", None) is not None:
-            check = _PatternCheck(c.pattern)
+            check = _pattern_check(c.pattern)
         elif getattr(c, "allow_inf_nan", None) is False:
             pass  # msgspec never decodes inf or nan from JSON
         elif isinstance(c, AfterValidator) and c.func is check_utc:
@@ -155,9 +166,22 @@ def _compile_optional(hint: Any, where: str) -> tuple[Any, Convert | None]:
     if len(options) != 1 or len(get_args(hint)) != 2:
         raise TypeError(f"{where}: only 'X | None' unions compile")
     inner, convert = _compile(options[0], where)
-    if convert is None:
-        return inner | None, None
-    return inner | None, lambda value: None if value is None else convert(value)
+    return inner | None, None if convert is None else _Optional(convert)
+
+
+class _Optional:
+    """The conversion of ``X | None``: ``None`` stays, anything else is converted.
+
+    A class, not a closure, so that generated code can inline the ``None`` test.
+    """
+
+    __slots__ = ("convert",)
+
+    def __init__(self, convert: Convert) -> None:
+        self.convert = convert
+
+    def __call__(self, value: Any) -> Any:
+        return None if value is None else self.convert(value)
 
 
 def _compile_tuple(hint: Any, where: str) -> tuple[Any, Convert | None]:
@@ -271,6 +295,9 @@ def _values_function(model: type[BaseModel], values: list[_Value]) -> Convert:
         if isinstance(value.convert, _PatternCheck):
             scope[f"c{n}"], scope[f"seen{n}"] = value.convert, value.convert.seen
             expr = f"(v{n} if (v{n} := {expr}) in seen{n} else c{n}(v{n}))"
+        elif isinstance(value.convert, _Optional):
+            scope[f"c{n}"] = value.convert.convert
+            expr = f"(None if (v{n} := {expr}) is None else c{n}(v{n}))"
         elif value.convert is not None:
             scope[f"c{n}"] = value.convert
             expr = f"c{n}({expr})"

@@ -12,10 +12,13 @@ Rules (SPEC §11.1, §5):
 
 Every float and int field of an event, a policy or a profile uses one of these types;
 ``tests/core/test_numbers.py`` walks the models and fails on a field that does not.
+Numbers an agent or a vendor *reports* (a cost, a retry-after) are observations, not
+input to refuse: :func:`reported` makes them storable before they are recorded.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Final
 
 from pydantic import Field
@@ -53,3 +56,15 @@ TimeoutS = Annotated[float, Field(gt=0, le=MAX_WAIT_S, allow_inf_nan=False)]
 RuntimeS = Annotated[float, Field(gt=0, le=MAX_RUNTIME_S, allow_inf_nan=False)]
 Usd = Annotated[float, Field(ge=0, le=MAX_USD, allow_inf_nan=False)]
 Factor = Annotated[float, Field(ge=1, le=MAX_FACTOR, allow_inf_nan=False)]
+
+
+def reported(value: float | None, ceiling: float) -> float | None:
+    """A number an agent or a vendor reported, made storable in an event.
+
+    NaN and negative numbers say nothing (``None``); anything above ``ceiling``, infinity
+    included, is the ceiling. So a hostile reply can neither crash the recording of its
+    run nor store a number a later read would refuse.
+    """
+    if value is None or math.isnan(value) or value < 0:
+        return None
+    return min(float(value), ceiling)

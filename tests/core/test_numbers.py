@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from governor.core.codec import LineDecoder, encode
 from governor.core.events import EVENT_CLASSES, BudgetRaised, Profile
-from governor.core.numbers import MAX_COUNT, MAX_FACTOR, MAX_WAIT_S
+from governor.core.numbers import MAX_COUNT, MAX_FACTOR, MAX_USD, MAX_WAIT_S, reported
 from governor.core.policy import Policy, UpstreamBackoff, check_policy_value, policy_from
 from governor.core.view import backoff_s
 from governor.errors import HistoryError, PolicyError
@@ -229,3 +229,29 @@ def test_a_history_line_with_an_integer_past_64_bits_is_refused() -> None:
     line = encode(created).replace(b'"seq":1', f'"seq":{2**64}'.encode())
     with pytest.raises(HistoryError, match="seq"):
         LineDecoder().decode(line, 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [
+        (None, None),
+        (12.5, 12.5),
+        (math.nan, None),
+        (-3.0, None),
+        (math.inf, MAX_WAIT_S),
+        (1e300, MAX_WAIT_S),
+    ],
+    ids=["nothing", "a plain number", "NaN", "a negative number", "infinity", "1e300"],
+)
+def test_a_reported_number_is_made_storable(value, stored) -> None:
+    assert reported(value, MAX_WAIT_S) == stored
+
+
+def test_a_hostile_reply_s_numbers_are_recorded_within_range_and_read_back() -> None:
+    story = Story()
+    story.plan("a")
+    story.start("p1-a")
+    story.finish("p1-a", failure_class="upstream", retry_after_s=math.inf, cost_usd=1e300)
+    finished = story.events[-1]
+    assert (finished.retry_after_s, finished.cost_usd) == (MAX_WAIT_S, MAX_USD)
+    assert LineDecoder().decode(encode(finished), 1) == finished
