@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from governor.core.codec import LineDecoder, encode
-from governor.core.events import EVENT_CLASSES, BudgetRaised, Profile
+from governor.core.events import EVENT_CLASSES, AttemptFinished, BudgetRaised, Profile
 from governor.core.numbers import MAX_COUNT, MAX_FACTOR, MAX_USD, MAX_WAIT_S, reported
 from governor.core.policy import Policy, UpstreamBackoff, check_policy_value, policy_from
 from governor.core.view import backoff_s
@@ -253,5 +253,6 @@ def test_a_hostile_reply_s_numbers_are_recorded_within_range_and_read_back() -> 
     story.start("p1-a")
     story.finish("p1-a", failure_class="upstream", retry_after_s=math.inf, cost_usd=1e300)
     finished = story.events[-1]
+    assert isinstance(finished, AttemptFinished)
     assert (finished.retry_after_s, finished.cost_usd) == (MAX_WAIT_S, MAX_USD)
     assert LineDecoder().decode(encode(finished), 1) == finished

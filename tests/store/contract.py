@@ -14,10 +14,11 @@ from __future__ import annotations
 import math
 import threading
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
-from governor.core.events import BudgetRaised, GoalResumed
+from governor.core.events import BudgetRaised, Event, GoalCreated, GoalResumed
 from governor.core.view import project
 from governor.errors import ConcurrencyConflictError, InvalidEventError, NotFoundError
 from governor.store import summarize
@@ -140,14 +141,16 @@ class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, Backe
         # model_construct skips validation, as a bug (or older code) would: the store is
         # the last line, and checks what it writes with the code that reads it.
         n = len(self.seed(store)) if case != "policy factor 1e300" else 0
-        head = {"goal_id": "g1", "at": T0 + timedelta(hours=1), "schema_version": 1}
+        head: dict[str, Any] = {"goal_id": "g1", "at": T0 + timedelta(hours=1), "schema_version": 1}
+        batch: list[Event]
         if case == "policy factor 1e300":
             created = story().events[0]
+            assert isinstance(created, GoalCreated)
             backoff = created.policy.upstream_backoff.model_copy(update={"factor": 1e300})
             policy = created.policy.model_copy(update={"upstream_backoff": backoff})
             batch = [created.model_copy(update={"policy": policy})]
         else:
-            bad = {
+            bad: Event = {
                 "infinite raise": BudgetRaised.model_construct(
                     **head,
                     seq=n + 1,
@@ -164,7 +167,7 @@ class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, Backe
                 "a good event first": GoalResumed.model_construct(
                     **head, seq=n + 2, actor="a", reason="x\udfff", type="goal.resumed"
                 ),
-            }[case]
+            }[case]  # type: ignore[assignment]  # the dict of two model_construct types
             batch = [resumed("g1", n + 1), bad] if case == "a good event first" else [bad]
         with pytest.raises(InvalidEventError) as caught:
             store.append("g1", batch, expected_seq=n)
