@@ -52,8 +52,6 @@ _MAX_TIME_LENGTH: Final = 27
 which msgspec rounds and pydantic truncates) go to pydantic."""
 _SEEN_LIMIT: Final = 100_000
 
-_new = object.__new__
-_put = object.__setattr__
 _to_datetime = msgspec.convert
 
 
@@ -255,7 +253,7 @@ def _compiled_model(model: type[BaseModel], tag: str | None = None) -> _Compiled
         tag_field="type" if tag else None,
         tag=tag,
     )
-    compiled = _Compiled(struct, _builder(model, _values_function(model, values)))
+    compiled = _Compiled(struct, _build_function(model, values))
     _COMPILED[model] = compiled
     return compiled
 
@@ -278,37 +276,78 @@ class _Value:
         self.name, self.convert, self.default, self.constant = name, convert, default, constant
 
 
-def _values_function(model: type[BaseModel], values: list[_Value]) -> Convert:
-    """A function from a decoded struct to the model's ``__dict__``, in the model's field order.
+def _build_function(model: type[BaseModel], values: list[_Value]) -> Convert:
+    """The function that builds ``model`` from its decoded struct.
 
-    Generated once per model (as ``dataclasses`` does): one dict display, no loop per event.
-    The order matters: pydantic encodes a model's fields in its ``__dict__`` order.
+    Generated once per model, as ``dataclasses`` generates ``__init__``: one dict display
+    in the model's field order (pydantic encodes a model's fields in its ``__dict__``
+    order), the frozen instance set up as pydantic sets it up, then the model's own
+    ``mode="after"`` validators. No loop and no extra call per field and event.
     """
-    scope: dict[str, Any] = {"UNSET": msgspec.UNSET}
-    items = []
-    for n, value in enumerate(values):
-        if value.constant is not None:
-            scope[f"k{n}"] = value.constant
-            items.append(f"{value.name!r}: k{n}")
-            continue
-        expr = f"s.{value.name}"
-        if isinstance(value.convert, _PatternCheck):
-            scope[f"c{n}"], scope[f"seen{n}"] = value.convert, value.convert.seen
-            expr = f"(v{n} if (v{n} := {expr}) in seen{n} else c{n}(v{n}))"
-        elif isinstance(value.convert, _Optional):
-            scope[f"c{n}"] = value.convert.convert
-            expr = f"(None if (v{n} := {expr}) is None else c{n}(v{n}))"
-        elif value.convert is not None:
-            scope[f"c{n}"] = value.convert
-            expr = f"c{n}({expr})"
-        if value.default is not None:
-            scope[f"d{n}"] = value.default
-            expr = f"(d{n} if s.{value.name} is UNSET else {expr})"
-        items.append(f"{value.name!r}: {expr}")
-    source = f"def values_of_{model.__name__}(s):\n    return {{{', '.join(items)}}}\n"
-    exec(source, scope)  # noqa: S102 - our own field names (identifiers), no outside text
-    function: Convert = scope[f"values_of_{model.__name__}"]
+    validators = [d.func for d in model.__pydantic_decorators__.model_validators.values()]
+    scope: dict[str, Any] = {
+        "UNSET": msgspec.UNSET,
+        "Doubt": _Doubt,
+        "new": object.__new__,
+        "model": model,
+        # One set shared by every instance: the models are frozen, so nothing adds to it in
+        # place (``model_copy`` copies it first). pydantic's own set holds only the keys the
+        # line had; no code of governor reads it (nothing dumps with ``exclude_unset``).
+        "fields_set": set(model.model_fields),
+        **_SLOT_SETTERS,
+    }
+    items = [_value_expression(n, value, scope) for n, value in enumerate(values)]
+    lines = [
+        f"def build_{model.__name__}(s):",
+        f"    values = {{{', '.join(items)}}}",
+        "    instance = new(model)",
+        "    set_dict(instance, values)",
+        "    set_fields_set(instance, fields_set)",
+        "    set_extra(instance, None)",
+        "    set_private(instance, None)",
+    ]
+    for n, validator in enumerate(validators):
+        scope[f"validator{n}"] = validator
+        lines += [
+            "    try:",
+            f"        validator{n}(instance)",
+            "    except ValueError:",
+            "        raise Doubt from None",
+        ]
+    lines.append("    return instance")
+    exec("\n".join(lines) + "\n", scope)  # noqa: S102 - our own identifiers, no outside text
+    function: Convert = scope[f"build_{model.__name__}"]
     return function
+
+
+def _value_expression(n: int, value: _Value, scope: dict[str, Any]) -> str:
+    """``'name': <expression>`` for one field of the generated dict display."""
+    if value.constant is not None:
+        scope[f"k{n}"] = value.constant
+        return f"{value.name!r}: k{n}"
+    expr = f"s.{value.name}"
+    if isinstance(value.convert, _PatternCheck):
+        scope[f"c{n}"], scope[f"seen{n}"] = value.convert, value.convert.seen
+        expr = f"(v{n} if (v{n} := {expr}) in seen{n} else c{n}(v{n}))"
+    elif isinstance(value.convert, _Optional):
+        scope[f"c{n}"] = value.convert.convert
+        expr = f"(None if (v{n} := {expr}) is None else c{n}(v{n}))"
+    elif value.convert is not None:
+        scope[f"c{n}"] = value.convert
+        expr = f"c{n}({expr})"
+    if value.default is not None:
+        scope[f"d{n}"] = value.default
+        expr = f"(d{n} if s.{value.name} is UNSET else {expr})"
+    return f"{value.name!r}: {expr}"
+
+
+_SLOT_SETTERS: Final = {
+    # BaseModel's slots, set through their descriptors (cheaper than object.__setattr__)
+    "set_dict": BaseModel.__dict__["__dict__"].__set__,
+    "set_fields_set": BaseModel.__dict__["__pydantic_fields_set__"].__set__,
+    "set_extra": BaseModel.__dict__["__pydantic_extra__"].__set__,
+    "set_private": BaseModel.__dict__["__pydantic_private__"].__set__,
+}
 
 
 def _refuse_unknown_validation(model: type[BaseModel]) -> None:
@@ -320,30 +359,6 @@ def _refuse_unknown_validation(model: type[BaseModel]) -> None:
         )
     if model.__private_attributes__ or model.__pydantic_post_init__ is not None:
         raise TypeError(f"{model.__name__}: private attributes or post-init do not compile")
-
-
-def _builder(model: type[BaseModel], values_of: Convert) -> Convert:
-    validators = tuple(d.func for d in model.__pydantic_decorators__.model_validators.values())
-    # One set shared by every instance: the models are frozen, so nothing adds to it in
-    # place (``model_copy`` copies it first). pydantic's own set would hold only the keys
-    # the line had; no code of governor reads it (nothing dumps with ``exclude_unset``).
-    fields_set = set(model.model_fields)
-
-    def build(decoded: msgspec.Struct) -> BaseModel:
-        values = values_of(decoded)
-        instance = _new(model)
-        _put(instance, "__dict__", values)
-        _put(instance, "__pydantic_fields_set__", fields_set)
-        _put(instance, "__pydantic_extra__", None)
-        _put(instance, "__pydantic_private__", None)
-        for validator in validators:
-            try:
-                validator(instance)
-            except ValueError:
-                raise _Doubt from None
-        return instance
-
-    return build
 
 
 def _event_structs() -> dict[type[msgspec.Struct], Convert]:
