@@ -231,3 +231,34 @@ def test_the_unedited_history_is_valid_and_imports(tmp_path: Path) -> None:
     assert governor(store, "validate", str(path)).returncode == 0
     assert governor(store, "import", str(path)).returncode == 0
     assert governor(store, "export", "g1").stdout.splitlines() == story_lines()
+
+
+OPTIONS = [
+    ("service status --errors", ["service", "status", "--errors", str(2**70)], "--errors"),
+    ("events --after", ["events", "g1", "--after", str(2**70)], "--after"),
+    ("replay --at", ["replay", "h.jsonl", "--at", str(2**64)], "--at"),
+    ("serve --lease-ttl nan", ["serve", "--lease-ttl", "nan"], "--lease-ttl"),
+    ("serve --poll-s inf", ["serve", "--poll-s", "inf"], "--poll-s"),
+    (
+        "serve --max-goals-per-tick 2^70",
+        ["serve", "--max-goals-per-tick", str(2**70)],
+        "--max-goals-per-tick",
+    ),
+    ("run --lease-ttl inf", ["run", "g1", "--lease-ttl", "inf"], "--lease-ttl"),
+    ("run --max-wait nan", ["run", "g1", "--max-wait", "nan"], "--max-wait"),
+    (
+        "tune --samples 2^70",
+        ["tune", "h.jsonl", "--grid", "max_replans=1..2", "--samples", str(2**70)],
+        "--samples",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "argv", "option"), OPTIONS, ids=[o[0] for o in OPTIONS])
+def test_an_option_past_64_bits_or_not_finite_is_a_usage_error(
+    tmp_path: Path, name: str, argv: list[str], option: str
+) -> None:
+    result = governor(tmp_path / "s.db", *argv)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert option in result.stderr.strip().splitlines()[-1]
