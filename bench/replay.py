@@ -32,7 +32,7 @@ import orjson
 
 from bench.history_gen import write
 from governor.core.codec import LineDecoder, decode_lines
-from governor.core.decoder import _DECODER as _STRUCTS
+from governor.core.decoder import compiled
 from governor.core.history import check_history
 from governor.core.view import GoalView, evolve, project
 from governor.store.jsonl import iter_raw_lines
@@ -58,7 +58,7 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
             loads(line)
 
     def structs() -> None:
-        decode_structs = _STRUCTS.decode
+        decode_structs = compiled().decoder.decode
         for line in iter_raw_lines(path):
             decode_structs(line)
 

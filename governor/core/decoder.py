@@ -25,12 +25,14 @@ here, inline, instead of in a per-event Python validator.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 import types
 import typing
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, Final, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Final, Literal, NamedTuple, Union, get_args, get_origin
 
 import annotated_types
 import msgspec
@@ -361,24 +363,32 @@ def _refuse_unknown_validation(model: type[BaseModel]) -> None:
         raise TypeError(f"{model.__name__}: private attributes or post-init do not compile")
 
 
-def _event_structs() -> dict[type[msgspec.Struct], Convert]:
-    return {
-        compiled.struct: compiled.build
-        for compiled in (_compiled_model(cls, tag) for tag, cls in EVENT_CLASSES.items())
+class Compiled(NamedTuple):
+    """The compiled decoder of every event: one JSON decoder over the tagged union of the
+    event structs, and each struct's function that builds its pydantic event."""
+
+    decoder: msgspec.json.Decoder[Any]
+    builders: dict[type[msgspec.Struct], Convert]
+
+
+@functools.cache
+def compiled() -> Compiled:
+    """The compiled decoder, derived on first use (so commands that read no history do
+    not pay for deriving it when they start)."""
+    builders = {
+        model.struct: model.build
+        for model in (_compiled_model(cls, tag) for tag, cls in EVENT_CLASSES.items())
     }
-
-
-BUILDERS: Final = _event_structs()
-"""Each event's compiled struct and the function that builds its pydantic event."""
-
-_DECODER: Final = msgspec.json.Decoder(Union[tuple(BUILDERS)])  # noqa: UP007 - a runtime union of the structs
+    union = functools.reduce(operator.or_, builders)  # StructA | StructB | …
+    return Compiled(msgspec.json.Decoder(union), builders)
 
 
 def decode_compiled(data: bytes | str) -> Event | None:
     """One event from a JSON object, or ``None`` when pydantic must decide (see the rules)."""
+    decoder, builders = compiled()
     try:
-        decoded = _DECODER.decode(data)
-        event: Event = BUILDERS[type(decoded)](decoded)
+        decoded = decoder.decode(data)
+        event: Event = builders[type(decoded)](decoded)
     except (msgspec.DecodeError, _Doubt):
         return None
     return event

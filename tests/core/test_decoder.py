@@ -387,5 +387,5 @@ def test_an_unknown_constraint_fails_the_derivation() -> None:
 
 
 def test_every_event_type_has_a_compiled_struct() -> None:
-    tags = {struct.__struct_config__.tag for struct in decoder.BUILDERS}
+    tags = {struct.__struct_config__.tag for struct in decoder.compiled().builders}
     assert tags == set(EVENT_CLASSES)
