@@ -57,7 +57,12 @@ _SEEN_LIMIT: Final = 100_000
 _to_datetime = msgspec.convert
 
 
+def _doubt() -> Any:
+    raise _Doubt
+
+
 def _utc_time(value: str) -> datetime:
+    """A short RFC 3339 time in UTC, else a doubt (generated code inlines the same test)."""
     if len(value) > _MAX_TIME_LENGTH:
         raise _Doubt
     try:
@@ -334,6 +339,12 @@ def _value_expression(n: int, value: _Value, scope: dict[str, Any]) -> str:
     elif isinstance(value.convert, _Optional):
         scope[f"c{n}"] = value.convert.convert
         expr = f"(None if (v{n} := {expr}) is None else c{n}(v{n}))"
+    elif value.convert is _utc_time:  # inline: a time on every event, a call saved on each
+        scope.update(to_datetime=_to_datetime, datetime=datetime, UTC=UTC, doubt=_doubt)
+        expr = (
+            f"(t{n} if len(v{n} := {expr}) <= {_MAX_TIME_LENGTH} "
+            f"and (t{n} := to_datetime(v{n}, datetime)).tzinfo is UTC else doubt())"
+        )
     elif value.convert is not None:
         scope[f"c{n}"] = value.convert
         expr = f"c{n}({expr})"
