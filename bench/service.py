@@ -138,7 +138,8 @@ def bulk_insert(store: EventStore, n: int, now: datetime) -> None:
                 (row,) = to_rows(goal_id, events, 0)
                 raw.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
                             (goal_id, 1, row.type, _us(row.at), row.body, row.crc))  # fmt: skip
-                raw.execute("INSERT INTO goals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                raw.execute("INSERT INTO goals (goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us, due_us) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             (goal_id, s.title, 1, s.status, s.next_action, None,
                              _us(s.not_before) if s.not_before else None, _us(now), _us(s.due_at)))  # fmt: skip
         return

@@ -86,7 +86,11 @@ class SqliteTarget:
             us = (at - EPOCH) // timedelta(microseconds=1)
             values.append((goal_id, "t", 1, status, "none", None, us, us, us))
         with store._write("bench") as tx:
-            tx.executemany("INSERT INTO goals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+            tx.executemany(
+                "INSERT INTO goals (goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us, due_us) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
 
 
 class PostgresTarget:

@@ -13,6 +13,7 @@ commands that the rules refuse, and for failed I/O::
     ├── CommandRefusedError             the rules refuse a command in this state
     │   └── BudgetExhaustedError        ... because a budget is spent
     ├── NotFoundError                   no such goal, plan, work item or file
+    ├── UnavailableError                something needed is not there: a free port, an extra
     └── StoreError                      the event store failed
         ├── CorruptEventError           a stored event cannot be read back
         ├── ConcurrencyConflictError    another writer appended first (retryable)
@@ -116,6 +117,21 @@ class BudgetExhaustedError(CommandRefusedError):
 
 class NotFoundError(GovernorError):
     """No such goal, plan, work item or file."""
+
+
+class UnavailableError(GovernorError):
+    """Something the command needs is not available: a port already taken, an optional
+    extra not installed. Doing the same again helps once it is (``retryable``).
+
+    Attributes:
+        what: what is missing, e.g. ``port 8765`` or ``the ui extra``.
+    """
+
+    retryable = True
+
+    def __init__(self, detail: str, *, what: str):
+        self.what = what
+        super().__init__(detail)
 
 
 class StoreError(GovernorError):

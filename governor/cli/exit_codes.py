@@ -13,6 +13,7 @@ from governor.errors import (
     LeaseError,
     NotFoundError,
     StoreError,
+    UnavailableError,
 )
 
 
@@ -37,6 +38,8 @@ class ExitCode(IntEnum):
     """The event store failed."""
     AGENT_FAILED = 8
     """``probe``: the agent call failed; ``doctor``: a required binary is missing or broken."""
+    UNAVAILABLE = 9
+    """Something the command needs is not available: a port is taken, an extra not installed."""
     BLOCKED = 10
     """The goal stopped: blocked on the environment, a decision, an outside service or the work."""
     BUDGET_EXHAUSTED = 11
@@ -56,6 +59,7 @@ ERROR_CODES: Final[tuple[tuple[type[GovernorError], ExitCode], ...]] = (
     (ConcurrencyConflictError, ExitCode.CONFLICT),
     (CommandRefusedError, ExitCode.REFUSED),
     (StoreError, ExitCode.STORE_ERROR),
+    (UnavailableError, ExitCode.UNAVAILABLE),
 )
 """Error class -> exit code; the first matching row wins (subclasses come first)."""
 

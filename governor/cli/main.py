@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from governor import __version__
-from governor.cli import agents, demo, goals, history, operator, service, tuning
+from governor.cli import agents, demo, goals, history, operator, service, tuning, ui
 from governor.cli.exit_codes import ExitCode, exit_code_for
 from governor.cli.io import default_actor, err
 from governor.errors import GovernorError
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"governor {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (goals, operator, history, tuning, agents, demo, service):
+    for module in (goals, operator, history, tuning, agents, demo, service, ui):
         module.register(sub)
     _add_common(parser)
     return parser

@@ -23,6 +23,7 @@ from typing import Final, Protocol
 
 from governor.core.decide import decide
 from governor.core.events import Event
+from governor.core.ledger import charged_attempts, charged_replans
 from governor.core.view import GoalView, fold
 
 Clock = Callable[[], datetime]
@@ -59,11 +60,34 @@ class Lease:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """How much of one goal-wide budget is spent: raw runs, charged runs, and the limit."""
+
+    used: int
+    charged: int
+    limit: int
+
+
+def usage_row(usage: Usage | None) -> tuple[int | None, int | None, int | None]:
+    """A usage as the three columns a backend stores (NULLs for none)."""
+    return (None, None, None) if usage is None else (usage.used, usage.charged, usage.limit)
+
+
+def usage_of(columns: Sequence[int | None]) -> Usage | None:
+    """The usage three stored columns hold; None when the row predates them."""
+    used, charged, limit = columns
+    if used is None or charged is None or limit is None:
+        return None
+    return Usage(int(used), int(charged), int(limit))
+
+
+@dataclass(frozen=True, slots=True)
 class GoalSummary:
     """One denormalised row per goal, written in the transaction of the append it follows.
 
     It is a cache of ``decide(project(events), now)`` for listing and scheduling; the
-    events stay the truth.
+    events stay the truth. The fields after ``updated_at`` are None in a row written
+    before the store kept them (schema version 2); the next append fills them in.
     """
 
     goal_id: str
@@ -74,6 +98,14 @@ class GoalSummary:
     blocked_on: str | None
     not_before: datetime | None
     updated_at: datetime
+    rule: str | None = None
+    """The decision rule that fired (``goal.4``)."""
+    reason: str | None = None
+    """The decision's reason, as ``governor status`` prints it."""
+    replans: Usage | None = None
+    """Planner runs: used, charged, ``max_replans``."""
+    attempts: Usage | None = None
+    """Worker attempts across the goal: used, charged, ``max_total_attempts``."""
 
     @property
     def due_at(self) -> datetime:
@@ -135,6 +167,10 @@ def summarize(view: GoalView, now: datetime) -> GoalSummary:
         blocked_on=decision.blocked_on,
         not_before=decision.not_before,
         updated_at=view.last_at,
+        rule=decision.rule,
+        reason=decision.reason,
+        replans=Usage(view.plans_used, charged_replans(view), view.policy.max_replans),
+        attempts=Usage(view.attempts_used, charged_attempts(view), view.policy.max_total_attempts),
     )
 
 
@@ -191,8 +227,17 @@ class EventStore(Protocol):
         """The seq of the goal's last event; 0 when the goal does not exist."""
         ...
 
-    def goals(self, *, statuses: Collection[str] | None = None) -> list[GoalSummary]:
-        """Summaries of every goal (or those with one of ``statuses``), by goal id."""
+    def goals(
+        self,
+        *,
+        statuses: Collection[str] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[GoalSummary]:
+        """Summaries of every goal (or those with one of ``statuses``), by goal id.
+
+        ``offset`` and ``limit`` give one page of that list (``limit=None``: to the end).
+        """
         ...
 
     def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:

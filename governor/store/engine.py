@@ -26,7 +26,13 @@ from typing import Final, Generic, Self, TypeVar
 from governor.core.decision import stamp
 from governor.core.events import Event
 from governor.core.view import GoalView, evolve, fold
-from governor.errors import ConcurrencyConflictError, CorruptEventError, LeaseError, NotFoundError
+from governor.errors import (
+    ConcurrencyConflictError,
+    CorruptEventError,
+    LeaseError,
+    NotFoundError,
+    StoreError,
+)
 from governor.store.base import (
     ERRORS_KEPT,
     Clock,
@@ -122,14 +128,26 @@ class BaseEventStore(ABC, Generic[Tx]):
         with self._read() as tx:
             return self._last_seq(tx, goal_id)
 
-    def goals(self, *, statuses: Collection[str] | None = None) -> list[GoalSummary]:
-        """Summaries of every goal, or of those whose status is one of ``statuses``."""
+    def goals(
+        self,
+        *,
+        statuses: Collection[str] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[GoalSummary]:
+        """Summaries of every goal, or of those whose status is one of ``statuses``.
+
+        One page of them with ``offset`` and ``limit``, in goal id order.
+        """
+        if offset < 0 or (limit is not None and limit < 0):
+            raise ValueError(f"offset and limit must be >= 0, not {offset} and {limit}")
         if isinstance(statuses, str):  # one status, not its letters
             statuses = (statuses,)
-        if statuses is not None and not statuses:
+        if (statuses is not None and not statuses) or limit == 0:
             return []
+        wanted = None if statuses is None else sorted(set(statuses))
         with self._read() as tx:
-            return self._summaries(tx, None if statuses is None else sorted(set(statuses)))
+            return self._summaries(tx, wanted, offset, limit)
 
     def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:
         """Ready, running, or waiting with ``not_before <= now``; by due time, then goal id."""
@@ -314,8 +332,11 @@ class BaseEventStore(ABC, Generic[Tx]):
         """Insert or replace the goal's summary."""
 
     @abstractmethod
-    def _summaries(self, tx: Tx, statuses: Sequence[str] | None) -> list[GoalSummary]:
-        """Summaries (with one of ``statuses`` when given), ordered by goal id."""
+    def _summaries(
+        self, tx: Tx, statuses: Sequence[str] | None, offset: int, limit: int | None
+    ) -> list[GoalSummary]:
+        """Summaries (with one of ``statuses`` when given), ordered by goal id, skipping
+        ``offset`` and returning at most ``limit`` (all when None)."""
 
     @abstractmethod
     def _due(self, tx: Tx, now: datetime, limit: int) -> list[GoalSummary]:
@@ -369,6 +390,32 @@ def _check_companions(
             f"goal {goal_id}: the summary is of goal {summary.goal_id} at seq "
             f"{summary.seq}, not of this append (seq {last})"
         )
+
+
+def check_readable(found: int, latest: int, where: str) -> None:
+    """A store opened read-only is never migrated: its schema must already be current.
+
+    Raises:
+        StoreError: for a database governor never set up, or one of another version.
+    """
+    if found == -1:
+        raise StoreError(f"{where}: not a governor store (it holds no governor tables)")
+    if found > latest:
+        raise StoreError(
+            f"{where}: the database has schema version {found}, but this governor knows "
+            f"versions up to {latest}; upgrade governor to open it"
+        )
+    if found < latest:
+        raise StoreError(
+            f"{where}: the database has schema version {found} and this governor reads "
+            f"version {latest}; a read never upgrades it: run a governor command that writes "
+            "(e.g. governor list) once, then try again"
+        )
+
+
+def read_only_error(where: str) -> StoreError:
+    """The error of a write attempted on a store opened read-only."""
+    return StoreError(f"{where}: the store is open read-only; nothing was written")
 
 
 def _check_ttl(ttl_s: float) -> None:

@@ -65,12 +65,19 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
     def _put_summary(self, tx: MemoryEventStore, summary: GoalSummary) -> None:
         self._summaries_by_goal[summary.goal_id] = summary
 
-    def _summaries(self, tx: MemoryEventStore, statuses: Sequence[str] | None) -> list[GoalSummary]:
-        return [
+    def _summaries(
+        self,
+        tx: MemoryEventStore,
+        statuses: Sequence[str] | None,
+        offset: int,
+        limit: int | None,
+    ) -> list[GoalSummary]:
+        found = [
             summary
             for goal_id, summary in sorted(self._summaries_by_goal.items())
             if statuses is None or summary.status in statuses
         ]
+        return found[offset : None if limit is None else offset + limit]
 
     def _due(self, tx: MemoryEventStore, now: datetime, limit: int) -> list[GoalSummary]:
         due = [s for s in self._summaries_by_goal.values() if s.is_due(now)]

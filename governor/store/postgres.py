@@ -33,9 +33,17 @@ from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from governor.errors import StoreError
-from governor.store.base import Clock, GoalSummary, Lease, ServiceError, WorkerBeat
-from governor.store.engine import BaseEventStore, LeaseRecord
-from governor.store.postgres_schema import Conn, migrate, one_row
+from governor.store.base import (
+    Clock,
+    GoalSummary,
+    Lease,
+    ServiceError,
+    WorkerBeat,
+    usage_of,
+    usage_row,
+)
+from governor.store.engine import BaseEventStore, LeaseRecord, check_readable, read_only_error
+from governor.store.postgres_schema import MIGRATIONS, Conn, migrate, one_row, version_of
 from governor.store.rows import StoredEvent
 
 POOL_MAX_SIZE: Final = 10
@@ -48,22 +56,35 @@ LOCK_TIMEOUT_S: Final = 30.0
 """How long a transaction waits for another writer's lock on the same goal."""
 
 _PUT_SUMMARY: Final = """INSERT INTO goals
-    (goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at, due_at)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+    (goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at, due_at,
+     rule, reason, replans_used, replans_charged, replans_limit,
+     attempts_used, attempts_charged, attempts_limit)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
     ON CONFLICT (goal_id) DO UPDATE SET title = EXCLUDED.title, seq = EXCLUDED.seq,
         status = EXCLUDED.status, next_action = EXCLUDED.next_action,
         blocked_on = EXCLUDED.blocked_on, not_before = EXCLUDED.not_before,
-        updated_at = EXCLUDED.updated_at, due_at = EXCLUDED.due_at"""
-_ALL_GOALS: Final = """SELECT
-    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at
-    FROM goals ORDER BY goal_id"""
+        updated_at = EXCLUDED.updated_at, due_at = EXCLUDED.due_at,
+        rule = EXCLUDED.rule, reason = EXCLUDED.reason,
+        replans_used = EXCLUDED.replans_used, replans_charged = EXCLUDED.replans_charged,
+        replans_limit = EXCLUDED.replans_limit, attempts_used = EXCLUDED.attempts_used,
+        attempts_charged = EXCLUDED.attempts_charged, attempts_limit = EXCLUDED.attempts_limit"""
+# LIMIT NULL is PostgreSQL's "no limit".
+_GOALS: Final = """SELECT
+    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
+    rule, reason, replans_used, replans_charged, replans_limit,
+    attempts_used, attempts_charged, attempts_limit
+    FROM goals ORDER BY goal_id LIMIT %s OFFSET %s"""
 _GOALS_WITH_STATUS: Final = """SELECT
-    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at
-    FROM goals WHERE status = ANY(%s) ORDER BY goal_id"""
+    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
+    rule, reason, replans_used, replans_charged, replans_limit,
+    attempts_used, attempts_charged, attempts_limit
+    FROM goals WHERE status = ANY(%s) ORDER BY goal_id LIMIT %s OFFSET %s"""
 # The status test repeats the partial index's WHERE word for word, so the planner can
 # prove the query implies it and walk goals_due in due order over the active goals only.
 _DUE: Final = """SELECT
-    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at
+    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
+    rule, reason, replans_used, replans_charged, replans_limit,
+    attempts_used, attempts_charged, attempts_limit
     FROM goals
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_at <= %s)
     ORDER BY due_at, goal_id LIMIT %s"""
@@ -143,8 +164,12 @@ def _translated(where: str) -> Iterator[None]:
 
 
 def _summary(row: TupleRow) -> GoalSummary:
-    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at = row
-    return GoalSummary(goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at)
+    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at = row[:8]
+    rule, reason, *usage = row[8:]
+    return GoalSummary(
+        goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
+        rule, reason, usage_of(usage[0:3]), usage_of(usage[3:6]),
+    )  # fmt: skip
 
 
 class PostgresEventStore(BaseEventStore[Conn]):
@@ -171,9 +196,11 @@ class PostgresEventStore(BaseEventStore[Conn]):
         max_size: int = POOL_MAX_SIZE,
         timeout_s: float = TIMEOUT_S,
         lock_timeout_s: float = LOCK_TIMEOUT_S,
+        read_only: bool = False,
     ) -> None:
         super().__init__(clock=clock)
         self.url = url
+        self.read_only = read_only
         self._where = describe_url(url)
         self._lock_timeout_ms = max(1, int(lock_timeout_s * 1000))
         conninfo = url
@@ -182,7 +209,11 @@ class PostgresEventStore(BaseEventStore[Conn]):
         with _translated(self._where):
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 self._configure(conn)
-                self.schema_version = migrate(conn, where=self._where, now=self._clock)
+                if read_only:
+                    check_readable(version_of(conn), len(MIGRATIONS) - 1, self._where)
+                    self.schema_version = len(MIGRATIONS) - 1
+                else:
+                    self.schema_version = migrate(conn, where=self._where, now=self._clock)
             self._pool = self._open_pool(conninfo, max_size, timeout_s)
 
     def _open_pool(self, conninfo: str, max_size: int, timeout_s: float) -> ConnectionPool[Conn]:
@@ -214,6 +245,8 @@ class PostgresEventStore(BaseEventStore[Conn]):
             "SELECT set_config('TimeZone', 'UTC', false), set_config('lock_timeout', %s, false)",
             (f"{self._lock_timeout_ms}ms",),
         )
+        if self.read_only:  # the server refuses every write, whatever the code does
+            conn.execute("SET default_transaction_read_only = on")
 
     def close(self) -> None:
         """Close every connection of the pool; later calls raise ``StoreError``."""
@@ -221,6 +254,8 @@ class PostgresEventStore(BaseEventStore[Conn]):
 
     @contextmanager
     def _write(self, goal_id: str) -> Iterator[Conn]:
+        if self.read_only:
+            raise read_only_error(self._where)
         with _translated(self._where), self._pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (goal_lock_key(goal_id),))
             yield conn
@@ -265,14 +300,20 @@ class PostgresEventStore(BaseEventStore[Conn]):
                 summary.not_before,
                 summary.updated_at,
                 summary.due_at,
+                summary.rule,
+                summary.reason,
+                *usage_row(summary.replans),
+                *usage_row(summary.attempts),
             ),
         )
 
-    def _summaries(self, tx: Conn, statuses: Sequence[str] | None) -> list[GoalSummary]:
+    def _summaries(
+        self, tx: Conn, statuses: Sequence[str] | None, offset: int, limit: int | None
+    ) -> list[GoalSummary]:
         if statuses is None:
-            cursor = tx.execute(_ALL_GOALS)
+            cursor = tx.execute(_GOALS, (limit, offset))
         else:
-            cursor = tx.execute(_GOALS_WITH_STATUS, (list(statuses),))
+            cursor = tx.execute(_GOALS_WITH_STATUS, (list(statuses), limit, offset))
         return [_summary(row) for row in cursor]
 
     def _due(self, tx: Conn, now: datetime, limit: int) -> list[GoalSummary]:

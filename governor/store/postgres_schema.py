@@ -74,6 +74,12 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
             error TEXT NOT NULL
         )""",
     ),
+    (
+        """ALTER TABLE goals ADD COLUMN rule TEXT, ADD COLUMN reason TEXT,
+            ADD COLUMN replans_used BIGINT, ADD COLUMN replans_charged BIGINT,
+            ADD COLUMN replans_limit BIGINT, ADD COLUMN attempts_used BIGINT,
+            ADD COLUMN attempts_charged BIGINT, ADD COLUMN attempts_limit BIGINT""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
@@ -84,7 +90,7 @@ Append only: never edit or reorder a shipped entry; add a new one.
 _MIGRATION_LOCK: Final = (0x676F76, 0)
 
 
-def _version(conn: Conn) -> int:
+def version_of(conn: Conn) -> int:
     """The database's schema version; -1 for a database governor has never opened."""
     (table,) = one_row(conn.execute("SELECT to_regclass('schema_version')"))
     if table is None:
@@ -126,7 +132,7 @@ def migrate(
         StoreError: when the database is newer than ``migrations`` knows.
     """
     latest = len(migrations) - 1
-    found = _version(conn)
+    found = version_of(conn)
     _check_not_newer(found, latest, where)
     if found == latest:
         return latest
@@ -136,7 +142,7 @@ def migrate(
             "CREATE TABLE IF NOT EXISTS schema_version "
             "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
         )
-        current = _version(conn)
+        current = version_of(conn)
         _check_not_newer(current, latest, where)
         for version in range(current + 1, latest + 1):
             for statement in migrations[version]:

@@ -22,12 +22,20 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from governor.core.decision import stamp
 from governor.errors import StoreError
-from governor.store.base import Clock, GoalSummary, Lease, ServiceError, WorkerBeat
-from governor.store.engine import BaseEventStore, LeaseRecord
+from governor.store.base import (
+    Clock,
+    GoalSummary,
+    Lease,
+    ServiceError,
+    WorkerBeat,
+    usage_of,
+    usage_row,
+)
+from governor.store.engine import BaseEventStore, LeaseRecord, check_readable, read_only_error
 from governor.store.rows import StoredEvent
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
@@ -80,6 +88,16 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             error TEXT NOT NULL
         )""",
     ),
+    (
+        "ALTER TABLE goals ADD COLUMN rule TEXT",
+        "ALTER TABLE goals ADD COLUMN reason TEXT",
+        "ALTER TABLE goals ADD COLUMN replans_used INTEGER",
+        "ALTER TABLE goals ADD COLUMN replans_charged INTEGER",
+        "ALTER TABLE goals ADD COLUMN replans_limit INTEGER",
+        "ALTER TABLE goals ADD COLUMN attempts_used INTEGER",
+        "ALTER TABLE goals ADD COLUMN attempts_charged INTEGER",
+        "ALTER TABLE goals ADD COLUMN attempts_limit INTEGER",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
@@ -93,18 +111,28 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 # Queries are literal strings (no formatting), and migrations never use constants: a
 # shipped migration must not change when a constant does.
 _PUT_SUMMARY: Final = """INSERT OR REPLACE INTO goals
-    (goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us, due_us)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
-_ALL_GOALS: Final = """SELECT
-    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us
-    FROM goals ORDER BY goal_id"""
+    (goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us, due_us,
+     rule, reason, replans_used, replans_charged, replans_limit,
+     attempts_used, attempts_charged, attempts_limit)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+# LIMIT -1 is SQLite's "no limit".
+_GOALS: Final = """SELECT
+    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
+    rule, reason, replans_used, replans_charged, replans_limit,
+    attempts_used, attempts_charged, attempts_limit
+    FROM goals ORDER BY goal_id LIMIT ? OFFSET ?"""
 _GOALS_WITH_STATUS: Final = """SELECT
-    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us
-    FROM goals WHERE status IN (SELECT value FROM json_each(?)) ORDER BY goal_id"""
+    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
+    rule, reason, replans_used, replans_charged, replans_limit,
+    attempts_used, attempts_charged, attempts_limit
+    FROM goals WHERE status IN (SELECT value FROM json_each(?)) ORDER BY goal_id
+    LIMIT ? OFFSET ?"""
 # The status test repeats the partial index's WHERE word for word, so SQLite can use
 # goals_due: a walk in due order over the active goals only, however many have ended.
 _DUE: Final = """SELECT
-    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us
+    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
+    rule, reason, replans_used, replans_charged, replans_limit,
+    attempts_used, attempts_charged, attempts_limit
     FROM goals INDEXED BY goals_due
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_us <= ?)
     ORDER BY due_us, goal_id LIMIT ?"""
@@ -216,10 +244,14 @@ def migrate(
     return latest
 
 
-def _summary(row: tuple[str, str, int, str, str, str | None, int | None, int]) -> GoalSummary:
-    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us = row
-    not_before, updated_at = _maybe_time(not_before_us), _time(updated_at_us)
-    return GoalSummary(goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at)
+def _summary(row: tuple[Any, ...]) -> GoalSummary:
+    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us = row[:8]
+    rule, reason, *usage = row[8:]
+    return GoalSummary(
+        goal_id, title, seq, status, next_action, blocked_on,
+        _maybe_time(not_before_us), _time(updated_at_us), rule, reason,
+        usage_of(usage[0:3]), usage_of(usage[3:6]),
+    )  # fmt: skip
 
 
 class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
@@ -231,26 +263,44 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
         *,
         clock: Clock | None = None,
         busy_timeout_s: float = BUSY_TIMEOUT_S,
+        read_only: bool = False,
     ) -> None:
+        """Open (and create or migrate) the database file.
+
+        ``read_only`` opens an existing, current database for reading only: SQLite
+        itself refuses every write, nothing is created or migrated, and ``StoreError``
+        says so when the file is missing or of another schema version.
+        """
         super().__init__(clock=clock)
         self.path = Path(path)
+        self.read_only = read_only
         self._where = str(self.path)
         self._lock = threading.Lock()
         with _translated(self._where):
             # isolation_level=None: no implicit transactions; every write says BEGIN IMMEDIATE.
             self._conn: sqlite3.Connection | None = sqlite3.connect(
-                self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+                f"{self.path.resolve().as_uri()}?mode=ro" if read_only else self.path,
+                timeout=busy_timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=read_only,
             )
             try:
-                self._configure(self._conn, busy_timeout_s)
-                self.schema_version = migrate(self._conn, where=self._where, now=self._clock)
+                self._configure(self._conn, busy_timeout_s, read_only)
+                if read_only:
+                    check_readable(_version(self._conn), len(MIGRATIONS) - 1, self._where)
+                    self.schema_version = len(MIGRATIONS) - 1
+                else:
+                    self.schema_version = migrate(self._conn, where=self._where, now=self._clock)
             except BaseException:
                 self._conn.close()
                 raise
 
     @staticmethod
-    def _configure(conn: sqlite3.Connection, busy_timeout_s: float) -> None:
+    def _configure(conn: sqlite3.Connection, busy_timeout_s: float, read_only: bool) -> None:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        if read_only:  # the writers set the journal mode; a reader changes nothing
+            return
         conn.execute("PRAGMA journal_mode = WAL")
         # FULL, not WAL's usual NORMAL: NORMAL may lose the last commits on power loss,
         # and a lost attempt.started or lease write would let a goal run twice. The
@@ -271,6 +321,8 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
 
     @contextmanager
     def _write(self, goal_id: str) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise read_only_error(self._where)
         with self._lock, _translated(self._where):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
@@ -312,16 +364,22 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
         tx.execute(
             _PUT_SUMMARY,
             (s.goal_id, s.title, s.seq, s.status, s.next_action, s.blocked_on,
-             _maybe_us(s.not_before), _us(s.updated_at), _us(s.due_at)),
+             _maybe_us(s.not_before), _us(s.updated_at), _us(s.due_at), s.rule, s.reason,
+             *usage_row(s.replans), *usage_row(s.attempts)),
         )  # fmt: skip
 
     def _summaries(
-        self, tx: sqlite3.Connection, statuses: Sequence[str] | None
+        self,
+        tx: sqlite3.Connection,
+        statuses: Sequence[str] | None,
+        offset: int,
+        limit: int | None,
     ) -> list[GoalSummary]:
+        page = (-1 if limit is None else limit, offset)
         if statuses is None:
-            rows = tx.execute(_ALL_GOALS)
+            rows = tx.execute(_GOALS, page)
         else:
-            rows = tx.execute(_GOALS_WITH_STATUS, (json.dumps(list(statuses)),))
+            rows = tx.execute(_GOALS_WITH_STATUS, (json.dumps(list(statuses)), *page))
         return [_summary(row) for row in rows]
 
     def _due(self, tx: sqlite3.Connection, now: datetime, limit: int) -> list[GoalSummary]:

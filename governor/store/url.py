@@ -8,6 +8,7 @@ Rules (SPEC §8):
       ``postgresql://…`` or ``postgres://…``: PostgreSQL (the ``postgres`` extra; its
       driver is imported only when such a URL is opened).
     * The environment and the clock are read here and injected; no store reads them.
+    * A read-only open never creates a store: a missing SQLite file is ``NotFoundError``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Final
 
-from governor.errors import StoreError
+from governor.errors import NotFoundError, StoreError
 from governor.store.base import Clock, EventStore, utc_now
 from governor.store.memory import MemoryEventStore
 from governor.store.sqlite import SqliteEventStore
@@ -53,7 +54,7 @@ def sqlite_path(url: str) -> Path | None:
     return Path(path)
 
 
-def _postgres(url: str, clock: Clock) -> EventStore:
+def _postgres(url: str, clock: Clock, read_only: bool) -> EventStore:
     """The PostgreSQL store; its driver is imported here, so SQLite users never need it."""
     try:
         from governor.store.postgres import PostgresEventStore  # noqa: PLC0415 - optional extra
@@ -61,32 +62,55 @@ def _postgres(url: str, clock: Clock) -> EventStore:
         raise StoreError(
             f"PostgreSQL support needs the postgres extra: pip install 'governor[postgres]' ({exc})"
         ) from exc
-    return PostgresEventStore(url, clock=clock)
+    return PostgresEventStore(url, clock=clock, read_only=read_only)
 
 
-def open_store(url: str | None = None, *, clock: Clock | None = None) -> EventStore:
+def _existing(path: Path) -> Path:
+    """The database file a read-only open names, which must already exist."""
+    if not path.is_file():
+        raise NotFoundError(
+            f"no store at {path}: a read never creates one; create a goal with governor new "
+            "first, or name an existing store with --store URL or $GOVERNOR_STORE"
+        )
+    return path
+
+
+def open_store(
+    url: str | None = None, *, clock: Clock | None = None, read_only: bool = False
+) -> EventStore:
     """Open the event store a URL names (see the module docstring for the forms).
 
     Args:
         url: the store URL; None reads ``GOVERNOR_STORE``, then falls back to the default.
         clock: the store's only time source (lease expiry, derived summaries); UTC now
             by default.
+        read_only: open an existing store for reading only: nothing is created or
+            migrated, and the backend itself refuses writes (SQLite opens the file
+            read-only, PostgreSQL sessions are read-only). ``memory:`` is refused: a new
+            process would find it empty.
 
     Raises:
         StoreError: for an unknown URL, a backend that is not installed, or a store
             that cannot be opened.
+        NotFoundError: with ``read_only``, for a SQLite file that does not exist.
     """
     clock = clock or utc_now
     if url is None:
         url = os.environ.get(ENV_VAR) or None
     if url is None:
+        if read_only:
+            return SqliteEventStore(_existing(DEFAULT_PATH), clock=clock, read_only=True)
         DEFAULT_PATH.parent.mkdir(parents=True, exist_ok=True)
         return SqliteEventStore(DEFAULT_PATH.resolve(), clock=clock)
     if url == "memory:":
+        if read_only:
+            raise StoreError("memory: holds nothing another process could read; name a store")
         return MemoryEventStore(clock=clock)
     if url.startswith(POSTGRES_SCHEMES):
-        return _postgres(url, clock)
+        return _postgres(url, clock, read_only)
     path = sqlite_path(url)
     if path is None:
         raise StoreError(f"unknown store URL {url!r}; {USAGE}")
+    if read_only:
+        return SqliteEventStore(_existing(path), clock=clock, read_only=True)
     return SqliteEventStore(path, clock=clock)

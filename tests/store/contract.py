@@ -22,6 +22,7 @@ from governor.core.events import BudgetRaised, Event, GoalCreated, GoalResumed
 from governor.core.view import project
 from governor.errors import ConcurrencyConflictError, InvalidEventError, NotFoundError
 from governor.store import summarize
+from governor.store.base import Usage
 from tests.store.contract_damage import DamageCases
 from tests.store.contract_leases import LeaseCases
 from tests.store.contract_registry import RegistryCases
@@ -246,6 +247,37 @@ class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, Backe
         assert [g.goal_id for g in store.goals(statuses=["blocked", "succeeded"])] == ["a", "c"]
         assert store.goals(statuses=[]) == []
         assert [g.goal_id for g in store.goals(statuses="ready")] == ["b", "d"]
+
+    def test_the_summary_carries_the_rule_the_reason_and_the_goal_wide_budgets(self, store):
+        s = story()
+        s.plan_fails("upstream", retry_after_s=5)  # uncharged
+        s.plan_fails()  # charged
+        s.start("p1-b")
+        s.finish("p1-b", "failed", failure_class="upstream")  # uncharged
+        store.append("g1", s.events, expected_seq=0)
+        (found,) = store.goals()
+        decision = s.decision(found.updated_at)
+        assert (found.rule, found.reason) == (decision.rule, decision.reason)
+        assert found.replans == Usage(used=3, charged=2, limit=5)
+        assert found.attempts == Usage(used=2, charged=1, limit=100)
+
+    def test_goals_come_in_pages_of_the_id_order_with_or_without_a_status(self, store):
+        for goal_id in "edcba":
+            status = "ready" if goal_id in "ace" else "blocked"
+            store.append(
+                goal_id, story(goal_id).events[:1], expected_seq=0, summary=summary(goal_id, status)
+            )
+        ids = lambda rows: "".join(g.goal_id for g in rows)  # noqa: E731
+        assert ids(store.goals(limit=2)) == "ab"
+        assert ids(store.goals(offset=2, limit=2)) == "cd"
+        assert ids(store.goals(offset=4, limit=2)) == "e"
+        assert ids(store.goals(offset=9)) == ""
+        assert ids(store.goals(offset=3)) == "de"
+        assert ids(store.goals(statuses={"ready"}, offset=1, limit=1)) == "c"
+        assert ids(store.goals(statuses={"ready", "blocked"}, offset=1, limit=3)) == "bcd"
+        assert store.goals(limit=0) == []
+        with pytest.raises(ValueError, match="offset and limit"):
+            store.goals(offset=-1)
 
     def test_due_lists_ready_running_and_waiting_goals_whose_time_has_come(self, store):
         rows = [

@@ -358,6 +358,38 @@ def test_summaries_and_leases_survive_reopening(url):
     again.close()
 
 
+# --- read-only ---------------------------------------------------------------------------
+
+
+def test_a_read_only_open_of_an_empty_database_creates_no_table(url):
+    with pytest.raises(StoreError, match="not a governor store"):
+        open_store(url, read_only=True)
+    assert sql(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'") == []
+
+
+def test_a_read_only_store_reads_and_the_server_refuses_its_writes(url):
+    events = story().events
+    with PostgresEventStore(url) as writer:
+        writer.append("g1", events, expected_seq=0)
+    reader = open_store(url, read_only=True)
+    assert isinstance(reader, PostgresEventStore)
+    assert list(reader.load("g1")) == events
+    with pytest.raises(StoreError, match="open read-only; nothing was written"):
+        reader.append("g1", [resumed("g1", 10)], expected_seq=9)
+    with reader._pool.connection() as conn, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        conn.execute("DELETE FROM goals")
+    reader.close()
+    assert sql(url, "SELECT COUNT(*) FROM goals") == [(1,)]
+
+
+def test_a_read_only_open_never_migrates(url):
+    with psycopg.connect(url, autocommit=True) as raw:
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:2])
+    with pytest.raises(StoreError, match="a read never upgrades it"):
+        open_store(url, read_only=True)
+    assert versions(url) == [0, 1]
+
+
 # --- the test server's own finder ----------------------------------------------------------
 
 

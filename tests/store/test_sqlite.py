@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from governor.errors import StoreError
-from governor.store.base import ACTIVE_STATUSES
+from governor.store.base import ACTIVE_STATUSES, Usage
 from governor.store.sqlite import _DUE, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_procs import ProcessCases
@@ -218,3 +218,67 @@ def test_two_stores_on_one_file_share_the_registry(db):
         one.add_service_error(ServiceError(T0, "w1", "g1", "boom"))
         assert [w.worker_id for w in two.workers()] == ["w1"]
         assert two.service_errors()[0].error == "boom"
+
+
+def test_a_version_1_database_keeps_its_summaries_and_the_next_append_fills_the_new_fields(db):
+    events = story().events
+    with closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:2])
+        raw.execute(
+            "INSERT INTO goals VALUES ('g1', 'Test goal', 8, 'ready', 'run', NULL, NULL, 0, 0)"
+        )
+    with SqliteEventStore(db) as store:
+        (old,) = store.goals()
+        assert (old.goal_id, old.status, old.rule, old.replans, old.attempts) == (
+            "g1", "ready", None, None, None,
+        )  # fmt: skip
+        store.append("g1", events[:8], expected_seq=0)
+        (new,) = store.goals()
+        assert new.rule == "goal.7"  # p1-a passed: accept it
+        assert new.attempts == Usage(used=1, charged=1, limit=100)
+
+
+# --- read-only -------------------------------------------------------------------------------
+
+
+def test_a_read_only_store_reads_and_sqlite_itself_refuses_its_writes(db):
+    events = story().events
+    with SqliteEventStore(db) as store:
+        store.append("g1", events, expected_seq=0)
+    before = db.read_bytes()
+    with SqliteEventStore(db, read_only=True) as reader:
+        assert list(reader.load("g1")) == events
+        assert [g.goal_id for g in reader.goals()] == ["g1"]
+        with pytest.raises(StoreError, match="open read-only; nothing was written"):
+            reader.append("g1", [resumed("g1", 10)], expected_seq=9)
+        with pytest.raises(StoreError, match="read-only"):
+            reader.acquire_lease("g1", "me", ttl_s=5)
+        conn = reader._conn
+        assert conn is not None
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("DELETE FROM goals")
+    assert db.read_bytes() == before
+
+
+def test_a_read_only_store_sees_what_a_writer_appends_later(db):
+    events = story().events
+    with SqliteEventStore(db) as writer, SqliteEventStore(db, read_only=True) as reader:
+        writer.append("g1", events[:4], expected_seq=0)
+        assert reader.last_seq("g1") == 4
+        writer.append("g1", events[4:], expected_seq=4)
+        assert reader.last_seq("g1") == len(events)
+
+
+def test_a_read_only_open_never_migrates(db):
+    with closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:2])
+    with pytest.raises(StoreError, match="a read never upgrades it: run a governor command"):
+        SqliteEventStore(db, read_only=True)
+    assert [v for v, _ in versions(db)] == [0, 1]
+
+
+def test_a_read_only_open_of_a_database_governor_never_set_up_is_refused(db):
+    with closing(sqlite3.connect(db)) as raw:
+        raw.execute("CREATE TABLE other (x)")
+    with pytest.raises(StoreError, match="not a governor store"):
+        SqliteEventStore(db, read_only=True)

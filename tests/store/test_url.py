@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import governor.store
-from governor.errors import StoreError
+from governor.errors import NotFoundError, StoreError
 from governor.store import open_store
 from governor.store.memory import MemoryEventStore
 from governor.store.sqlite import SqliteEventStore
@@ -110,3 +110,27 @@ def test_postgresql_without_the_driver_says_which_extra_to_install(url, monkeypa
 def test_an_unknown_url_is_refused_with_the_forms_that_work(url):
     with pytest.raises(StoreError, match=r"unknown store URL .*memory:"):
         open_store(url)
+
+
+# --- read-only opening: a read never creates, migrates or writes a store ----------------------
+
+
+def test_a_read_only_open_of_a_missing_file_is_not_found_and_creates_nothing(tmp_path):
+    missing = tmp_path / "sub" / "missing.db"
+    for url in (str(missing), f"sqlite://{missing}", f"sqlite:{missing}"):
+        with pytest.raises(NotFoundError, match=r"no store at .*missing\.db: a read never creates"):
+            open_store(url, read_only=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_read_only_open_of_the_default_store_creates_no_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GOVERNOR_STORE", raising=False)
+    with pytest.raises(NotFoundError, match=r"no store at \.governor/governor\.db"):
+        open_store(read_only=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_memory_store_cannot_be_opened_for_reading():
+    with pytest.raises(StoreError, match="memory: holds nothing"):
+        open_store("memory:", read_only=True)

@@ -1,0 +1,267 @@
+"""What the pages show, read from the store: small functions, each one read and one fold.
+
+Rules:
+    * Read only. Every function takes an open store and returns values; nothing here
+      appends, leases or migrates (the server opens the store read-only besides).
+    * The goals list reads the store's summaries, one page at a time, and the counts per
+      status: never a fold per goal, so 10,000 goals cost what 50 do.
+    * A goal page loads that goal's events once; the view, the decision now, the
+      timeline and ``explain``'s advice are all computed from that one list.
+    * The time is an argument (``now``), as in the core.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Protocol, get_args, runtime_checkable
+
+from governor.analysis.explain import Explanation, explain
+from governor.core.decide import decide
+from governor.core.decision import Decision, Status
+from governor.core.events import Event
+from governor.core.view import GoalView, project
+from governor.errors import InputError
+from governor.store.base import EventStore, GoalSummary
+from governor.ui.timeline import Entry, timeline
+
+GOAL_STATUSES: Final = tuple(s for s in get_args(Status) if s != "in_review")
+"""The statuses a goal can have (``in_review`` is a work item's, never a goal's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoalList:
+    """One page of the goals list."""
+
+    rows: list[GoalSummary]
+    counts: dict[str, int]
+    """Goals per status, across the whole store."""
+    status: str | None
+    """The status filter, None for every goal."""
+    page: int
+    """1-based, within ``1..pages``."""
+    pages: int
+    total: int
+    """Goals that pass the filter."""
+    per_page: int
+
+
+def goal_list(
+    store: EventStore, *, status: str | None = None, page: int = 1, per_page: int = 50
+) -> GoalList:
+    """A page of goal summaries (with ``status`` when given), by goal id.
+
+    A page past the end shows the last one.
+
+    Raises:
+        InputError: for a status no goal can have.
+    """
+    if status is not None and status not in GOAL_STATUSES:
+        raise InputError(f"unknown status {status!r}; one of {', '.join(GOAL_STATUSES)}")
+    counts = store.goal_counts()
+    total = counts.get(status, 0) if status else sum(counts.values())
+    pages = max(1, math.ceil(total / per_page))
+    page = min(max(page, 1), pages)
+    rows = store.goals(
+        statuses=None if status is None else (status,),
+        offset=(page - 1) * per_page,
+        limit=per_page,
+    )
+    return GoalList(rows, counts, status, page, pages, total, per_page)
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A question that waits for a person, and the commands that answer it."""
+
+    asker: str
+    """``the planner`` or ``p1-api's worker``; for a review, what is to be reviewed."""
+    question: str
+    commands: tuple[tuple[str, str], ...]
+    """(what it does, the exact command line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoalPage:
+    """Everything the page of one goal shows."""
+
+    view: GoalView
+    decision: Decision
+    """The decision at the time the page was made."""
+    entries: list[Entry]
+    explanation: Explanation | None
+    """``explain``'s, or None while it is still being worked out."""
+    pending: Pending | None
+    events: int
+
+
+def command_line(store_arg: str | None, *words: str) -> str:
+    """A ``governor`` command line, quoted for a POSIX shell, naming the store if needed."""
+    store = ["--store", store_arg] if store_arg else []
+    return shlex.join(["governor", *words, *store])
+
+
+def pending(
+    goal_id: str, view: GoalView, decision: Decision, store_arg: str | None = None
+) -> Pending | None:
+    """The question a stopped goal asks a person, if any, with the commands that answer it.
+
+    ``store_arg`` is the ``--store`` value the commands need (None for the default store).
+    """
+
+    def cmd(*words: str) -> str:
+        return command_line(store_arg, *words)
+
+    if decision.blocked_on == "decision" and decision.work_ids:
+        work_id = decision.work_ids[0]
+        finish = view.work[work_id].finish
+        answer = cmd("work", "retry", goal_id, work_id, "--reason", "YOUR ANSWER")
+        question = (finish.error if finish else None) or decision.reason
+        return Pending(f"{work_id}'s worker", question, (("answer and retry the item", answer),))
+    if decision.blocked_on == "decision":
+        failure = view.latest_plan.failure if view.latest_plan else None
+        answer = cmd("resume", goal_id, "--reason", "YOUR ANSWER")
+        question = (failure.error if failure else None) or decision.reason
+        return Pending("the planner", question, (("answer and plan again", answer),))
+    if decision.next_action == "review_plan" and decision.plan_id:
+        pid = decision.plan_id
+        proposal = view.plans[pid].proposal
+        items = ", ".join(f"{pid}-{w.key}" for w in proposal.work) if proposal else ""
+        return Pending(
+            f"plan {pid}",
+            f"plan {pid} proposes {items or 'to complete the goal'}: approve or reject it",
+            (
+                ("approve", cmd("plan", "approve", goal_id, pid)),
+                ("reject", cmd("plan", "reject", goal_id, pid, "--reason", "WHY")),
+            ),
+        )
+    if decision.next_action == "review_work":
+        commands = tuple(
+            (f"{verb} {w}", cmd("work", verb, goal_id, w, *extra))
+            for w in decision.work_ids
+            for verb, extra in (("accept", ()), ("retry", ("--reason", "WHAT TO CHANGE")))
+        )
+        what = ", ".join(decision.work_ids)
+        return Pending(what, f"{what} passed: accept, or retry with what to change", commands)
+    return None
+
+
+class Explanations:
+    """``explain`` of each goal's history, kept per (goal, last seq) for the latest goals.
+
+    A history never changes below its last seq, so neither does its explanation. The
+    counterfactual search behind a stopped goal's advice costs far more than the rest of
+    its page (0.4 s for 500 events, see docs/performance.md), and an open page asks again
+    every few seconds: each is computed once, in a worker thread, and a page waits for
+    it at most ``wait_s`` — past that it is shown without the advice, which the next
+    refresh brings. Thread-safe.
+    """
+
+    def __init__(self, size: int = 64, *, wait_s: float | None = None) -> None:
+        self.size, self.wait_s = size, wait_s
+        self._kept: OrderedDict[tuple[str, int], Future[Explanation]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explain")
+
+    def of(self, events: Sequence[Event]) -> Explanation | None:
+        """The explanation of a non-empty history; None while it is still being worked out."""
+        key = (events[0].goal_id, events[-1].seq)
+        with self._lock:
+            future = self._kept.get(key)
+            if future is None:
+                future = self._pool.submit(explain, list(events))
+                self._kept[key] = future
+            self._kept.move_to_end(key)
+            while len(self._kept) > max(self.size, 1):
+                self._kept.popitem(last=False)
+        try:
+            return future.result(timeout=self.wait_s)
+        except TimeoutError:
+            return None
+
+    def close(self) -> None:
+        """Stop the worker thread (an explanation under way is finished first)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def goal_page(
+    store: EventStore,
+    goal_id: str,
+    now: datetime,
+    *,
+    store_arg: str | None = None,
+    explanations: Explanations | None = None,
+) -> GoalPage:
+    """The page of one goal: its view, its decision at ``now``, timeline and advice.
+
+    Raises:
+        NotFoundError: when the store holds no such goal.
+    """
+    events: list[Event] = list(store.load(goal_id))
+    view = project(events)
+    decision = decide(view, now)
+    return GoalPage(
+        view=view,
+        decision=decision,
+        entries=timeline(events),
+        explanation=explain(events) if explanations is None else explanations.of(events),
+        pending=pending(goal_id, view, decision, store_arg),
+        events=len(events),
+    )
+
+
+# --- upstreams: the seam for the fleet-outage work -------------------------------------------
+
+
+@runtime_checkable
+class UpstreamSource(Protocol):
+    """A store that keeps one health record per upstream (SPEC §11.10)."""
+
+    def upstreams(self) -> Sequence[object]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamRow:
+    """One upstream as the page shows it."""
+
+    name: str
+    healthy: bool | None
+    since: datetime | None
+    """When it started failing (or came back)."""
+    next_probe: datetime | None
+    detail: str | None
+    parked: int | None
+    """Goals waiting on it."""
+
+    @classmethod
+    def of(cls, record: object) -> UpstreamRow:
+        """Read a health record by the attribute names the fleet-outage work uses."""
+        healthy, parked = _first(record, "healthy"), _first(record, "parked", "parked_goals")
+        since, probe = _first(record, "failing_since", "since"), _first(record, "next_probe_at")
+        detail = _first(record, "last_status", "detail", "reason")
+        return cls(
+            name=str(_first(record, "upstream", "name", "key") or record),
+            healthy=None if healthy is None else bool(healthy),
+            since=since if isinstance(since, datetime) else None,
+            next_probe=probe if isinstance(probe, datetime) else None,
+            detail=None if detail is None else str(detail),
+            parked=parked if isinstance(parked, int) else None,
+        )
+
+
+def _first(record: object, *names: str) -> object:
+    """The first of the attributes that the record has and is not None."""
+    return next((v for n in names if (v := getattr(record, n, None)) is not None), None)
+
+
+def upstream_rows(store: EventStore) -> list[UpstreamRow] | None:
+    """Each upstream's health, or None when the store keeps no health records."""
+    if not isinstance(store, UpstreamSource):
+        return None
+    return [UpstreamRow.of(record) for record in store.upstreams()]

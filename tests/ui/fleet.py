@@ -1,0 +1,201 @@
+"""A SQLite store with a goal in every status, made the way real goals are made.
+
+Most goals are driven by the real runner (``governor.goals.run``) with the scripted
+harness, whose agents are real subprocesses playing scenario files; a missing binary is
+a real ``command`` planner that is not there. A run in flight and a cancellation are
+recorded with the core's own recording functions (``governor.core.record``, ``verbs``)
+appended with ``append_folded``, as the runner and the operator verbs do.
+
+Agent text is hostile on purpose: questions, errors and work titles carry ``<script>``
+tags that would set ``window.__pwned``, ANSI escapes, and 2000-character strings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from governor import goals
+from governor.core import record, verbs
+from governor.graph.runner import RunnerSettings
+from governor.store.base import EventStore, append_folded, utc_now
+from governor.store.sqlite import SqliteEventStore
+
+SCRIPT: Final = "<script>window.__pwned = 1</script>"
+IMG: Final = '<img src=x onerror="window.__pwned = 2">'
+ANSI: Final = "\x1b[31mRED\x1b[0m \x1b]0;title\x07"
+HUGE: Final = "W" * 1990
+LONE: Final = "\ud800"
+"""A lone surrogate: no UTF-8 text holds one, so a reply carrying it is refused."""
+QUESTION: Final = f"Which database? {SCRIPT} {IMG} {ANSI}"
+"""What the planner of ``g-blocked-decision`` asks."""
+HOSTILE_TITLE: Final = f"{SCRIPT}{IMG}"[:200]
+
+FAST: Final = {"upstream_backoff": {"initial_s": 0.01, "factor": 1, "max_s": 0.01}}
+OUTAGE: Final = {"vendor_error": {"status": 503, "message": f"overloaded {SCRIPT}"}}
+COMPLETE: Final = {"decision": "complete", "rationale": "done"}
+
+EXPECTED: Final[dict[str, tuple[str, str | None]]] = {
+    "g-ready": ("ready", None),
+    "g-running": ("running", None),
+    "g-waiting": ("waiting", "upstream"),
+    "g-blocked-environment": ("blocked", "environment"),
+    "g-blocked-upstream": ("blocked", "upstream"),
+    "g-blocked-decision": ("blocked", "decision"),
+    "g-blocked-work": ("blocked", "work"),
+    "g-review-plan": ("awaiting_review", "operator"),
+    "g-in-review": ("awaiting_review", "operator"),
+    "g-exhausted": ("budget_exhausted", None),
+    "g-succeeded": ("succeeded", None),
+    "g-cancelled": ("cancelled", None),
+}
+"""Each goal of the fleet: (status, blocked_on) once it is built."""
+
+
+def plan(*keys: str, title: str | None = None) -> dict[str, Any]:
+    work = [
+        {"key": k, "title": title or k, "objective": f"do {k}", "acceptance": [f"{k} works"]}
+        for k in keys
+    ]
+    return {"decision": "apply", "rationale": f"because {SCRIPT}", "work": work}
+
+
+def done(key: str) -> dict[str, Any]:
+    return {
+        "status": "done",
+        "summary": f"did {key} {ANSI}",
+        "acceptance": [{"criterion": f"{key} works", "status": "satisfied"}],
+    }
+
+
+def planner(*steps: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "planner", "match": "role: planner", "steps": list(steps)}
+
+
+def worker(key: str, *steps: dict[str, Any]) -> dict[str, Any]:
+    return {"name": key, "match": ["role: worker", f"work_key: {key}"], "steps": list(steps)}
+
+
+@dataclass
+class Fleet:
+    """The folder, the store file, and how to make and drive goals in it."""
+
+    root: Path
+    store: EventStore
+
+    @property
+    def db(self) -> Path:
+        return self.root / "governor.db"
+
+    def scenario(self, goal_id: str, *scripts: dict[str, Any]) -> dict[str, Any]:
+        path = self.root / f"{goal_id}.scenario.json"
+        path.write_text(json.dumps({"name": goal_id, "scripts": list(scripts)}))
+        return {"harness": "scripted", "args": [path.name], "max_attempts": 1, "timeout_s": 60}
+
+    def goal(
+        self,
+        goal_id: str,
+        planner: dict[str, Any] | None = None,
+        worker: dict[str, Any] | None = None,
+        **policy: Any,
+    ) -> str:
+        default = {"harness": "scripted", "max_attempts": 1}
+        spec = {
+            "id": goal_id,
+            "title": f"Goal {goal_id}",
+            "objective": f"Do {goal_id}. {SCRIPT}",
+            "acceptance": ["it is done", ANSI],
+            "planner": "planner",
+            "worker": "worker",
+            "policy": policy,
+            "profiles": {"planner": planner or default, "worker": worker or planner or default},
+        }
+        path = self.root / f"{goal_id}.json"
+        path.write_text(json.dumps(spec))
+        goals.create(self.store, path)
+        return goal_id
+
+    def run(self, goal_id: str) -> None:
+        settings = RunnerSettings(
+            workdir=self.root,
+            env=dict(os.environ),
+            state_dir=self.root / "scripted" / goal_id,
+        )
+        goals.run(goals.runner(self.store, goal_id, settings), max_wait_s=5.0)
+
+
+def build(root: Path) -> Fleet:
+    """Make the store of ``EXPECTED`` in ``root/governor.db``."""
+    fleet = Fleet(root, SqliteEventStore(root / "governor.db"))
+    fleet.goal("g-ready")
+
+    running = fleet.goal("g-running")
+    view = goals.load(fleet.store, running)
+    append_folded(
+        fleet.store,
+        view,
+        record.request_plan(view, plan_id="p1", trigger="initial", at=utc_now()),
+        utc_now(),
+    )
+
+    s = fleet.scenario("g-waiting", planner(OUTAGE))
+    fleet.goal("g-waiting", s, upstream_backoff={"initial_s": 3600, "factor": 2, "max_s": 7200})
+    fleet.run("g-waiting")
+
+    missing = {"harness": "command", "args": ["bin/no-such-planner"], "max_attempts": 1}
+    fleet.goal("g-blocked-environment", missing, fleet.scenario("env-worker", planner(COMPLETE)))
+    fleet.run("g-blocked-environment")
+
+    s = fleet.scenario("g-blocked-upstream", planner(OUTAGE))
+    fleet.goal("g-blocked-upstream", s, **FAST)
+    fleet.run("g-blocked-upstream")
+
+    s = fleet.scenario(
+        "g-blocked-decision", planner({"reply": {"status": "decision", "question": QUESTION}})
+    )
+    fleet.goal("g-blocked-decision", s)
+    fleet.run("g-blocked-decision")
+
+    fails = {"effects": True, "stderr": f"tests failed {SCRIPT}\n{HUGE}\n", "exit_code": 1}
+    s = fleet.scenario(
+        "g-blocked-work", planner({"reply": plan("a", title=HOSTILE_TITLE)}), worker("a", fails)
+    )
+    fleet.goal("g-blocked-work", s, retry_blocked=False)
+    fleet.run("g-blocked-work")
+
+    s = fleet.scenario("g-review-plan", planner({"reply": plan("a", "b")}))
+    fleet.goal("g-review-plan", s, auto_apply=False)
+    fleet.run("g-review-plan")
+
+    s = fleet.scenario(
+        "g-in-review", planner({"reply": plan("a")}), worker("a", {"reply": done("a")})
+    )
+    fleet.goal("g-in-review", s, accept_passing=False)
+    fleet.run("g-in-review")
+
+    broken = {"stderr": f"{HUGE} {SCRIPT}\n", "exit_code": 1}
+    surrogate = {"reply": {**plan("a"), "rationale": f"lone {LONE} surrogate"}}
+    s = fleet.scenario("g-exhausted", planner(surrogate, broken))
+    fleet.goal("g-exhausted", s, max_replans=2, max_milestones=2)
+    fleet.run("g-exhausted")
+
+    s = fleet.scenario(
+        "g-succeeded",
+        planner({"reply": plan("a")}, {"reply": COMPLETE}),
+        worker("a", OUTAGE, {"effects": True, "reply": done("a"), "cost_usd": 0.25}),
+    )
+    fleet.goal("g-succeeded", s, **FAST)
+    fleet.run("g-succeeded")
+
+    cancelled = fleet.goal("g-cancelled")
+    goals.operate(
+        fleet.store,
+        cancelled,
+        lambda v: verbs.cancel_goal(
+            v, reason=f"not needed {SCRIPT}", at=utc_now(), actor="operator:test"
+        ),
+    )
+    return fleet

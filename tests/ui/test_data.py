@@ -1,0 +1,246 @@
+"""What the pages read: the list's pages, a goal's timeline, its pending question, upstreams.
+
+Histories are built with the core's own recording functions (``tests/story.py``); stores
+are the in-memory backend, which keeps the store contract.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from governor.core.view import project
+from governor.errors import InputError, NotFoundError
+from governor.store import summarize
+from governor.store.memory import MemoryEventStore
+from governor.ui.data import (
+    Explanations,
+    UpstreamRow,
+    goal_list,
+    goal_page,
+    pending,
+    upstream_rows,
+)
+from governor.ui.list_page import list_main
+from governor.ui.timeline import Note, Run, timeline
+from tests.story import ABSENT, T0, Story
+
+DECIDE: dict[str, Any] = {"failure_class": "decision", "error": "Postgres or SQLite?"}
+
+
+def put(store: MemoryEventStore, story: Story) -> None:
+    view = project(story.events)
+    store.append(view.goal_id, story.events, expected_seq=0, summary=summarize(view, story.now))
+
+
+# --- the goals list --------------------------------------------------------------------------
+
+
+def test_the_list_pages_through_the_summaries_and_counts_every_status() -> None:
+    store = MemoryEventStore()
+    for n in range(7):
+        s = Story(f"g{n}")
+        if n % 2:
+            s.op("cancel_goal")
+        put(store, s)
+    first = goal_list(store, per_page=3)
+    assert ([r.goal_id for r in first.rows], first.page, first.pages, first.total) == (
+        ["g0", "g1", "g2"], 1, 3, 7,
+    )  # fmt: skip
+    assert first.counts == {"ready": 4, "cancelled": 3}
+    last = goal_list(store, per_page=3, page=99)
+    assert ([r.goal_id for r in last.rows], last.page) == (["g6"], 3)
+    cancelled = goal_list(store, status="cancelled", per_page=2, page=2)
+    assert ([r.goal_id for r in cancelled.rows], cancelled.pages, cancelled.total) == (
+        ["g5"], 2, 3,
+    )  # fmt: skip
+    assert goal_list(store, page=0).page == 1
+    empty = goal_list(MemoryEventStore())
+    assert (empty.rows, empty.pages, empty.total) == ([], 1, 0)
+
+
+def test_a_status_no_goal_can_have_is_refused() -> None:
+    with pytest.raises(InputError, match="unknown status 'in_review'"):
+        goal_list(MemoryEventStore(), status="in_review")
+
+
+# --- a goal's timeline -----------------------------------------------------------------------
+
+
+def test_the_timeline_has_each_run_with_its_charge_and_each_act_of_governance() -> None:
+    s = Story()
+    s.plan_fails("upstream", retry_after_s=1, run_s=2)
+    s.plan("a")
+    s.start("p2-a")
+    s.tick(5).continue_("p2-a")
+    s.finish("p2-a", "failed", run_s=3, error="boom")
+    s.op("retry_work", work_id="p2-a", reason="try harder")
+    s.start("p2-a")
+    entries = timeline(s.events)
+    runs = [e for e in entries if isinstance(e, Run)]
+    assert [(r.what, r.outcome, r.charged) for r in runs] == [
+        ("plan p1 (initial)", "failed", False),
+        ("plan p2 (initial)", "proposed", True),
+        ("p2-a attempt 1", "failed", True),
+        ("p2-a attempt 2", "in flight", True),
+    ]
+    assert runs[0].duration_s == 2.0
+    assert runs[0].why.startswith("uncharged: upstream, and the evidence shows the run did nothing")
+    assert runs[0].evidence == ABSENT
+    assert (runs[2].continuations, runs[2].duration_s, runs[2].error) == (1, 3.0, "boom")
+    assert runs[2].why == "charged: the run failed: boom"
+    assert runs[3].duration_s is None
+    assert runs[1].detail == "apply: because\np2-a: A"
+    assert runs[2].who == "worker (scripted)"
+    notes = [(e.text, e.actor, e.reason) for e in entries if isinstance(e, Note)]
+    assert notes == [
+        ("goal created: Test goal", "governor", None),
+        ("plan p2 applied: p2-a", "governor", None),
+        ("p2-a retried", "operator:test", "try harder"),
+    ]
+    assert [e.seq for e in entries] == sorted(e.seq for e in entries)
+
+
+# --- the question a goal asks ----------------------------------------------------------------
+
+
+def test_a_planner_decision_is_answered_by_resume() -> None:
+    s = Story("g")
+    s.plan_fails(**DECIDE)
+    asked = pending("g", s.view, s.decision(), "/srv/my store.db")
+    assert asked is not None
+    assert (asked.asker, asked.question) == ("the planner", "Postgres or SQLite?")
+    assert asked.commands == (
+        (
+            "answer and plan again",
+            "governor resume g --reason 'YOUR ANSWER' --store '/srv/my store.db'",
+        ),
+    )
+
+
+def test_a_worker_decision_is_answered_by_a_retry_of_the_item() -> None:
+    s = Story("g")
+    s.plan("a")
+    s.attempt("p1-a", evidence=ABSENT, **DECIDE)
+    asked = pending("g", s.view, s.decision())
+    assert asked is not None
+    assert (asked.asker, asked.question) == ("p1-a's worker", "Postgres or SQLite?")
+    assert asked.commands[0][1] == "governor work retry g p1-a --reason 'YOUR ANSWER'"
+
+
+def test_reviews_are_answered_by_approve_reject_accept_or_retry() -> None:
+    s = Story("g", auto_apply=False)
+    s.propose("a", "b")
+    asked = pending("g", s.view, s.decision())
+    assert asked is not None
+    assert asked.question == "plan p1 proposes p1-a, p1-b: approve or reject it"
+    assert [c for _, c in asked.commands] == [
+        "governor plan approve g p1",
+        "governor plan reject g p1 --reason WHY",
+    ]
+    s = Story("g", accept_passing=False)
+    s.plan("a")
+    s.attempt("p1-a", "succeeded")
+    asked = pending("g", s.view, s.decision())
+    assert asked is not None
+    assert [c for _, c in asked.commands] == [
+        "governor work accept g p1-a",
+        "governor work retry g p1-a --reason 'WHAT TO CHANGE'",
+    ]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda s: s,
+        lambda s: s.plan_fails("environment"),
+        lambda s: s.plan_fails("upstream", retry_after_s=60),
+        lambda s: s.op("cancel_goal"),
+    ],
+    ids=["ready", "blocked on the environment", "waiting", "cancelled"],
+)
+def test_nothing_is_asked_when_no_person_is_needed_to_answer(build) -> None:
+    s = Story("g")
+    build(s)
+    assert pending("g", s.view, s.decision()) is None
+
+
+def test_a_goal_page_reads_one_goal_once_and_an_unknown_goal_is_not_found() -> None:
+    store = MemoryEventStore()
+    s = Story("g")
+    s.plan_fails(**DECIDE)
+    put(store, s)
+    page = goal_page(store, "g", s.now + timedelta(seconds=1))
+    assert (page.events, page.decision.blocked_on) == (len(s.events), "decision")
+    assert page.explanation is not None  # without a cache, the page waits for it
+    assert page.explanation.advice.startswith("no policy change helps: a person must act")
+    assert page.pending is not None
+    with pytest.raises(NotFoundError):
+        goal_page(store, "nope", T0)
+
+
+# --- upstreams: the seam for the fleet-outage work -------------------------------------------
+
+
+@dataclass
+class Health:
+    upstream: str
+    healthy: bool
+    failing_since: object = None
+    parked: int = 0
+
+
+class StoreWithHealth(MemoryEventStore):
+    def upstreams(self) -> list[Health]:
+        return [Health("claude:api.anthropic.com", False, T0, 12), Health("codex:default", True)]
+
+
+def test_the_upstreams_section_appears_only_when_the_store_keeps_health_records() -> None:
+    plain = MemoryEventStore()
+    assert upstream_rows(plain) is None
+    assert "Upstreams" not in list_main(goal_list(plain), upstream_rows(plain), T0)
+    rows = upstream_rows(StoreWithHealth())
+    assert rows == [
+        UpstreamRow("claude:api.anthropic.com", False, T0, None, None, 12),
+        UpstreamRow("codex:default", True, None, None, None, 0),
+    ]
+    page = list_main(goal_list(plain), rows, T0 + timedelta(minutes=5))
+    assert 'id="upstreams"' in page
+    assert "claude:api.anthropic.com" in page
+    assert ">failing<" in page
+    assert ">healthy<" in page
+
+
+def test_explanations_are_computed_once_per_last_seq_and_only_the_latest_are_kept() -> None:
+    kept = Explanations(size=2)
+    a, b, c = Story("a"), Story("b"), Story("c")
+    a.plan_fails(**DECIDE)
+    first = kept.of(a.events)
+    assert kept.of(list(a.events)) is first  # same goal, same last seq: not explained again
+    a.op("resume_goal", reason="SQLite")
+    after = kept.of(a.events)
+    assert after is not None
+    assert after is not first
+    assert after.decision.status == "ready"
+    kept.of(b.events)
+    kept.of(c.events)  # a's is the oldest: dropped
+    assert kept.of(a.events) is not after
+
+
+def test_a_page_does_not_wait_past_its_bound_for_the_advice_and_a_later_one_gets_it() -> None:
+    kept = Explanations(wait_s=0)
+    gate = threading.Event()
+    kept._pool.submit(gate.wait)  # the one worker thread is busy: nothing is explained yet
+    s = Story("g")
+    s.plan_fails(**DECIDE)
+    assert kept.of(s.events) is None
+    gate.set()
+    kept.wait_s = None
+    found = kept.of(s.events)
+    assert found is not None
+    assert found.decision.blocked_on == "decision"
+    kept.close()
