@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["MAX_UNCHARGED_REPLANS", "Policy", "__version__"]
+__all__ = ["MAX_UNCHARGED_REPLANS", "Policy", "UpstreamUnavailable", "__version__"]
 
 if TYPE_CHECKING:
     from governor.core.policy import MAX_UNCHARGED_REPLANS, Policy
+    from governor.exec.python import UpstreamUnavailable
 
 
 def __getattr__(name: str) -> Any:
@@ -24,4 +25,8 @@ def __getattr__(name: str) -> Any:
         from governor.core import policy  # noqa: PLC0415 - lazy on purpose (see above)
 
         return getattr(policy, name)
+    if name == "UpstreamUnavailable":
+        from governor.exec import python  # noqa: PLC0415 - lazy on purpose (see above)
+
+        return python.UpstreamUnavailable
     raise AttributeError(f"module 'governor' has no attribute {name!r}")

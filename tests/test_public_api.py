@@ -6,7 +6,9 @@ import governor
 
 
 def test_package_exports() -> None:
-    assert sorted(governor.__all__) == sorted(["MAX_UNCHARGED_REPLANS", "Policy", "__version__"])
+    assert sorted(governor.__all__) == sorted(
+        ["MAX_UNCHARGED_REPLANS", "Policy", "UpstreamUnavailable", "__version__"]
+    )
 
 
 def test_max_uncharged_replans_is_the_default() -> None:

@@ -1,7 +1,10 @@
 """Charges: every plan and attempt of a history, whether it was charged, and why.
 
 Rules: the verdict is the core's (``governor.core.evidence.is_uncharged``) — this module
-only says it in words, naming the class, the evidence and the rule that decided.
+only says it in words, naming the class, the evidence and the rule that decided. Every
+line about a finished run says *charged* or *not charged*, and the run's in-agent tries
+when it took more than one (SPEC §11.9); the progress line, ``status`` and ``explain``
+all speak through :func:`describe`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ from governor.core.events import (
     PlanProposed,
     PlanRequested,
 )
-from governor.core.evidence import Evidence, FailureClass, is_uncharged
+from governor.core.evidence import Evidence, FailureClass, Tries, is_uncharged
+from governor.core.view import GoalView
+
+RunEvent = PlanProposed | PlanFailed | AttemptFinished
+"""The events that finish a planner or worker run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +37,26 @@ class Charge:
     """``plan p2`` or ``p1-api attempt 1``."""
     charged: bool
     why: str
+
+
+def describe_tries(tries: Tries | None) -> str:
+    """``2 in-agent tries: upstream, ok; the agent CLI retried 1 refused request itself (503)``.
+
+    Empty for a run that took one try whose CLI retried nothing.
+    """
+    if tries is None:
+        return ""
+    parts = []
+    if tries.count > 1:
+        listed = ", ".join(tries.classes) + (", …" if tries.count > len(tries.classes) else "")
+        parts.append(f"{tries.count} in-agent tries: {listed}")
+    if tries.vendor_retries:
+        n = len(tries.vendor_retries)
+        statuses = ",".join(str(s) if s is not None else "no status" for s in tries.vendor_retries)
+        parts.append(
+            f"the agent CLI retried {n} refused request{'s' if n != 1 else ''} itself ({statuses})"
+        )
+    return "; ".join(parts)
 
 
 def _evidence(evidence: Evidence | None) -> str:
@@ -61,6 +88,51 @@ def explain_failure(
         True,
         f"charged: the run {outcome.replace('_', ' ')}: {last_line(error, 'no error recorded')}{rule}",
     )
+
+
+def describe(event: RunEvent) -> str:
+    """One line about a finished run: what it came to, charged or not, its tries, its error.
+
+    e.g. ``failed (upstream, not charged; 2 in-agent tries: upstream, upstream): API
+    Error: 503 …`` or ``succeeded (charged; 2 in-agent tries: upstream, ok; last error:
+    status 503)``.
+    """
+    tries = event.evidence.tries if event.evidence else None
+    notes = [describe_tries(tries)] if tries else []
+    if isinstance(event, PlanProposed) or event_succeeded(event):
+        what = _proposed(event) if isinstance(event, PlanProposed) else "succeeded"
+        if tries and tries.last_error:
+            notes.append(f"last error: {tries.last_error}")
+        return f"{what} ({'; '.join(['charged', *notes])})"
+    outcome = event.outcome if isinstance(event, AttemptFinished) else "failed"
+    free = is_uncharged(outcome, event.failure_class, event.evidence)
+    head = ", ".join(filter(None, (event.failure_class, "not charged" if free else "charged")))
+    error = last_line(event.error, "")
+    return f"{outcome} ({'; '.join([head, *notes])})" + (f": {error[:160]}" if error else "")
+
+
+def event_succeeded(event: RunEvent) -> bool:
+    return isinstance(event, AttemptFinished) and event.outcome == "succeeded"
+
+
+def _proposed(event: PlanProposed) -> str:
+    n = len(event.work)
+    if n == 0:
+        return "proposed: the goal is complete"
+    return f"proposed {n} work item{'s' if n != 1 else ''}"
+
+
+def last_runs(view: GoalView) -> list[tuple[str, RunEvent]]:
+    """The latest finished run of the planner and of each work item, for ``status``."""
+    runs: list[tuple[str, RunEvent]] = []
+    plan = view.latest_plan
+    planned = (plan.failure or plan.proposal) if plan else None
+    if plan is not None and planned is not None:
+        runs.append((f"plan {plan.plan_id}", planned))
+    for work_id, item in view.work.items():
+        if item.finish is not None:
+            runs.append((f"{work_id} attempt {item.finish.attempt}", item.finish))
+    return runs
 
 
 def charges(events: Iterable[Event]) -> Iterator[Charge]:

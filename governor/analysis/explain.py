@@ -18,10 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from governor.analysis.charges import explain_failure
+from governor.analysis.charges import RunEvent, describe, describe_tries, explain_failure
 from governor.analysis.whatif import Trace
+from governor.core.classify import CREDENTIAL_REFUSED
 from governor.core.decision import Decision, last_line
-from governor.core.events import AttemptFinished, Event, PlanFailed
+from governor.core.events import AttemptFinished, Event, PlanFailed, PlanProposed
 from governor.core.evidence import Evidence
 from governor.core.policy import LEDGER_FIELDS, PER_ITEM_LEDGERS, Policy, with_overrides
 
@@ -80,16 +81,35 @@ class Explanation:
 
 
 def failures(events: Iterable[Event], *, last: int = 5) -> tuple[FailureNote, ...]:
-    """The last ``last`` failed planner or worker runs, as the rules saw them."""
+    """The last ``last`` failed planner or worker runs, as the rules saw them.
+
+    A run that succeeded after in-agent tries is listed too: its failed tries are
+    failures nobody would otherwise see (SPEC §11.9).
+    """
     notes: list[FailureNote] = []
     for e in events:
+        tries = e.evidence.tries if isinstance(e, RunEvent) and e.evidence else None
         if isinstance(e, PlanFailed):
             outcome, what = "failed", f"plan {e.plan_id}"
         elif isinstance(e, AttemptFinished) and e.outcome != "succeeded":
             outcome, what = e.outcome, f"{e.work_id} attempt {e.attempt}"
+        elif isinstance(e, RunEvent) and tries is not None:
+            what = (
+                f"plan {e.plan_id}"
+                if isinstance(e, PlanProposed)
+                else f"{e.work_id} attempt {e.attempt}"
+            )
+            notes.append(
+                FailureNote(
+                    e.seq, what, None, None, True, describe(e), e.evidence, tries.last_error or ""
+                )
+            )
+            continue
         else:
             continue
         charged, why = explain_failure(outcome, e.failure_class, e.evidence, e.error)
+        if tries is not None:
+            why += f" ({describe_tries(tries)})"
         rule = e.evidence.rule if e.evidence else None
         notes.append(
             FailureNote(
@@ -132,6 +152,16 @@ def smallest_change(trace: Trace) -> Change | None:
 
 
 def _person(decision: Decision) -> str:
+    if (
+        decision.blocked_on == "environment"
+        and "the credential for " in decision.reason
+        and CREDENTIAL_REFUSED in decision.reason
+    ):
+        return (
+            f"no policy change helps: a person must act — fix the credential ({decision.reason}); "
+            "then `governor resume GOAL --reason …` (a planner stop) or "
+            "`governor work retry GOAL ITEM --reason …` (a work item)"
+        )
     if decision.blocked_on == "environment":
         return (
             f"no policy change helps: a person must act — install what is missing ({decision.reason}); "

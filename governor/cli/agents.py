@@ -14,7 +14,7 @@ from typing import Final
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out
 from governor.cli.values import seconds
-from governor.core.classify import SpawnResult
+from governor.core.classify import GENERIC_REMEDY, SpawnResult
 from governor.core.events import GoalCreated, Profile
 from governor.core.evidence import is_uncharged
 from governor.exec.environment import scrubbed_env
@@ -44,6 +44,8 @@ def format_probe(result: SpawnResult) -> str:
     ]
     if result.retry_after_s is not None:
         lines.append(f"retry after: {result.retry_after_s:g}s")
+    if result.rule == "credential":
+        lines.append(f"credential refused: {result.credential or GENERIC_REMEDY}")
     lines.append("error: " + (result.error or "").strip().replace("\n", "\n       "))
     return "\n".join(lines)
 

@@ -68,8 +68,14 @@ def format_validation(
     return "\n".join(lines)
 
 
-def format_status(goal_id: str, title: str, decision: Decision) -> str:
-    """A goal's status block: what it is doing, why, and its ledger."""
+def format_status(
+    goal_id: str, title: str, decision: Decision, runs: Sequence[tuple[str, str]] = ()
+) -> str:
+    """A goal's status block: what it is doing, why, its ledger, and its last runs.
+
+    ``runs`` are ``(what, description)`` pairs (``governor.analysis.charges.describe``):
+    each says charged or not charged, and the run's in-agent tries.
+    """
     lines = [
         f"goal {goal_id}: {title}" if title else f"goal {goal_id}",
         f"  {format_decision(decision)}",
@@ -77,6 +83,9 @@ def format_status(goal_id: str, title: str, decision: Decision) -> str:
         "ledger:",
         format_ledger(decision.ledger),
     ]
+    if runs:
+        lines.append("last runs:")
+        lines += [f"  {what:<24} {description}" for what, description in runs]
     return "\n".join(lines)
 
 

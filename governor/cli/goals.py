@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from governor import goals
+from governor.analysis.charges import describe, last_runs
 from governor.analysis.replay import decision_record
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.format import format_event, format_status, format_summary_row
@@ -91,7 +92,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             }
         )
     else:
-        out(format_status(view.goal_id, view.created.title if view.created else "", decision))
+        runs = [(what, describe(event)) for what, event in last_runs(view)]
+        out(format_status(view.goal_id, view.created.title if view.created else "", decision, runs))
         if lease is not None:
             out(f"lease: held by {lease.holder} until {stamp(lease.expires_at)}")
     return ExitCode.OK

@@ -6,11 +6,16 @@ Rules (SPEC §4; the first rule that matches wins, and its name is recorded):
     2. ``spawn-errno``    the process never started (ENOENT, EACCES, ENOEXEC)
                           -> ``environment`` with positive no-effect evidence. A shell
                           exiting 127 without an errno is *not* classed.
-    3. ``vendor-status``  a structured vendor status of 5xx, 529 or 429 -> ``upstream``.
-    4. ``upstream-text``  a short list over the failure text: 429/5xx in status
-                          context, or a handful of phrases -> ``upstream``.
-    5. ``decision``       the agent's structured reply asks a person -> ``decision``.
-    6. ``default``        anything else -> no class: a charged work failure.
+    3. ``credential``     a structured credential refusal: a vendor status 401 or 403,
+                          or the CLI's own "not logged in / invalid API key" envelope
+                          (the adapter sets ``credential`` to the remedy) ->
+                          ``environment`` (SPEC §11.8). Text alone never matches.
+    4. ``vendor-status``  a structured vendor status of 5xx, 529 or 429 -> ``upstream``.
+    5. ``upstream-text``  a short list over the failure text: 429/5xx in status
+                          context, or a handful of phrases, their words joined by
+                          space, ``_``, ``-`` or nothing (SPEC §11.7) -> ``upstream``.
+    6. ``decision``       the agent's structured reply asks a person -> ``decision``.
+    7. ``default``        anything else -> no class: a charged work failure.
 
 A class says *why*; whether the run is charged is decided separately by the evidence
 gate (``governor.core.evidence``). A false upstream match grants a free retry, so the
@@ -32,6 +37,24 @@ ERROR_LIMIT: Final = 2000
 
 ENVIRONMENT_ERRNOS: Final = frozenset({"ENOENT", "EACCES", "ENOEXEC"})
 """Errnos that prove the binary could not be started."""
+CREDENTIAL_STATUSES: Final = frozenset({401, 403})
+"""Structured vendor statuses that refuse the credential: a precondition, not an outage."""
+CREDENTIAL_REFUSED: Final = "was refused: "
+"""The words every credential line carries (``explain`` advises on them)."""
+GENERIC_REMEDY: Final = (
+    "check the key or login this profile gives its agent (the variables its env passes, "
+    "or the agent CLI's own login)"
+)
+"""The remedy when an adapter read a 401/403 but could not say more."""
+
+
+def credential_line(profile: str, remedy: str | None) -> str:
+    """The sentence a refused credential ends the run's error with (SPEC §11.8).
+
+    The goal's reason quotes the error's last line, so it reads "… the credential for
+    <profile> was refused: <remedy>".
+    """
+    return f"the credential for {profile} {CREDENTIAL_REFUSED}{remedy or GENERIC_REMEDY}"
 
 
 class SpawnResult(BaseModel):
@@ -49,6 +72,14 @@ class SpawnResult(BaseModel):
     """The child was killed for running past its limit."""
     vendor_status: int | None = None
     """A status read from a structured vendor envelope (e.g. Claude's ``api_error_status``)."""
+    vendor_retries: tuple[int | None, ...] = Field(default=(), max_length=20)
+    """Statuses of refused requests the agent CLI retried by itself within this call (None:
+    no HTTP status, e.g. a broken stream it re-requested): claude's ``system/api_retry``,
+    codex's request retries. The first 20."""
+    credential: str | None = Field(default=None, min_length=1, max_length=500)
+    """Set by an adapter that read a structured credential refusal (a vendor 401/403, or
+    the CLI's own "not logged in" envelope): what a person must do about it, e.g.
+    ``set ANTHROPIC_API_KEY to a valid key, or run `claude /login```."""
     error: str | None = Field(default=None, max_length=ERROR_LIMIT)
     """Tail-preserved failure text."""
     failure_class: FailureClass | None = Field(default=None, alias="class")
@@ -87,37 +118,49 @@ def failure_text(stderr: str, stdout: str, limit: int = ERROR_LIMIT) -> str:
 
 
 _STATUS = r"(?:429|5\d\d)(?!\d)"
+_SEP = r"[ _-]?"
+"""Between the words of a phrase: nothing, a space, ``_`` or ``-`` (SPEC §11.7)."""
+_START = r"(?<![a-z0-9])"
+"""A word start where ``_`` and ``-`` separate words too (``\b`` treats ``_`` as a letter)."""
+_END = r"(?![a-z0-9])"
+
+
+def _phrase(*words: str) -> str:
+    return _SEP.join(words)
+
+
 _REASON_PHRASES = "|".join(
     (
-        "too many requests",
-        "internal server error",
-        "not implemented",
-        "bad gateway",
-        "service unavailable",
-        "gateway time-?out",
-        "http version not supported",
-        "insufficient storage",
-        "loop detected",
-        "not extended",
-        "network authentication required",
-        "site (?:is )?overloaded",
+        _phrase("too", "many", "requests"),
+        _phrase("internal", "server", "error"),
+        _phrase("not", "implemented"),
+        _phrase("bad", "gateway"),
+        _phrase("service", "unavailable"),
+        _phrase("gateway", "time", "out"),
+        _phrase("http", "version", "not", "supported"),
+        _phrase("insufficient", "storage"),
+        _phrase("loop", "detected"),
+        _phrase("not", "extended"),
+        _phrase("network", "authentication", "required"),
+        _phrase("site", "(?:is", ")?overloaded"),
     )
 )
 _UPSTREAM_PATTERNS: Final = (
     # HTTP status lines: "HTTP/1.1 503", "HTTP/2 429", "HTTP 502"
-    rf"\bHTTP(?:/\d(?:\.\d)?)?[ \t]+{_STATUS}",
-    # "status 503", "status: 429", "status=529", "status code 502", "status_code: 500"
-    rf"\bstatus(?:[ _]code)?[ \t]*[:=]?[ \t]*{_STATUS}",
+    rf"{_START}HTTP(?:/\d(?:\.\d)?)?[ \t]+{_STATUS}",
+    # "status 503", "status: 429", "status=529", "status code 502", "status_code: 500", and
+    # what vendor envelopes write: "api_error_status: 529", '"status": 503'
+    rf"{_START}status(?:[ _]code)?\"?[ \t]*[:=]?[ \t]*{_STATUS}",
     # a status line's code and reason phrase at the start of a line: "503 Service Unavailable"
-    rf"^[ \t]*{_STATUS}[ \t]+(?:{_REASON_PHRASES})\b",
-    r"\bcircuit[ _-]?(?:breaker[ _-]?)?(?:is[ _-]?)?open\b",
-    r"\bservice[ _-]?unavailable\b",
-    r"\btoo[ _-]?many[ _-]?requests\b",
-    r"\brate[ _-]?limit",
-    r"\boverloaded\b",
-    r"\bbad[ _-]?gateway\b",
-    r"\bgateway[ _-]?time-?out\b",
-    r"\binternal[ _-]?server[ _-]?error\b",
+    rf"^[ \t]*{_STATUS}[ \t]+(?:{_REASON_PHRASES}){_END}",
+    rf"{_START}{_phrase('circuit', '(?:breaker', ')?(?:is', ')?open')}{_END}",
+    rf"{_START}{_phrase('service', 'unavailable')}",
+    rf"{_START}{_phrase('too', 'many', 'requests')}",
+    rf"{_START}{_phrase('rate', 'limit')}",
+    rf"{_START}overloaded(?:{_SEP}error)?{_END}",
+    rf"{_START}{_phrase('bad', 'gateway')}",
+    rf"{_START}{_phrase('gateway', 'time', 'out')}",
+    rf"{_START}{_phrase('internal', 'server', 'error')}",
 )
 UPSTREAM_TEXT: Final = re.compile("|".join(_UPSTREAM_PATTERNS), re.IGNORECASE | re.MULTILINE)
 """The upstream text list of SPEC §4 as one expression; ``docs/classification.md`` quotes it."""
@@ -147,6 +190,11 @@ def _spawn_errno(result: SpawnResult) -> Verdict | None:
     return None
 
 
+def _credential(result: SpawnResult) -> Verdict | None:
+    refused = result.credential is not None or result.vendor_status in CREDENTIAL_STATUSES
+    return ("environment", result.evidence) if refused else None
+
+
 def _vendor_status(result: SpawnResult) -> Verdict | None:
     return ("upstream", result.evidence) if is_upstream_status(result.vendor_status) else None
 
@@ -166,6 +214,7 @@ def _default(result: SpawnResult) -> Verdict | None:
 RULES: Final[tuple[tuple[str, Rule], ...]] = (
     ("timeout", _timeout),
     ("spawn-errno", _spawn_errno),
+    ("credential", _credential),
     ("vendor-status", _vendor_status),
     ("upstream-text", _upstream_text),
     ("decision", _decision),

@@ -149,12 +149,19 @@ class PlanContinued(_Event):
 
 
 class PlanProposed(_Event):
+    """The planner returned a valid proposal.
+
+    ``evidence`` is set only when the planner run took more than one in-agent try: it
+    then carries ``tries`` (SPEC §11.9) and nothing else.
+    """
+
     type: Literal["plan.proposed"] = "plan.proposed"
     plan_id: Id
     decision: Literal["apply", "complete"]
     rationale: Text = ""
     work: tuple[WorkSpec, ...] = ()
     milestone: Milestone | None = None
+    evidence: Evidence | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> PlanProposed:

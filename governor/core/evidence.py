@@ -12,6 +12,9 @@ Rules (decision records 0046 and 0213, SPEC §4):
 
 This module is the one definition of "charged"; the projection, plan requests and
 every operator verb call :func:`is_uncharged`.
+
+In-agent tries (SPEC §11.9) are recorded beside the evidence (``Evidence.tries``) so they
+are never invisible; they never change the gate's verdict.
 """
 
 from __future__ import annotations
@@ -30,6 +33,14 @@ RefusalObservation = Literal["absent", "declared", "unknown"]
 
 Ref = Annotated[str, Field(min_length=1, max_length=500)]
 
+TryOutcome = Literal[
+    "ok", "invalid_reply", "timed_out", "environment", "upstream", "decision", "failed"
+]
+"""What one in-agent try came to: a usable reply (``ok``), a reply that did not parse or
+validate, a timeout, a failure of that class, or a failure with no class (``failed``)."""
+TRIES_LISTED: Final = 20
+"""The most try outcomes one record lists (``count`` still counts them all)."""
+
 
 class Partial(BaseModel):
     """Output a failed run produced before it failed: its size and digest survive."""
@@ -38,6 +49,22 @@ class Partial(BaseModel):
 
     bytes: Int64
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class Tries(BaseModel):
+    """Every in-agent try of one run, when it took more than one (SPEC §11.9)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    count: int = Field(ge=1)
+    """How many times the agent was spawned for this run."""
+    classes: tuple[TryOutcome, ...] = Field(default=(), max_length=TRIES_LISTED)
+    """What each try came to, in order (the first ``TRIES_LISTED``)."""
+    vendor_retries: tuple[int | None, ...] = Field(default=(), max_length=TRIES_LISTED)
+    """Statuses of refused requests the agent CLI retried by itself inside those tries
+    (None: no HTTP status), e.g. claude's ``system/api_retry``; the first ``TRIES_LISTED``."""
+    last_error: Annotated[str, Field(min_length=1, max_length=500)] | None = None
+    """The last line of the last failed try's error, redacted like every error."""
 
 
 class Evidence(BaseModel):
@@ -59,6 +86,9 @@ class Evidence(BaseModel):
     """The classification rule that fired."""
     partial: Partial | None = None
     """Partial output that survives the failure."""
+    tries: Tries | None = None
+    """The run's in-agent tries, when it took more than one or its agent CLI retried a
+    refused request itself; absent from older histories."""
 
 
 UNKNOWN: Final = Evidence()

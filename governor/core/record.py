@@ -198,8 +198,12 @@ def plan_proposed(
     rationale: str,
     work: Sequence[WorkSpec],
     milestone: dict[str, str] | None = None,
+    evidence: Evidence | None = None,
 ) -> list[Event]:
-    """A valid proposal; an over-large or ill-formed one becomes a charged ``plan.failed``."""
+    """A valid proposal; an over-large or ill-formed one becomes a charged ``plan.failed``.
+
+    ``evidence`` carries the planner run's in-agent tries, if it took more than one.
+    """
     problems = check_proposal(view, work)
     if problems:
         return plan_failed(
@@ -208,7 +212,11 @@ def plan_proposed(
             at=at,
             failure_class=None,
             evidence=Evidence(
-                output="observed", effects="unknown", source="governor:proposal", ref=plan_id
+                output="observed",
+                effects="unknown",
+                source="governor:proposal",
+                ref=plan_id,
+                tries=evidence.tries if evidence else None,
             ),
             error="the proposal is invalid: " + "; ".join(problems),
         )
@@ -221,6 +229,7 @@ def plan_proposed(
                 "rationale": rationale,
                 "work": tuple(work),
                 "milestone": milestone,
+                "evidence": evidence,
             }
         )
     ]

@@ -26,23 +26,27 @@ Rules (SPEC §4, §7; decision record 0213; observations in ``docs/harnesses.md`
       (``view_image``, ``get_goal``, unknown tool names) and, under ``--sandbox
       read-only``, a command the sandbox denied all leave no line in it.
       Anything else is ``unknown`` (charged).
+    * Credentials (SPEC §11.8): a status 401 or 403 (read as above), or codex's own
+      ``Missing environment variable: `NAME`.`` for its provider's key, set
+      ``credential`` to the remedy; the missing key also counts as a refusal for the
+      absence rule (no request was sent: the trace shows none).
     * Retry-After is not observable through codex: ``retry_after_s`` stays None.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from governor.core.classify import SpawnResult
+from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence, Observation
+from governor.exec.codex_trace import CodexTrace, parse_codex_trace, without_trace
 from governor.exec.environment import Redactor, scrubbed_env
-from governor.exec.harness import decode, partial_of, spawn_result
+from governor.exec.harness import decode, json_event, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
 
 CODEX_BINARY: Final = "codex"
@@ -70,12 +74,8 @@ TEXT_EVENTS: Final = frozenset({"item.plan.delta", "request_user_input"})
 _STATUS_IN_MESSAGE: Final = re.compile(
     r"^(?:unexpected status|exceeded retry limit, last status:) (?P<status>[1-5]\d\d)\b"
 )
-TRACE_MARKER: Final = b"codex_otel.trace_safe:"
-"""What marks a telemetry line on codex's stderr."""
-_TRACE_LINE: Final = re.compile(
-    r'codex_otel\.trace_safe: event\.name="(?P<name>[^"]+)"(?P<rest>.*)'
-)
-_TRACE_FIELD: Final = re.compile(r"(?<![\w.])(?P<key>[\w.]+)=(?P<value>[^\s\"]+)")
+_MISSING_KEY: Final = re.compile(r"^Missing environment variable: `(?P<name>[A-Za-z_]\w{0,127})`")
+"""Codex's own message when its model provider's key variable is not set."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +119,7 @@ class CodexEvents:
         if not text.strip():
             return
         self.events += 1
-        event = _load(text)
+        event = json_event(text)
         if event is None:
             self.malformed += 1
         else:
@@ -166,14 +166,6 @@ class CodexEvents:
             self.reply = text if isinstance(text, str) else self.reply
 
 
-def _load(text: str) -> dict[str, Any] | None:
-    try:
-        event = json.loads(text)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) and isinstance(event.get("type"), str) else None
-
-
 def _message(container: object) -> str | None:
     message = container.get("message") if isinstance(container, dict) else None
     return message if isinstance(message, str) and message else None
@@ -187,62 +179,6 @@ def parse_codex_events(lines: Iterable[bytes | str]) -> CodexRun:
     return events.result()
 
 
-@dataclass(frozen=True, slots=True)
-class CodexTrace:
-    """What codex's content-free telemetry on stderr (``codex_otel.trace_safe``) said."""
-
-    complete: bool = False
-    """The whole of stderr was read (nothing was cut from its start)."""
-    request_statuses: tuple[int | None, ...] = ()
-    """``http.response.status_code`` of every traced ``codex.api_request``, in order."""
-    sse_events: int = 0
-    """``codex.sse_event`` lines: server-sent events codex received."""
-    tool_calls: int = 0
-    """``codex.tool_call_received`` and ``codex.tool_result`` lines."""
-    sampling_requests: int | None = None
-    """``sampling_request_count`` of the last ``codex.turn_profile``."""
-    sampling_retries: int | None = None
-    """``sampling_retry_count`` of the last ``codex.turn_profile``."""
-
-
-def parse_codex_trace(stderr: str, *, complete: bool) -> CodexTrace:
-    """Read the ``codex_otel.trace_safe`` lines of codex's stderr.
-
-    Args:
-        stderr: codex's stderr (all of it, or its tail).
-        complete: whether ``stderr`` is all of it; a cut trace proves nothing.
-    """
-    statuses: list[int | None] = []
-    sse = tools = 0
-    profile: dict[str, str] = {}
-    for match in _TRACE_LINE.finditer(stderr):
-        name, fields = match["name"], dict(_fields_of(match["rest"]))
-        if name == "codex.api_request":
-            statuses.append(_int(fields.get("http.response.status_code")))
-        elif name == "codex.sse_event":
-            sse += 1
-        elif name in ("codex.tool_call_received", "codex.tool_result"):
-            tools += 1
-        elif name == "codex.turn_profile":
-            profile = fields
-    return CodexTrace(
-        complete=complete,
-        request_statuses=tuple(statuses),
-        sse_events=sse,
-        tool_calls=tools,
-        sampling_requests=_int(profile.get("sampling_request_count")),
-        sampling_retries=_int(profile.get("sampling_retry_count")),
-    )
-
-
-def _fields_of(rest: str) -> Iterable[tuple[str, str]]:
-    return ((m["key"], m["value"]) for m in _TRACE_FIELD.finditer(rest))
-
-
-def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
-
-
 def codex_status(run: CodexRun, trace: CodexTrace) -> int | None:
     """The vendor's HTTP status for a failed turn, or None (see the module rules)."""
     if not run.failed:
@@ -252,6 +188,27 @@ def codex_status(run: CodexRun, trace: CodexTrace) -> int | None:
         return int(match["status"])
     last = trace.request_statuses[-1] if trace.request_statuses else None
     return last if last is not None and last >= 400 else None
+
+
+def missing_key(run: CodexRun) -> str | None:
+    """The variable codex's failed turn says is missing, if that is what it says."""
+    match = _MISSING_KEY.match(run.failure or "") if run.failed else None
+    return match["name"] if match else None
+
+
+def codex_credential(run: CodexRun, trace: CodexTrace) -> str | None:
+    """The remedy when codex's key was missing or refused, else None."""
+    name = missing_key(run)
+    if name is not None:
+        return f"codex found no key: set {name} in governor's environment and list it in the profile's env"
+    status = codex_status(run, trace)
+    if status not in CREDENTIAL_STATUSES:
+        return None
+    return (
+        f"the vendor answered HTTP {status} to codex's key: set a valid OPENAI_API_KEY or "
+        "CODEX_API_KEY (or the env_key variable of codex's model provider) and list it in the "
+        "profile's env, or run `codex login`"
+    )
 
 
 def proves_nothing_happened(run: CodexRun, trace: CodexTrace) -> bool:
@@ -265,6 +222,7 @@ def proves_nothing_happened(run: CodexRun, trace: CodexTrace) -> bool:
     refused = bool(trace.request_statuses) and all(
         status is not None and status >= 400 for status in trace.request_statuses
     )
+    refused = refused or (missing_key(run) is not None and not trace.request_statuses)
     return (
         stream_says_nothing
         and trace.complete
@@ -282,12 +240,13 @@ def codex_evidence(run: CodexRun, trace: CodexTrace) -> Evidence:
     if proves_nothing_happened(run, trace):
         statuses = ",".join(str(s) for s in trace.request_statuses[:10])
         statuses += ",…" if len(trace.request_statuses) > 10 else ""
+        sent = f"HTTP {statuses}" if statuses else f"not sent (no {missing_key(run)})"
         return Evidence(
             effects="absent",
             output="absent",
             refusal="absent",
             source="codex:jsonl",
-            ref=f"{ref}; codex-trace:1 model request, HTTP {statuses}, 0 stream events",
+            ref=f"{ref}; codex-trace:1 model request, {sent}, 0 stream events",
         )
     effects: Observation = "observed" if run.tool_items or trace.tool_calls else "unknown"
     output: Observation = "observed" if run.text_items else "unknown"
@@ -373,10 +332,6 @@ def codex_result(result: ProcessResult, run: CodexRun, redact: Redactor) -> Spaw
         reply=run.reply if ok else None,
         evidence=codex_evidence(run, trace).model_copy(update={"partial": partial_of(result)}),
         vendor_status=codex_status(run, trace),
+        vendor_retries=trace.retried + (None,) * (trace.sampling_retries or 0),
+        credential=None if ok else codex_credential(run, trace),
     )
-
-
-def without_trace(stderr: bytes) -> bytes:
-    """Codex's stderr without the telemetry lines governor asked for (kept out of errors)."""
-    lines = stderr.splitlines(keepends=True)
-    return b"".join(line for line in lines if TRACE_MARKER not in line)

@@ -9,22 +9,114 @@ Rules (SPEC §4, §7):
       gate charges it whatever its class), except when the process never started,
       where the core's ``spawn-errno`` rule records positive no-effect evidence. What
       it wrote to stdout before failing survives as ``partial``.
-    * Success is exit status 0 within the timeout; the reply is stdout, redacted.
+    * Unless it says so itself (SPEC §11.9): a **failure envelope** as the last line of
+      stdout, ``{"status": "failed", "class": "upstream", "vendor_status": 503,
+      "retry_after_s": 30, "effects": "absent", "output": "absent"}``, makes the run a
+      failure (whatever its exit status) with that structured vendor status, that
+      Retry-After and that evidence, recorded with source ``command:envelope``. The class
+      must agree with the status (``upstream``: 429/5xx; ``environment``: a refused
+      credential, 401/403 with an optional ``remedy``, or no status and a ``remedy`` for a
+      credential the command found missing); ``refusal`` defaults to absent when
+      ``output`` is. An
+      envelope that does not validate is ignored, and the failure text says why. The
+      claim is the command's responsibility (``docs/goals.md`` has a wrapper).
+    * Success is exit status 0 within the timeout (and no envelope); the reply is
+      stdout, redacted.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Annotated, Final, Literal
 
-from governor.core.classify import SpawnResult
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult, is_upstream_status
 from governor.core.events import Profile
-from governor.core.evidence import Evidence
+from governor.core.evidence import Evidence, Observation, RefusalObservation
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env
-from governor.exec.harness import partial_of, spawn_result, stdout_text
-from governor.exec.process import run_process
+from governor.exec.harness import decode, partial_of, spawn_result, stdout_text
+from governor.exec.process import ProcessResult, run_process
+
+ENVELOPE_SOURCE: Final = "command:envelope"
+
+
+class FailureEnvelope(BaseModel):
+    """The structured failure a command may print as its last stdout line (SPEC §11.9)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    status: Literal["failed"]
+    failure_class: Literal["upstream", "environment"] = Field(alias="class")
+    vendor_status: int | None = Field(default=None, ge=100, le=599)
+    retry_after_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    effects: Observation = "unknown"
+    output: Observation = "unknown"
+    refusal: RefusalObservation | None = None
+    """Defaults to ``absent`` when ``output`` is (a refusal is model output), else unknown."""
+    remedy: Annotated[str, Field(min_length=1, max_length=300)] | None = None
+    """For a refused credential: what a person must do (e.g. "set MY_API_KEY")."""
+
+    @model_validator(mode="after")
+    def _class_fits_status(self) -> FailureEnvelope:
+        if self.failure_class == "upstream" and not is_upstream_status(self.vendor_status):
+            raise ValueError("class 'upstream' needs a vendor_status of 429 or 5xx")
+        refused = self.vendor_status in CREDENTIAL_STATUSES
+        unsent = self.vendor_status is None and self.remedy is not None
+        if self.failure_class == "environment" and not (refused or unsent):
+            raise ValueError(
+                "class 'environment' needs a vendor_status of 401 or 403, or a remedy "
+                "(a credential the command found missing before any request)"
+            )
+        return self
+
+    @property
+    def credential(self) -> str | None:
+        """The remedy of a credential refusal (the core's ``credential`` rule), else None."""
+        if self.failure_class != "environment":
+            return None
+        return self.remedy or "check the credential the command uses (see its env)"
+
+    def evidence(self, partial: Evidence) -> Evidence:
+        """What the command declared, with the partial output the harness saw."""
+        refusal = self.refusal or ("absent" if self.output == "absent" else "unknown")
+        return partial.model_copy(
+            update={
+                "effects": self.effects,
+                "output": self.output,
+                "refusal": refusal,
+                "source": ENVELOPE_SOURCE,
+                "ref": f"last stdout line: {self.failure_class} {self.vendor_status or 'unsent'}",
+            }
+        )
+
+
+def read_envelope(stdout: str) -> tuple[FailureEnvelope | None, str | None]:
+    """The failure envelope on the last non-blank line of ``stdout``, or why it was ignored.
+
+    Returns:
+        ``(envelope, None)``; ``(None, problem)`` for a line that is meant as an envelope
+        (``"status": "failed"`` and a ``"class"``) but does not validate; ``(None, None)``
+        when there is no envelope.
+    """
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    try:
+        value = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None, None
+    if not (isinstance(value, dict) and value.get("status") == "failed" and "class" in value):
+        return None, None
+    try:
+        return FailureEnvelope.model_validate(value), None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'envelope'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        return None, f"governor ignored the failure envelope: {problems}"
 
 
 class CommandHarness:
@@ -67,11 +159,27 @@ class CommandHarness:
             cwd=cwd,
             timeout_s=profile.timeout_s,
         )
-        ok = result.started and result.exit_code == 0 and not result.timed_out
+        return command_result(result, Redactor(env))
+
+
+def command_result(result: ProcessResult, redact: Redactor) -> SpawnResult:
+    """Turn a finished command into a classified result (see the module rules)."""
+    stdout = stdout_text(result)
+    envelope, problem = read_envelope(stdout) if result.started else (None, None)
+    ok = result.started and result.exit_code == 0 and not result.timed_out and envelope is None
+    partial = Evidence(partial=partial_of(result))
+    if envelope is None:
+        text = None if problem is None else f"{decode(result.stdout_tail)}\n{problem}"
         return spawn_result(
-            result,
-            Redactor(env),
-            ok=ok,
-            reply=stdout_text(result) if ok else None,
-            evidence=Evidence(partial=partial_of(result)),
+            result, redact, ok=ok, reply=stdout if ok else None, evidence=partial, stdout=text
         )
+    return spawn_result(
+        result,
+        redact,
+        ok=False,
+        evidence=envelope.evidence(partial),
+        stdout=stdout.rstrip().rpartition("\n")[0],
+        vendor_status=envelope.vendor_status,
+        credential=envelope.credential,
+        retry_after_s=envelope.retry_after_s,
+    )

@@ -17,10 +17,11 @@ Rules:
 from __future__ import annotations
 
 import importlib
+import json
 import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final, Protocol, cast
+from typing import Any, Final, Protocol, cast
 
 from governor.core.classify import ERROR_LIMIT, SpawnResult, classify, failure_text, tail
 from governor.core.events import Profile
@@ -90,6 +91,15 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def json_event(text: str) -> dict[str, Any] | None:
+    """One line of a CLI's JSON event stream: an object with a string ``type``, else None."""
+    try:
+        event = json.loads(text)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("type"), str) else None
+
+
 def stdout_text(result: ProcessResult) -> str:
     """All of stdout when it fit in the head; otherwise its tail, marked with a leading ``…``."""
     if result.stdout_complete:
@@ -155,6 +165,8 @@ def spawn_result(
     evidence: Evidence = UNKNOWN,
     stdout: str | None = None,
     vendor_status: int | None = None,
+    vendor_retries: tuple[int | None, ...] = (),
+    credential: str | None = None,
     retry_after_s: float | None = None,
     cost_usd: float | None = None,
 ) -> SpawnResult:
@@ -169,6 +181,8 @@ def spawn_result(
         stdout: stdout text for the failure text, when the adapter strips its own
             envelope from it.
         vendor_status: a status read from a structured vendor envelope.
+        vendor_retries: statuses of refused requests the CLI retried by itself.
+        credential: the remedy, when the adapter read a structured credential refusal.
         retry_after_s: the vendor's Retry-After hint.
         cost_usd: the cost the vendor reported.
 
@@ -183,6 +197,8 @@ def spawn_result(
             spawn_errno=result.spawn_errno,
             timed_out=result.timed_out,
             vendor_status=vendor_status,
+            vendor_retries=vendor_retries[:20],
+            credential=credential if failed else None,
             error=failure_of(result, redact, stdout=stdout) if failed else None,
             evidence=evidence if failed else UNKNOWN,
             reply=redact(reply) if reply is not None else None,

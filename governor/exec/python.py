@@ -10,6 +10,19 @@ Rules:
     * An exception raised by the callable is a failure whose text is its last line; the
       harness cannot observe effects, so the evidence is unknown (charged) whatever
       the text says.
+    * Except :class:`UpstreamUnavailable` (SPEC §11.9), which the callable raises to say
+      the vendor refused it: its ``status`` is a structured vendor status (429/5xx ->
+      ``upstream``, 401/403 -> a refused credential, ``environment``), its
+      ``retry_after_s`` is the vendor's Retry-After, and its ``effects`` / ``output``
+      are the callable's own account of what happened before the refusal (default
+      ``unknown``: charged), recorded with source ``python:exception``. Claiming
+      ``absent`` is the callable's responsibility: say it only when nothing ran and no
+      token arrived (e.g. a non-streaming call that failed with its status).
+    * The seam for what the harness observes itself (``exception_evidence``'s ``seen``):
+      a harness that watches the call — a LangChain Runnable's callback events, where a
+      tool start means effects observed and a token means output observed — passes its
+      observations, and *observed* always beats the callable's *absent*. A plain
+      callable is not watched: ``NOT_WATCHED``.
     * The call runs in a worker thread bounded by ``profile.timeout_s``. Python cannot
       kill a thread: a callable that overruns is reported ``timed_out`` and left to
       finish in the background.
@@ -24,15 +37,79 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from governor.core.classify import SpawnResult, classify, tail
 from governor.core.events import Profile
-from governor.core.evidence import UNKNOWN
+from governor.core.evidence import UNKNOWN, Evidence, Observation
 from governor.exec.environment import Redactor
 
 Agent = Callable[[str, dict[str, Any]], "str | dict[str, Any]"]
+OBSERVATIONS: Final = frozenset({"absent", "observed", "unknown"})
+
+
+# Not "...Error": SPEC §11.9 names it, and it is an agent's report, not a governor error.
+class UpstreamUnavailable(Exception):
+    """Raise it from a python agent when the vendor refused the call (SPEC §11.9).
+
+    Args:
+        status: the vendor's HTTP status: 429 or 5xx (an outage), 401 or 403 (a refused
+            credential); any other status is an ordinary, charged failure.
+        retry_after_s: the vendor's Retry-After in seconds, if it sent one.
+        effects: did the agent change anything or run a tool before the refusal?
+            ``"absent"``, ``"observed"`` or ``"unknown"`` (the default: charged).
+        output: did the model produce any text before the refusal? Same values.
+
+    Raises:
+        ValueError: a value out of range (the agent's failure is then an ordinary one).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        retry_after_s: float | None = None,
+        effects: Observation = "unknown",
+        output: Observation = "unknown",
+    ) -> None:
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+            raise ValueError(f"status must be an HTTP status (100-599), got {status!r}")
+        if retry_after_s is not None and not (0 <= retry_after_s < float("inf")):
+            raise ValueError(f"retry_after_s must be a finite number >= 0, got {retry_after_s!r}")
+        for name, value in (("effects", effects), ("output", output)):
+            if value not in OBSERVATIONS:
+                raise ValueError(f"{name} must be one of {sorted(OBSERVATIONS)}, got {value!r}")
+        super().__init__(f"the vendor answered HTTP {status}")
+        self.status = status
+        self.retry_after_s = None if retry_after_s is None else float(retry_after_s)
+        self.effects: Observation = effects
+        self.output: Observation = output
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What the harness itself observed during a call (see the module rules)."""
+
+    effects: Observation = "unknown"
+    output: Observation = "unknown"
+
+
+NOT_WATCHED: Final = Seen()
+"""A plain callable: the harness sees nothing of what it does."""
+
+
+def exception_evidence(exc: UpstreamUnavailable, seen: Seen = NOT_WATCHED) -> Evidence:
+    """The evidence of a refusal the callable reported; what the harness saw wins when observed."""
+    effects: Observation = "observed" if seen.effects == "observed" else exc.effects
+    output: Observation = "observed" if seen.output == "observed" else exc.output
+    return Evidence(
+        effects=effects,
+        output=output,
+        refusal="absent" if output == "absent" else "unknown",
+        source="python:exception",
+        ref=f"UpstreamUnavailable(status={exc.status})",
+    )
 
 
 class PythonHarness:
@@ -100,6 +177,18 @@ class PythonHarness:
                     error=f"the callable ran past its {profile.timeout_s:g} s limit",
                 )
             )
+        refused = box.get("refused")
+        if isinstance(refused, UpstreamUnavailable):
+            return classify(
+                SpawnResult(
+                    ok=False,
+                    error=f"UpstreamUnavailable: the vendor answered HTTP {refused.status}",
+                    vendor_status=refused.status,
+                    retry_after_s=refused.retry_after_s,
+                    duration_s=duration,
+                    evidence=exception_evidence(refused),
+                )
+            )
         if "error" in box:
             return classify(
                 SpawnResult(
@@ -117,5 +206,7 @@ class PythonHarness:
 def _call(fn: Agent, prompt: str, context: dict[str, Any], box: dict[str, Any]) -> None:
     try:
         box["reply"] = fn(prompt, context)
+    except UpstreamUnavailable as exc:
+        box["refused"] = exc
     except Exception as exc:
         box["error"] = f"{type(exc).__name__}: {exc}"

@@ -29,10 +29,11 @@ from functools import partial
 from pathlib import Path
 from typing import Final
 
+from governor.analysis.charges import RunEvent, describe
 from governor.core import record, verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, PlanProposed, Profile
+from governor.core.events import Event, Profile
 from governor.core.view import GoalView, WorkState, fold, project
 from governor.errors import ConcurrencyConflictError, LeaseError
 from governor.exec.harness import Harness, harness_for
@@ -203,7 +204,9 @@ class Runner:
     def _call(self, agent: str, profile_name: str, prompt: str) -> AgentCall:
         profile = self._profile(profile_name)
         harness = self.harnesses(profile, self.settings.workdir)
-        return AgentCall(agent, harness, profile, prompt, self.settings.workdir, self._env())
+        return AgentCall(
+            agent, harness, profile, prompt, self.settings.workdir, self._env(), profile_name
+        )
 
     # ------------------------------------------------------------ nodes
 
@@ -235,7 +238,7 @@ class Runner:
             runtime=self.runtime,
         )
         events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
-        self.progress(f"plan {plan_id}: {_describe_plan(events[-1])}")
+        self.progress(f"plan {plan_id}: {_describe(events[-1])}")
 
     def apply(self, decision: Decision) -> None:
         assert decision.plan_id is not None
@@ -263,11 +266,11 @@ class Runner:
             return
         with ThreadPoolExecutor(max_workers=len(started)) as pool:
             for (item, run_id), run in zip(started, pool.map(self._work, started), strict=True):
-                self.record(
+                events = self.record(
                     partial(attempt_events, work_id=item, run_id=run_id, run=run, at=self.now())
                 )
                 self.progress(
-                    f"{item} attempt {self.view.work[item].attempt}: {_describe_run(run)}"
+                    f"{item} attempt {self.view.work[item].attempt}: {_describe(events[-1])}"
                 )
 
     def _dispatchable(self, decision: Decision) -> Sequence[str]:
@@ -347,22 +350,8 @@ class Runner:
         return True
 
 
-def _describe_plan(event: Event) -> str:
-    if isinstance(event, PlanProposed):
-        n = len(event.work)
-        return (
-            "proposed: the goal is complete"
-            if n == 0
-            else f"proposed {n} work item{'s' if n != 1 else ''}"
-        )
-    cls = getattr(event, "failure_class", None)
-    lines = (getattr(event, "error", None) or "").strip().splitlines()
-    return f"failed ({cls or 'charged'})" + (f": {lines[-1][:160]}" if lines else "")
-
-
-def _describe_run(run: WorkerRun) -> str:
-    if run.outcome == "succeeded":
-        return "succeeded"
-    last = (run.error or "").strip().splitlines()
-    what = run.failure_class or "charged"
-    return f"{run.outcome} ({what}){': ' + last[-1][:160] if last else ''}"
+def _describe(event: Event) -> str:
+    """The progress line's account of a finished run (charged or not, its tries)."""
+    if isinstance(event, RunEvent):
+        return describe(event)
+    return event.type  # pragma: no cover - a run always ends in one of RunEvent

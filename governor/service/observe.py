@@ -110,6 +110,10 @@ class JsonLog:
         return self._redact(text)
 
     def _clean(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: self._clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._clean(v) for v in value]
         return self._redact(value) if isinstance(value, str) else value
 
     def close(self) -> None:
@@ -156,7 +160,7 @@ class Observation:
                 if isinstance(event, AttemptContinued):
                     self.counters.add("governor_continuations_total", kind="attempt")
             case PlanProposed():
-                self._call(event, "planner", "proposed", None, None, key=event.plan_id)
+                self._call(event, "planner", "proposed", None, event.evidence, key=event.plan_id)
             case PlanFailed():
                 self._call(event, "planner", "failed", event.failure_class, event.evidence, key=event.plan_id)  # fmt: skip
             case AttemptFinished():
@@ -194,6 +198,9 @@ class Observation:
             **{"class": cls},
             rule=evidence.rule if evidence is not None else None,
             charged=charged,
+            tries=evidence.tries.model_dump(mode="json")
+            if evidence is not None and evidence.tries
+            else None,
             duration_s=None if started is None else (event.at - started).total_seconds(),
             error=getattr(event, "error", None),
         )

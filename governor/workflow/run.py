@@ -7,6 +7,12 @@ Rules:
       as a ``decision`` with the question as its error text.
     * A worker run succeeds only when its reply is ``done`` and every criterion of the
       item is satisfied (``governor.workflow.reply.passed``).
+    * A run stopped by a refused credential (SPEC §11.8) ends its error with "the
+      credential for <profile> was refused: <remedy>", the line a person reads in the
+      goal's reason.
+    * A run that took more than one in-agent try, or whose agent CLI retried a refused
+      request by itself, records its ``tries`` in the evidence of its outcome event,
+      whatever the outcome (SPEC §11.9).
     * These functions return values; the graph appends the events they imply.
 """
 
@@ -20,8 +26,9 @@ from datetime import datetime
 from typing import Any
 
 from governor.core import record
+from governor.core.classify import credential_line
 from governor.core.events import AcceptanceReport, Event, Outcome
-from governor.core.evidence import Evidence, FailureClass
+from governor.core.evidence import Evidence, FailureClass, Tries
 from governor.core.proof import RunProof, derive_run_class
 from governor.core.view import GoalView
 from governor.workflow.agent import (
@@ -30,6 +37,7 @@ from governor.workflow.agent import (
     ProofRecorder,
     RetrySettings,
     call_agent,
+    tries_of,
 )
 from governor.workflow.reply import (
     PlannerAnswer,
@@ -62,6 +70,20 @@ class RunResult:
     cost_usd: float | None
     timed_out: bool
     prompt: str
+    tries: Tries | None
+    """The run's in-agent tries, when it took more than one or its CLI retried itself."""
+
+    @property
+    def outcome_evidence(self) -> Evidence | None:
+        """The evidence its outcome event records: the failure's, or only the tries."""
+        if not self.proof.succeeded:
+            return with_tries(self.evidence, self.tries)
+        return Evidence(tries=self.tries) if self.tries else None
+
+
+def with_tries(evidence: Evidence, tries: Tries | None) -> Evidence:
+    """``evidence`` carrying ``tries`` (unchanged when there are none)."""
+    return evidence.model_copy(update={"tries": tries}) if tries else evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +104,7 @@ class WorkerRun(RunResult):
 
 
 def _result(
+    call: AgentCall,
     outcome: AgentOutcome[Any],
     recorder: ProofRecorder,
     *,
@@ -92,11 +115,15 @@ def _result(
     proof = RunProof(succeeded=succeeded, agents=recorder.proofs(), question=question)
     failure_class, evidence = derive_run_class(proof)
     last = outcome.last
+    error = question or error or last.error
+    if failure_class == "environment" and last.rule == "credential":
+        error = "\n".join(filter(None, (error, credential_line(call.who, last.credential))))
     return {
         "proof": proof,
         "failure_class": failure_class,
         "evidence": evidence,
-        "error": None if succeeded else (question or error or last.error),
+        "tries": tries_of(proof.agents, recorder.vendor_retries()),
+        "error": None if succeeded else error,
         "retry_after_s": last.retry_after_s if failure_class == "upstream" else None,
         "cost_usd": outcome.cost_usd,
         "timed_out": last.timed_out and outcome.answer is None,
@@ -124,6 +151,7 @@ def run_planner(
     answer = outcome.answer
     question = answer.question if answer else None
     fields = _result(
+        call,
         outcome,
         recorder,
         succeeded=bool(answer and answer.proposal),
@@ -153,7 +181,7 @@ def run_worker(
     error = _problems_text(outcome.problems)
     if reply and not ok and question is None:
         error = _unmet(reply, report)
-    fields = _result(outcome, recorder, succeeded=ok, question=question, error=error)
+    fields = _result(call, outcome, recorder, succeeded=ok, question=question, error=error)
     return WorkerRun(reply=reply, acceptance=report, **fields)  # type: ignore[arg-type]
 
 
@@ -181,13 +209,14 @@ def plan_events(view: GoalView, plan_id: str, run: PlannerRun, at: datetime) -> 
             rationale=proposal.rationale,
             work=proposal.work,
             milestone=milestone,
+            evidence=run.outcome_evidence,
         )
     return record.plan_failed(
         view,
         plan_id=plan_id,
         at=at,
         failure_class=run.failure_class,
-        evidence=run.evidence,
+        evidence=run.outcome_evidence,
         error=run.error,
         retry_after_s=run.retry_after_s,
     )
@@ -205,7 +234,7 @@ def attempt_events(
         outcome=run.outcome,
         failure_class=run.failure_class,
         error=run.error,
-        evidence=None if run.proof.succeeded else run.evidence,
+        evidence=run.outcome_evidence,
         acceptance=run.acceptance,
         cost_usd=run.cost_usd,
         retry_after_s=run.retry_after_s,

@@ -34,10 +34,31 @@ UPSTREAM_TEXT = {
     "bad gateway": "502 Bad Gateway",
     "gateway timeout": "Gateway Timeout",
     "internal server error": "Internal Server Error",
+    # SPEC §11.7: phrases match across "_", "-" and space, and vendor envelopes give status context
+    "circuit_open (underscores)": "503 biscuit_baker_service_me_circuit_open",
+    "circuit-open (hyphen)": "error: circuit-open",
+    "circuit open inside an identifier": "upstream_circuit_open=true",
+    "service-unavailable (hyphen)": "service-unavailable",
+    "service_unavailable (underscore)": '{"code": "service_unavailable"}',
+    "too_many_requests (underscore)": "too_many_requests",
+    "too-many-requests (hyphen)": "error too-many-requests",
+    "rate-limit (hyphen)": "rate-limit reached",
+    "overloaded_error (underscore)": '{"type":"overloaded_error","message":"Overloaded"}',
+    "overloaded-error (hyphen)": "overloaded-error",
+    "OverloadedError (no separator)": "anthropic.OverloadedError",
+    "bad_gateway (underscore)": "bad_gateway",
+    "gateway-timeout (hyphen)": "gateway-timeout",
+    "gateway_time_out (underscores)": "gateway_time_out",
+    "internal_server_error (underscore)": "internal_server_error",
+    "InternalServerError (no separator)": "openai.InternalServerError: boom",
+    "api_error_status: 529": "api_error_status: 529",
+    '"api_error_status":503 in JSON': '{"is_error":true,"api_error_status":503}',
+    '"status": 503 in a vendor envelope': '{"error": {"status": 503}}',
+    '"status":429 in compact JSON': '{"status":429}',
+    "a status line with an underscored phrase": "503 service_unavailable",
 }
 
 NOT_UPSTREAM_TEXT = {
-    "a JSON status is not status context": '{"status":503}',
     "error 503 mid-line": "there was an error 503 somewhere",
     "429 items": "processed 429 items",
     "502 seconds": "took 502 seconds",
@@ -50,6 +71,12 @@ NOT_UPSTREAM_TEXT = {
     "ECONNRESET": "read ECONNRESET",
     "a 404 status": "status 404",
     "empty text": "",
+    "status_5031 is not a status": "status_5031",
+    '"status": 5000 is not a status': '{"status": 5000}',
+    "api_error_status: 401 is not upstream": "api_error_status: 401",
+    "circuit_opener is another word": "the circuit_opener module",
+    "overloadedness is another word": "overloadedness",
+    "a phrase glued to a word before it": "myrate_limiter_notes",
 }
 
 
@@ -97,8 +124,33 @@ CLASSIFY = {
         "upstream",
         "vendor-status",
     ),
-    "a structured 401 is not": (
+    "a structured 401 is a credential refusal": (
         failed(exit_code=1, vendor_status=401, error="unauthorized"),
+        "environment",
+        "credential",
+    ),
+    "a structured 403 is a credential refusal": (
+        failed(exit_code=1, vendor_status=403, error="Internal server error"),
+        "environment",
+        "credential",
+    ),
+    "the CLI's own not-logged-in envelope is a credential refusal": (
+        failed(exit_code=1, credential="run `claude /login`", error="Not logged in"),
+        "environment",
+        "credential",
+    ),
+    "401 in text alone is not environment": (
+        failed(exit_code=1, error="HTTP/1.1 401 Unauthorized: invalid x-api-key"),
+        None,
+        "default",
+    ),
+    "'not logged in' in text alone is not environment": (
+        failed(exit_code=1, error="Not logged in · Please run /login"),
+        None,
+        "default",
+    ),
+    "a structured 404 is not classed": (
+        failed(exit_code=1, vendor_status=404, error="not found"),
         None,
         "default",
     ),
@@ -143,6 +195,7 @@ def test_rules_are_in_spec_order() -> None:
     assert [name for name, _ in RULES] == [
         "timeout",
         "spawn-errno",
+        "credential",
         "vendor-status",
         "upstream-text",
         "decision",

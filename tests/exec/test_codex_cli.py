@@ -11,6 +11,7 @@ from governor.core.evidence import is_uncharged_failure
 from governor.exec.codex import CodexHarness
 from tests.fakevendor import scenario as sc
 from tests.fakevendor.clis import FAKE_OPENAI_KEY, PLAN, PROMPT, codex_profile, is_charged
+from tests.fakevendor.matrix import CODEX, verdict_of
 from tests.fakevendor.server import FakeVendor
 
 pytest_plugins = ["tests.vendor_conftest"]
@@ -144,3 +145,18 @@ def test_the_api_key_never_reaches_the_recorded_result(fake_vendor, codex_source
     assert FAKE_OPENAI_KEY not in result.model_dump_json()
     failed = run_codex(fake_vendor, sc.status(503), codex_source_env, workdir)
     assert FAKE_OPENAI_KEY not in failed.model_dump_json()
+
+
+@pytest.mark.parametrize("name", CODEX, ids=list(CODEX))
+def test_a_refused_or_missing_key_stops_at_once_uncharged_with_its_remedy(
+    name, fake_vendor, codex_cli, workdir, tmp_path
+):
+    case = CODEX[name]
+    fake_vendor.play(case.scenario)
+    env = case.source_env(True, tmp_path / "home", fake_vendor.url, codex_cli)
+    result = CodexHarness(workdir).run(PROMPT, case.profile(True), cwd=workdir, env=env)
+    assert verdict_of(result) == case.expect, (result.evidence.ref, result.error)
+    assert result.credential is not None
+    remedy = "FAKE_VENDOR_API_KEY" if case.drop_key else "codex login"
+    assert remedy in result.credential
+    assert len(fake_vendor.model_requests) == (0 if case.drop_key else 1)

@@ -19,10 +19,11 @@ from governor.exec.codex import (
     codex_result,
     codex_status,
     parse_codex_events,
-    parse_codex_trace,
 )
+from governor.exec.codex_trace import parse_codex_trace
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult
+from tests.fakevendor.matrix import CODEX, verdict_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vendor"
 
@@ -195,3 +196,42 @@ def test_a_timed_out_run_is_charged_whatever_the_stream_says():
     result = codex_result(process(stdout, stderr, timed_out=True), run, Redactor({}))
     assert (result.failure_class, result.rule) == (None, "timeout")
     assert not is_uncharged_failure(result.failure_class, result.evidence)
+
+
+@pytest.mark.parametrize("name", CODEX, ids=list(CODEX))
+def test_each_recorded_credential_refusal_comes_to_its_verdict(name):
+    stdout, stderr = fixture(name)
+    run = parse_codex_events(stdout.splitlines())
+    result = codex_result(process(stdout, stderr), run, Redactor({}))
+    assert verdict_of(result) == CODEX[name].expect, result.evidence.ref
+
+
+def test_a_missing_key_names_the_variable_and_was_never_sent():
+    stdout, stderr = fixture("missing-key")
+    run = parse_codex_events(stdout.splitlines())
+    result = codex_result(process(stdout, stderr), run, Redactor({}))
+    assert result.credential == (
+        "codex found no key: set FAKE_VENDOR_API_KEY in governor's environment and list it "
+        "in the profile's env"
+    )
+    assert "not sent (no FAKE_VENDOR_API_KEY)" in (result.evidence.ref or "")
+
+
+def test_missing_environment_variable_text_in_a_later_message_is_not_a_credential():
+    events = CodexEvents()
+    message = "tool output said: Missing environment variable: `X`."
+    events.feed(json.dumps({"type": "turn.failed", "error": {"message": message}}))
+    result = codex_result(process(b""), events.result(), Redactor({}))
+    assert result.credential is None
+    assert result.failure_class is None
+
+
+def test_the_requests_codex_retried_itself_are_read_from_the_trace():
+    line = 'x INFO codex_otel.trace_safe: event.name="codex.api_request" http.response.status_code={} attempt={}\n'
+    trace = parse_codex_trace(
+        line.format(503, 0) + line.format(429, 1) + line.format(200, 2), complete=True
+    )
+    assert trace.request_statuses == (503, 429, 200)
+    assert trace.retried == (503, 429)
+    single = parse_codex_trace(fixture("503")[1], complete=True)
+    assert single.retried == ()

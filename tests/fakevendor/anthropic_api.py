@@ -20,6 +20,11 @@ TOOL_USE_ID = "toolu_fake_1"
 TOOL_NAME = "Bash"
 
 _ERRORS = {
+    401: ("authentication_error", "invalid x-api-key"),
+    403: (
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+    ),
     429: ("rate_limit_error", "Number of request tokens has exceeded your rate limit."),
     500: ("api_error", "Internal server error"),
     503: ("api_error", "Service unavailable"),

@@ -22,6 +22,8 @@ TOOL_NAME = "exec_command"
 """Codex 0.171's shell tool (``unified exec``); its argument is ``cmd``."""
 
 _ERRORS = {
+    401: ("invalid_api_key", "Incorrect API key provided."),
+    403: ("permission_denied", "You are not allowed to use this model."),
     429: ("rate_limit_exceeded", "Rate limit reached for requests"),
     500: ("server_error", "The server had an error while processing your request."),
     503: ("server_error", "The service is temporarily unavailable."),

@@ -1,69 +1,58 @@
 """Re-record the vendor fixtures: run the real CLIs against the fake vendor, keep their output.
 
-Usage: ``.venv/bin/python -m tests.fakevendor.record`` (needs the CLIs, see
-``.ci/install-node-clis``). Writes ``tests/fixtures/vendor/codex-*.jsonl`` (stdout)
-with ``codex-*.stderr`` (codex's trace), and ``claude-*.json`` (stdout). The parser unit
-tests read these files; the CLI tests run the same scenarios live.
+Usage: ``.venv/bin/python -m tests.fakevendor.record [codex|claude] [CASE …]`` (needs
+the CLIs, see ``.ci/install-node-clis``); without arguments, every case of both. Writes ``tests/fixtures/vendor/codex-*.jsonl`` (stdout)
+with ``codex-*.stderr`` (codex's trace), and ``claude-*.jsonl`` (claude's stream-json
+stdout) for every case of ``tests.fakevendor.matrix``. The parser unit tests read these
+files; the CLI tests run the same cases live and compare them with these recordings.
+After upgrading a CLI: re-record, read the diff, and move the pinned version.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
-from governor.exec.claude import ClaudeHarness
-from governor.exec.codex import CodexHarness
 from governor.exec.process import run_process
+from tests.fakevendor import matrix
 from tests.fakevendor import scenario as sc
-from tests.fakevendor.clis import (
-    PLAN,
-    claude_env,
-    claude_profile,
-    codex_env,
-    codex_profile,
-    find_cli,
-)
+from tests.fakevendor.clis import find_cli
+from tests.fakevendor.matrix import FIXTURES, PLAN_REPLY, Case, Verdict
 from tests.fakevendor.server import FakeVendor
 
-FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures" / "vendor"
-PLAN_REPLY: Final = "Here is the plan.\n" + json.dumps(PLAN)
-
-SCENARIOS: Final[dict[str, sc.Scenario]] = {
-    "reply": sc.reply(PLAN_REPLY),
-    "503": sc.status(503),
-    "429": sc.status(429, retry_after=7),
-    "500": sc.status(500),
-    "529": sc.status(529),
-    "500-after-tool-call": sc.fail_after_tool_call(500),
-    "500-after-text": sc.fail_after_text(500),
-    "malformed-stream": sc.malformed(),
+CODEX_OUTAGES: Final[dict[str, Case]] = {
+    name: Case(scenario, Verdict())
+    for name, scenario in {
+        "reply": sc.reply(PLAN_REPLY),
+        "503": sc.status(503),
+        "429": sc.status(429, retry_after=7),
+        "500": sc.status(500),
+        "529": sc.status(529),
+        "500-after-tool-call": sc.fail_after_tool_call(500),
+        "500-after-text": sc.fail_after_text(500),
+        "malformed-stream": sc.malformed(),
+        # a tool that leaves no item in the JSONL stream, then a 503: only the trace tells
+        "503-after-itemless-tool-call": sc.fail_after_tool_call(503, tool="get_goal"),
+    }.items()
 }
-CODEX_ONLY: Final[dict[str, sc.Scenario]] = {
-    # a tool that leaves no item in the JSONL stream, then a 503: only the trace tells
-    "503-after-itemless-tool-call": sc.fail_after_tool_call(503, tool="get_goal"),
-}
-READ_ONLY_CODEX: Final[dict[str, sc.Scenario]] = {
+"""Codex's outage fixtures (their verdicts live in ``tests/exec/test_codex_events.py``)."""
+CODEX_READ_ONLY: Final = Case(
     # under --sandbox read-only a command the sandbox denies leaves no item either
-    "503-after-sandbox-denied-command": sc.fail_after_tool_call(503, command="touch x"),
-}
+    sc.fail_after_tool_call(503, command="touch x"),
+    Verdict(),
+    args=("--sandbox", "read-only"),
+)
 
-EnvFor = Callable[[Path, str, str], dict[str, str]]
 
-
-def record(
-    cli: str, name: str, scenario: sc.Scenario, *, codex: bool, args: tuple[str, ...] = ()
-) -> None:
-    """Run one scenario and write its fixture files."""
-    harness = CodexHarness(FIXTURES) if codex else ClaudeHarness(FIXTURES)
-    env_for: EnvFor = codex_env if codex else claude_env
-    profile = codex_profile(args=args) if codex else claude_profile(args=args)
-    with tempfile.TemporaryDirectory() as tmp, FakeVendor(scenario) as vendor:
+def record(cli: str, name: str, case: Case, *, codex: bool) -> None:
+    """Run one case and write its fixture files."""
+    harness = matrix.harness_for(codex, FIXTURES)
+    profile = case.profile(codex)
+    with tempfile.TemporaryDirectory() as tmp, FakeVendor(case.scenario) as vendor:
         home = Path(tmp)
-        env: Mapping[str, str] = env_for(home, vendor.url, cli)
+        env = case.source_env(codex, home, vendor.url, cli)
         (home / "work").mkdir()
         result = run_process(
             harness.argv(profile),
@@ -73,28 +62,34 @@ def record(
             timeout_s=profile.timeout_s,
         )
     stem = f"{'codex' if codex else 'claude'}-{name}"
-    (FIXTURES / f"{stem}.{'jsonl' if codex else 'json'}").write_bytes(result.stdout_head)
+    (FIXTURES / f"{stem}.jsonl").write_bytes(result.stdout_head)
     if codex:
         (FIXTURES / f"{stem}.stderr").write_bytes(result.stderr_tail)
     print(f"{stem}: exit {result.exit_code}, {len(vendor.model_requests)} model request(s)")
 
 
-def main() -> int:
-    """Record every scenario for every CLI that is installed."""
+def main(argv: list[str]) -> int:
+    """Record the cases named on the command line (default: all) for each installed CLI."""
+    only_cli, only_cases = (argv[0], set(argv[1:])) if argv else (None, set())
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    for name, codex in (("codex", True), ("claude", False)):
+    codex_cases = {
+        **CODEX_OUTAGES,
+        "503-after-sandbox-denied-command": CODEX_READ_ONLY,
+        **matrix.CODEX,
+    }
+    for name, cases in (("codex", codex_cases), ("claude", matrix.CLAUDE)):
+        if only_cli not in (None, name):
+            continue
         cli = find_cli(name)
         if cli is None:
             print(f"{name} CLI not found: skipped", file=sys.stderr)
             continue
-        scenarios = {**SCENARIOS, **CODEX_ONLY} if codex else SCENARIOS
-        for scenario_name, scenario in scenarios.items():
-            record(cli, scenario_name, scenario, codex=codex)
-        if codex:
-            for scenario_name, scenario in READ_ONLY_CODEX.items():
-                record(cli, scenario_name, scenario, codex=True, args=("--sandbox", "read-only"))
+        for case_name, case in cases.items():
+            if only_cases and case_name not in only_cases:
+                continue
+            record(cli, case_name, case, codex=name == "codex")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from governor.cli.main import main
+from governor.core.evidence import Evidence, Tries
 from governor.service.backoff import GoalBackoff
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_atomically
 from governor.service.observe import Counters, JsonLog, Observation, merge
@@ -96,6 +97,25 @@ def test_a_finished_run_is_one_log_line_and_one_count_charged_by_the_gate(tmp_pa
     assert story.events[run].type == "attempt.started"
     assert SECRET not in path.read_text()
     assert "[REDACTED]" in first["error"]
+    assert "tries" not in first  # one try: nothing to add
+
+
+def test_the_log_line_of_a_run_carries_its_in_agent_tries(tmp_path) -> None:
+    observation, path = observed(tmp_path)
+    story = Story()
+    story.plan("a")
+    tries = Tries(count=2, classes=("upstream", "ok"), last_error=f"status 503 key={SECRET}")
+    story.attempt("p1-a", "succeeded", evidence=Evidence(tries=tries))
+    observation.appended(story.events)
+    observation.log.close()
+    lines = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    [worker] = [line for line in lines if line.get("role") == "worker"]
+    assert worker["tries"] == {
+        "count": 2,
+        "classes": ["upstream", "ok"],
+        "vendor_retries": [],
+        "last_error": "status 503 key=[REDACTED]",
+    }
 
 
 def test_counters_of_several_workers_add_up() -> None:

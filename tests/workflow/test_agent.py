@@ -8,10 +8,17 @@ from typing import Any
 
 from governor.core.events import Profile, WorkSpec
 from governor.core.evidence import passes_gate
-from governor.core.proof import RunProof, derive_run_class
+from governor.core.proof import AgentAttemptProof, AgentProof, RunProof, derive_run_class
 from governor.exec.command import CommandHarness
 from governor.exec.scripted import ScriptedHarness
-from governor.workflow.agent import AgentCall, ProofRecorder, RetrySettings, call_agent, fan_out
+from governor.workflow.agent import (
+    AgentCall,
+    ProofRecorder,
+    RetrySettings,
+    call_agent,
+    fan_out,
+    tries_of,
+)
 from governor.workflow.reply import parse_worker_reply
 from governor.workflow.run import Runtime, attempt_events, plan_events, run_planner, run_worker
 from tests.story import Story
@@ -20,6 +27,13 @@ DONE = {
     "status": "done",
     "summary": "Did it.",
     "acceptance": [{"criterion": "it works", "status": "satisfied"}],
+}
+
+
+ONE_ITEM = {
+    "decision": "apply",
+    "rationale": "r",
+    "work": [{"key": "a", "title": "A", "objective": "a"}],
 }
 
 
@@ -208,12 +222,7 @@ def test_an_oversized_proposal_is_retried_then_recorded_as_a_charged_failure(
 def test_a_valid_proposal_becomes_plan_proposed(tmp_path: Path) -> None:
     story = Story()
     plan_id = story.request()
-    reply = {
-        "decision": "apply",
-        "rationale": "r",
-        "work": [{"key": "a", "title": "A", "objective": "a"}],
-    }
-    harness, profile = scripted(tmp_path, [{"reply": reply}])
+    harness, profile = scripted(tmp_path, [{"reply": ONE_ITEM}])
     run = run_planner(
         call(harness, profile, tmp_path, "role: planner"), story.view, runtime=runtime(Sleeps())
     )
@@ -249,3 +258,98 @@ def test_the_first_prompt_is_the_call_prompt(tmp_path: Path) -> None:
     )
     assert outcome.prompt == "role: worker\nhello"
     assert outcome.attempts == 1
+
+
+def test_a_worker_that_succeeds_after_a_503_records_its_tries_on_the_success(
+    tmp_path: Path,
+) -> None:
+    story = Story()
+    story.plan("a")
+    run_id = story.start("p1-a")
+    ok = {**DONE, "acceptance": [{"criterion": "a works", "status": "satisfied"}]}
+    harness, profile = scripted(
+        tmp_path, [{"vendor_error": {"status": 503, "message": "status 503"}}, {"reply": ok}]
+    )
+    run = run_worker(call(harness, profile, tmp_path), ["a works"], runtime=runtime(Sleeps()))
+    (event,) = attempt_events(story.view, "p1-a", run_id, run, story.now)
+    assert event.outcome == "succeeded"  # type: ignore[union-attr]
+    tries = event.evidence.tries  # type: ignore[union-attr]
+    assert tries is not None
+    assert (tries.count, tries.classes) == (2, ("upstream", "ok"))
+    assert tries.last_error is not None
+    assert "503" in tries.last_error
+
+
+def test_one_try_records_no_tries(tmp_path: Path) -> None:
+    story = Story()
+    story.plan("a")
+    run_id = story.start("p1-a")
+    ok = {**DONE, "acceptance": [{"criterion": "a works", "status": "satisfied"}]}
+    harness, profile = scripted(tmp_path, [{"reply": ok}])
+    run = run_worker(call(harness, profile, tmp_path), ["a works"], runtime=runtime(Sleeps()))
+    (event,) = attempt_events(story.view, "p1-a", run_id, run, story.now)
+    assert event.evidence is None  # type: ignore[union-attr]
+
+
+def test_a_failed_run_records_every_try_with_its_evidence(tmp_path: Path) -> None:
+    story = Story()
+    story.plan("a")
+    run_id = story.start("p1-a")
+    harness, profile = scripted(
+        tmp_path, [{"vendor_error": {"status": 503}}, {"reply": {"status": "maybe"}}]
+    )
+    run = run_worker(call(harness, profile, tmp_path), ["a works"], runtime=runtime(Sleeps()))
+    (event,) = attempt_events(story.view, "p1-a", run_id, run, story.now)
+    evidence = event.evidence  # type: ignore[union-attr]
+    assert evidence is not None
+    assert evidence.output == "observed"  # the invalid reply reached the model: charged
+    assert evidence.tries is not None
+    assert evidence.tries.classes == ("upstream", "invalid_reply", "invalid_reply")
+
+
+def test_a_planner_that_succeeds_after_tries_records_them_on_the_proposal(
+    tmp_path: Path,
+) -> None:
+    story = Story()
+    plan_id = story.request()
+    harness, profile = scripted(tmp_path, [{"vendor_error": {"status": 529}}, {"reply": ONE_ITEM}])
+    run = run_planner(
+        call(harness, profile, tmp_path, "role: planner"), story.view, runtime=runtime(Sleeps())
+    )
+    (event,) = plan_events(story.view, plan_id, run, story.now)
+    assert event.type == "plan.proposed"
+    assert event.evidence is not None  # type: ignore[union-attr]
+    assert event.evidence.tries is not None  # type: ignore[union-attr]
+    assert event.evidence.tries.classes == ("upstream", "ok")  # type: ignore[union-attr]
+
+
+def test_a_refused_credential_stops_at_once_and_names_the_profile_and_the_remedy(
+    tmp_path: Path,
+) -> None:
+    harness, profile = scripted(tmp_path, [{"vendor_error": {"status": 401}}], max_attempts=3)
+    sleeps = Sleeps()
+    agent = AgentCall(
+        agent="planner",
+        harness=harness,
+        profile=profile,
+        prompt="role: planner",
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        profile_name="planner-profile",
+    )
+    run = run_planner(agent, Story().view, runtime=runtime(sleeps))
+    assert run.failure_class == "environment"
+    assert run.proof.agents[0].attempts[0].evidence.rule == "credential"
+    assert len(run.proof.agents[0].attempts) == 1
+    assert sleeps.waits == []
+    assert passes_gate(run.evidence)  # the scripted envelope shows nothing happened
+    last = (run.error or "").splitlines()[-1]
+    assert last.startswith("the credential for planner-profile was refused: ")
+
+
+def test_a_cli_that_retried_a_refusal_itself_makes_even_one_try_visible() -> None:
+    one = AgentProof(agent="planner", attempts=(AgentAttemptProof(ok=True),))
+    assert tries_of([one]) is None
+    tries = tries_of([one], [503])
+    assert tries is not None
+    assert (tries.count, tries.classes, tries.vendor_retries) == (1, ("ok",), (503,))

@@ -1,0 +1,104 @@
+"""End to end: the real ``governor`` command, the real claude CLI as planner, the fake vendor.
+
+A vendor outage of three model requests must not cost the goal a charged replan
+(SPEC §1, §11.9): the goal finishes with the same ``replans.charged`` as the same goal
+without the outage, and the refused plan is recorded uncharged with claude's stream as
+its evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cli import COMPLETE, Project, done, plan, worker_script
+from tests.fakevendor import scenario as sc
+from tests.fakevendor.clis import claude_env, require_cli
+from tests.fakevendor.server import FakeVendor
+
+FAST_BACKOFF = {"upstream_backoff": {"initial_s": 0.05, "factor": 1, "max_s": 0.05}}
+OUTAGE_REQUESTS = 3
+
+
+@pytest.fixture
+def vendor() -> Iterator[FakeVendor]:
+    with FakeVendor() as fake:
+        yield fake
+
+
+def claude_goal(root: Path, vendor: FakeVendor, outage: int) -> Project:
+    """A project whose planner is claude against ``vendor`` (after ``outage`` refusals)."""
+    cli = require_cli("claude")
+    project = Project(root)
+    project.env.update(claude_env(root / "home", vendor.url, cli))
+    steps = [sc.Step("status", status=503)] * outage
+    steps += [
+        sc.Step("reply", text=json.dumps(plan("hello"))),
+        sc.Step("reply", text=json.dumps(COMPLETE)),
+    ]
+    vendor.play(sc.Scenario(tuple(steps)))
+    worker = {
+        "harness": "scripted",
+        "args": [
+            project.scenario("worker.json", [worker_script("hello", [{"reply": done("hello")}])])
+        ],
+    }
+    project.goal("g", {"harness": "claude"}, worker, **FAST_BACKOFF)
+    return project
+
+
+def finish(project: Project) -> dict:
+    result = project.gov("run", "g", timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    status = project.status("g")
+    assert status["status"] == "succeeded"
+    return status
+
+
+def test_a_three_request_outage_leaves_the_charged_replans_unchanged(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    calm = finish(claude_goal(tmp_path / "calm", vendor, outage=0))
+    calm_requests = len(vendor.model_requests)
+
+    project = claude_goal(tmp_path / "outage", vendor, outage=OUTAGE_REQUESTS)
+    stormy = finish(project)
+
+    assert stormy["ledger"]["replans"]["charged"] == calm["ledger"]["replans"]["charged"] == 2
+    assert stormy["ledger"]["replans"]["uncharged"] >= 1
+    assert len(vendor.model_requests) == calm_requests + OUTAGE_REQUESTS
+    failed = [e for e in project.events("g") if e["type"] == "plan.failed"]
+    assert failed
+    for event in failed:
+        assert (event["class"], event["evidence"]["source"]) == ("upstream", "claude:stream")
+        evidence = event["evidence"]
+        assert (evidence["effects"], evidence["output"], evidence["refusal"]) == ("absent",) * 3
+        assert "HTTP 503" in evidence["ref"]
+    # the last refusal was retried by claude itself into the plan: on the record too
+    [proposed, _complete] = [e for e in project.events("g") if e["type"] == "plan.proposed"]
+    assert proposed["evidence"]["tries"]["vendor_retries"] == [503]
+
+
+def test_a_refused_key_stops_the_goal_at_once_uncharged_and_names_the_remedy(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    project = claude_goal(tmp_path, vendor, outage=0)
+    vendor.play(sc.status(401))
+    result = project.gov("run", "g", timeout=300)
+    assert result.returncode == 10, result.stdout + result.stderr
+    status = project.status("g")
+    assert (status["status"], status["blocked_on"]) == ("blocked", "environment")
+    assert (
+        "the credential for planner was refused: the vendor answered HTTP 401 to the key from "
+        "ANTHROPIC_API_KEY" in status["reason"]
+    )
+    assert (status["ledger"]["replans"]["charged"], status["ledger"]["replans"]["uncharged"]) == (
+        0,
+        1,
+    )
+    assert project.types("g") == ["goal.created", "plan.requested", "plan.failed"]
+    explained = project.gov("explain", "g")
+    assert "fix the credential" in explained.stdout, explained.stdout + explained.stderr

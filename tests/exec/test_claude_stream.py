@@ -1,0 +1,233 @@
+"""The claude stream-json fold and its absence rule (SPEC §11.9), on recorded fixtures.
+
+The fixtures in ``tests/fixtures/vendor/claude-*.jsonl`` are the real CLI's output
+against the fake vendor, one per case of ``tests.fakevendor.matrix.CLAUDE`` (re-record
+with ``python -m tests.fakevendor.record claude``). ``test_claude_cli.py`` runs the same
+cases live.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from governor.core.evidence import passes_gate
+from governor.exec.claude import (
+    CLAUDE_VERIFIED_VERSION,
+    FALLBACK_VAR,
+    ClaudeHarness,
+    claim_overrides,
+    claude_result,
+)
+from governor.exec.claude_stream import claim_blockers, parse_claude_stream
+from governor.exec.environment import Redactor
+from governor.exec.process import ProcessResult
+from tests.fakevendor.matrix import CLAUDE, FIXTURES, Case, verdict_of
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / f"claude-{name}.jsonl").read_text()
+
+
+def lines(name: str) -> list[dict]:
+    return [json.loads(line) for line in fixture(name).splitlines()]
+
+
+def dump(events: list[dict]) -> str:
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+def process(stdout: str, *, exit_code: int = 1) -> ProcessResult:
+    out = stdout.encode()
+    return ProcessResult(
+        argv=("claude", "-p"),
+        exit_code=exit_code,
+        spawn_errno=None,
+        spawn_error=None,
+        timed_out=False,
+        stdout_head=out,
+        stdout_tail=out,
+        stderr_tail=b"",
+        stdout_bytes=len(out),
+        stderr_bytes=0,
+        stdout_sha256=hashlib.sha256(out).hexdigest(),
+        duration_s=0.5,
+    )
+
+
+def replay(case: Case, stdout: str, *, exit_code: int = 1):
+    """What the adapter makes of ``stdout`` for ``case``'s profile and environment."""
+    profile = case.profile(codex=False)
+    child_env = ClaudeHarness(REPO).environment(profile, {"PATH": "/usr/bin", **case.env})
+    stream = parse_claude_stream(stdout.splitlines())
+    overrides = claim_overrides(profile, child_env)
+    return claude_result(
+        process(stdout, exit_code=exit_code), stream, Redactor({}), overrides=overrides
+    )
+
+
+@pytest.mark.parametrize("name", CLAUDE, ids=list(CLAUDE))
+def test_each_recorded_case_comes_to_its_verdict(name: str) -> None:
+    case = CLAUDE[name]
+    result = replay(case, fixture(name), exit_code=0 if case.expect.ok else 1)
+    assert verdict_of(result) == case.expect, result.evidence.ref
+
+
+def test_the_fixtures_were_recorded_with_the_pinned_version() -> None:
+    versions = {
+        e["claude_code_version"]
+        for name in CLAUDE
+        for e in lines(name)
+        if e.get("type") == "system" and e.get("subtype") == "init"
+    }
+    assert versions == {CLAUDE_VERIFIED_VERSION}
+    pin = re.search(r'CLAUDE_VERSION="([^"]+)"', (REPO / ".ci" / "install-node-clis").read_text())
+    assert pin is not None
+    assert pin[1] == CLAUDE_VERIFIED_VERSION
+
+
+def test_a_refused_request_and_a_stream_cut_after_text_now_differ() -> None:
+    """The stream shows the partial text the old result envelope hid."""
+    refused, cut = (parse_claude_stream(fixture(n).splitlines()) for n in ("503", "500-after-text"))
+    assert claim_blockers(refused) == []
+    assert cut.output
+    assert "other lines: stream_event" in claim_blockers(cut)
+
+
+def test_the_ref_names_the_version_the_status_and_claudes_own_retry() -> None:
+    result = replay(CLAUDE["503"], fixture("503"))
+    assert result.evidence.source == "claude:stream"
+    assert result.evidence.ref == (
+        f"claude-stream:lines 0-4; claude {CLAUDE_VERIFIED_VERSION}; HTTP 503; 1 api_retry (503)"
+    )
+
+
+def test_the_429s_retry_after_comes_from_api_retry() -> None:
+    [retry] = [e for e in lines("429") if e.get("subtype") == "api_retry"]
+    result = replay(CLAUDE["429"], fixture("429"))
+    assert result.retry_after_s == retry["retry_delay_ms"] / 1000 == 2.0
+
+
+def test_not_logged_in_names_the_login_remedy() -> None:
+    result = replay(CLAUDE["not-logged-in"], fixture("not-logged-in"))
+    assert result.credential is not None
+    assert "ANTHROPIC_API_KEY" in result.credential
+    assert "claude /login" in result.credential
+    assert "Not logged in" in (result.error or "")
+
+
+NEW_LINES = {
+    "a line type claude may add one day": {"type": "rate_limit_event", "rate_limit_info": {}},
+    "a system subtype the rule does not know": {"type": "system", "subtype": "compact_boundary"},
+    "a hook that ran before the request": {"type": "system", "subtype": "hook_started"},
+    "a streamed event": {"type": "stream_event", "event": {"type": "message_start"}},
+    "a tool result": {"type": "user", "message": {"content": [{"type": "tool_result"}]}},
+}
+
+
+@pytest.mark.parametrize("line", NEW_LINES.values(), ids=NEW_LINES.keys())
+def test_any_other_line_before_the_result_charges_the_503(line: dict) -> None:
+    events = lines("503")
+    result = replay(CLAUDE["503"], dump([*events[:-1], line, events[-1]]))
+    assert result.failure_class == "upstream"
+    assert not passes_gate(result.evidence)
+    assert "no claim: other lines: " in (result.evidence.ref or "")
+
+
+def _with_result(**changes: object) -> str:
+    events = lines("503")
+    return dump([*events[:-1], {**events[-1], **changes}])
+
+
+def _with_init(**changes: object) -> str:
+    events = lines("503")
+    return dump([{**events[0], **changes}, *events[1:]])
+
+
+BROKEN = {
+    "a malformed line": (fixture("503") + "{not json\n", "malformed lines"),
+    "a line after the result": (
+        fixture("503") + json.dumps({"type": "system", "subtype": "status"}) + "\n",
+        "lines after the result",
+    ),
+    "two result lines": (fixture("503") + fixture("503").splitlines()[-1] + "\n", "2 result lines"),
+    "a second turn": (_with_result(num_turns=2), "num_turns 2"),
+    "output tokens": (_with_result(usage={"output_tokens": 3}), "output tokens 3"),
+    "a cost": (_with_result(total_cost_usd=0.01), "cost 0.01"),
+    "a permission denial": (
+        _with_result(permission_denials=[{"tool_name": "Write"}]),
+        "permission denials 1",
+    ),
+    "not an error": (_with_result(is_error=False), "not an error result"),
+    "a status that is no outage": (_with_result(api_error_status=404), "status 404"),
+    "MCP servers it cannot read": (_with_init(mcp_servers="many"), "1 MCP servers configured"),
+}
+
+
+@pytest.mark.parametrize(("stdout", "why"), BROKEN.values(), ids=BROKEN.keys())
+def test_the_claim_needs_every_condition(stdout: str, why: str) -> None:
+    result = replay(CLAUDE["503"], stdout)
+    assert not passes_gate(result.evidence)
+    assert why in (result.evidence.ref or "")
+
+
+def test_a_second_turn_means_effects_and_output_observed() -> None:
+    evidence = replay(CLAUDE["503"], _with_result(num_turns=2)).evidence
+    assert (evidence.effects, evidence.output) == ("observed", "observed")
+
+
+def test_a_streamed_refusal_stop_reason_is_declared() -> None:
+    events = lines("503")
+    refusal = {
+        "type": "stream_event",
+        "event": {"type": "message_delta", "delta": {"stop_reason": "refusal"}},
+    }
+    evidence = replay(CLAUDE["503"], dump([*events[:-1], refusal, events[-1]])).evidence
+    assert evidence.refusal == "declared"
+
+
+@pytest.mark.parametrize(
+    "stdout", ["", "Error: something broke\n", "[1, 2]\n"], ids=["nothing", "text", "an array"]
+)
+def test_stdout_without_a_stream_is_unknown_and_charged(stdout: str) -> None:
+    result = replay(CLAUDE["503"], stdout)
+    assert (result.evidence.effects, result.evidence.output) == ("unknown", "unknown")
+    assert result.failure_class is None
+
+
+def test_a_profile_overriding_a_stream_flag_or_the_fallback_variable_loses_the_claim() -> None:
+    harness = ClaudeHarness(REPO)
+    plain = CLAUDE["503"].profile(codex=False)
+    assert claim_overrides(plain, harness.environment(plain, {})) == []
+    flagged = plain.model_copy(update={"args": ("--output-format=json",)})
+    assert claim_overrides(flagged, harness.environment(flagged, {})) == ["--output-format"]
+    named = plain.model_copy(update={"env": (FALLBACK_VAR,)})
+    overridden = harness.environment(named, {FALLBACK_VAR: "0"})
+    assert claim_overrides(named, overridden) == [FALLBACK_VAR]
+    assert claim_overrides(named, harness.environment(named, {FALLBACK_VAR: "1"})) == []
+
+
+def test_a_recorded_reply_is_a_success_with_its_cost() -> None:
+    result = replay(CLAUDE["reply"], fixture("reply"), exit_code=0)
+    assert result.ok
+    assert (result.reply or "").startswith("Here is the plan.")
+    assert result.cost_usd is not None
+    assert result.cost_usd > 0
+
+
+def test_an_error_result_is_a_failure_even_with_exit_0() -> None:
+    result = replay(CLAUDE["503"], fixture("503"), exit_code=0)
+    assert not result.ok
+    assert result.failure_class == "upstream"
+
+
+def test_the_failure_text_is_claudes_message_not_the_stream() -> None:
+    result = replay(CLAUDE["503"], fixture("503"))
+    assert (result.error or "").startswith("API Error: 503")
+    assert '"type"' not in (result.error or "")

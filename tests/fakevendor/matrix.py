@@ -1,0 +1,212 @@
+"""The scenario matrix of the real-CLI tests: each case, how it is staged, and its verdict.
+
+One table per CLI. The recorder (``tests.fakevendor.record``) records every case into
+``tests/fixtures/vendor/<cli>-<case>.*``; the fixture tests read those recordings, and the
+live tests run the same cases against whatever CLI is installed, so a newer CLI re-runs
+the whole recorded matrix and is compared case by case with what was recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from governor.core.classify import SpawnResult
+from governor.core.events import Profile
+from governor.core.evidence import is_uncharged_failure
+from governor.exec.claude import ClaudeHarness
+from governor.exec.codex import CodexHarness
+from tests.fakevendor import scenario as sc
+from tests.fakevendor.clis import claude_env, claude_profile, codex_env, codex_profile
+
+FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures" / "vendor"
+PLAN_REPLY: Final = 'Here is the plan.\n{"decision": "apply", "rationale": "one step is enough", "work": [{"key": "hello", "title": "Say hello", "objective": "Print hello"}]}'
+MCP_CONFIG: Final = json.dumps({"mcpServers": {"tiny": {"command": "true"}}})
+"""An MCP server for claude's ``--mcp-config`` (it fails to start; claude still lists it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a case must come to: the class, the rule, whether it is charged, what was seen."""
+
+    ok: bool = False
+    failure_class: str | None = None
+    rule: str | None = None
+    uncharged: bool = False
+    """A failure the evidence gate lets go free."""
+    vendor_status: int | None = None
+    effects: str = "unknown"
+    output: str = "unknown"
+    retry_after_s: float | Literal["claude's back-off"] | None = None
+    """The recorded wait; "claude's back-off" is claude's own jittered wait (under 1 s)."""
+    credential: bool = False
+    vendor_retries: tuple[int | None, ...] = ()
+    """Statuses of the refused requests the CLI retried by itself."""
+
+
+def verdict_of(result: SpawnResult) -> Verdict:
+    """The verdict a run came to (``retry_after_s`` under 1 s reads as claude's back-off)."""
+    wait = result.retry_after_s
+    return Verdict(
+        ok=result.ok,
+        failure_class=result.failure_class,
+        rule=result.rule,
+        uncharged=not result.ok and is_uncharged_failure(result.failure_class, result.evidence),
+        vendor_status=result.vendor_status,
+        effects=result.evidence.effects,
+        output=result.evidence.output,
+        retry_after_s="claude's back-off" if wait is not None and wait < 1 else wait,
+        credential=result.credential is not None,
+        vendor_retries=result.vendor_retries,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One staged scenario and what it must come to."""
+
+    scenario: sc.Scenario
+    expect: Verdict
+    args: tuple[str, ...] = ()
+    """Profile arguments."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables added to the source environment and named in the profile's ``env``."""
+    drop_key: bool = False
+    """Run without the API key variable: the CLI's own "not logged in" path."""
+
+    def profile(self, codex: bool) -> Profile:
+        base = codex_profile(args=self.args) if codex else claude_profile(args=self.args)
+        return base.model_copy(update={"env": (*base.env, *self.env)})
+
+    def source_env(self, codex: bool, home: Path, base_url: str, cli: str) -> dict[str, str]:
+        env = (codex_env if codex else claude_env)(home, base_url, cli)
+        env.update(self.env)
+        if self.drop_key:
+            env.pop("FAKE_VENDOR_API_KEY" if codex else "ANTHROPIC_API_KEY")
+        return env
+
+
+def _free(status: int | None, *, rule: str = "vendor-status", **kw: object) -> Verdict:
+    cls = "environment" if rule == "credential" else "upstream"
+    return Verdict(
+        failure_class=cls,
+        rule=rule,
+        uncharged=True,
+        vendor_status=status,
+        effects="absent",
+        output="absent",
+        credential=rule == "credential",
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+BACKOFF: Final = "claude's back-off"
+FALLBACK_ON: Final = {"CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK": "0"}
+
+CLAUDE: Final[dict[str, Case]] = {
+    "reply": Case(sc.reply(PLAN_REPLY), Verdict(ok=True)),
+    "503": Case(sc.status(503), _free(503, retry_after_s=BACKOFF, vendor_retries=(503,))),
+    "529": Case(sc.status(529), _free(529, retry_after_s=BACKOFF, vendor_retries=(529,))),
+    "500": Case(sc.status(500), _free(500, retry_after_s=BACKOFF, vendor_retries=(500,))),
+    "429": Case(
+        sc.status(429, retry_after=2), _free(429, retry_after_s=2.0, vendor_retries=(429,))
+    ),
+    "429-retry-after-beyond-60s": Case(sc.status(429, retry_after=61), _free(429)),
+    "401": Case(
+        sc.status(401),
+        _free(401, rule="credential", retry_after_s=BACKOFF, vendor_retries=(401,)),
+    ),
+    "403": Case(sc.status(403), _free(403, rule="credential")),
+    "not-logged-in": Case(
+        sc.status(503),
+        _free(None, rule="credential"),
+        drop_key=True,
+    ),
+    "503-after-tool-call": Case(
+        sc.fail_after_tool_call(503),
+        Verdict(
+            failure_class="upstream",
+            rule="vendor-status",
+            vendor_status=503,
+            effects="observed",
+            output="observed",
+            retry_after_s=BACKOFF,
+            vendor_retries=(503,),
+        ),
+    ),
+    "500-after-text": Case(
+        sc.fail_after_text(500),
+        Verdict(failure_class="upstream", rule="upstream-text", output="observed"),
+    ),
+    "fallback-retried-503": Case(
+        sc.Scenario((sc.Step("fail_after_text", status=500), sc.Step("status", status=503))),
+        Verdict(
+            failure_class="upstream",
+            rule="vendor-status",
+            vendor_status=503,
+            output="observed",
+            retry_after_s=BACKOFF,
+            vendor_retries=(503,),
+        ),
+        env=FALLBACK_ON,
+    ),
+    "503-with-fallback-variable-overridden": Case(
+        sc.status(503),
+        Verdict(
+            failure_class="upstream",
+            rule="vendor-status",
+            vendor_status=503,
+            retry_after_s=BACKOFF,
+            vendor_retries=(503,),
+        ),
+        env=FALLBACK_ON,
+    ),
+    "503-with-output-format-overridden": Case(
+        sc.status(503), Verdict(rule="default"), args=("--output-format", "json")
+    ),
+    "503-with-an-mcp-server": Case(
+        sc.status(503),
+        Verdict(
+            failure_class="upstream",
+            rule="vendor-status",
+            vendor_status=503,
+            retry_after_s=BACKOFF,
+            vendor_retries=(503,),
+        ),
+        args=("--mcp-config", MCP_CONFIG),
+    ),
+    "malformed-stream": Case(sc.malformed(), Verdict(rule="default")),
+}
+"""The claude matrix (SPEC §11.9): what is free, what is charged, and why."""
+
+CODEX: Final[dict[str, Case]] = {
+    "401": Case(sc.status(401), _free(401, rule="credential")),
+    "403": Case(sc.status(403), _free(403, rule="credential")),
+    "missing-key": Case(
+        sc.status(503),
+        _free(None, rule="credential"),
+        drop_key=True,
+    ),
+}
+"""Codex's credential cases (its outage matrix is ``tests/exec/test_codex_cli.py``)."""
+
+
+def harness_for(codex: bool, base_dir: Path) -> ClaudeHarness | CodexHarness:
+    return CodexHarness(base_dir) if codex else ClaudeHarness(base_dir)
+
+
+def line_kinds(stdout: str) -> list[str]:
+    """The kind of each JSON line of a stream (``type``, or ``system/<subtype>``)."""
+    kinds = []
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            kinds.append("<not JSON>")
+            continue
+        kind = event.get("type", "?") if isinstance(event, dict) else "?"
+        kinds.append(f"system/{event.get('subtype')}" if kind == "system" else kind)
+    return kinds
