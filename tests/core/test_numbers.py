@@ -48,15 +48,18 @@ def _models() -> list[type[BaseModel]]:
 
 
 def _numeric_fields() -> list[tuple[str, Any]]:
+    """``(Model.field, annotation)`` of every field holding a number; a number inside a
+    tuple is tried as the tuple's item (``Model.field[]``)."""
     fields: list[tuple[str, Any]] = []
     for model in _models():
+        hints = typing.get_type_hints(model, include_extras=True)
         for name, info in model.model_fields.items():
-            kinds = _kinds(info.annotation)
-            if kinds & {int, float}:
-                annotation = (
-                    Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
-                )
+            annotation = Annotated[hints[name], *info.metadata] if info.metadata else hints[name]
+            if _kinds(annotation) & {int, float}:
                 fields.append((f"{model.__name__}.{name}", annotation))
+            for item in _tuple_items(annotation):
+                if _kinds(item) & {int, float}:
+                    fields.append((f"{model.__name__}.{name}[]", item))
     return fields
 
 
@@ -69,6 +72,15 @@ def _kinds(hint: Any) -> set[Any]:
     return {hint}
 
 
+def _tuple_items(hint: Any) -> list[Any]:
+    origin = get_origin(hint)
+    if origin is Annotated:
+        return _tuple_items(get_args(hint)[0])
+    if origin in (Union, types.UnionType):
+        return [item for arg in get_args(hint) for item in _tuple_items(arg)]
+    return [get_args(hint)[0]] if origin is tuple else []
+
+
 NUMERIC_FIELDS = _numeric_fields()
 
 
@@ -77,6 +89,7 @@ def test_the_walk_finds_the_numeric_fields_it_must() -> None:
     assert {"Policy.max_runtime_s", "UpstreamBackoff.factor", "Profile.timeout_s"} <= names
     assert {"AttemptFinished.cost_usd", "PlanFailed.retry_after_s", "BudgetRaised.to"} <= names
     assert {"AttemptStarted.seq", "Partial.bytes", "WorkCreated.max_attempts"} <= names
+    assert {"Tries.count", "Tries.vendor_retries[]"} <= names
 
 
 @pytest.mark.parametrize(("name", "annotation"), NUMERIC_FIELDS, ids=[f[0] for f in NUMERIC_FIELDS])
