@@ -42,12 +42,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from governor import goals
 from governor.core import record
 from governor.core.events import Profile
+from governor.core.summary import ACTIVE_STATUSES
+from governor.drive import goals
 from governor.service.status import service_status
 from governor.store import EventStore, GoalSummary, open_store
-from governor.store.base import ACTIVE_STATUSES
 from governor.store.rows import to_rows
 from governor.store.sqlite import SqliteEventStore, _us
 

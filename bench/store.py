@@ -43,8 +43,8 @@ import psycopg
 from bench.history_gen import events as generate
 from governor.core.codec import decode
 from governor.core.events import Event, GoalResumed
+from governor.core.summary import summarize
 from governor.core.view import project
-from governor.store.base import summarize
 from governor.store.engine import BaseEventStore
 from governor.store.postgres import PostgresEventStore
 from governor.store.sqlite import SqliteEventStore

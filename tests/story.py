@@ -197,3 +197,34 @@ class Story:
     def op(self, verb: str, **kwargs: Any) -> Story:
         fn = getattr(verbs, verb)
         return self.tick().add(fn(self.view, at=self.now, actor="operator:test", **kwargs))
+
+
+# -- stories a goal is often in, for the decision and routing tables
+
+
+def proposed(*keys: str, **policy: Any) -> Story:
+    """A first plan proposed (not applied)."""
+    s = Story(**policy)
+    s.propose(*keys or ("a",))
+    return s
+
+
+def planned(*keys: str, **policy: Any) -> Story:
+    """A first plan applied; its items ready."""
+    s = Story(**policy)
+    s.plan(*keys or ("a",))
+    return s
+
+
+def requested() -> Story:
+    """A first plan requested, its run in flight (or lost)."""
+    s = Story()
+    s.request()
+    return s
+
+
+def started() -> Story:
+    """The first attempt of ``p1-a`` in flight (or lost)."""
+    s = planned()
+    s.start("p1-a")
+    return s

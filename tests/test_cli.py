@@ -174,3 +174,25 @@ def test_bad_now_is_one_clear_line() -> None:
         result.stderr.strip()
         == "error: --now: 'yesterday' is not an RFC 3339 time (e.g. 2026-11-29T12:00:00Z)"
     )
+
+
+def test_new_refuses_more_milestones_than_replans_in_one_line(tmp_path: Path) -> None:
+    goal = tmp_path / "goal.toml"
+    goal.write_text(
+        'title = "t"\nobjective = "o"\nplanner = "p"\nworker = "p"\n'
+        "[policy]\nmax_replans = 2\nmax_milestones = 3\n"
+        '[profiles.p]\nharness = "scripted"\n'
+    )
+    result = governor("--store", str(tmp_path / "g.db"), "new", str(goal), cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: {goal}: policy: max_milestones (3) must not exceed max_replans (2): "
+        "each milestone is a charged plan"
+    ]
+
+
+def test_validate_reads_a_round_one_policy_with_a_note() -> None:
+    result = governor("validate", str(EXAMPLE))  # recorded with max_milestones 10, max_replans 5
+    assert result.returncode == 0, result.stderr
+    assert "note: " in result.stdout
+    assert "max_milestones 10 is above max_replans 5" in result.stdout

@@ -13,41 +13,27 @@ Rules (SPEC §9):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from governor.analysis.charges import RunEvent, describe, describe_tries, explain_failure
 from governor.analysis.whatif import Trace
+from governor.core.budgets import BUDGETS, BY_FIELD
+from governor.core.charges import RunEvent, describe, describe_tries, explain_failure
 from governor.core.classify import CREDENTIAL_REFUSED
 from governor.core.decision import Decision, last_line
 from governor.core.events import AttemptFinished, Event, PlanFailed, PlanProposed
 from governor.core.evidence import Evidence
-from governor.core.policy import LEDGER_FIELDS, PER_ITEM_LEDGERS, Policy, with_overrides
+from governor.core.policy import Policy, with_overrides
+from governor.errors import PolicyError
 
-SEARCHED: Final = (
-    "max_replans",
-    "max_uncharged_replans",
-    "max_plan_records",
-    "max_attempts",
-    "max_uncharged_attempts",
-    "max_total_attempts",
-    "max_continuations",
-    "max_runtime_s",
-    "max_cost_usd",
-)
-"""The budget fields the search may raise."""
+SEARCHED: Final = tuple(b.field for b in BUDGETS)
+"""The budget fields the search may raise: every budget of ``governor.core.budgets``."""
 
 DIRECT: Final[dict[str, tuple[str, ...]]] = {
-    "replans": ("max_replans",),
-    "plan_records": ("max_plan_records",),
-    "total_attempts": ("max_total_attempts",),
-    "runtime": ("max_runtime_s",),
-    "cost": ("max_cost_usd",),
-    "upstream": ("max_uncharged_replans", "max_uncharged_attempts"),
+    stop: tuple(b.field for b in BUDGETS if b.stop == stop) for stop in {b.stop for b in BUDGETS}
 }
-"""Which fields a stop names directly (by its exhausted ledger, or being blocked upstream)."""
+"""The fields a stop names directly (its exhausted ledger, or ``upstream`` when blocked on it)."""
 
 STEPS: Final = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100)
 
@@ -126,23 +112,20 @@ def _continues(trace: Trace, policy: Policy) -> bool:
     )
 
 
-def _candidates(value: Any, field: str, decision: Decision) -> list[Any]:
-    if field == "max_runtime_s":
-        return [float(math.ceil(decision.ledger.runtime_s)) + 1.0]
-    if field == "max_cost_usd":
-        return [math.ceil(decision.ledger.cost_usd * 100 + 1) / 100] if value is not None else []
-    return [value + step for step in STEPS]
-
-
 def smallest_change(trace: Trace) -> Change | None:
     """The smallest single raise of a budget field that would have let the goal go on."""
     decision = trace.recorded_final
     direct = DIRECT.get(decision.exhausted or "", ()) or DIRECT.get(decision.blocked_on or "", ())
     found: list[tuple[int, float, Change]] = []
     for field in SEARCHED:
+        budget = BY_FIELD[field]
         before = getattr(trace.policy, field)
-        for after in _candidates(before, field, decision):
-            if _continues(trace, with_overrides(trace.policy, {field: after})):
+        for after in budget.candidates(before, trace.demands.most[budget.name], STEPS):
+            try:
+                policy = with_overrides(trace.policy, {field: after})
+            except PolicyError:  # e.g. more milestones than replans: not a policy
+                break
+            if _continues(trace, policy):
                 relative = (
                     (after - before) / max(before, 1) if isinstance(before, int | float) else 0.0
                 )
@@ -199,17 +182,12 @@ def advise(decision: Decision, change: Change | None) -> str:
 
 
 def _command(decision: Decision, change: Change) -> str:
-    ledger = {field: ledger for ledger, field in LEDGER_FIELDS.items()}.get(change.field)
-    if ledger is None:
+    budget = BY_FIELD[change.field]
+    per_item = budget.scope == "item"
+    if not budget.raisable or (per_item and not decision.work_ids):
         return f"set {change.field} = {change.after} in the goal file of new goals"
-    item = (
-        f" --work {decision.work_ids[0]}"
-        if ledger in PER_ITEM_LEDGERS and decision.work_ids
-        else ""
-    )
-    if ledger in PER_ITEM_LEDGERS and not item:
-        return f"set {change.field} = {change.after} in the goal file of new goals"
-    return f"governor raise GOAL --ledger {ledger}{item} --to {change.after} --reason …"
+    item = f" --work {decision.work_ids[0]}" if per_item else ""
+    return f"governor raise GOAL --ledger {budget.name}{item} --to {change.after} --reason …"
 
 
 def explain(events: Iterable[Event]) -> Explanation:

@@ -98,7 +98,6 @@ class Tally:
             planner_s=_mean(self.planner_s, base.planner_s),
             worker_s=_mean(self.worker_s, base.worker_s),
             refusal_s=base.refusal_s,
-            planner_cost_usd=0.0,
             worker_cost_usd=_mean(self.costs, base.worker_cost_usd),
         )
 

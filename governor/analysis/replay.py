@@ -5,8 +5,7 @@ Rules (SPEC §9):
       deterministic); a fixed ``now`` overrides it.
     * The stream is checked as it is read (``governor.core.history``): a replay never
       shows decisions for a history that breaks the format.
-    * ``step_record`` is the ``replay --json`` contract: one object per event, these
-      keys in this order. Keep it stable.
+    * ``replay --json`` prints one ``governor.render.records.step_record`` per step.
 """
 
 from __future__ import annotations
@@ -14,13 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from governor.core.decide import decide
-from governor.core.decision import Decision, stamp
+from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.history import check_history
-from governor.core.ledger import Ledger
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,57 +53,3 @@ def replay(
         yield ReplayStep(line, event, decide(view, now or event.at))
         if at_seq is not None:
             return
-
-
-def ledger_record(ledger: Ledger) -> dict[str, Any]:
-    """The ledger as plain values, in the shape SPEC §9 pins."""
-    r, a = ledger.replans, ledger.attempts
-    return {
-        "replans": {
-            "used": r.used,
-            "charged": r.charged,
-            "uncharged": r.uncharged,
-            "consecutive_uncharged": r.consecutive_uncharged,
-            "limit": r.limit,
-            "remaining": r.remaining,
-        },
-        "attempts": {
-            "used": a.used,
-            "charged": a.charged,
-            "limit": a.limit,
-            "remaining": a.remaining,
-        },
-        "work": {
-            work_id: {
-                "status": w.status,
-                "next_action": w.next_action,
-                "attempts_used": w.attempts_used,
-                "charged_attempts": w.charged_attempts,
-                "consecutive_uncharged": w.consecutive_uncharged,
-                "continuations": w.continuations,
-                "limit": w.limit,
-                "remaining": w.remaining,
-            }
-            for work_id, w in ledger.work.items()
-        },
-        "runtime_s": float(ledger.runtime_s),
-        "cost_usd": float(ledger.cost_usd),
-    }
-
-
-def decision_record(decision: Decision) -> dict[str, Any]:
-    """A decision's public fields, as ``replay --json`` and ``status --json`` print them."""
-    return {
-        "status": decision.status,
-        "next_action": decision.next_action,
-        "blocked_on": decision.blocked_on,
-        "exhausted": decision.exhausted,
-        "reason": decision.reason,
-        "not_before": stamp(decision.not_before) if decision.not_before else None,
-        "ledger": ledger_record(decision.ledger),
-    }
-
-
-def step_record(step: ReplayStep) -> dict[str, Any]:
-    """One line of ``replay --json``."""
-    return {"seq": step.event.seq, "type": step.event.type, **decision_record(step.decision)}

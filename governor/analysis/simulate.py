@@ -30,12 +30,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from governor.core import record, verbs
+from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Outcome, Profile, WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
 from governor.core.policy import Policy
+from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
 from governor.core.view import GoalView, fold, project
+from governor.drive.act import follow
 
 T0: Final = datetime(2026, 1, 1, tzinfo=UTC)
 OUTAGE: Final = nothing_happened("sim:vendor", "refused before any output", rule="vendor-status")
@@ -63,7 +66,6 @@ class Model:
     planner_s: float = 60.0
     worker_s: float = 300.0
     refusal_s: float = 2.0
-    planner_cost_usd: float = 0.05
     worker_cost_usd: float = 0.25
 
 
@@ -181,7 +183,11 @@ def world(model: Model, seed: int, goal: int, *, at: float = 0.0) -> World:
 
 
 class Episode:
-    """A goal being simulated: its view, its events and its clock (seconds since T0)."""
+    """A goal being simulated: its view, its events and its clock (seconds since T0).
+
+    It performs the core's actions with the model in place of agents, through the same
+    driver as real runs (``governor.drive.act.follow``).
+    """
 
     def __init__(self, w: World, view: GoalView, events: list[Event], t: float) -> None:
         self.w, self.view, self.events, self.t = w, view, events, t
@@ -229,10 +235,15 @@ class Episode:
             )
         )
 
-    def plan(self, decision: Decision) -> None:
-        plan_id = f"p{self.view.plans_used + 1}"
-        trigger = decision.trigger or "initial"
-        self.add(record.request_plan(self.view, plan_id=plan_id, trigger=trigger, at=self.now))
+    # --- the actions (an ``Actor`` of ``governor.drive.act``) ---------------------------
+
+    def plan(self, action: Plan) -> None:
+        """Ask the model's planner (for the plan in flight, when a tail starts mid-run)."""
+        if action.plan_id is not None:
+            plan_id, trigger = action.plan_id, self.view.plans[action.plan_id].trigger
+        else:
+            plan_id, trigger = f"p{self.view.plans_used + 1}", action.trigger or "initial"
+            self.add(record.request_plan(self.view, plan_id=plan_id, trigger=trigger, at=self.now))
         m = self.w.model
         if self.w.binary_missing:
             self._plan_failed(
@@ -255,7 +266,10 @@ class Episode:
         if u < m.plan_decision:
             self._plan_failed(plan_id, "decision", UNKNOWN, "Which approach should the goal take?")
         elif u < m.plan_decision + m.plan_success:
-            done = decision.trigger == "milestone" and v < m.complete_after_milestone
+            # the planner says complete after a milestone, or when it may only say that
+            done = trigger == "milestone" and (
+                v < m.complete_after_milestone or not milestones_left(self.view)
+            )
             work = (
                 []
                 if done
@@ -277,9 +291,31 @@ class Episode:
         else:
             self._plan_failed(plan_id, None, UNKNOWN, "the reply could not be used: no JSON object")
 
+    def apply(self, action: Apply) -> None:
+        self.add(record.apply_plan(self.view, plan_id=action.plan_id, at=self.now))
+
+    def dispatch(self, action: Dispatch) -> None:
+        for work_id in action.work_ids:
+            self.attempt(work_id)
+
+    def accept(self, action: Accept) -> None:
+        for work_id in action.work_ids:
+            self.add(verbs.accept_work(self.view, work_id=work_id, at=self.now, actor="governor"))
+
+    def wait(self, action: Wait) -> bool:
+        if action.until is None:
+            return False
+        self.t = max(self.t, (action.until - T0).total_seconds())
+        return True
+
     def attempt(self, work_id: str) -> None:
-        run_id = self.w.run_id()
-        self.add(record.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now))
+        """One attempt of the model's worker (the one in flight, when a tail starts mid-run)."""
+        item = self.view.work[work_id]
+        if item.running and item.run_id is not None:
+            run_id = item.run_id
+        else:
+            run_id = self.w.run_id()
+            self.add(record.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now))
         m = self.w.model
         refused, retry_after = self.refusal()
         if refused is not None:
@@ -318,35 +354,12 @@ class Episode:
                 cost_usd=m.worker_cost_usd,
             )
 
-    def step(self, decision: Decision) -> bool:
-        """Act on one decision; False when there is nothing left to do."""
-        match decision.next_action:
-            case "plan":
-                self.plan(decision)
-            case "apply":
-                assert decision.plan_id is not None
-                self.add(record.apply_plan(self.view, plan_id=decision.plan_id, at=self.now))
-            case "run":
-                for work_id in decision.work_ids:
-                    self.attempt(work_id)
-            case "accept":
-                for work_id in decision.work_ids:
-                    self.add(
-                        verbs.accept_work(self.view, work_id=work_id, at=self.now, actor="governor")
-                    )
-            case "wait" if decision.not_before is not None:
-                self.t = max(self.t, (decision.not_before - T0).total_seconds())
-            case _:
-                return False
-        return True
-
     def run(self, *, max_steps: int = 500) -> Decision:
         """Follow the decisions until the goal stops (or ``max_steps``)."""
-        for _ in range(max_steps):
-            decision = decide(self.view, self.now, with_ledger=False)
-            if decision.is_stopped or not self.step(decision):
-                return decision
-        return decide(self.view, self.now, with_ledger=False)
+        decision, _ = follow(
+            self, lambda: decide(self.view, self.now, with_ledger=False), max_steps=max_steps
+        )
+        return decision
 
 
 def new_goal(goal: int, policy: Policy) -> list[Event]:

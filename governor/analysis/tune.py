@@ -26,8 +26,9 @@ from typing import Any
 
 from governor.analysis.simulate import T0, Episode, Model, Vendor, World
 from governor.analysis.whatif import Trace, WhatIf
+from governor.core.budgets import charged_attempts, charged_replans
 from governor.core.events import Event
-from governor.core.policy import with_overrides
+from governor.core.policy import milestones_above_replans, with_overrides
 from governor.core.view import GoalView
 from governor.errors import PolicyError
 
@@ -66,12 +67,30 @@ def _values(name: str, text: str) -> list[Any]:
 
 
 def candidates(grid: Grid) -> list[dict[str, Any]]:
-    """Every combination of the grid's values, as policy overrides."""
+    """Every combination of the grid's values that makes a valid policy, as overrides.
+
+    ``max_milestones`` may not exceed ``max_replans`` (SPEC §11.5): a grid over the
+    milestones must also range over the replans, and combinations above it are left out.
+
+    Raises:
+        PolicyError: for milestones without replans, or when no combination is valid.
+    """
     names = list(grid)
-    return [
+    if "max_milestones" in grid and "max_replans" not in grid:
+        raise PolicyError(
+            "--grid max_milestones needs a --grid max_replans too: a policy's max_milestones "
+            "may not exceed its max_replans"
+        )
+    combos = [
         dict(zip(names, combo, strict=True))
         for combo in itertools.product(*(grid[n] for n in names))
     ]
+    valid = [c for c in combos if c.get("max_milestones", 0) <= c.get("max_replans", 0)]
+    if combos and not valid:
+        raise PolicyError(
+            milestones_above_replans(min(grid["max_milestones"]), max(grid["max_replans"]))
+        )
+    return valid
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +130,9 @@ def measure(view: GoalView, success: bool, *, censored: bool = False) -> Result:
     assert view.last_at is not None
     return Result(
         float(success),
-        view.plans_used - view.plans_uncharged,
+        charged_replans(view),
         view.plans_uncharged,
-        view.attempts_used - view.attempts_uncharged,
+        charged_attempts(view),
         view.attempts_uncharged,
         (view.last_at - created.at).total_seconds(),
         view.cost_usd,

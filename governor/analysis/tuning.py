@@ -13,7 +13,6 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any
 
 from governor.analysis.corpus import Corpus
 from governor.analysis.fit import Tally
@@ -108,28 +107,6 @@ def tune_corpus(
     estimates = pareto(sums.estimates(overrides))
     best, why = recommend(estimates)
     return TuneReport(len(corpus), events, model, estimates, best, why)
-
-
-def report_record(report: TuneReport) -> dict[str, Any]:
-    """The ``tune --json`` object (SPEC §9)."""
-    return {
-        "corpus": {"histories": report.histories, "events": report.events},
-        "policies": [
-            {
-                "policy": e.overrides,
-                "success_rate": e.success_rate,
-                "success_ci": list(e.success_ci),
-                "planner_calls": {"charged": e.planner_calls[0], "uncharged": e.planner_calls[1]},
-                "attempts": {"charged": e.attempts[0], "uncharged": e.attempts[1]},
-                "wall_s": e.wall_s,
-                "cost_usd": e.cost_usd,
-                "censored_share": e.censored_share,
-                "pareto": e.pareto,
-            }
-            for e in report.estimates
-        ],
-        "recommended": {"policy": report.recommended.overrides, "why": report.why},
-    }
 
 
 def plot(report: TuneReport, path: str) -> None:

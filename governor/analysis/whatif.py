@@ -20,10 +20,11 @@ Rules (SPEC §9):
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
@@ -41,7 +42,7 @@ from governor.core.events import (
 from governor.core.history import check_proposal
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView, WorkState, evolve
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 
@@ -83,11 +84,11 @@ def _retarget(event: Event, policy: Policy, recorded: Policy, view: GoalView) ->
     if isinstance(event, GoalCreated):
         return event.model_copy(update={"policy": policy})
     if isinstance(event, WorkCreated):
-        update = {}
-        if policy.max_attempts != recorded.max_attempts:
-            update["max_attempts"] = policy.max_attempts
-        if policy.max_uncharged_attempts != recorded.max_uncharged_attempts:
-            update["max_uncharged_attempts"] = policy.max_uncharged_attempts
+        update = {
+            b.field: getattr(policy, b.field)
+            for b in BUDGETS
+            if b.scope == "item" and getattr(policy, b.field) != getattr(recorded, b.field)
+        }
         return event.model_copy(update=update) if update else event
     if isinstance(event, BudgetRaised):
         current = current_limit(view, event.ledger, event.work_id)
@@ -145,54 +146,49 @@ class Demands:
     """The most a history ever asked of each budget: above it, a limit changes nothing.
 
     A limit of a budget that the history never came close to cannot change any recorded
-    decision, nor the last one: every value above ``demand`` behaves like ``demand + 1``.
-    So two policies with the same *key* re-fold a history identically (tested).
+    decision, nor the last one: every value above ``most`` behaves like ``most + 1``
+    (``Budget.bucket``). So two policies with the same *key* re-fold a history
+    identically (tested). The key covers every policy field: each budget of
+    ``governor.core.budgets`` by its bucket, every other field by its value.
     """
 
-    replans: int = 0
-    plan_records: int = 0
-    uncharged_replans: int = 0
-    attempts: int = 0
-    uncharged_attempts: int = 0
-    total_attempts: int = 0
-    runtime_s: float = 0.0
-    cost_usd: float = 0.0
+    most: dict[str, float] = field(default_factory=lambda: dict.fromkeys(BY_NAME, 0))
+    """Budget name -> the largest value its counter took."""
     refused: bool = False
     """Whether any run was refused upstream (only then does the back-off matter)."""
 
     def note(self, view: GoalView, event: Event) -> None:
-        self.replans = max(self.replans, view.plans_used - view.plans_uncharged)
-        self.plan_records = view.plans_used
-        self.uncharged_replans = max(self.uncharged_replans, view.planner_consecutive_uncharged)
-        self.total_attempts = max(self.total_attempts, view.attempts_used - view.attempts_uncharged)
-        self.runtime_s, self.cost_usd = view.runtime_s, view.cost_usd
         work_id = getattr(event, "work_id", None)
-        if work_id is not None and work_id in view.work:
-            item = view.work[work_id]
-            self.attempts = max(self.attempts, item.charged_attempts)
-            self.uncharged_attempts = max(self.uncharged_attempts, item.consecutive_uncharged)
+        item = view.work.get(work_id) if work_id is not None else None
+        for budget in BUDGETS:
+            for holder in _holders(budget, item):
+                used = budget.used(view, holder)
+                self.most[budget.name] = max(self.most[budget.name], used)
         self.refused = self.refused or getattr(event, "failure_class", None) == "upstream"
 
     def key(self, policy: Policy) -> tuple[object, ...]:
         """The policy as far as this history can tell it apart from others."""
-        cost = policy.max_cost_usd
-        return (
-            min(policy.max_replans, self.replans + 1),
-            min(policy.max_plan_records, self.plan_records + 1),
-            min(policy.max_uncharged_replans, self.uncharged_replans + 1),
-            min(policy.max_attempts, self.attempts + 1),
-            min(policy.max_uncharged_attempts, self.uncharged_attempts + 1),
-            min(policy.max_total_attempts, self.total_attempts + 1),
-            policy.max_runtime_s if policy.max_runtime_s < self.runtime_s else None,
-            cost if cost is not None and cost < self.cost_usd else None,
-            policy.upstream_backoff if self.refused else None,
-            policy.max_parallel_work,
-            policy.auto_apply,
-            policy.accept_passing,
-            policy.retry_blocked,
-            policy.max_work_items_per_plan,
-            policy.max_total_work_items,
-        )
+        parts: list[object] = []
+        for name in Policy.model_fields:
+            value = getattr(policy, name)
+            budget = BY_FIELD.get(name)
+            if budget is not None:
+                parts.append(budget.bucket(value, self.most[budget.name]))
+            elif name == "upstream_backoff":
+                parts.append(value if self.refused else None)
+            else:
+                parts.append(value)
+        return tuple(parts)
+
+
+def _holders(budget: Budget, item: WorkState | None) -> tuple[WorkState | None, ...]:
+    """Where a budget's counter is read after an event: the goal, the event's item, or both
+    (a per-run budget counts the plan in flight and the item's attempt)."""
+    if budget.scope == "goal":
+        return (None,)
+    if budget.scope == "item":
+        return (item,) if item is not None else ()
+    return (None, item) if item is not None else (None,)
 
 
 @dataclass(slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 from collections.abc import Iterable
@@ -14,13 +15,12 @@ from typing import Final
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out
 from governor.cli.values import seconds
-from governor.core.classify import GENERIC_REMEDY, SpawnResult
 from governor.core.events import GoalCreated, Profile
-from governor.core.evidence import is_uncharged
+from governor.drive.goalfile import goal_from_file
 from governor.exec.environment import scrubbed_env
 from governor.exec.harness import harness_for
 from governor.exec.process import run_process
-from governor.goalfile import goal_from_file
+from governor.render.text import format_probe
 
 DEFAULT_PROMPT: Final = (
     'Reply with exactly this JSON object and nothing else: {"status": "done", "summary": "probe"}'
@@ -29,25 +29,6 @@ INSTALL: Final = {
     "codex": "npm install -g @openai/codex",
     "claude": "npm install -g @anthropic-ai/claude-code",
 }
-
-
-def format_probe(result: SpawnResult) -> str:
-    """What one agent call came to, and whether the rules would charge it."""
-    if result.ok:
-        reply = (result.reply or "").strip().replace("\n", " ")
-        return f"ok in {result.duration_s:.1f}s: {reply[:300]}"
-    e = result.evidence
-    charged = "uncharged" if is_uncharged("failed", result.failure_class, e) else "charged"
-    lines = [
-        f"failed: class {result.failure_class or 'none'} ({charged}), rule {e.rule}",
-        f"evidence: effects={e.effects} output={e.output} refusal={e.refusal} source={e.source} ref={e.ref}",
-    ]
-    if result.retry_after_s is not None:
-        lines.append(f"retry after: {result.retry_after_s:g}s")
-    if result.rule == "credential":
-        lines.append(f"credential refused: {result.credential or GENERIC_REMEDY}")
-    lines.append("error: " + (result.error or "").strip().replace("\n", "\n       "))
-    return "\n".join(lines)
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -119,11 +100,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     ]
     for check in checks:
         if args.json:
-            json_line(
-                check.__dict__
-                if not hasattr(check, "__slots__")
-                else {k: getattr(check, k) for k in check.__slots__}
-            )
+            json_line(dataclasses.asdict(check))
         elif check.binary is None:
             out(f"ok: {check.profile}: the {check.harness} harness needs no binary")
         elif check.problem:

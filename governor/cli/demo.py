@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
-from governor.cli.format import format_status
 from governor.cli.io import out, progress
 from governor.core.decision import Decision
 from governor.demo import SCENARIOS, run_demo
+from governor.render.text import format_status
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -7,16 +7,16 @@ import os
 import sys
 from pathlib import Path
 
-from governor import goals
-from governor.analysis.charges import describe, last_runs
-from governor.analysis.replay import decision_record
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
-from governor.cli.format import format_event, format_status, format_summary_row
 from governor.cli.io import json_line, out, progress, store_from
 from governor.cli.values import seconds, wait_seconds, whole
+from governor.core.charges import describe, last_runs
 from governor.core.codec import to_dict
 from governor.core.decision import stamp
-from governor.graph.runner import RunnerSettings
+from governor.drive import goals
+from governor.drive.runner import RunnerSettings
+from governor.render import records
+from governor.render.text import format_event, format_status, format_summary_row
 from governor.store.transfer import export_history, import_history
 
 
@@ -24,7 +24,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     with store_from(args.store) as store:
         view = goals.create(store, Path(args.goal_file), actor=args.actor)
     if args.json:
-        json_line({"goal_id": view.goal_id, "seq": view.seq})
+        json_line(records.created_record(view))
     else:
         out(view.goal_id)
     return ExitCode.OK
@@ -39,13 +39,14 @@ def _settings(args: argparse.Namespace) -> RunnerSettings:
         env=dict(os.environ),
         state_dir=state.resolve(),
         lease_ttl_s=args.lease_ttl,
+        max_wait_s=getattr(args, "max_wait", 900.0),
     )
 
 
 def _report(args: argparse.Namespace, goal_id: str, report: goals.RunReport) -> int:
     decision = report.decision
     if args.json:
-        json_line({"goal_id": goal_id, "outcome": report.outcome, **decision_record(decision)})
+        json_line(records.run_record(goal_id, report.outcome, decision))
     else:
         out(format_status(goal_id, report.title, decision))
     if report.outcome == "waiting" and decision.status not in ("blocked", "budget_exhausted"):
@@ -54,11 +55,13 @@ def _report(args: argparse.Namespace, goal_id: str, report: goals.RunReport) -> 
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
+
     with store_from(args.store) as store:
         runner = goals.runner(
             store, args.goal, _settings(args), progress=None if args.quiet else progress
         )
-        report = goals.run(runner, max_wait_s=args.max_wait)
+        report = run(runner)
     return _report(args, args.goal, report)
 
 
@@ -79,18 +82,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         view, decision = goals.status(store, args.goal)
         lease = store.current_lease(args.goal)
     if args.json:
-        json_line(
-            {
-                "goal_id": view.goal_id,
-                "title": view.created.title if view.created else "",
-                "seq": view.seq,
-                "rule": decision.rule,
-                **decision_record(decision),
-                "lease": None
-                if lease is None
-                else {"holder": lease.holder, "expires_at": stamp(lease.expires_at)},
-            }
-        )
+        json_line(records.status_record(view, decision, lease))
     else:
         runs = [(what, describe(event)) for what, event in last_runs(view)]
         out(format_status(view.goal_id, view.created.title if view.created else "", decision, runs))
@@ -106,18 +98,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
     if args.json:
         for row in rows:
-            json_line(
-                {
-                    "goal_id": row.goal_id,
-                    "title": row.title,
-                    "seq": row.seq,
-                    "status": row.status,
-                    "next_action": row.next_action,
-                    "blocked_on": row.blocked_on,
-                    "not_before": stamp(row.not_before) if row.not_before else None,
-                    "updated_at": stamp(row.updated_at),
-                }
-            )
+            json_line(records.summary_record(row))
     elif not rows:
         out("no goals in this store (governor new GOAL_FILE creates one)")
     else:
@@ -153,7 +134,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     with store_from(args.store) as store:
         result = import_history(store, Path(args.file))
     if args.json:
-        json_line({"goal_id": result.goal_id, "events": result.events, "notes": list(result.notes)})
+        json_line(records.imported_record(result.goal_id, result.events, result.notes))
     else:
         out(f"imported {result.goal_id}: {result.events} events")
         for note in result.notes:

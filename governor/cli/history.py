@@ -8,17 +8,9 @@ from typing import Any
 
 from governor.analysis.corpus import Corpus, corpus_of
 from governor.analysis.explain import explain
-from governor.analysis.replay import ReplayStep, decision_record, replay, step_record
+from governor.analysis.replay import ReplayStep, replay
 from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
-from governor.cli.format import (
-    format_explanation,
-    format_ledger,
-    format_step,
-    format_timeline,
-    format_validation,
-    format_whatif,
-)
 from governor.cli.io import err, json_line, out
 from governor.cli.values import whole
 from governor.core.codec import LineDecoder
@@ -26,6 +18,15 @@ from governor.core.decide import decide
 from governor.core.history import check_history
 from governor.core.policy import parse_assignments, with_overrides
 from governor.errors import HistoryError, InputError
+from governor.render import records
+from governor.render.text import (
+    format_explanation,
+    format_ledger,
+    format_step,
+    format_timeline,
+    format_validation,
+    format_whatif,
+)
 from governor.store.jsonl import history_files, read_history
 
 
@@ -54,9 +55,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except HistoryError as exc:
             worst = ExitCode.INVALID_INPUT
             if args.json:
-                json_line(
-                    {"file": str(path), "valid": False, "line": exc.line, "error": exc.detail}
-                )
+                json_line(records.invalid_record(str(path), exc.line, exc.detail))
             else:
                 err(str(exc))
             continue
@@ -64,16 +63,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         assert view.last_at is not None
         final = decide(view, view.last_at)
         if args.json:
-            json_line(
-                {
-                    "file": str(path),
-                    "valid": True,
-                    "events": count,
-                    "goal_id": view.goal_id,
-                    "notes": decoder.notes,
-                    **decision_record(final),
-                }
-            )
+            json_line(records.valid_record(str(path), count, view.goal_id, decoder.notes, final))
         else:
             out(format_validation(str(path), count, view.goal_id, final, decoder.notes))
     return worst
@@ -92,7 +82,7 @@ def _replay_one(
     for step in replay(corpus.lines(index, decoder), now=now, at_seq=args.at, source=name):
         last = step
         if args.json:
-            json_line(step_record(step))
+            json_line(records.step_record(step))
         elif args.all or args.at is not None:
             out(format_step(step))
         elif _key(step) != shown:
@@ -115,26 +105,7 @@ def _whatif_one(
     policy = with_overrides(trace.policy, overrides)
     result = trace.under(policy, now=now, events=corpus.events(index))
     if args.json:
-        d = result.divergence
-        json_line(
-            {
-                "history": corpus.name(index),
-                "overrides": overrides,
-                "policy": result.policy.model_dump(mode="json"),
-                "outcome": result.outcome,
-                "known": result.known,
-                "divergence": None
-                if d is None
-                else {
-                    "seq": d.seq,
-                    "type": d.event_type,
-                    "kind": d.kind,
-                    **decision_record(d.decision),
-                },
-                "final": decision_record(result.final),
-                "recorded_final": decision_record(result.recorded_final),
-            }
-        )
+        json_line(records.whatif_record(corpus.name(index), overrides, result))
     else:
         out(format_whatif(result, overrides))
     return result
@@ -168,30 +139,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise InputError(f"{args.goal}: explain takes one history; this folder holds {len(corpus)}")
     ex = explain(corpus.events(0))
     if args.json:
-        json_line(
-            {
-                "goal_id": ex.goal_id,
-                "rule": ex.decision.rule,
-                **decision_record(ex.decision),
-                "failures": [
-                    {
-                        "seq": f.seq,
-                        "what": f.what,
-                        "class": f.failure_class,
-                        "rule": f.rule,
-                        "charged": f.charged,
-                        "why": f.why,
-                        "error": f.error,
-                        "evidence": f.evidence.model_dump(mode="json") if f.evidence else None,
-                    }
-                    for f in ex.failures
-                ],
-                "change": None
-                if ex.change is None
-                else {"field": ex.change.field, "from": ex.change.before, "to": ex.change.after},
-                "advice": ex.advice,
-            }
-        )
+        json_line(records.explanation_record(ex))
     else:
         out(format_explanation(ex))
     return ExitCode.OK

@@ -11,16 +11,16 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import get_args
 
-from governor import goals
-from governor.analysis.replay import decision_record
 from governor.cli.exit_codes import ExitCode
-from governor.cli.format import format_decision
 from governor.cli.io import json_line, out, store_from
+from governor.clock import utc_now
 from governor.core import record, verbs
 from governor.core.events import Event
-from governor.core.policy import Ledger
+from governor.core.policy import LedgerName
 from governor.core.view import GoalView
-from governor.store.base import utc_now
+from governor.drive import goals
+from governor.render.records import verb_record
+from governor.render.text import format_decision
 
 Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]
 
@@ -30,7 +30,7 @@ def _run(args: argparse.Namespace, verb: Verb) -> int:
         goals.exists(store, args.goal)
         decision = goals.operate(store, args.goal, lambda view: verb(args, view, utc_now()))
     if args.json:
-        json_line({"goal_id": args.goal, **decision_record(decision)})
+        json_line(verb_record(args.goal, decision))
     else:
         out(f"{args.goal}: {format_decision(decision)}")
     return ExitCode.OK
@@ -63,7 +63,7 @@ VERBS: dict[str, Verb] = {
     ),
 }
 
-LEDGERS = get_args(Ledger)
+LEDGERS = get_args(LedgerName)
 
 
 def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:

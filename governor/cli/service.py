@@ -10,9 +10,10 @@ from typing import Any, Final
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
 from governor.cli.values import positive_whole, seconds, whole
-from governor.core.decision import stamp
-from governor.service import ErrorBackoff, ServiceSettings, ServiceStatus, service_status
-from governor.store.base import utc_now
+from governor.clock import utc_now
+from governor.render.records import service_record
+from governor.render.text import format_service_status
+from governor.service import ErrorBackoff, ServiceSettings, service_status
 
 
 def _settings(args: argparse.Namespace) -> ServiceSettings:
@@ -40,64 +41,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(_settings(args))
 
 
-def status_record(status: ServiceStatus) -> dict[str, Any]:
-    """``service status --json``: the same facts as the text, for scripts."""
-    return {
-        "at": stamp(status.at),
-        "workers": [
-            {
-                "worker_id": w.beat.worker_id,
-                "host": w.beat.host,
-                "pid": w.beat.pid,
-                "started_at": stamp(w.beat.started_at),
-                "heartbeat_at": stamp(w.beat.heartbeat_at),
-                "silent_s": round(w.silent_s, 3),
-                "stale": w.stale,
-                "goal_id": w.beat.goal_id,
-                "step_started_at": stamp(w.beat.step_started_at)
-                if w.beat.step_started_at
-                else None,
-            }
-            for w in status.workers
-        ],
-        "goals": dict(sorted(status.goals.items())),
-        "due_now": status.due_now,
-        "soonest_wakeup": stamp(status.soonest_wakeup) if status.soonest_wakeup else None,
-        "errors": [
-            {"at": stamp(e.at), "worker_id": e.worker_id, "goal_id": e.goal_id, "error": e.error}
-            for e in status.errors
-        ],
-    }
-
-
-def format_service_status(status: ServiceStatus) -> str:
-    """``service status``: workers, goals by status, the soonest wake-up, recent errors."""
-    lines = [f"workers: {len(status.workers)}"]
-    for w in status.workers:
-        doing = f"stepping {w.beat.goal_id}" if w.beat.goal_id else "idle"
-        health = f"STALE: silent {w.silent_s:.0f}s" if w.stale else f"beat {w.silent_s:.1f}s ago"
-        lines.append(
-            f"  {w.beat.worker_id:<32} pid {w.beat.pid:<7} since {stamp(w.beat.started_at)}  "
-            f"{health}  {doing}"
-        )
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(status.goals.items())) or "none"
-    lines.append(f"goals: {counts}")
-    due = f"{status.due_now}+" if status.due_now >= 1000 else str(status.due_now)
-    lines.append(f"due now: {due}")
-    wake = stamp(status.soonest_wakeup) if status.soonest_wakeup else "no goal waits"
-    lines.append(f"soonest wake-up: {wake}")
-    lines.append(f"recent errors: {len(status.errors) or 'none'}")
-    for e in status.errors:
-        where = f" goal {e.goal_id}" if e.goal_id else ""
-        lines.append(f"  {stamp(e.at)} {e.worker_id}{where}: {e.error.splitlines()[0][:200]}")
-    return "\n".join(lines)
-
-
 def cmd_service_status(args: argparse.Namespace) -> int:
     with store_from(args.store) as store:
         status = service_status(store, utc_now(), errors=args.errors)
     if args.json:
-        json_line(status_record(status))
+        json_line(service_record(status))
     else:
         out(format_service_status(status))
     return ExitCode.OK

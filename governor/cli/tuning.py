@@ -11,14 +11,16 @@ from pathlib import Path
 
 from governor.analysis.corpus import corpus_of
 from governor.analysis.simulate import Model, simulate
-from governor.analysis.tune import Estimate, parse_grid
-from governor.analysis.tuning import TuneReport, plot, report_record, tune_corpus
+from governor.analysis.tune import parse_grid
+from governor.analysis.tuning import plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
 from governor.cli.values import whole
 from governor.core.decide import decide
 from governor.core.policy import parse_assignments, policy_from
 from governor.core.view import project
+from governor.render import records
+from governor.render.text import format_report
 from governor.store.jsonl import write_history
 
 
@@ -64,56 +66,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         statuses[decide(view, view.last_at or history[-1].at, with_ledger=False).status] += 1
         events += len(history)
         meter(index, args.goals)
-    summary = {
-        "histories": args.goals,
-        "events": events,
-        "out": str(folder),
-        "seed": args.seed,
-        "statuses": dict(statuses),
-        "model": dataclasses.asdict(model),
-    }
     if args.json:
-        json_line(summary)
+        json_line(
+            records.simulated_record(
+                model,
+                histories=args.goals,
+                events=events,
+                folder=str(folder),
+                seed=args.seed,
+                statuses=dict(statuses),
+            )
+        )
     else:
         out(
             f"wrote {args.goals} histories ({events} events) to {folder}: "
             + ", ".join(f"{n} {s}" for s, n in statuses.most_common())
         )
     return ExitCode.OK
-
-
-def _row(e: Estimate) -> str:
-    policy = ", ".join(f"{k}={v}" for k, v in e.overrides.items())
-    return (
-        f"{policy:<44} {e.success_rate:6.1%} [{e.success_ci[0]:5.1%}, {e.success_ci[1]:5.1%}]  "
-        f"{e.planner_calls[0]:5.2f} / {e.planner_calls[1]:4.2f}  {e.attempts[0]:6.2f} / {e.attempts[1]:4.2f}  "
-        f"{e.wall_s / 60:7.1f}  {e.cost_usd:6.2f}  {e.censored_share:5.1%}"
-    )
-
-
-def format_report(report: TuneReport, *, every: bool) -> str:
-    header = (
-        f"{'policy':<44} {'success':>6} {'95% interval':>15}  {'plans ch/unch':>13}  "
-        f"{'attempts ch/unch':>16}  {'wall min':>8}  {'cost $':>6}  {'censored':>8}"
-    )
-    shown = (
-        report.estimates
-        if every
-        else sorted((e for e in report.estimates if e.pareto), key=lambda e: e.cost_usd)
-    )
-    lines = [
-        f"corpus: {report.histories} histories, {report.events} events",
-        "",
-        "every candidate:"
-        if every
-        else "the Pareto frontier (success against cost, cheapest first):",
-        header,
-        *(_row(e) for e in shown),
-        "",
-        "recommended: " + ", ".join(f"{k}={v}" for k, v in report.recommended.overrides.items()),
-        f"  why: {report.why}",
-    ]
-    return "\n".join(lines)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -131,7 +100,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         plot(report, args.plot)
         err(f"wrote the plot to {args.plot}")
     if args.json:
-        json_line(report_record(report))
+        json_line(records.tune_record(report))
     else:
         out(format_report(report, every=args.all))
     return ExitCode.OK

@@ -42,9 +42,26 @@ def decode(data: bytes | str) -> Event:
     return decode_compiled(data) or EVENT_ADAPTER.validate_json(data)
 
 
-def from_dict(data: dict[str, Any]) -> Event:
-    """One event from plain values; raises ``ValidationError`` when it is not valid."""
-    return EVENT_ADAPTER.validate_python(data)
+def decode_upgraded(data: bytes | str) -> Event | None:
+    """One event of an old shape a stateless upcaster upgrades, or None if none applies.
+
+    For a store's own rows: they are written valid, but by any earlier version (a policy
+    recorded before SPEC §11.5). Legacy attempt numbering needs the whole history: only
+    ``LineDecoder`` reads it.
+    """
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(raw, dict):
+        return None
+    upcast, note = Upcaster().upcast(raw)
+    if note is None:
+        return None
+    try:
+        return EVENT_ADAPTER.validate_python(upcast)
+    except ValidationError:
+        return None
 
 
 def describe(exc: ValidationError) -> str:  # noqa: PLR0911 - one sentence per kind of problem

@@ -19,7 +19,10 @@ Rules (first match wins; work item rules live in ``governor.core.work``):
 
 Wherever a rule says ``ready/plan``, charged replans must be below ``max_replans`` and
 the raw plan count below ``max_plan_records``; otherwise ``budget_exhausted`` naming
-``replans`` (first) or ``plan_records``. Rules 6-11 look at the active plan's items.
+``replans`` (first) or ``plan_records``. Replanning to go on with work (rules 6 and 11)
+also needs charged goal attempts below ``max_total_attempts``, else ``budget_exhausted``
+naming ``total_attempts`` before the others (SPEC §11.4). Rules 6-11 look at the active
+plan's items.
 """
 
 from __future__ import annotations
@@ -29,23 +32,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from governor.core.decision import Decision, Status, WorkDecision, count, last_line, stamp
-from governor.core.events import PlanTrigger
-from governor.core.ledger import (
-    NO_LEDGER,
-    Ledger,
-    attempt_ledger,
-    can_attempt_more,
-    can_replan,
+from governor.core.budgets import (
+    attempts_left_for,
     charged_attempts,
     charged_replans,
     cost_over,
-    has_plan_records,
-    replan_ledger,
+    plan_records_left,
+    replans_left,
     runtime_over,
+    total_attempts_left,
     total_attempts_remaining,
-    work_ledger,
+    uncharged_window_full,
 )
+from governor.core.decision import Decision, Status, WorkDecision, count, last_line, stamp
+from governor.core.events import PlanTrigger
+from governor.core.ledger import NO_LEDGER, Ledger, attempt_ledger, replan_ledger, work_ledger
 from governor.core.view import GoalView
 from governor.core.work import decide_work
 
@@ -60,12 +61,28 @@ class _Ctx:
     def out(self, status: Status, action: str, reason: str, rule: str, **extra: Any) -> Decision:
         return Decision(status, action, reason, rule, self.ledger, items=self.items, **extra)  # type: ignore[arg-type]
 
+    def gate(  # noqa: PLR0917 - the two outcomes of a human gate
+        self, auto: bool, action: str, review: str, what: str, then: str, rule: str, **extra: Any
+    ) -> Decision:
+        """``ready/<action>`` when the policy lets governor go on alone (``auto_apply``,
+        ``accept_passing``), else ``awaiting_review/<review>`` on the operator."""
+        if auto:
+            return self.out("ready", action, f"{what}; {then}", rule, **extra)
+        why = f"{what}; awaiting an operator's review"
+        return self.out("awaiting_review", review, why, rule, blocked_on="operator", **extra)
+
     def plan(self, trigger: PlanTrigger, why: str, rule: str) -> Decision:
         policy = self.view.policy
-        if not can_replan(self.view):
+        if not attempts_left_for(self.view, trigger):
+            why += (
+                f", but the goal's charged attempts are spent ({charged_attempts(self.view)} of "
+                f"{policy.max_total_attempts}): a new plan would have none to run"
+            )
+            return self.out("budget_exhausted", "none", why, rule, exhausted="total_attempts")
+        if not replans_left(self.view):
             why += f", but its charged plans are spent ({charged_replans(self.view)} of {policy.max_replans})"
             return self.out("budget_exhausted", "none", why, rule, exhausted="replans")
-        if not has_plan_records(self.view):
+        if not plan_records_left(self.view):
             why += f", but the goal holds {count(self.view.plans_used, 'plan')}, its limit of plan records"
             return self.out("budget_exhausted", "none", why, rule, exhausted="plan_records")
         used = f"charged {charged_replans(self.view)} of {policy.max_replans} used"
@@ -93,27 +110,23 @@ def _limits(ctx: _Ctx) -> Decision | None:
     return None
 
 
-def _latest_plan(ctx: _Ctx) -> Decision | None:  # noqa: PLR0911 - one outcome per plan status
+def _latest_plan(ctx: _Ctx) -> Decision | None:
     plan = ctx.view.latest_plan
     if plan is None:
         return None
     pid = plan.plan_id
     if plan.status == "proposed":
-        if ctx.view.policy.auto_apply:
-            return ctx.out(
-                "ready", "apply", f"plan {pid} was proposed; apply it", "goal.3", plan_id=pid
-            )
-        why = f"plan {pid} was proposed; awaiting an operator's review"
-        return ctx.out(
-            "awaiting_review", "review_plan", why, "goal.3", blocked_on="operator", plan_id=pid
-        )
+        what = f"plan {pid} was proposed"
+        auto = ctx.view.policy.auto_apply
+        return ctx.gate(auto, "apply", "review_plan", what, "apply it", "goal.3", plan_id=pid)
     if plan.status == "rejected":
         return ctx.plan("retry", f"plan {pid} was rejected", "goal.3")
     if plan.status == "failed" and plan.failure_class is None:
         error = last_line(plan.failure.error if plan.failure else None, "no error recorded")
         return ctx.plan("retry", f"plan {pid} failed (charged): {error}", "goal.3")
     if plan.status == "requested":
-        return ctx.out("running", "wait", f"plan {pid} was requested and is running", "goal.3")
+        why = f"plan {pid} was requested and is running"
+        return ctx.out("running", "wait", why, "goal.3", plan_id=pid)
     return None
 
 
@@ -130,8 +143,8 @@ def _planner_stop(ctx: _Ctx) -> Decision | None:
     if plan.failure_class == "decision":
         why = f"the planner needs a person to decide: {last_line(error, 'no question given')}"
         return ctx.out("blocked", "none", why, "goal.4", blocked_on="decision")
-    n = view.planner_consecutive_uncharged
-    if n >= view.policy.max_uncharged_replans:
+    if uncharged_window_full(view):
+        n = view.consecutive_uncharged_plans
         why = f"blocked waiting on an outside service after {count(n, 'consecutive uncharged planner failure')}"
         return ctx.out("blocked", "none", why, "goal.4", blocked_on="upstream")
     if plan.not_before is not None and ctx.now < plan.not_before:
@@ -165,14 +178,8 @@ def _review(ctx: _Ctx) -> Decision | None:
     ids = tuple(d.work_id for d in ctx.items if d.status == "in_review")
     if not ids:
         return None
-    if ctx.view.policy.accept_passing:
-        return ctx.out(
-            "ready", "accept", f"{', '.join(ids)} passed; accept", "goal.7", work_ids=ids
-        )
-    why = f"{', '.join(ids)} passed; awaiting an operator's review"
-    return ctx.out(
-        "awaiting_review", "review_work", why, "goal.7", blocked_on="operator", work_ids=ids
-    )
+    what, auto = f"{', '.join(ids)} passed", ctx.view.policy.accept_passing
+    return ctx.gate(auto, "accept", "review_work", what, "accept", "goal.7", work_ids=ids)
 
 
 def _dispatch(ctx: _Ctx) -> Decision | None:
@@ -182,7 +189,7 @@ def _dispatch(ctx: _Ctx) -> Decision | None:
     free = view.policy.max_parallel_work - view.running_items
     if not ready or free <= 0:
         return None
-    if not can_attempt_more(view):
+    if not total_attempts_left(view):
         why = (
             f"the goal's charged attempts are spent ({charged_attempts(view)} of "
             f"{view.policy.max_total_attempts})"
@@ -271,13 +278,10 @@ GOAL_RULES: Final[tuple[Callable[[_Ctx], Decision | None], ...]] = (
 
 
 def _ledger(view: GoalView, decisions: dict[str, WorkDecision]) -> Ledger:
-    work = {w: work_ledger(view.work[w], d.status, d.next_action) for w, d in decisions.items()}
+    work = {
+        w: work_ledger(view, view.work[w], d.status, d.next_action) for w, d in decisions.items()
+    }
     return Ledger(replan_ledger(view), attempt_ledger(view), work, view.runtime_s, view.cost_usd)
-
-
-def ledger_of(view: GoalView, now: datetime) -> Ledger:
-    """The full budget ledger: every work item ever created, in creation order."""
-    return _ledger(view, {w: decide_work(view, item, now) for w, item in view.work.items()})
 
 
 def decide(view: GoalView, now: datetime, *, with_ledger: bool = True) -> Decision:

@@ -77,9 +77,11 @@ class Decision:
     trigger: PlanTrigger | None = None
     """For ``plan``: initial, replan, milestone or retry."""
     plan_id: str | None = None
-    """For ``apply`` and ``review_plan``: the proposal concerned."""
+    """For ``apply`` and ``review_plan``: the proposal concerned; while ``running``: the
+    plan in flight."""
     work_ids: tuple[str, ...] = ()
-    """For ``run``, ``accept`` and ``review_work``: the items concerned, in plan order."""
+    """For ``run``, ``accept`` and ``review_work``: the items concerned, in plan order;
+    while ``running`` or ``waiting``: the items in flight or cooling down."""
     items: tuple[WorkDecision, ...] = ()
     """Decisions of the active plan's items, in plan order."""
 

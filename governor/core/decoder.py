@@ -2,7 +2,7 @@
 
 Rules (SPEC §11.1):
     * The pydantic models in ``governor.core.events`` are the one definition of an event.
-      This module *derives* a msgspec struct for every model at import, from the models'
+      This module *derives* a msgspec struct for every model on first use, from the models'
       own fields (types, defaults, aliases, constraints, nested models, unknown fields
       forbidden), and builds the same frozen pydantic objects from what it decodes, then
       runs the models' own ``mode="after"`` validators on them. Nothing is written twice.
@@ -15,8 +15,14 @@ Rules (SPEC §11.1):
       number for a time), the alias-less spelling ``failure_class``, a time that is not a
       short RFC 3339 UTC string, a number msgspec cannot hold. Canonical lines — what the
       codec writes — never hit them.
+    * A nested model with a ``mode="before"`` validator sees its input as written, which
+      a struct does not keep: its JSON is kept raw and validated by the model itself
+      (``Policy``, whose omitted ``max_milestones`` is ``min(4, max_replans)``; one per
+      ``goal.created``). A policy the model refuses (a round-1 one with more milestones
+      than replans) is a doubt, so the codec's upcasting path reads it, as without this
+      module (decision record 0006).
     * A field whose checks this module cannot compile (a new validator, an unknown
-      constraint) makes the import fail, naming the field: it never silently checks less.
+      constraint) makes the first use fail, naming the field: it never silently checks less.
 
 Strings with a ``pattern`` (ids) are checked with the pattern itself, remembering the
 strings already seen (ids repeat on every line of a history); times are checked for UTC
@@ -36,7 +42,7 @@ from typing import Annotated, Any, Final, Literal, NamedTuple, Union, get_args, 
 
 import annotated_types
 import msgspec
-from pydantic import AfterValidator, BaseModel
+from pydantic import AfterValidator, BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from governor.core.events import EVENT_CLASSES, Event, check_utc
@@ -149,9 +155,40 @@ def _compile(hint: Any, where: str) -> tuple[Any, Convert | None]:
     if origin is Literal or hint in (str, int, float, bool):
         return hint, None
     if isinstance(hint, type) and issubclass(hint, BaseModel):
-        compiled = _compiled_model(hint)
-        return compiled.struct, compiled.build
+        return _compile_nested(hint)
     raise TypeError(f"{where}: no compiled form of {hint!r}")
+
+
+def _compile_nested(model: type[BaseModel]) -> tuple[Any, Convert]:
+    if _reads_its_input(model):
+        return msgspec.Raw, _ByPydantic(model)
+    compiled = _compiled_model(model)
+    return compiled.struct, compiled.build
+
+
+def _reads_its_input(model: type[BaseModel]) -> bool:
+    """Whether a ``mode="before"`` validator of the model reads its input as written
+    (``Policy``'s: an omitted ``max_milestones`` is ``min(4, max_replans)``)."""
+    validators = model.__pydantic_decorators__.model_validators.values()
+    return any(d.info.mode == "before" for d in validators)
+
+
+class _ByPydantic:
+    """The conversion of a nested model whose validation needs its input as written: the
+    model itself validates its JSON, kept raw by msgspec, as it would inside the event
+    (JSON mode, the same checks and defaults), and a refusal is a doubt. It is one
+    object per ``goal.created`` (the policy), never one per event."""
+
+    __slots__ = ("validate",)
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.validate = model.model_validate_json
+
+    def __call__(self, raw: msgspec.Raw) -> Any:
+        try:
+            return self.validate(bytes(raw))
+        except ValidationError:
+            raise _Doubt from None
 
 
 def _compile_annotated(hint: Any, where: str) -> tuple[Any, Convert | None]:

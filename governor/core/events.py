@@ -19,9 +19,10 @@ from typing import Annotated, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from governor.core.budgets import ledger
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.numbers import MAX_RUNTIME_S, Count, PosCount, Position, TimeoutS, Usd, WaitS
-from governor.core.policy import LEDGER_FIELDS, Ledger, Policy, check_policy_value
+from governor.core.policy import LedgerName, Policy, check_policy_value
 
 SCHEMA_VERSION: Final = 1
 
@@ -287,21 +288,22 @@ class GoalCancelled(_Event):
 
 class BudgetRaised(_ReasonRequired):
     type: Literal["budget.raised"] = "budget.raised"
-    ledger: Ledger
+    ledger: LedgerName
     work_id: WorkId | None = None
     to: Annotated[float, Field(ge=0, le=MAX_RUNTIME_S, allow_inf_nan=False)]
     """The new limit: a valid value of the policy field the ledger lifts."""
 
     @model_validator(mode="after")
     def _work_id_matches_ledger(self) -> BudgetRaised:
-        per_item = self.ledger in ("attempts", "uncharged_attempts")
+        budget = ledger(self.ledger)
+        per_item = budget.scope == "item"
         if per_item and not self.work_id:
             raise ValueError(f"ledger '{self.ledger}' needs a work_id")
         if not per_item and self.work_id:
             raise ValueError(f"ledger '{self.ledger}' is goal-wide and takes no work_id")
-        if self.ledger not in ("runtime", "cost") and self.to != int(self.to):
+        if budget.whole and self.to != int(self.to):
             raise ValueError(f"ledger '{self.ledger}' counts whole numbers")
-        problem = check_policy_value(LEDGER_FIELDS[self.ledger], self.to)
+        problem = check_policy_value(budget.field, self.to)
         if problem:
             raise ValueError(f"ledger '{self.ledger}': {problem}")
         return self

@@ -11,6 +11,7 @@ Rules (SPEC §3):
       completed; a proposal keeps the policy's size bounds (the same check the planner's
       reply gets, ``check_proposal``).
     * ``budget.raised`` only raises: the new limit is above the current one.
+    * Nothing follows ``plan.completed`` or ``goal.cancelled`` (SPEC §11.2).
 
 The checker is a fold beside the view: it checks each event against the view of
 everything before it, then evolves the view. It stops at the first broken rule.
@@ -20,7 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
+from typing import Final
 
+from governor.core.budgets import ledger, milestones_left
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -42,7 +45,6 @@ from governor.core.events import (
     WorkRetried,
     WorkSpec,
 )
-from governor.core.ledger import limit_of
 from governor.core.view import GoalView, evolve
 from governor.errors import HistoryError
 
@@ -78,6 +80,25 @@ def check_proposal(view: GoalView, work: Sequence[WorkSpec]) -> list[str]:
     return problems
 
 
+FIRST_COMPLETE: Final = "complete before any work was done"
+"""Why a ``complete`` is refused while no plan has been applied (SPEC §11.3)."""
+
+
+def check_decision(view: GoalView, decision: str) -> list[str]:
+    """Problems with a *new* proposal's decision against the goal's progress (empty: none).
+
+    Used for planner replies and for proposals being recorded, not for recorded history
+    (a history recorded before these rules stays readable):
+        * ``complete`` while no plan has been applied yet (SPEC §11.3);
+        * ``apply`` once ``max_milestones`` plans have been worked through (SPEC §5).
+    """
+    if decision == "complete" and view.active_plan is None:
+        return [FIRST_COMPLETE]
+    if decision == "apply" and not milestones_left(view):
+        return ["the goal has used all its milestones: the decision must be 'complete'"]
+    return []
+
+
 class HistoryChecker:
     """Checks one history event by event. ``check`` raises ``HistoryError`` at the first fault."""
 
@@ -96,7 +117,7 @@ class HistoryChecker:
         self._last_at = event.at
         return evolve(self.view, event)
 
-    def _problem(self, event: Event) -> str | None:
+    def _problem(self, event: Event) -> str | None:  # noqa: PLR0911 - one return per rule
         view = self.view
         if view.created is None:
             if not isinstance(event, GoalCreated):
@@ -109,6 +130,8 @@ class HistoryChecker:
             return f"seq {event.seq} breaks the sequence (expected {view.seq + 1})"
         if self._last_at is not None and event.at < self._last_at:
             return "at goes back in time (earlier than the previous event)"
+        if view.ended:
+            return f"{event.type} after {view.ended}: the goal has ended, no event may follow"
         return self._reference_problem(event)
 
     def _reference_problem(self, event: Event) -> str | None:  # noqa: PLR0911, PLR0912
@@ -217,7 +240,7 @@ class HistoryChecker:
         item = self.view.work.get(event.work_id) if event.work_id is not None else None
         if event.work_id is not None and item is None:
             return f"budget.raised names unknown work item '{event.work_id}'"
-        current = limit_of(self.view, event.ledger, item)
+        current = ledger(event.ledger).limit(self.view, item)
         if current is not None and event.to <= current:
             return f"budget.raised: {event.ledger} to {event.to:g} does not raise the limit ({current:g})"
         return None

@@ -6,6 +6,10 @@ Rules:
     * Every field has a default (SPEC §5); omitted fields take it.
     * ``MAX_UNCHARGED_REPLANS`` is the module constant behind
       ``max_uncharged_replans`` and is exported from the package.
+    * ``max_milestones`` never exceeds ``max_replans`` (a milestone is a charged plan):
+      such a policy is refused; an omitted ``max_milestones`` is ``min(4, max_replans)``
+      (SPEC §11.5; decision record 0006). A policy recorded before that rule is upgraded
+      when it is read (``governor.core.upcast``).
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ from governor.errors import PolicyError
 
 MAX_UNCHARGED_REPLANS: Final = 3
 """Default ceiling on consecutive uncharged planner failures (decision record 0046)."""
+MAX_MILESTONES: Final = 4
+"""Default number of milestones, lowered to ``max_replans`` when that is smaller."""
 
-Ledger = Literal[
+LedgerName = Literal[
     "replans",
     "uncharged_replans",
     "plan_records",
@@ -39,9 +45,21 @@ Ledger = Literal[
     "runtime",
     "cost",
 ]
-"""A budget that ``budget.raised`` may lift."""
+"""A budget that ``budget.raised`` may lift: the raisable rows of ``governor.core.budgets``."""
 
-PER_ITEM_LEDGERS: Final = frozenset({"attempts", "uncharged_attempts"})
+
+def exponential_s(initial_s: float, factor: float, max_s: float, n: int) -> float:
+    """The n-th wait of an exponential back-off: ``min(max_s, initial_s * factor ** (n - 1))``.
+
+    ``n`` below 1 counts as 1. It cannot overflow, whatever the numbers (a policy written
+    before their ranges existed included): a power too large for a float is past
+    ``max_s`` by far, so the wait is ``max_s`` (0 when ``initial_s`` is 0).
+    """
+    exponent = max(n - 1, 0)
+    try:
+        return min(max_s, initial_s * factor**exponent)
+    except OverflowError:
+        return max_s if initial_s > 0 else 0.0
 
 
 class UpstreamBackoff(BaseModel):
@@ -66,6 +84,12 @@ class UpstreamBackoff(BaseModel):
         if self.max_s < self.initial_s:
             raise ValueError(f"max_s ({self.max_s}) must be at least initial_s ({self.initial_s})")
         return self
+
+    def wait_s(self, consecutive: int, retry_after_s: float | None) -> float:
+        """The wait after the ``consecutive``-th uncharged upstream failure (SPEC §6):
+        ``max(min(max_s, initial_s * factor ** (n - 1)), retry_after_s)``."""
+        wait = exponential_s(self.initial_s, self.factor, self.max_s, consecutive)
+        return max(wait, retry_after_s or 0.0)
 
 
 class Policy(BaseModel):
@@ -95,9 +119,9 @@ class Policy(BaseModel):
     """Largest number of work items one proposal may hold. Default 8."""
     max_total_work_items: PosCount = 25
     """Largest number of work items the goal may ever create. Default 25."""
-    max_milestones: Count = 10
+    max_milestones: Count = MAX_MILESTONES
     """Plans of decision ``apply`` that may complete before the planner must say
-    ``complete``. Default 10."""
+    ``complete``; at most ``max_replans``. Default 4, or ``max_replans`` when smaller."""
     max_parallel_work: Parallel = 1
     """Work items dispatched at once, 1 to ``MAX_PARALLEL`` (1000). Default 1."""
     upstream_backoff: UpstreamBackoff = UpstreamBackoff()
@@ -115,20 +139,28 @@ class Policy(BaseModel):
     """Cumulative reported cost in US dollars, 0 to ``MAX_USD`` (10^9); ``None`` means no
     limit. Default none."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_milestones(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "max_milestones" not in data:
+            replans = data.get("max_replans", cls.model_fields["max_replans"].default)
+            if isinstance(replans, int) and not isinstance(replans, bool):
+                return {**data, "max_milestones": min(MAX_MILESTONES, replans)}
+        return data
 
-POLICY_FIELDS: Final = tuple(Policy.model_fields)
+    @model_validator(mode="after")
+    def _milestones_within_replans(self) -> Policy:
+        if self.max_milestones > self.max_replans:
+            raise ValueError(milestones_above_replans(self.max_milestones, self.max_replans))
+        return self
 
-LEDGER_FIELDS: Final[dict[str, str]] = {
-    "replans": "max_replans",
-    "uncharged_replans": "max_uncharged_replans",
-    "plan_records": "max_plan_records",
-    "total_attempts": "max_total_attempts",
-    "attempts": "max_attempts",
-    "uncharged_attempts": "max_uncharged_attempts",
-    "runtime": "max_runtime_s",
-    "cost": "max_cost_usd",
-}
-"""Which policy field each ``budget.raised`` ledger lifts."""
+
+def milestones_above_replans(milestones: int, replans: int) -> str:
+    """Why a policy with more milestones than replans is refused."""
+    return (
+        f"max_milestones ({milestones}) must not exceed max_replans ({replans}): "
+        "each milestone is a charged plan"
+    )
 
 
 def _field_type(info: FieldInfo) -> Any:
@@ -169,9 +201,12 @@ def policy_from(values: dict[str, Any] | None = None) -> Policy:
         return Policy.model_validate(values or {})
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(part) for part in err["loc"]) or "policy"
+        field = ".".join(str(part) for part in err["loc"])
         if err["type"] == "extra_forbidden":
             raise PolicyError(f"unknown policy field '{field}'", field=field) from exc
+        message = err["msg"].removeprefix("Value error, ")
+        if not field:  # a rule between fields
+            raise PolicyError(f"policy: {message}", field="max_milestones") from exc
         raise PolicyError(f"policy field '{field}': {err['msg']}", field=field) from exc
 
 
@@ -179,6 +214,8 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
     """Return ``policy`` with some fields replaced, validated as a whole.
 
     Nested ``upstream_backoff`` fields may be given as ``upstream_backoff.initial_s``.
+    Lowering ``max_replans`` without naming ``max_milestones`` lowers the milestones with
+    it (to at most the new ``max_replans``), as an omitted ``max_milestones`` would be.
 
     Raises:
         PolicyError: naming the unknown field or the bad value.
@@ -192,6 +229,9 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
             merged["upstream_backoff"] = {**merged["upstream_backoff"], tail: value}
         else:
             merged[key] = value
+    replans = merged["max_replans"]
+    if "max_milestones" not in overrides and isinstance(replans, int):
+        merged["max_milestones"] = min(merged["max_milestones"], replans)
     return policy_from(merged)
 
 

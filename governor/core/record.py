@@ -9,6 +9,7 @@ Rules (SPEC §6.3, §8):
       ``lost`` (an attempt, charged) or failed with no class (a plan, charged).
     * Every function takes the view, the time and the ids it needs, and returns the
       events to append, numbered after ``view.seq``. None of them reads a clock.
+    * Nothing is recorded once the goal has ended (SPEC §11.2).
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from governor.core.budgets import (
+    attempts_left_for,
+    charged_attempts,
+    continuations_left,
+    item_attempts_left,
+    item_limits,
+    plan_records_left,
+    replans_left,
+    total_attempts_left,
+)
 from governor.core.classify import tail
 from governor.core.events import (
     AcceptanceReport,
@@ -40,20 +51,32 @@ from governor.core.events import (
     WorkSpec,
 )
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
-from governor.core.history import check_proposal
-from governor.core.ledger import can_attempt_more, can_replan, charged_attempts, has_plan_records
+from governor.core.history import check_decision, check_proposal
 from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
 from governor.core.policy import Policy
 from governor.core.view import GoalView, WorkState
 from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
 
 
+def ensure_open(view: GoalView) -> None:
+    """Refuse to record anything once the goal has ended (SPEC §11.2)."""
+    if view.ended == "goal.cancelled":
+        raise CommandRefusedError("the goal is cancelled", goal_id=view.goal_id)
+    if view.ended == "plan.completed":
+        raise CommandRefusedError("the goal has succeeded", goal_id=view.goal_id)
+
+
 def event_head(
     view: GoalView, at: datetime, actor: str, offset: int = 1, reason: str | None = None
 ) -> dict[str, Any]:
-    """The common fields of the next event (``offset`` numbers events of one batch)."""
+    """The common fields of the next event (``offset`` numbers events of one batch).
+
+    Raises:
+        CommandRefusedError: when the goal has ended: nothing may follow its end.
+    """
     if view.created is None:
         raise CommandRefusedError("the goal has no goal.created event")
+    ensure_open(view)
     # a recorder whose clock runs behind the last event's never writes time backwards
     if view.last_at is not None and at < view.last_at:
         at = view.last_at
@@ -109,6 +132,12 @@ def fingerprint(view: GoalView) -> str:
     return hashlib.sha256(json.dumps(state, separators=(",", ":")).encode()).hexdigest()
 
 
+def _refuse_unless(left: bool, view: GoalView, ledger: str, spent: str) -> None:
+    """The budget check before anything is created: nothing is, when ``ledger`` is spent."""
+    if not left:
+        raise BudgetExhaustedError(spent, ledger=ledger, goal_id=view.goal_id)
+
+
 # ---------------------------------------------------------------- plans
 
 
@@ -116,25 +145,31 @@ def request_plan(
     view: GoalView, *, plan_id: str, trigger: PlanTrigger, at: datetime
 ) -> list[Event]:
     """Request a plan, refusing when a plan is in flight or a planning budget is spent."""
-    if view.cancelled or view.completed:
-        raise CommandRefusedError("the goal has ended", goal_id=view.goal_id)
+    ensure_open(view)
     latest = view.latest_plan
     if latest is not None and latest.status in ("requested", "proposed"):
         raise CommandRefusedError(
             f"plan {latest.plan_id} is still {latest.status}", goal_id=view.goal_id
         )
-    if not can_replan(view):
-        raise BudgetExhaustedError(
-            f"its charged plans are spent ({view.policy.max_replans} allowed)",
-            ledger="replans",
-            goal_id=view.goal_id,
-        )
-    if not has_plan_records(view):
-        raise BudgetExhaustedError(
-            f"the goal holds {view.plans_used} plans, its limit",
-            ledger="plan_records",
-            goal_id=view.goal_id,
-        )
+    _refuse_unless(
+        attempts_left_for(view, trigger),
+        view,
+        "total_attempts",
+        f"the goal has spent its {view.policy.max_total_attempts} attempts; a {trigger} "
+        "plan would have none to run",
+    )
+    _refuse_unless(
+        replans_left(view),
+        view,
+        "replans",
+        f"its charged plans are spent ({view.policy.max_replans} allowed)",
+    )
+    _refuse_unless(
+        plan_records_left(view),
+        view,
+        "plan_records",
+        f"the goal holds {view.plans_used} plans, its limit",
+    )
     return [
         PlanRequested(
             **event_head(view, at, "governor"),
@@ -148,10 +183,11 @@ def request_plan(
 
 def continue_plan(view: GoalView, *, plan_id: str, at: datetime) -> list[Event]:
     """Run a lost plan again under the same id, or give it up once continuations are spent."""
+    ensure_open(view)
     plan = view.plans.get(plan_id)
     if plan is None or plan.status != "requested":
         raise CommandRefusedError(f"plan {plan_id} is not in flight", goal_id=view.goal_id)
-    if plan.continuations >= view.policy.max_continuations:
+    if not continuations_left(view):
         return plan_failed(
             view,
             plan_id=plan_id,
@@ -200,11 +236,13 @@ def plan_proposed(
     milestone: dict[str, str] | None = None,
     evidence: Evidence | None = None,
 ) -> list[Event]:
-    """A valid proposal; an over-large or ill-formed one becomes a charged ``plan.failed``.
+    """A valid proposal; an invalid one becomes a charged ``plan.failed`` whose error reaches
+    the next planner prompt (an over-large or ill-formed proposal, a first plan that says
+    ``complete``, or ``apply`` once the milestones are used).
 
     ``evidence`` carries the planner run's in-agent tries, if it took more than one.
     """
-    problems = check_proposal(view, work)
+    problems = check_decision(view, decision) + check_proposal(view, work)
     if problems:
         return plan_failed(
             view,
@@ -239,6 +277,7 @@ def apply_plan(
     view: GoalView, *, plan_id: str, at: datetime, actor: str = "governor"
 ) -> list[Event]:
     """Materialise a proposal: its work items, or the goal's completion."""
+    ensure_open(view)
     plan = view.plans.get(plan_id)
     if plan is None:
         raise NotFoundError(f"{view.goal_id}: no plan {plan_id}")
@@ -251,18 +290,20 @@ def apply_plan(
     created = view.created
     assert created is not None
     ids = {spec.key: f"{plan_id}-{spec.key}" for spec in plan.proposal.work}
+    limits = item_limits(view.policy)
     events: list[Event] = [
-        WorkCreated(
-            **event_head(view, at, actor, offset),
-            work_id=ids[spec.key],
-            plan_id=plan_id,
-            title=spec.title,
-            objective=spec.objective,
-            acceptance=spec.acceptance,
-            depends_on=tuple(ids.get(d, d) for d in spec.depends_on),
-            profile=spec.profile or created.worker,
-            max_attempts=view.policy.max_attempts,
-            max_uncharged_attempts=view.policy.max_uncharged_attempts,
+        WorkCreated.model_validate(
+            {
+                **event_head(view, at, actor, offset),
+                "work_id": ids[spec.key],
+                "plan_id": plan_id,
+                "title": spec.title,
+                "objective": spec.objective,
+                "acceptance": spec.acceptance,
+                "depends_on": tuple(ids.get(d, d) for d in spec.depends_on),
+                "profile": spec.profile or created.worker,
+                **limits,
+            }
         )
         for offset, spec in enumerate(plan.proposal.work, start=1)
     ]
@@ -290,6 +331,7 @@ def work_item(view: GoalView, work_id: str) -> WorkState:
 
 def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
     """Start the next attempt of an item, refusing when a budget is spent or it is not runnable."""
+    ensure_open(view)
     item = work_item(view, work_id)
     if item.running:
         raise CommandRefusedError(
@@ -299,19 +341,19 @@ def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) ->
         raise CommandRefusedError(
             f"{work_id} is {'accepted' if item.accepted else 'cancelled'}", goal_id=view.goal_id
         )
-    if item.charged_attempts >= item.max_attempts:
-        raise BudgetExhaustedError(
-            f"{work_id} has spent its {item.max_attempts} attempts",
-            ledger="attempts",
-            goal_id=view.goal_id,
-        )
-    if not can_attempt_more(view):
-        raise BudgetExhaustedError(
-            f"the goal has spent its {view.policy.max_total_attempts} attempts "
-            f"({charged_attempts(view)} charged)",
-            ledger="total_attempts",
-            goal_id=view.goal_id,
-        )
+    _refuse_unless(
+        item_attempts_left(view, item),
+        view,
+        "attempts",
+        f"{work_id} has spent its {item.max_attempts} attempts",
+    )
+    _refuse_unless(
+        total_attempts_left(view),
+        view,
+        "total_attempts",
+        f"the goal has spent its {view.policy.max_total_attempts} attempts "
+        f"({charged_attempts(view)} charged)",
+    )
     number = item.attempts_used + 1
     return [
         AttemptStarted(
@@ -326,10 +368,11 @@ def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) ->
 
 def continue_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
     """Resume a lost run as a continuation, or finish it as ``lost`` once continuations are spent."""
+    ensure_open(view)
     item = work_item(view, work_id)
     if not item.running or item.run_id is None:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
-    if item.continuations >= view.policy.max_continuations:
+    if not continuations_left(view, item):
         return finish_attempt(
             view,
             work_id=work_id,
@@ -363,6 +406,7 @@ def finish_attempt(
     actor: str = "governor",
 ) -> list[Event]:
     """The terminal record of a run. A success is never classed."""
+    ensure_open(view)
     item = work_item(view, work_id)
     if not item.running:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)

@@ -7,6 +7,9 @@ Rules (SPEC §3, and the durable attempt budget of seed 001):
       takes the next number of its item (so the first reads as attempt 1 and an old
       item retries at 2, never restarting its budget); an ``attempt.continued`` or
       ``attempt.finished`` refers to the item's latest attempt.
+    * A ``goal.created`` policy recorded before SPEC §11.5 with ``max_milestones`` above
+      ``max_replans`` reads with ``max_milestones`` lowered to ``max_replans``: a stored
+      goal stays readable (decision record 0006).
     * Every upcast is reported as a note, so ``governor validate`` can say what it did.
 """
 
@@ -16,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from governor.core.events import SCHEMA_VERSION, AttemptStarted
+from governor.core.policy import Policy
 
 Shape = dict[str, Any]
 
@@ -54,6 +58,10 @@ class Upcaster:
             data, note = self._number_attempt(data)
             if note:
                 notes.append(note)
+        if event_type == "goal.created":
+            data, note = _clamp_milestones(data)
+            if note:
+                notes.append(note)
         return data, "; ".join(notes) or None
 
     def _number_attempt(self, data: Shape) -> tuple[Shape, str | None]:
@@ -74,3 +82,20 @@ class Upcaster:
             {**data, "attempt": latest},
             f"legacy {data['type']} without 'attempt' read as attempt {latest}",
         )
+
+
+def _clamp_milestones(data: Shape) -> tuple[Shape, str | None]:
+    """A recorded policy whose ``max_milestones`` exceeds its ``max_replans``, lowered to it."""
+    policy = data.get("policy")
+    if not isinstance(policy, dict):
+        return data, None
+    milestones = policy.get("max_milestones")
+    replans = policy.get("max_replans", Policy.model_fields["max_replans"].default)
+    whole = all(isinstance(n, int) and not isinstance(n, bool) for n in (milestones, replans))
+    if not whole or milestones <= replans:
+        return data, None
+    clamped = {**data, "policy": {**policy, "max_milestones": replans}}
+    return clamped, (
+        f"goal.created: max_milestones {milestones} is above max_replans {replans}, "
+        f"which a policy may no longer be (SPEC §11.5); read as {replans}"
+    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from governor.core import budgets
 from governor.core.events import (
     BudgetRaised,
     Event,
@@ -28,22 +29,14 @@ from governor.core.events import (
     WorkReopened,
     WorkRetried,
 )
-from governor.core.ledger import item_has_budget, limit_of
-from governor.core.policy import LEDGER_FIELDS, PER_ITEM_LEDGERS, Ledger, check_policy_value
-from governor.core.record import event_head, finish_attempt, work_item
+from governor.core.policy import LedgerName, check_policy_value
+from governor.core.record import ensure_open, event_head, finish_attempt, work_item
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, NotFoundError
 
 
 def _refuse(view: GoalView, detail: str) -> CommandRefusedError:
     return CommandRefusedError(detail, goal_id=view.goal_id)
-
-
-def _open(view: GoalView) -> None:
-    if view.cancelled:
-        raise _refuse(view, "the goal is cancelled")
-    if view.completed:
-        raise _refuse(view, "the goal has succeeded")
 
 
 def _reason(reason: str | None, verb: str) -> str:
@@ -56,7 +49,7 @@ def reject_plan(
     view: GoalView, *, plan_id: str, reason: str, at: datetime, actor: str
 ) -> list[Event]:
     """Reject a proposal (charged); the reason reaches the next planner prompt."""
-    _open(view)
+    ensure_open(view)
     plan = view.plans.get(plan_id)
     if plan is None:
         raise NotFoundError(f"{view.goal_id}: no plan {plan_id}")
@@ -69,16 +62,24 @@ def reject_plan(
     ]
 
 
+def _settleable(view: GoalView, work_id: str, state: str, running: str) -> None:
+    """Refuse to settle (accept or cancel) an item that already is, or whose attempt runs.
+
+    ``running`` says why a running item is refused; ``{}`` become its attempt and id.
+    """
+    ensure_open(view)
+    item = work_item(view, work_id)
+    if getattr(item, state):
+        raise _refuse(view, f"{work_id} is already {state}")
+    if item.running:
+        raise _refuse(view, running.format(item.attempt, work_id))
+
+
 def accept_work(
     view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Accept a work item (normally one whose latest attempt succeeded)."""
-    _open(view)
-    item = work_item(view, work_id)
-    if item.accepted:
-        raise _refuse(view, f"{work_id} is already accepted")
-    if item.running:
-        raise _refuse(view, f"attempt {item.attempt} of {work_id} is still running")
+    _settleable(view, work_id, "accepted", "attempt {} of {} is still running")
     return [WorkAccepted(**event_head(view, at, actor, reason=reason), work_id=work_id)]
 
 
@@ -86,12 +87,7 @@ def cancel_work(
     view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Cancel a work item; a running attempt must be abandoned first."""
-    _open(view)
-    item = work_item(view, work_id)
-    if item.cancelled:
-        raise _refuse(view, f"{work_id} is already cancelled")
-    if item.running:
-        raise _refuse(view, f"attempt {item.attempt} of {work_id} is running; abandon it first")
+    _settleable(view, work_id, "cancelled", "attempt {} of {} is running; abandon it first")
     return [WorkCancelled(**event_head(view, at, actor, reason=reason), work_id=work_id)]
 
 
@@ -99,7 +95,7 @@ def reopen_work(
     view: GoalView, *, work_id: str, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Reopen an accepted or cancelled item; its charged attempts stay spent."""
-    _open(view)
+    ensure_open(view)
     item = work_item(view, work_id)
     if not (item.accepted or item.cancelled):
         raise _refuse(view, f"{work_id} is neither accepted nor cancelled")
@@ -110,11 +106,11 @@ def retry_work(
     view: GoalView, *, work_id: str, reason: str, at: datetime, actor: str
 ) -> list[Event]:
     """Force a retry of a stopped or failed item while its charged budget remains."""
-    _open(view)
+    ensure_open(view)
     item = work_item(view, work_id)
     if item.accepted or item.cancelled or item.running or item.outcome in (None, "succeeded"):
         raise _refuse(view, f"{work_id} has no failed attempt to retry")
-    if not item_has_budget(item):
+    if not budgets.item_attempts_left(view, item):
         raise _refuse(
             view,
             f"{work_id} has spent its {item.max_attempts} attempts; raise its budget first "
@@ -131,6 +127,7 @@ def abandon_attempt(
     view: GoalView, *, work_id: str, reason: str, at: datetime, actor: str
 ) -> list[Event]:
     """Finish a running attempt as ``abandoned`` (charged)."""
+    ensure_open(view)
     item = work_item(view, work_id)
     if not item.running or item.run_id is None:
         raise _refuse(view, f"{work_id} has no attempt in flight")
@@ -147,7 +144,7 @@ def abandon_attempt(
 
 def resume_goal(view: GoalView, *, reason: str, at: datetime, actor: str) -> list[Event]:
     """Clear a planner stop (environment, decision, upstream) without spending budget."""
-    _open(view)
+    ensure_open(view)
     plan = view.latest_plan
     if plan is None or plan.status != "failed" or plan.failure_class is None or plan.resumed:
         raise _refuse(
@@ -160,25 +157,26 @@ def cancel_goal(
     view: GoalView, *, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
     """Stop the goal for good."""
-    _open(view)
+    ensure_open(view)
     return [GoalCancelled(**event_head(view, at, actor, reason=reason))]
 
 
-def current_limit(view: GoalView, ledger: Ledger, work_id: str | None = None) -> float | None:
+def current_limit(view: GoalView, name: LedgerName, work_id: str | None = None) -> float | None:
     """The limit a ledger has now (None: no limit)."""
-    if ledger in PER_ITEM_LEDGERS:
+    budget = budgets.ledger(name)
+    if budget.scope == "item":
         if work_id is None:
-            raise _refuse(view, f"ledger '{ledger}' is per work item: name the item")
-        return limit_of(view, ledger, work_item(view, work_id))
+            raise _refuse(view, f"ledger '{name}' is per work item: name the item")
+        return budget.limit(view, work_item(view, work_id))
     if work_id is not None:
-        raise _refuse(view, f"ledger '{ledger}' is goal-wide and takes no work item")
-    return limit_of(view, ledger)
+        raise _refuse(view, f"ledger '{name}' is goal-wide and takes no work item")
+    return budget.limit(view)
 
 
 def raise_budget(
     view: GoalView,
     *,
-    ledger: Ledger,
+    ledger: LedgerName,
     to: float,
     reason: str,
     at: datetime,
@@ -186,8 +184,8 @@ def raise_budget(
     work_id: str | None = None,
 ) -> list[Event]:
     """Raise a limit past its current value, recorded with who and why."""
-    _open(view)
-    problem = check_policy_value(LEDGER_FIELDS[ledger], to)
+    ensure_open(view)
+    problem = check_policy_value(budgets.ledger(ledger).field, to)
     if problem:
         raise _refuse(
             view, f"{ledger} cannot be raised to {to:g}: {problem[0].lower()}{problem[1:]}"

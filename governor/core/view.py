@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal, assert_never
 
+from governor.core.budgets import ledger
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -46,23 +47,9 @@ from governor.core.events import (
     WorkRetried,
 )
 from governor.core.evidence import Evidence, FailureClass, effective_class
-from governor.core.policy import LEDGER_FIELDS, Policy, UpstreamBackoff
+from governor.core.policy import Policy
 
 PlanStatus = Literal["requested", "proposed", "failed", "applied", "rejected", "completed"]
-
-
-def backoff_s(backoff: UpstreamBackoff, consecutive: int, retry_after_s: float | None) -> float:
-    """Wait after the ``consecutive``-th uncharged upstream failure (SPEC §6).
-
-    ``max(min(max_s, initial_s * factor ** (n - 1)), retry_after_s)``. It cannot overflow:
-    a power too large for a float is past ``max_s`` by far, so the wait is ``max_s``.
-    """
-    exponent = max(consecutive - 1, 0)
-    try:
-        grown = backoff.initial_s * backoff.factor**exponent
-    except OverflowError:
-        grown = backoff.max_s
-    return max(min(backoff.max_s, grown), retry_after_s or 0.0)
 
 
 @dataclass(slots=True)
@@ -72,7 +59,6 @@ class PlanState:
     plan_id: str
     sequence: int
     trigger: PlanTrigger
-    requested_at: datetime
     run_started_at: datetime | None
     status: PlanStatus = "requested"
     continuations: int = 0
@@ -85,6 +71,8 @@ class PlanState:
     """An operator (or the runner's re-probe) cleared this plan's stop."""
     work_ids: tuple[str, ...] = ()
     rejection: str | None = None
+    open_items: int = 0
+    """Its work items neither accepted nor cancelled."""
 
 
 @dataclass(slots=True)
@@ -131,12 +119,16 @@ class GoalView:
     active_plan: PlanState | None = None
     plans_used: int = 0
     plans_uncharged: int = 0
-    planner_consecutive_uncharged: int = 0
+    consecutive_uncharged_plans: int = 0
+    """Trailing finished uncharged plan failures (since the last charged plan or resume)."""
+    milestones: int = 0
+    """Applied plans whose work items are all settled (accepted or cancelled)."""
     work: dict[str, WorkState] = field(default_factory=dict)
     items_by_plan: dict[str, list[str]] = field(default_factory=dict)
     attempts_used: int = 0
     attempts_uncharged: int = 0
     running_items: int = 0
+    """Items holding a parallel slot: an attempt in flight, and not cancelled (SPEC §11.6)."""
     runtime_s: float = 0.0
     cost_usd: float = 0.0
     cancelled: bool = False
@@ -155,6 +147,14 @@ class GoalView:
         clone.items_by_plan = {k: list(v) for k, v in self.items_by_plan.items()}
         return clone
 
+    @property
+    def ended(self) -> str | None:
+        """The event that ended the goal (``plan.completed`` or ``goal.cancelled``), if one
+        did: no event of the goal may follow it (SPEC §11.2)."""
+        if self.completed:
+            return "plan.completed"
+        return "goal.cancelled" if self.cancelled else None
+
     def items_of(self, plan: PlanState | None) -> list[WorkState]:
         """The work items of a plan, in creation order."""
         if plan is None:
@@ -171,6 +171,26 @@ def _finish_plan(view: GoalView, plan: PlanState, at: datetime) -> None:
     plan.run_started_at = None
 
 
+def _window(
+    view: GoalView,
+    failure_class: FailureClass | None,
+    consecutive: int,
+    event: PlanFailed | AttemptFinished,
+) -> tuple[int, datetime | None]:
+    """The uncharged window after a finished run, and when an upstream cooldown ends.
+
+    A charged outcome (no class that passed the gate) resets the window; an uncharged one
+    extends it, and an upstream one waits ``UpstreamBackoff.wait_s`` of the window's length.
+    """
+    if failure_class is None:
+        return 0, None
+    consecutive += 1
+    if failure_class != "upstream":
+        return consecutive, None
+    wait = view.policy.upstream_backoff.wait_s(consecutive, event.retry_after_s)
+    return consecutive, event.at + timedelta(seconds=wait)
+
+
 def _plan_failed(view: GoalView, event: PlanFailed) -> None:
     plan = view.plans.get(event.plan_id)
     if plan is None:
@@ -179,24 +199,17 @@ def _plan_failed(view: GoalView, event: PlanFailed) -> None:
     plan.status = "failed"
     plan.failure = event
     plan.failure_class = effective_class("failed", event.failure_class, event.evidence)
-    if plan.failure_class is None:
-        view.planner_consecutive_uncharged = 0
-        return
-    view.plans_uncharged += 1
-    view.planner_consecutive_uncharged += 1
-    if plan.failure_class == "upstream":
-        wait = backoff_s(
-            view.policy.upstream_backoff, view.planner_consecutive_uncharged, event.retry_after_s
-        )
-        plan.not_before = event.at + timedelta(seconds=wait)
+    view.consecutive_uncharged_plans, plan.not_before = _window(
+        view, plan.failure_class, view.consecutive_uncharged_plans, event
+    )
+    view.plans_uncharged += int(plan.failure_class is not None)
 
 
 def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item = view.work.get(event.work_id)
     if item is None:
         return
-    if item.running:
-        view.running_items -= 1
+    view.running_items -= _slot(item)
     item.attempts_used += 1
     item.charged_attempts += 1
     item.attempt = event.attempt
@@ -210,47 +223,63 @@ def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item.failure_class = None
     item.not_before = None
     view.attempts_used += 1
-    view.running_items += 1
+    view.running_items += _slot(item)
 
 
 def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item = view.work.get(event.work_id)
     if item is None or event.attempt != item.attempt or not item.running:
         return
+    view.running_items -= _slot(item)
     item.running = False
-    view.running_items -= 1
     view.runtime_s += _elapsed(item.run_started_at, event.at)
     view.cost_usd += event.cost_usd or 0.0
     item.run_started_at = None
     item.outcome = event.outcome
     item.finish = event
     item.failure_class = effective_class(event.outcome, event.failure_class, event.evidence)
-    if item.failure_class is None:
-        item.consecutive_uncharged = 0
-        return
-    item.charged_attempts -= 1
-    item.consecutive_uncharged += 1
-    view.attempts_uncharged += 1
-    if item.failure_class == "upstream":
-        wait = backoff_s(
-            view.policy.upstream_backoff, item.consecutive_uncharged, event.retry_after_s
-        )
-        item.not_before = event.at + timedelta(seconds=wait)
+    item.consecutive_uncharged, item.not_before = _window(
+        view, item.failure_class, item.consecutive_uncharged, event
+    )
+    uncharged = int(item.failure_class is not None)
+    item.charged_attempts -= uncharged
+    view.attempts_uncharged += uncharged
 
 
 def _budget_raised(view: GoalView, event: BudgetRaised) -> None:
-    if event.work_id is not None:
-        item = view.work.get(event.work_id)
-        if item is None:
-            return
-        if event.ledger == "attempts":
-            item.max_attempts = int(event.to)
-        else:
-            item.max_uncharged_attempts = int(event.to)
-        return
-    name = LEDGER_FIELDS[event.ledger]
-    value: float | int = event.to if event.ledger in ("runtime", "cost") else int(event.to)
-    view.policy = view.policy.model_copy(update={name: value})
+    budget = ledger(event.ledger)
+    value: float | int = int(event.to) if budget.whole else event.to
+    if budget.scope != "item":
+        view.policy = view.policy.model_copy(update={budget.field: value})
+    elif (item := view.work.get(event.work_id or "")) is not None:
+        setattr(item, budget.field, value)
+
+
+def _milestone(view: GoalView, plan: PlanState | None) -> int:
+    """1 when ``plan`` is an applied plan whose items are all settled, else 0."""
+    if plan is None or plan.status != "applied" or plan.open_items:
+        return 0
+    return int(bool(view.items_by_plan.get(plan.plan_id)))
+
+
+def _slot(item: WorkState) -> int:
+    """1 when the item holds a parallel slot: its attempt is in flight and it is not
+    cancelled (a cancelled item is settled even if its last attempt never finished)."""
+    return int(item.running and not item.cancelled)
+
+
+def _settle(view: GoalView, item: WorkState, *, accepted: bool, cancelled: bool) -> None:
+    """Accept, cancel or reopen an item, keeping its plan's open items, the milestones and
+    the parallel slots."""
+    plan = view.plans.get(item.plan_id)
+    before = _milestone(view, plan)
+    was_open = not (item.accepted or item.cancelled)
+    view.running_items -= _slot(item)
+    item.accepted, item.cancelled = accepted, cancelled
+    view.running_items += _slot(item)
+    if plan is not None:
+        plan.open_items += int(not (accepted or cancelled)) - int(was_open)
+    view.milestones += _milestone(view, plan) - before
 
 
 def _work_created(view: GoalView, event: WorkCreated) -> None:
@@ -261,7 +290,12 @@ def _work_created(view: GoalView, event: WorkCreated) -> None:
         max_attempts=event.max_attempts,
         max_uncharged_attempts=event.max_uncharged_attempts,
     )
+    plan = view.plans.get(event.plan_id)
+    before = _milestone(view, plan)
     view.items_by_plan.setdefault(event.plan_id, []).append(event.work_id)
+    if plan is not None:
+        plan.open_items += 1
+    view.milestones += _milestone(view, plan) - before
 
 
 def _plan_requested(view: GoalView, event: PlanRequested) -> None:
@@ -269,7 +303,6 @@ def _plan_requested(view: GoalView, event: PlanRequested) -> None:
         plan_id=event.plan_id,
         sequence=event.sequence,
         trigger=event.trigger,
-        requested_at=event.at,
         run_started_at=event.at,
     )
     view.plans[event.plan_id] = plan
@@ -305,15 +338,17 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 _finish_plan(view, plan, event.at)
                 plan.status = "proposed"
                 plan.proposal = event
-                view.planner_consecutive_uncharged = 0
+                view.consecutive_uncharged_plans = 0
         case PlanFailed():
             _plan_failed(view, event)
         case PlanApplied():
             plan = view.plans.get(event.plan_id)
             if plan is not None:
+                before = _milestone(view, plan)
                 plan.status = "applied"
                 plan.work_ids = event.work_ids
                 view.active_plan = plan
+                view.milestones += _milestone(view, plan) - before
         case PlanRejected():
             plan = view.plans.get(event.plan_id)
             if plan is not None:
@@ -328,14 +363,15 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
             _work_created(view, event)
         case WorkAccepted():
             if (item := view.work.get(event.work_id)) is not None:
-                item.accepted = True
+                _settle(view, item, accepted=True, cancelled=item.cancelled)
         case WorkCancelled():
             if (item := view.work.get(event.work_id)) is not None:
-                item.cancelled = True
+                _settle(view, item, accepted=item.accepted, cancelled=True)
         case WorkReopened():
             if (item := view.work.get(event.work_id)) is not None:
-                item.accepted = item.cancelled = False
-                item.fresh = True
+                _settle(view, item, accepted=False, cancelled=False)
+                # an attempt still in flight (cancelled before it finished) stays current
+                item.fresh = not item.running
                 item.consecutive_uncharged = 0
         case WorkRetried():
             if (item := view.work.get(event.work_id)) is not None:
@@ -343,7 +379,7 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 item.consecutive_uncharged = 0
                 item.guidance = event.reason
         case GoalResumed():
-            view.planner_consecutive_uncharged = 0
+            view.consecutive_uncharged_plans = 0
             view.guidance = event.reason
             if view.latest_plan is not None and view.latest_plan.status == "failed":
                 view.latest_plan.resumed = True
@@ -377,7 +413,6 @@ __all__ = [
     "GoalView",
     "PlanState",
     "WorkState",
-    "backoff_s",
     "evolve",
     "fold",
     "project",

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
+from governor.core.budgets import item_attempts_left, item_uncharged_window_full
 from governor.core.decision import WorkDecision, count, last_line, stamp
-from governor.core.ledger import item_has_budget
 from governor.core.view import GoalView, WorkState
 
 WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
@@ -49,7 +49,7 @@ def _dependencies(view: GoalView, item: WorkState, now: datetime) -> WorkDecisio
 def _fresh(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     if not item.fresh:
         return None
-    if item_has_budget(item):
+    if item_attempts_left(view, item):
         why = f"ready for attempt {item.attempts_used + 1}"
         return WorkDecision(item.work_id, "ready", "run", why, "work.3")
     why = f"exhausted its {count(item.max_attempts, 'attempt')}"
@@ -97,7 +97,7 @@ def _upstream(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | 
     if item.failure_class != "upstream":
         return None
     n, bound = item.consecutive_uncharged, item.max_uncharged_attempts
-    if n >= bound:
+    if item_uncharged_window_full(view, item):
         why = f"blocked waiting on an outside service after {count(n, 'consecutive uncharged attempt')}"
         return WorkDecision(item.work_id, "blocked", "none", why, "work.8", "upstream")
     if item.not_before is not None and now < item.not_before:
@@ -114,7 +114,7 @@ def _upstream(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | 
 
 def _charged(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     outcome = (item.outcome or "failed").replace("_", " ")
-    if item_has_budget(item):
+    if item_attempts_left(view, item):
         why = f"attempt {item.attempt} {outcome} (charged {item.charged_attempts} of {item.max_attempts})"
         return WorkDecision(item.work_id, "blocked", "retry", why + "; retry", "work.9")
     why = f"exhausted its {count(item.max_attempts, 'attempt')} (attempt {item.attempt} {outcome})"

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from governor import goals
-from governor.analysis.charges import charges
+from governor.core.charges import charges
 from governor.core.decision import Decision
-from governor.graph.runner import Progress, RunnerSettings
+from governor.drive import goals
+from governor.drive.runner import Progress, RunnerSettings
 from governor.store.sqlite import SqliteEventStore
 
 HERE: Final = Path(__file__).resolve().parent
@@ -98,13 +98,15 @@ Say = Callable[[str], None]
 def _run(folder: Path, goal_id: str, say: Say, progress: Progress) -> Decision:
     store = SqliteEventStore(folder / "governor.db")
     try:
+        from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
+
         settings = RunnerSettings(
             workdir=folder,
             env={"PATH": "/usr/local/bin:/usr/bin:/bin"},
             state_dir=folder / "scripted",
+            max_wait_s=30,
         )
-        report = goals.run(goals.runner(store, goal_id, settings, progress=progress), max_wait_s=30)
-        return report.decision
+        return run(goals.runner(store, goal_id, settings, progress=progress)).decision
     finally:
         store.close()
 

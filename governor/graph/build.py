@@ -2,8 +2,9 @@
 
 Rules (SPEC §8):
     * ``assess`` re-derives the view from the store and takes the core's decision; the
-      route is a pure function of that decision. Every other node appends events and
-      returns to ``assess``.
+      node it goes to is the name of the action the core routes it to
+      (``governor.core.route``), END for ``Stop``. Every other node performs that action
+      (``governor.drive.act``) and returns to ``assess``.
     * The graph holds no durable state: the event store is the truth, and a graph built
       anew over the same store continues where the last one stopped. No checkpointer.
     * Building is a factory with no import-time side effects.
@@ -12,108 +13,74 @@ Rules (SPEC §8):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, Final, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from governor.core.decision import Decision
-from governor.graph.runner import ACTING, Runner
+from governor.core.route import ACTING, Action, Stop, Wait, name_of, route
+from governor.drive.act import act
+from governor.drive.goals import Outcome, RunReport
+from governor.drive.runner import Runner
 
-Outcome = Literal["stopped", "waiting", "review", "steps"]
-NODES = (*ACTING, "wait")
+NODES: Final = (*(cls.__name__.lower() for cls in ACTING), name_of(Wait(None)))
+"""The nodes after ``assess``, one per action but ``Stop`` (END)."""
 
 
 class GraphState(TypedDict, total=False):
-    decision: Decision
+    action: Action
     outcome: Outcome
     steps: int
 
 
-def route(decision: Decision) -> str:
-    """The node that acts on a decision (END when nothing is left to do without a person)."""
-    action = decision.next_action
-    if action in ("plan", "apply", "accept"):
-        return action
-    if action == "run":
-        return "dispatch"
-    if decision.status == "running":
-        return "plan" if decision.rule == "goal.3" else "dispatch"
-    if decision.status == "waiting":
-        return "wait"
-    return END
+def node_of(action: Action) -> str:
+    """The node that performs an action (END for a stop)."""
+    return END if isinstance(action, Stop) else name_of(action)
 
 
-@dataclass(slots=True)
-class Wait:
-    """How long a run may sleep through a cooldown before it returns ``waiting``."""
-
-    max_wait_s: float
-    clock: Callable[[], datetime]
-    sleep: Callable[[float], None]
-
-
-def build_graph(runner: Runner, wait: Wait, *, max_steps: int = 10_000) -> Any:
+def build_graph(runner: Runner, *, max_steps: int = 10_000) -> Any:
     """Compile the planning graph for one runner (one goal, one lease)."""
 
     def assess(state: GraphState) -> GraphState:
         runner.refresh()
         decision = runner.settle()
+        action = route(decision)
         steps = state.get("steps", 0) + 1
-        outcome: Outcome | None = None
-        if route(decision) == END:
-            outcome = "review" if decision.status == "awaiting_review" else "stopped"
+        update: GraphState = {"action": action, "steps": steps}
+        if isinstance(action, Stop):
+            update["outcome"] = "review" if action.reason == "review" else "stopped"
         elif steps > max_steps:
-            outcome = "steps"
-        return {"decision": decision, "steps": steps, **({"outcome": outcome} if outcome else {})}
+            update["outcome"] = "steps"
+        return update
 
-    def act(name: str) -> Callable[[GraphState], GraphState]:
-        method = getattr(runner, name)
+    def perform(node: str) -> Callable[[GraphState], GraphState]:
+        def step(state: GraphState) -> GraphState:
+            return {} if act(runner, state["action"]) else {"outcome": "waiting"}
 
-        def node(state: GraphState) -> GraphState:
-            method(state["decision"])
-            return {}
-
-        node.__name__ = name
-        return node
-
-    def wait_node(state: GraphState) -> GraphState:
-        decision = state["decision"]
-        if decision.not_before is None:
-            return {"outcome": "waiting"}
-        delay = (decision.not_before - wait.clock()).total_seconds()
-        if delay > wait.max_wait_s:
-            return {"outcome": "waiting"}
-        runner.progress(
-            f"waiting {max(delay, 0):.1f}s for the outside service (until the cooldown ends)"
-        )
-        wait.sleep(max(delay, 0.0))
-        return {}
+        step.__name__ = node
+        return step
 
     def after_assess(state: GraphState) -> str:
-        return END if state.get("outcome") else route(state["decision"])
+        return END if state.get("outcome") else node_of(state["action"])
 
     graph: Any = StateGraph(GraphState)  # Any at the LangGraph boundary: its node types are generic
     graph.add_node("assess", assess)
-    for name in ACTING:
-        graph.add_node(name, act(name))
-    graph.add_node("wait", wait_node)
+    for node in NODES:
+        graph.add_node(node, perform(node))
     graph.add_edge(START, "assess")
     graph.add_conditional_edges("assess", after_assess, [*NODES, END])
-    for name in ACTING:
-        graph.add_edge(name, "assess")
-    graph.add_conditional_edges(
-        "wait", lambda s: END if s.get("outcome") else "assess", ["assess", END]
-    )
+    for node in NODES:
+        if node == "wait":
+            graph.add_conditional_edges(
+                node, lambda s: END if s.get("outcome") else "assess", ["assess", END]
+            )
+        else:
+            graph.add_edge(node, "assess")
     return graph.compile()
 
 
-def drive(
-    runner: Runner, wait: Wait, *, max_steps: int = 10_000
-) -> Iterator[tuple[str, GraphState]]:
+def stream(runner: Runner, *, max_steps: int = 10_000) -> Iterator[tuple[str, GraphState]]:
     """Run the graph until the goal stops or must wait; yields each node's update."""
-    graph = build_graph(runner, wait, max_steps=max_steps)
+    graph = build_graph(runner, max_steps=max_steps)
     config = {"recursion_limit": 2 * max_steps + 10}
     updates: Iterator[dict[str, GraphState | None]] = graph.stream(
         {"steps": 0}, config=config, stream_mode="updates"
@@ -121,3 +88,18 @@ def drive(
     for update in updates:
         for node, state in update.items():
             yield node, state or {}
+
+
+def run(runner: Runner, *, max_steps: int = 10_000) -> RunReport:
+    """Drive the goal with the graph until it stops or must wait longer than the runner's
+    ``max_wait_s``, holding its lease throughout."""
+    runner.acquire()
+    try:
+        outcome: Outcome = "stopped"
+        steps = 0
+        for node, state in stream(runner, max_steps=max_steps):
+            steps += node == "assess"
+            outcome = state.get("outcome", outcome)
+        return RunReport(runner.decide(with_ledger=True), outcome, steps, runner.title)
+    finally:
+        runner.release()

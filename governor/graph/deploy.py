@@ -21,8 +21,6 @@ Rules (SPEC §8; ``docs/deployment.md``):
 from __future__ import annotations
 
 import os
-import socket
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -31,11 +29,12 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from governor import goals
-from governor.analysis.replay import decision_record
+from governor.core.route import Stop, Wait, route
+from governor.drive import goals
+from governor.drive.runner import Runner, RunnerSettings, holder_id
 from governor.errors import InputError, LeaseError
-from governor.graph.build import NODES, route
-from governor.graph.runner import ACTING, Runner, RunnerSettings
+from governor.graph.build import NODES, node_of
+from governor.render.records import decision_record
 from governor.store.url import open_store
 
 
@@ -46,7 +45,7 @@ class DeployState(TypedDict, total=False):
     node: str
     """Where ``assess`` routed last."""
     decision: dict[str, Any]
-    """The last decision, as ``governor status --json`` prints it."""
+    """The last decision, with its rule (``governor.render.records.decision_record``)."""
     outcome: str
     """Why the run ended: ``stopped``, ``review``, ``waiting``, ``leased`` or ``steps``."""
     holder: str
@@ -87,7 +86,7 @@ class _Nodes:
 
     def __init__(self, settings: DeploySettings) -> None:
         self.settings = settings
-        self.holder = f"langgraph:{socket.gethostname()}:{os.getpid()}"
+        self.holder = holder_id("langgraph")
 
     @contextmanager
     def runner(self, goal_id: str) -> Iterator[Runner]:
@@ -97,6 +96,7 @@ class _Nodes:
             env=s.env,
             holder=self.holder,
             lease_ttl_s=s.lease_ttl_s,
+            max_wait_s=s.max_wait_s,
             state_dir=s.workdir / ".governor" / "scripted",
         )
         with closing(open_store(s.store_url)) as store:
@@ -114,11 +114,11 @@ class _Nodes:
             if decision.is_stopped and decision.blocked_on == "environment":
                 goals.tick(runner)  # re-probes the missing binary under the lease
                 decision = runner.decide(with_ledger=True)
-        node, steps = route(decision), state.get("steps", 0) + 1
-        update: DeployState = {"goal_id": goal_id, "node": node, "steps": steps}
-        update["decision"] = decision_record(decision) | {"rule": decision.rule}
-        if node == END:
-            update["outcome"] = "review" if decision.status == "awaiting_review" else "stopped"
+        action, steps = route(decision), state.get("steps", 0) + 1
+        update: DeployState = {"goal_id": goal_id, "node": node_of(action), "steps": steps}
+        update["decision"] = decision_record(decision)
+        if isinstance(action, Stop):
+            update["outcome"] = "review" if action.reason == "review" else "stopped"
         elif steps > self.settings.max_steps:
             update["outcome"] = "steps"
         return update
@@ -135,13 +135,9 @@ class _Nodes:
     def wait(self, state: DeployState) -> DeployState:
         """Sleep through a cooldown up to ``max_wait_s``; a longer one ends the run."""
         with self.runner(state["goal_id"]) as runner:
-            decision, now = runner.decide(), runner.clock()
-        if decision.not_before is None:
-            return {"outcome": "waiting"}
-        delay = (decision.not_before - now).total_seconds()
-        if delay > self.settings.max_wait_s:
-            return {"outcome": "waiting"}
-        time.sleep(max(delay, 0.0))
+            action = route(runner.decide())
+            if isinstance(action, Wait) and not runner.wait(action):
+                return {"outcome": "waiting"}
         return {}
 
 
@@ -165,14 +161,13 @@ def build_deploy_graph(settings: DeploySettings) -> Any:
     nodes = _Nodes(settings)
     graph: Any = StateGraph(DeployState)
     graph.add_node("assess", nodes.assess)
-    for name in ACTING:
-        graph.add_node(name, nodes.act)
-    graph.add_node("wait", nodes.wait)
+    for name in NODES:
+        graph.add_node(name, nodes.wait if name == "wait" else nodes.act)
     graph.add_edge(START, "assess")
     graph.add_conditional_edges(
         "assess", lambda s: END if s.get("outcome") else s["node"], [*NODES, END]
     )
-    for name in (*ACTING, "wait"):
+    for name in NODES:
         graph.add_conditional_edges(name, _then, ["assess", END])
     # Each step is two supersteps (assess, then a node); LangGraph's default limit is 25.
     return graph.compile(name="governor").with_config(recursion_limit=2 * settings.max_steps + 10)

@@ -35,8 +35,8 @@ from governor.core.events import (
     PlanRequested,
 )
 from governor.core.evidence import Evidence, FailureClass, is_uncharged
+from governor.core.route import Action, acts, name_of
 from governor.exec.environment import Redactor
-from governor.graph.runner import ACTING
 
 Labels = tuple[tuple[str, str], ...]
 Snapshot = dict[str, dict[Labels, float]]
@@ -128,8 +128,9 @@ class Observation:
         self.log, self.counters = log, counters
         self._started: dict[tuple[str, str], datetime] = {}
 
-    def decided(self, goal_id: str, decision: Decision, node: str, at: datetime) -> None:
-        """The decision a step acts on, and the node it routes to (``__end__``: none)."""
+    def decided(self, goal_id: str, decision: Decision, action: Action, at: datetime) -> None:
+        """The decision a step acts on, and the action it routes to."""
+        node = name_of(action)
         self.log.write(
             "decision",
             at,
@@ -141,7 +142,7 @@ class Observation:
             rule=decision.rule,
             reason=decision.reason,
         )
-        if node in ACTING:
+        if acts(action):
             self.counters.add("governor_steps_total", node=node)
 
     def appended(self, events: Sequence[Event]) -> None:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from governor.graph.runner import RunnerSettings
+from governor.core.policy import exponential_s
+from governor.drive.runner import RunnerSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,7 @@ class ErrorBackoff:
 
     def delay_s(self, failures: int) -> float:
         """The pause after ``failures`` consecutive failures (``failures >= 1``)."""
-        return min(self.max_s, self.initial_s * self.factor ** max(failures - 1, 0))
+        return exponential_s(self.initial_s, self.factor, self.max_s, failures)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final
 
-from governor.store.base import EventStore, ServiceError, WorkerBeat
+from governor.registry import ServiceError, WorkerBeat
+from governor.store.base import EventStore
 
 STALE_AFTER_S: Final = 30.0
 """A worker silent this long (six heartbeats at most) is reported as stale."""

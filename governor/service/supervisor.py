@@ -31,15 +31,17 @@ from multiprocessing.queues import Queue
 from types import FrameType
 from typing import Final
 
+from governor.clock import utc_now
+from governor.drive.runner import HarnessFactory, holder_id
 from governor.errors import InputError
 from governor.exec.harness import harness_for
-from governor.graph.runner import HarnessFactory
+from governor.registry import ServiceError
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_atomically
 from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
 from governor.service.settings import ServiceSettings
 from governor.service.status import forget_stale_workers
-from governor.service.worker import Worker, worker_id
-from governor.store.base import EventStore, ServiceError, utc_now
+from governor.service.worker import Worker
+from governor.store.base import EventStore
 from governor.store.url import open_store
 
 RESTART_DELAY_S: Final = 1.0
@@ -164,7 +166,7 @@ def _serve_here(
 ) -> int:
     counters = Counters()
     publisher.local.append(counters)
-    log = JsonLog(settings.log_file, settings.env, worker=worker_id())
+    log = JsonLog(settings.log_file, settings.env, worker=holder_id())
     with (
         closing(open_store(settings.store_url)) as store,
         stop_signals(stopping, at_once=log.close),
@@ -182,10 +184,10 @@ def worker_process(settings: ServiceSettings, index: int, reports: Queue[Report]
     parent = os.getppid()
     stopping = threading.Event()
     counters = Counters()
-    log = JsonLog(settings.log_file, settings.env, worker=worker_id())
+    log = JsonLog(settings.log_file, settings.env, worker=holder_id())
 
     def on_beat() -> None:
-        reports.put((worker_id(), counters.snapshot()))
+        reports.put((holder_id(), counters.snapshot()))
         if os.getppid() != parent and not stopping.is_set():
             log.write("worker.orphaned", utc_now(), detail="the supervisor is gone; stopping")
             stopping.set()

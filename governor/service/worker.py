@@ -27,23 +27,21 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from governor import goals
+from governor.clock import utc_now
 from governor.core.decision import Decision
+from governor.core.route import Action, acts, route
+from governor.drive import goals
+from governor.drive.runner import HarnessFactory, holder_id
 from governor.errors import LeaseError
 from governor.exec.harness import harness_for
-from governor.graph.runner import ACTING, HarnessFactory
+from governor.registry import ServiceError, WorkerBeat
 from governor.service.backoff import GoalBackoff
 from governor.service.observe import Observation
 from governor.service.settings import ServiceSettings
-from governor.store.base import EventStore, ServiceError, WorkerBeat, utc_now
+from governor.store.base import EventStore
 
 MIN_IDLE_S: Final = 0.01
 """The shortest idle sleep: a worker never spins on the store."""
-
-
-def worker_id() -> str:
-    """This process's worker id, also the holder name of the leases it takes."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class Worker:
@@ -65,7 +63,8 @@ class Worker:
         self.log, self.counters = observation.log, observation.counters
         self.stopping, self.index, self.clock = stopping, index, clock
         self.harnesses, self.on_beat = harnesses, on_beat
-        self.worker_id = worker_id()
+        self.worker_id = holder_id()
+        """This process's worker id, also the holder name of the leases it takes."""
         self.started_at = clock()
         self.backoff = GoalBackoff(settings.error_backoff)
         self._current: tuple[str, datetime] | None = None
@@ -109,7 +108,7 @@ class Worker:
 
     def step(self, goal_id: str) -> bool:
         """One step of the goal under its lease; False when it was held or nothing acted."""
-        decided: list[str] = []
+        decided: list[Action] = []
         try:
             prior = self.store.current_lease(goal_id)
             if prior is not None and not prior.is_expired(self.clock()):
@@ -131,12 +130,10 @@ class Worker:
             self.log.write(
                 "lease.takeover", self.clock(), goal=goal_id, previous_holder=prior.holder
             )
-        return bool(decided) and decided[0] in ACTING
+        return bool(decided) and acts(decided[0])
 
-    def _tick(self, goal_id: str, decided: list[str]) -> None:
+    def _tick(self, goal_id: str, decided: list[Action]) -> None:
         """Step the goal once (``goals.tick``), unless it no longer needs a step."""
-        from governor.graph.build import route  # noqa: PLC0415 - langgraph takes 0.3 s to import
-
         runner = goals.runner(
             self.store,
             goal_id,
@@ -144,12 +141,12 @@ class Worker:
             observer=self.observation.appended,
             harnesses=self.harnesses,
         )
-        if route(runner.decide()) not in ACTING:
+        if not acts(route(runner.decide())):
             return  # another worker stepped it since the store said it was due
 
-        def on_decision(decision: Decision, node: str) -> None:
-            decided.append(node)
-            self.observation.decided(goal_id, decision, node, self.clock())
+        def on_decision(decision: Decision, action: Action) -> None:
+            decided.append(action)
+            self.observation.decided(goal_id, decision, action, self.clock())
 
         goals.tick(runner, on_decision=on_decision)
 

@@ -6,8 +6,9 @@ See ``docs/store.md``.
 
 from __future__ import annotations
 
+from governor.core.summary import GoalSummary, summarize
 from governor.errors import CorruptEventError
-from governor.store.base import EventStore, GoalSummary, Lease, summarize
+from governor.store.base import EventStore, Lease
 from governor.store.transfer import ImportResult, export_history, import_history
 from governor.store.url import open_store
 

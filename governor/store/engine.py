@@ -23,8 +23,10 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Final, Generic, Self, TypeVar
 
+from governor.clock import Clock, utc_now
 from governor.core.decision import stamp
 from governor.core.events import Event
+from governor.core.summary import GoalSummary, summarize
 from governor.core.view import GoalView, evolve, fold
 from governor.errors import (
     ConcurrencyConflictError,
@@ -33,16 +35,8 @@ from governor.errors import (
     NotFoundError,
     StoreError,
 )
-from governor.store.base import (
-    ERRORS_KEPT,
-    Clock,
-    GoalSummary,
-    Lease,
-    ServiceError,
-    WorkerBeat,
-    summarize,
-    utc_now,
-)
+from governor.registry import ERRORS_KEPT, ServiceError, WorkerBeat
+from governor.store.base import Lease
 from governor.store.rows import StoredEvent, read_row, to_rows
 
 Tx = TypeVar("Tx")
@@ -96,7 +90,12 @@ class BaseEventStore(ABC, Generic[Tx]):
         _check_companions(goal_id, last, lease, summary)
         with self._write(goal_id) as tx:
             if lease is not None:
-                self._check_fence(tx, lease)
+                self._check_current(
+                    tx,
+                    lease,
+                    f"the lease of {lease.holder} (token {lease.token}) is no longer current: "
+                    "{}; nothing was written",
+                )
             actual = self._last_seq(tx, goal_id)
             if actual != expected_seq:
                 raise ConcurrencyConflictError(
@@ -198,14 +197,9 @@ class BaseEventStore(ABC, Generic[Tx]):
         """
         _check_ttl(ttl_s)
         with self._write(lease.goal_id) as tx:
-            current = self._current(tx, lease.goal_id)
-            if not _same(current, lease):
-                raise LeaseError(
-                    lease.goal_id,
-                    f"cannot renew the lease of {lease.holder} (token {lease.token}): "
-                    f"{_whereabouts(current)}",
-                    holder=current.holder if current else None,
-                )
+            self._check_current(
+                tx, lease, f"cannot renew the lease of {lease.holder} (token {lease.token}): {{}}"
+            )
             renewed = replace(lease, expires_at=self._clock() + timedelta(seconds=ttl_s))
             self._put_lease(tx, lease.goal_id, LeaseRecord(lease.token, renewed))
         return renewed
@@ -261,13 +255,16 @@ class BaseEventStore(ABC, Generic[Tx]):
 
     # --- the rules behind the contract ------------------------------------------------
 
-    def _check_fence(self, tx: Tx, lease: Lease) -> None:
+    def _check_current(self, tx: Tx, lease: Lease, message: str) -> None:
+        """Refuse unless ``lease`` is still the goal's current lease (the fencing check).
+
+        ``message`` says what was refused; ``{}`` in it becomes where the lease went.
+        """
         current = self._current(tx, lease.goal_id)
         if not _same(current, lease):
             raise LeaseError(
                 lease.goal_id,
-                f"the lease of {lease.holder} (token {lease.token}) is no longer current: "
-                f"{_whereabouts(current)}; nothing was written",
+                message.format(_whereabouts(current)),
                 holder=current.holder if current else None,
             )
 
@@ -389,27 +386,6 @@ def _check_companions(
         raise ValueError(
             f"goal {goal_id}: the summary is of goal {summary.goal_id} at seq "
             f"{summary.seq}, not of this append (seq {last})"
-        )
-
-
-def check_readable(found: int, latest: int, where: str) -> None:
-    """A store opened read-only is never migrated: its schema must already be current.
-
-    Raises:
-        StoreError: for a database governor never set up, or one of another version.
-    """
-    if found == -1:
-        raise StoreError(f"{where}: not a governor store (it holds no governor tables)")
-    if found > latest:
-        raise StoreError(
-            f"{where}: the database has schema version {found}, but this governor knows "
-            f"versions up to {latest}; upgrade governor to open it"
-        )
-    if found < latest:
-        raise StoreError(
-            f"{where}: the database has schema version {found} and this governor reads "
-            f"version {latest}; a read never upgrades it: run a governor command that writes "
-            "(e.g. governor list) once, then try again"
         )
 
 

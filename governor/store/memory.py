@@ -15,7 +15,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
-from governor.store.base import Clock, GoalSummary, ServiceError, WorkerBeat
+from governor.clock import Clock
+from governor.core.summary import GoalSummary
+from governor.registry import ServiceError, WorkerBeat
 from governor.store.engine import BaseEventStore, LeaseRecord
 from governor.store.rows import StoredEvent
 

@@ -32,18 +32,13 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
+from governor.clock import Clock
+from governor.core.summary import GoalSummary
 from governor.errors import StoreError
-from governor.store.base import (
-    Clock,
-    GoalSummary,
-    Lease,
-    ServiceError,
-    WorkerBeat,
-    usage_of,
-    usage_row,
-)
-from governor.store.engine import BaseEventStore, LeaseRecord, check_readable, read_only_error
-from governor.store.postgres_schema import MIGRATIONS, Conn, migrate, one_row, version_of
+from governor.registry import ServiceError, WorkerBeat
+from governor.store.base import Lease, usage_of, usage_row
+from governor.store.engine import BaseEventStore, LeaseRecord, read_only_error
+from governor.store.postgres_schema import Conn, check_current, migrate, one_row
 from governor.store.rows import StoredEvent
 
 POOL_MAX_SIZE: Final = 10
@@ -210,8 +205,7 @@ class PostgresEventStore(BaseEventStore[Conn]):
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 self._configure(conn)
                 if read_only:
-                    check_readable(version_of(conn), len(MIGRATIONS) - 1, self._where)
-                    self.schema_version = len(MIGRATIONS) - 1
+                    self.schema_version = check_current(conn, where=self._where)
                 else:
                     self.schema_version = migrate(conn, where=self._where, now=self._clock)
             self._pool = self._open_pool(conninfo, max_size, timeout_s)

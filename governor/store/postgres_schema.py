@@ -1,23 +1,23 @@
 """The PostgreSQL schema: its append-only migrations, and bringing a database up to date.
 
-Rules (SPEC §8):
+Rules (SPEC §8; the runner is ``governor.store.migrate``):
     * ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``; the list is
       append only (never edit or reorder a shipped entry) and uses literal SQL, never
       constants, so a shipped migration cannot change when a constant does.
-    * ``schema_version`` records each version applied, stamped by the injected clock.
-    * A database newer than the code is refused, never guessed at.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Final, LiteralString
 
 import psycopg
 from psycopg.rows import TupleRow
 
-from governor.errors import StoreError
+from governor.store.migrate import check_readable
+from governor.store.migrate import migrate as run_migrations
 
 Conn = psycopg.Connection[TupleRow]
 """A connection as the store uses it (rows are tuples)."""
@@ -90,15 +90,6 @@ Append only: never edit or reorder a shipped entry; add a new one.
 _MIGRATION_LOCK: Final = (0x676F76, 0)
 
 
-def version_of(conn: Conn) -> int:
-    """The database's schema version; -1 for a database governor has never opened."""
-    (table,) = one_row(conn.execute("SELECT to_regclass('schema_version')"))
-    if table is None:
-        return -1
-    (found,) = one_row(conn.execute("SELECT MAX(version) FROM schema_version"))
-    return -1 if found is None else int(found)
-
-
 def one_row(cursor: psycopg.Cursor[TupleRow]) -> TupleRow:
     """The one row of an aggregate query."""
     row = cursor.fetchone()
@@ -106,12 +97,40 @@ def one_row(cursor: psycopg.Cursor[TupleRow]) -> TupleRow:
     return row
 
 
-def _check_not_newer(current: int, latest: int, where: str) -> None:
-    if current > latest:
-        raise StoreError(
-            f"{where}: the database has schema version {current}, but this governor knows "
-            f"versions up to {latest}; upgrade governor to open it"
-        )
+class _Schema:
+    """PostgreSQL's migration primitives: DDL is transactional, and an advisory lock
+    excludes other migrators."""
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+
+    def version(self) -> int:
+        (table,) = one_row(self.conn.execute("SELECT to_regclass('schema_version')"))
+        if table is None:
+            return -1
+        (found,) = one_row(self.conn.execute("SELECT MAX(version) FROM schema_version"))
+        return -1 if found is None else int(found)
+
+    @contextmanager
+    def migrating(self) -> Iterator[None]:
+        with self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _MIGRATION_LOCK)
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+            )
+            yield
+
+    def execute(self, statement: LiteralString) -> None:
+        self.conn.execute(statement)
+
+    def applied(self, version: int, at: datetime) -> None:
+        self.conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, at))
+
+
+def check_current(conn: Conn, *, where: str) -> int:
+    """The version of a database opened read-only (``governor.store.migrate.check_readable``)."""
+    return check_readable(_Schema(conn), MIGRATIONS, where=where)
 
 
 def migrate(
@@ -121,31 +140,5 @@ def migrate(
     now: Callable[[], datetime],
     migrations: Sequence[Sequence[LiteralString]] = MIGRATIONS,
 ) -> int:
-    """Bring the database to the latest version; returns that version.
-
-    A current database is only read. Otherwise the missing migrations run in one
-    transaction (DDL is transactional in PostgreSQL: a failure leaves nothing behind)
-    that takes an advisory lock and re-reads the version first, so two processes
-    opening a new database at once migrate it once.
-
-    Raises:
-        StoreError: when the database is newer than ``migrations`` knows.
-    """
-    latest = len(migrations) - 1
-    found = version_of(conn)
-    _check_not_newer(found, latest, where)
-    if found == latest:
-        return latest
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _MIGRATION_LOCK)
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version "
-            "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
-        )
-        current = version_of(conn)
-        _check_not_newer(current, latest, where)
-        for version in range(current + 1, latest + 1):
-            for statement in migrations[version]:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, now()))
-    return latest
+    """Bring the database to the latest version (``governor.store.migrate``); returns it."""
+    return run_migrations(_Schema(conn), migrations, where=where, now=now)

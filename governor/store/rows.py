@@ -11,7 +11,8 @@ Rules (SPEC §3, §8):
       even when it still parses: a flipped digit in a ``seq`` or an ``attempt`` would
       otherwise change a budget silently.
     * Reading validates every row through the one codec. (A trusted read path that
-      skips validation was measured and not kept: see ``docs/store.md``.)
+      skips validation was measured and not kept: see ``docs/store.md``.) A row of an
+      older shape is upgraded by the codec's upcasters (``decode_upgraded``).
     * A row that cannot be read raises ``CorruptEventError`` naming goal and seq.
 """
 
@@ -25,7 +26,7 @@ from typing import NamedTuple
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from governor.core.codec import decode, describe, encode
+from governor.core.codec import decode, decode_upgraded, describe, encode
 from governor.core.events import Event, GoalCreated
 from governor.errors import CorruptEventError, InvalidEventError
 
@@ -98,7 +99,10 @@ def read_row(goal_id: str, seq: int, body: bytes | str, crc: int) -> Event:
     try:
         event = decode(body)
     except ValidationError as exc:
-        raise CorruptEventError(goal_id, seq, describe(exc)) from None
+        upgraded = decode_upgraded(body)
+        if upgraded is None:
+            raise CorruptEventError(goal_id, seq, describe(exc)) from None
+        event = upgraded
     if zlib.crc32(body) != crc:
         raise CorruptEventError(goal_id, seq, "the body does not match its checksum")
     if event.goal_id != goal_id or event.seq != seq:

@@ -6,8 +6,8 @@ Rules (SPEC §8):
       the database's write lock first, so two processes never interleave their checks
       and writes; the other waits up to the busy timeout.
     * The schema is the append-only ``MIGRATIONS`` list; a migration's index is its
-      version. ``schema_version`` records what was applied; a database newer than the
-      code is refused, never guessed at.
+      version. ``governor.store.migrate`` applies it (a database newer than the code is
+      refused, never guessed at).
     * ``sqlite3`` errors are translated to ``StoreError`` in one place (``_translated``).
     * One connection per store object, guarded by a lock: share a store between threads
       if you must, but open one per process (and preferably one per thread).
@@ -24,18 +24,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
+from governor.clock import Clock
 from governor.core.decision import stamp
+from governor.core.summary import GoalSummary
 from governor.errors import StoreError
-from governor.store.base import (
-    Clock,
-    GoalSummary,
-    Lease,
-    ServiceError,
-    WorkerBeat,
-    usage_of,
-    usage_row,
-)
-from governor.store.engine import BaseEventStore, LeaseRecord, check_readable, read_only_error
+from governor.registry import ServiceError, WorkerBeat
+from governor.store.base import Lease, usage_of, usage_row
+from governor.store.engine import BaseEventStore, LeaseRecord, read_only_error
+from governor.store.migrate import check_readable
+from governor.store.migrate import migrate as run_migrations
 from governor.store.rows import StoredEvent
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
@@ -186,21 +183,39 @@ def _translated(where: str) -> Iterator[None]:
         raise _translate(exc, where) from exc
 
 
-def _version(conn: sqlite3.Connection) -> int:
-    """The database's schema version; -1 for a database governor has never opened."""
-    table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-    if conn.execute(table).fetchone() is None:
-        return -1
-    (found,) = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    return -1 if found is None else int(found)
+class _Schema:
+    """SQLite's migration primitives: ``BEGIN IMMEDIATE`` excludes other migrators."""
 
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
 
-def _check_not_newer(current: int, latest: int, where: str) -> None:
-    if current > latest:
-        raise StoreError(
-            f"{where}: the database has schema version {current}, but this governor knows "
-            f"versions up to {latest}; upgrade governor to open it"
-        )
+    def version(self) -> int:
+        table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        if self.conn.execute(table).fetchone() is None:
+            return -1
+        (found,) = self.conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        return -1 if found is None else int(found)
+
+    @contextmanager
+    def migrating(self) -> Iterator[None]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            yield
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def execute(self, statement: str) -> None:
+        self.conn.execute(statement)
+
+    def applied(self, version: int, at: datetime) -> None:
+        self.conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, stamp(at)))
 
 
 def migrate(
@@ -210,38 +225,11 @@ def migrate(
     now: Callable[[], datetime],
     migrations: Sequence[Sequence[str]] = MIGRATIONS,
 ) -> int:
-    """Bring the database to the latest version; returns that version.
+    """Bring the database to the latest version (``governor.store.migrate``); returns it.
 
-    A current database is only read (opening never waits for a busy writer). Otherwise
-    the missing migrations run in one ``BEGIN IMMEDIATE`` transaction that re-reads the
-    version first, so two processes opening a new database at once migrate it once.
-
-    Raises:
-        StoreError: when the database is newer than ``migrations`` knows.
+    A current database is only read (opening never waits for a busy writer).
     """
-    latest = len(migrations) - 1
-    found = _version(conn)
-    _check_not_newer(found, latest, where)
-    if found == latest:
-        return latest
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version "
-            "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-        )
-        current = _version(conn)
-        _check_not_newer(current, latest, where)
-        for version in range(current + 1, latest + 1):
-            for statement in migrations[version]:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, stamp(now())))
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    return latest
+    return run_migrations(_Schema(conn), migrations, where=where, now=now)
 
 
 def _summary(row: tuple[Any, ...]) -> GoalSummary:
@@ -288,8 +276,9 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
             try:
                 self._configure(self._conn, busy_timeout_s, read_only)
                 if read_only:
-                    check_readable(_version(self._conn), len(MIGRATIONS) - 1, self._where)
-                    self.schema_version = len(MIGRATIONS) - 1
+                    self.schema_version = check_readable(
+                        _Schema(self._conn), MIGRATIONS, where=self._where
+                    )
                 else:
                     self.schema_version = migrate(self._conn, where=self._where, now=self._clock)
             except BaseException:

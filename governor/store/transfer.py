@@ -18,9 +18,10 @@ from typing import BinaryIO
 from governor.core.codec import LineDecoder
 from governor.core.events import Event
 from governor.core.history import check_history
+from governor.core.summary import GoalSummary, summarize
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, ConcurrencyConflictError
-from governor.store.base import EventStore, GoalSummary, summarize
+from governor.store.base import EventStore
 from governor.store.jsonl import read_history, write_history
 
 

@@ -17,8 +17,9 @@ import os
 from pathlib import Path
 from typing import Final
 
+from governor.clock import Clock, utc_now
 from governor.errors import NotFoundError, StoreError
-from governor.store.base import Clock, EventStore, utc_now
+from governor.store.base import EventStore
 from governor.store.memory import MemoryEventStore
 from governor.store.sqlite import SqliteEventStore
 

@@ -26,9 +26,10 @@ from governor.analysis.explain import Explanation, explain
 from governor.core.decide import decide
 from governor.core.decision import Decision, Status
 from governor.core.events import Event
+from governor.core.summary import GoalSummary
 from governor.core.view import GoalView, project
 from governor.errors import InputError
-from governor.store.base import EventStore, GoalSummary
+from governor.store.base import EventStore
 from governor.ui.timeline import Entry, timeline
 
 GOAL_STATUSES: Final = tuple(s for s in get_args(Status) if s != "in_review")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from urllib.parse import quote, urlencode
 
-from governor.store.base import GoalSummary, Usage
+from governor.core.summary import GoalSummary, Usage
 from governor.ui.data import GOAL_STATUSES, GoalList, UpstreamRow
 from governor.ui.layout import badge, bar, link, relative, when
 from governor.ui.markup import Html, el, join

@@ -39,9 +39,10 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from governor.clock import utc_now
 from governor.core.events import ID_PATTERN
 from governor.errors import GovernorError, InputError, NotFoundError, UnavailableError
-from governor.store.base import EventStore, utc_now
+from governor.store.base import EventStore
 from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
 from governor.ui.goal_page import goal_main
 from governor.ui.layout import document

@@ -4,7 +4,7 @@ Rules:
     * One pass over the events. A run starts at ``plan.requested`` / ``attempt.started``
       (its row sits at that seq), a continuation restarts its clock, and its outcome
       closes it. A run with no outcome yet is in flight.
-    * Whether a run was charged, and why, is ``governor.analysis.charges``'s verdict (the
+    * Whether a run was charged, and why, is ``governor.core.charges``'s verdict (the
       core's one definition, in words); a run in flight counts as charged (SPEC §6).
     * Everything else a person or governor did (applied, accepted, retried, resumed,
       raised, cancelled …) is a note; ``work.created`` is told by its plan's note.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from governor.analysis.charges import charges
+from governor.core.charges import charges
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,

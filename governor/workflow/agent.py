@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from tenacity import RetryCallState, Retrying, retry_if_result, stop_after_attempt, stop_any
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_result,
+    stop_after_attempt,
+    stop_any,
+    wait_exponential,
+)
 from tenacity.stop import stop_base
 
 from governor.core.classify import SpawnResult
@@ -40,7 +47,6 @@ from governor.core.proof import AgentAttemptProof, AgentProof
 from governor.exec.harness import Harness
 
 T = TypeVar("T")
-Parse = Callable[[str], "T | list[str]"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,10 +216,12 @@ def _wait(
             return 0.0
         if last.result.failure_class != "upstream":
             return settings.other_s
-        n = state.attempt_number
-        backoff = min(settings.max_wait_s, settings.initial_s * settings.factor ** (n - 1))
+        backoff = exponential(state)
         return max(backoff * (0.5 + jitter() / 2), last.result.retry_after_s or 0.0)
 
+    exponential = wait_exponential(
+        multiplier=settings.initial_s, max=settings.max_wait_s, exp_base=settings.factor
+    )
     return wait
 
 

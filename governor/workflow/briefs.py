@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from governor.core.budgets import item_attempts_left, milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.view import GoalView, WorkState
@@ -105,12 +106,12 @@ def _planner_prior(view: GoalView) -> str:
     if plan is not None and plan.status == "rejected":
         lines.append(f"Plan {plan.plan_id} was rejected by an operator: {_clip(plan.rejection)}")
     for item in view.items_of(view.active_plan):
-        if item.charged_attempts >= item.max_attempts and not item.accepted:
+        if not item_attempts_left(view, item) and not item.accepted:
             lines.append(f"{item.work_id} exhausted its attempts. Last: {prior_of_item(item)}")
     return "\n".join(lines) or "Nothing has failed yet."
 
 
-def _rules(view: GoalView, trigger: str, complete_only: bool) -> str:
+def _rules(view: GoalView, trigger: str) -> str:
     policy = view.policy
     lines = [
         f"- Propose at most {policy.max_work_items_per_plan} work items; the goal may hold "
@@ -119,7 +120,7 @@ def _rules(view: GoalView, trigger: str, complete_only: bool) -> str:
         "proposal or accepted work ids shown above.",
         "- Every work item needs acceptance criteria a worker can check.",
     ]
-    if complete_only:
+    if not milestones_left(view):
         lines.append("- The goal has used all its milestones: your decision must be 'complete'.")
     elif trigger == "milestone":
         lines.append(
@@ -129,9 +130,7 @@ def _rules(view: GoalView, trigger: str, complete_only: bool) -> str:
     return "\n".join(lines)
 
 
-def planner_prompt(
-    view: GoalView, trigger: str, now: datetime, *, complete_only: bool = False
-) -> str:
+def planner_prompt(view: GoalView, trigger: str, now: datetime) -> str:
     """The planner's prompt for the next plan."""
     created = view.created
     assert created is not None
@@ -147,7 +146,7 @@ def planner_prompt(
         ledger=_ledger(decision),
         prior=_planner_prior(view),
         guidance=_clip(view.guidance) or "(none)",
-        rules=_rules(view, trigger, complete_only),
+        rules=_rules(view, trigger),
         schema=PLANNER_SCHEMA,
     )
 
@@ -179,13 +178,3 @@ def worker_prompt(view: GoalView, item: WorkState) -> str:
         guidance=_clip(item.guidance) or "(none)",
         schema=WORKER_SCHEMA,
     )
-
-
-def milestones_done(view: GoalView) -> int:
-    """How many applied plans of decision ``apply`` have had every item settled."""
-    count = 0
-    for plan in view.plans.values():
-        items = view.items_of(plan)
-        if plan.status == "applied" and items and all(i.accepted or i.cancelled for i in items):
-            count += 1
-    return count

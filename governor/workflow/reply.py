@@ -4,8 +4,8 @@ Rules:
     * Prose before (or around) the answer is tolerated; the *last* top-level JSON
       object wins, so an agent may think aloud and then answer.
     * A planner answers a proposal (the ``plan.proposed`` fields) or
-      ``{"status": "decision", "question": …}``; its work must also fit the goal's
-      policy and graph (``governor.core.history.check_proposal``).
+      ``{"status": "decision", "question": …}``; its decision must fit the goal's
+      progress and its work the goal's policy and graph (``governor.core.history``).
     * A worker answers ``{"status": "done" | "failed" | "decision", "summary", "question",
       "acceptance": [{"criterion", "status"}]}``. An attempt succeeds only when the status
       is ``done`` and every criterion of the item is satisfied; a criterion the worker
@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from governor.core.events import AcceptanceReport, Milestone, WorkSpec
-from governor.core.history import check_proposal
+from governor.core.history import check_decision, check_proposal
 from governor.core.view import GoalView
 
 _DECODER = json.JSONDecoder()
@@ -78,9 +78,7 @@ class PlannerAnswer:
     question: str | None = None
 
 
-def parse_planner_reply(
-    text: str, view: GoalView, *, complete_only: bool = False
-) -> PlannerAnswer | list[str]:
+def parse_planner_reply(text: str, view: GoalView) -> PlannerAnswer | list[str]:
     """Parse and check a planner reply; returns the answer or the list of problems."""
     obj = last_json_object(text)
     if obj is None:
@@ -96,9 +94,11 @@ def parse_planner_reply(
         proposal = Proposal.model_validate(obj)
     except ValidationError as exc:
         return _problems(exc)
-    problems = _shape_problems(proposal) + check_proposal(view, proposal.work)
-    if complete_only and proposal.decision != "complete":
-        problems.append("the goal has used all its milestones: the decision must be 'complete'")
+    problems = (
+        _shape_problems(proposal)
+        + check_decision(view, proposal.decision)
+        + check_proposal(view, proposal.work)
+    )
     return problems or PlannerAnswer(proposal=proposal)
 
 

@@ -135,14 +135,12 @@ def _problems_text(problems: Sequence[str]) -> str | None:
     return "the reply could not be used: " + "; ".join(problems) if problems else None
 
 
-def run_planner(
-    call: AgentCall, view: GoalView, *, complete_only: bool = False, runtime: Runtime = Runtime()
-) -> PlannerRun:
+def run_planner(call: AgentCall, view: GoalView, *, runtime: Runtime = Runtime()) -> PlannerRun:
     """Ask the planner for a proposal (or a question), retrying in-agent as the rules allow."""
     recorder = ProofRecorder()
     outcome = call_agent(
         call,
-        lambda text: parse_planner_reply(text, view, complete_only=complete_only),
+        lambda text: parse_planner_reply(text, view),
         recorder,
         sleep=runtime.sleep,
         jitter=runtime.jitter,

@@ -9,6 +9,7 @@ import pytest
 
 from governor.analysis.replay import replay
 from governor.analysis.whatif import Trace, whatif
+from governor.core.budgets import BY_FIELD
 from governor.core.decide import decide
 from governor.core.policy import with_overrides
 from governor.store.jsonl import read_history
@@ -170,12 +171,5 @@ def test_policies_with_the_same_key_refold_a_history_identically(
     )
 
 
-def _demand(trace: Trace, field: str) -> int:
-    return {
-        "max_replans": trace.demands.replans,
-        "max_uncharged_replans": trace.demands.uncharged_replans,
-        "max_plan_records": trace.demands.plan_records,
-        "max_attempts": trace.demands.attempts,
-        "max_uncharged_attempts": trace.demands.uncharged_attempts,
-        "max_total_attempts": trace.demands.total_attempts,
-    }[field]
+def _demand(trace: Trace, field: str) -> float:
+    return trace.demands.most[BY_FIELD[field].name]

@@ -12,9 +12,12 @@ and rejects exactly what pydantic does, with the same values and the same error 
 Canonical lines (what the codec writes) must take the compiled path, or it would be a
 fast path in name only.
 
-Inputs: every line of every golden history (legacy and corrupt ones included), events
-generated from the models' own field types (every event type), and corrupted lines:
-golden lines with a field replaced by a hostile value, truncated, or with bytes flipped.
+Inputs: every line of every golden history (legacy and corrupt ones included), policies
+of every shape SPEC §11.5 reads (milestones above replans, as round 1 wrote them, upcast
+with a note; milestones omitted, whose default depends on the replans), events generated
+from the models' own field types (every event type), and corrupted lines: golden lines
+with a field replaced by a hostile value, truncated, or with bytes flipped. Rules between
+events (SPEC §11.2: nothing after the end) are the history validator's, not the decoder's.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import json
 import types
 import typing
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -36,7 +40,9 @@ from governor.core import decoder
 from governor.core.codec import EVENT_ADAPTER, LineDecoder, decode, encode
 from governor.core.decoder import decode_compiled
 from governor.core.events import EVENT_CLASSES
-from governor.errors import HistoryError
+from governor.core.history import check_history
+from governor.errors import CorruptEventError, HistoryError
+from governor.store.rows import read_row
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN_FILES = [
@@ -126,6 +132,102 @@ def test_the_legacy_history_is_upcast_the_same_way() -> None:
     ]
     assert fast.notes == slow.notes
     assert any("legacy attempt.started" in note for note in fast.notes)
+
+
+# --- policies of round 1 and the milestones default (SPEC §11.5, decision record 0006) -------
+
+ROUND_ONE = ROOT / "tests" / "golden" / "round_one_milestones_above_replans.jsonl"
+
+
+def _goal_created(policy: dict[str, Any]) -> bytes:
+    obj = json.loads(ROUND_ONE.read_bytes().splitlines()[0])
+    return json.dumps({**obj, "policy": policy}).encode()
+
+
+def _readings(line: bytes) -> list[tuple[Any, list[str]]]:
+    """What the line decoder reads both ways (the event and the notes), and the store."""
+    readings: list[tuple[Any, list[str]]] = []
+    for compiled in (True, False):
+        decoder_ = LineDecoder("h.jsonl", compiled=compiled)
+        try:
+            readings.append((decoder_.decode(line, 1), decoder_.notes))
+        except HistoryError as exc:
+            readings.append((str(exc), decoder_.notes))
+    try:
+        stored: Any = read_row(GOAL_ID, 1, line, zlib.crc32(line))
+    except CorruptEventError:
+        stored = None
+    readings.append((stored, []))
+    return readings
+
+
+GOAL_ID = "g-round-one-milestones-above-replans"
+
+
+@settings(max_examples=300, database=None)
+@given(
+    replans=st.integers(0, 12),
+    milestones=st.none() | st.integers(0, 15),
+    attempts=st.none() | st.integers(1, 5),
+)
+def test_a_policy_reads_the_same_both_ways_whether_milestones_fit_are_omitted_or_not(
+    replans: int, milestones: int | None, attempts: int | None
+) -> None:
+    """A round-1 policy (milestones above replans) is a doubt of the compiled path and
+    upcast, lowered with a note, exactly as pydantic's path does; an omitted
+    ``max_milestones`` is ``min(4, max_replans)`` both ways; the store reads the row as
+    the line decoder does."""
+    policy: dict[str, Any] = {"max_replans": replans}
+    if milestones is not None:
+        policy["max_milestones"] = milestones
+    if attempts is not None:
+        policy["max_attempts"] = attempts
+    line = _goal_created(policy)
+    assert_agree(line)
+    fast, slow, stored = _readings(line)
+    assert fast == slow
+    event, notes = fast
+    assert not isinstance(event, str), event
+    if milestones is not None and milestones > replans:
+        assert decode_compiled(line) is None, "a round-1 policy goes down the upcasting path"
+        assert event.policy.max_milestones == replans
+        assert len(notes) == 1
+        assert "max_milestones" in notes[0]
+    else:
+        assert decode_compiled(line) == event
+        want = min(4, replans) if milestones is None else milestones
+        assert event.policy.max_milestones == want
+        assert notes == []
+    assert stored[0] == event
+
+
+def test_the_round_one_golden_is_upcast_the_same_way_by_every_reader() -> None:
+    line = ROUND_ONE.read_bytes().splitlines()[0]
+    assert decode_compiled(line) is None
+    fast, slow, stored = _readings(line)
+    assert fast == slow
+    assert fast[0].policy.max_milestones == 2
+    assert stored[0] == fast[0]
+
+
+@pytest.mark.parametrize("end", ["completed", "cancelled"])
+def test_an_event_after_the_end_is_the_validators_business_not_the_decoders(end: str) -> None:
+    """SPEC §11.2 is a rule between events: every line decodes (on the compiled path),
+    and the history check refuses the one after the end, naming the same line both ways."""
+    path = ROOT / "tests" / "golden" / f"corrupt_event_after_{end}.jsonl"
+    lines = path.read_bytes().splitlines()
+    assert all(decode_compiled(line) is not None for line in lines)
+    errors = []
+    for compiled in (True, False):
+        decoder_ = LineDecoder(path.name, compiled=compiled)
+        pairs = ((n, decoder_.decode(line, n)) for n, line in enumerate(lines, start=1))
+        with pytest.raises(HistoryError) as caught:
+            list(check_history(pairs, source=path.name))
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    expected = json.loads(path.with_suffix(".expected.json").read_text())
+    assert f"line {expected['error_line']}:" in errors[0]
+    assert expected["error_contains"] in errors[0]
 
 
 # --- events generated from the models' own field types --------------------------------------

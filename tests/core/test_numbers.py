@@ -18,12 +18,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from governor.core.budgets import BUDGETS, Budget
 from governor.core.codec import LineDecoder, encode
 from governor.core.events import EVENT_CLASSES, AttemptFinished, BudgetRaised, Profile
-from governor.core.numbers import MAX_COUNT, MAX_FACTOR, MAX_USD, MAX_WAIT_S, reported
+from governor.core.numbers import (
+    MAX_COUNT,
+    MAX_FACTOR,
+    MAX_RUNTIME_S,
+    MAX_USD,
+    MAX_WAIT_S,
+    reported,
+)
 from governor.core.policy import Policy, UpstreamBackoff, check_policy_value, policy_from
-from governor.core.view import backoff_s
-from governor.errors import HistoryError, PolicyError
+from governor.errors import CommandRefusedError, HistoryError, PolicyError
 from tests.story import T0, Story
 
 HOSTILE_FLOATS = [math.inf, -math.inf, math.nan, "1e400", "inf", "NaN"]
@@ -181,6 +188,29 @@ def test_check_policy_value_says_what_is_wrong(field, value, problem) -> None:
     assert found is None if problem is None else (found is not None and problem in found)
 
 
+@pytest.mark.parametrize("budget", [b for b in BUDGETS if b.raisable], ids=lambda b: b.name)
+def test_raise_checks_the_policy_field_its_budget_names(budget: Budget) -> None:
+    """The verb and the event model refuse a limit past the range of the very field the
+    budget table says the ledger lifts, with the same words: there is one such list."""
+    top = {"max_runtime_s": MAX_RUNTIME_S, "max_cost_usd": MAX_USD}.get(budget.field, MAX_COUNT)
+    past = float(top) * 10
+    problem = check_policy_value(budget.field, past)
+    assert problem is not None
+    assert check_policy_value(budget.field, float(top)) is None
+    story = Story()
+    story.plan("a")
+    work_id = "p1-a" if budget.scope == "item" else None
+    with pytest.raises(CommandRefusedError) as refused:
+        story.op("raise_budget", ledger=budget.name, to=past, reason="more", work_id=work_id)
+    assert problem.lower() in str(refused.value).lower()
+    with pytest.raises(ValidationError) as invalid:
+        BudgetRaised.model_validate(
+            {"goal_id": "g", "seq": 9, "at": T0, "reason": "more", "ledger": budget.name}
+            | {"to": past, "work_id": work_id}
+        )
+    assert problem in str(invalid.value)
+
+
 @pytest.mark.parametrize("to", [math.inf, math.nan, 1e400, 2e9, 1e30])
 def test_a_raise_past_the_range_is_refused_by_the_event_model(to) -> None:
     with pytest.raises(ValidationError):
@@ -200,9 +230,11 @@ def test_the_backoff_formula_never_overflows(initial, factor, max_s, consecutive
     backoff = UpstreamBackoff.model_construct(
         initial_s=initial, factor=factor, max_s=max(max_s, initial)
     )
-    wait = backoff_s(backoff, consecutive, retry)
+    wait = backoff.wait_s(consecutive, retry)
     assert math.isfinite(wait)
     assert wait <= max(backoff.max_s, retry or 0.0)
+    if initial == 0:
+        assert wait == (retry or 0.0)
 
 
 def test_outages_under_the_largest_factor_wait_max_s_and_the_goal_goes_on() -> None:

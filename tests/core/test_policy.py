@@ -27,7 +27,7 @@ def test_every_default_is_the_spec_default() -> None:
         p.max_total_work_items,
         p.max_milestones,
         p.max_parallel_work,
-    ) == (8, 25, 10, 1)
+    ) == (8, 25, 4, 1)  # SPEC §11.5: the default max_milestones is 4
     assert (p.upstream_backoff.initial_s, p.upstream_backoff.factor, p.upstream_backoff.max_s) == (
         30,
         2,

@@ -135,3 +135,13 @@ def worker_script(key: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
 
 def planner_script(steps: list[dict[str, Any]]) -> dict[str, Any]:
     return {"name": "planner", "match": "role: planner", "steps": steps}
+
+
+MILESTONE_COMPLETE: dict[str, Any] = {
+    "name": "planner-milestone",
+    "match": ["role: planner", "asked now: milestone"],
+    "steps": [{"reply": COMPLETE}],
+}
+"""A planner that says ``complete`` only when asked after a milestone. Put it before
+``planner_script`` in a scenario whose runner may be killed mid-plan: the continued plan
+then gets a plan again, never a first ``complete`` (refused since SPEC §11.3)."""

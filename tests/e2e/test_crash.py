@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 
 from governor.core.evidence import is_uncharged
-from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script
+from tests.e2e.cli import (
+    MILESTONE_COMPLETE,
+    Project,
+    done,
+    plan,
+    planner_script,
+    worker_script,
+)
 
 KILLS = 30
 
@@ -25,9 +32,8 @@ def scenario(project: Project) -> dict[str, Any]:
     slow = {"delay_s": 0.15, "effects": True}
     flaky = {"delay_s": 0.1, "effects": True, "stderr": "flaky test\n", "exit_code": 1}
     scripts = [
-        planner_script(
-            [{"delay_s": 0.1, "reply": plan("a", "b", "c", deps={"c": ["a"]})}, {"reply": COMPLETE}]
-        ),
+        MILESTONE_COMPLETE,  # a plan continued after a kill is asked again: plan, not complete
+        planner_script([{"delay_s": 0.1, "reply": plan("a", "b", "c", deps={"c": ["a"]})}]),
         worker_script("a", [{**slow, "reply": done("a")}]),
         worker_script("b", [flaky, {**slow, "reply": done("b")}]),
         worker_script("c", [{"vendor_error": {"status": 503}}, {**slow, "reply": done("c")}]),

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from langgraph.graph.state import CompiledStateGraph
 
-from governor import goals
 from governor.core.history import check_history
+from governor.drive import goals
 from governor.graph.deploy import make_graph
 from governor.store.sqlite import SqliteEventStore
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script

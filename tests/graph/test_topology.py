@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from governor.graph.build import Wait, build_graph, route
-from governor.graph.runner import Runner, RunnerSettings
+from governor.core.route import route
+from governor.drive.runner import Runner, RunnerSettings
+from governor.graph.build import build_graph, node_of
 from governor.store.memory import MemoryEventStore
-from tests.story import Story
+from tests.story import Story, planned, proposed, requested, started
 
 
 def compiled_edges(tmp_path: Path) -> set[tuple[str, str]]:
@@ -18,7 +19,7 @@ def compiled_edges(tmp_path: Path) -> set[tuple[str, str]]:
     store = MemoryEventStore()
     store.append("g", story.events, expected_seq=0)
     runner = Runner(store, "g", RunnerSettings(workdir=tmp_path, env={}))
-    graph = build_graph(runner, Wait(0, runner.clock, lambda _s: None)).get_graph()
+    graph = build_graph(runner).get_graph()
     return {(edge.source, edge.target) for edge in graph.edges}
 
 
@@ -40,45 +41,21 @@ def test_the_graph_is_assess_then_one_node_then_assess(tmp_path: Path) -> None:
     }
 
 
-def _proposed() -> Story:
-    s = Story()
-    s.propose("a")
-    return s
-
-
-def _planned() -> Story:
-    s = Story()
-    s.plan("a")
-    return s
-
-
-def _requested() -> Story:
-    s = Story()
-    s.request()
-    return s
-
-
-def _started() -> Story:
-    s = _planned()
-    s.start("p1-a")
-    return s
-
-
 ROUTES = {
     "a new goal plans": (Story, "plan"),
-    "a proposal is applied": (_proposed, "apply"),
-    "ready work is dispatched": (_planned, "dispatch"),
-    "a passing attempt is accepted": (lambda: _planned().attempt("p1-a", "succeeded"), "accept"),
+    "a proposal is applied": (proposed, "apply"),
+    "ready work is dispatched": (planned, "dispatch"),
+    "a passing attempt is accepted": (lambda: planned().attempt("p1-a", "succeeded"), "accept"),
     "a cooldown is waited out": (
-        lambda: _planned().attempt("p1-a", failure_class="upstream"),
+        lambda: planned().attempt("p1-a", failure_class="upstream"),
         "wait",
     ),
-    "a lost plan is continued by the plan node": (_requested, "plan"),
-    "a lost attempt is continued by the dispatch node": (_started, "dispatch"),
-    "a stopped goal ends": (lambda: _planned().op("cancel_goal"), "__end__"),
+    "a lost plan is continued by the plan node": (requested, "plan"),
+    "a lost attempt is continued by the dispatch node": (started, "dispatch"),
+    "a stopped goal ends": (lambda: planned().op("cancel_goal"), "__end__"),
 }
 
 
 @pytest.mark.parametrize(("build", "node"), ROUTES.values(), ids=ROUTES.keys())
 def test_route(build: Callable[[], Story], node: str) -> None:
-    assert route(build().decision()) == node
+    assert node_of(route(build().decision())) == node

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from governor import goals
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -21,8 +20,9 @@ from governor.core.events import (
     PlanRequested,
 )
 from governor.core.evidence import is_uncharged
+from governor.core.summary import ACTIVE_STATUSES
+from governor.drive import goals
 from governor.store import export_history, open_store
-from governor.store.base import ACTIVE_STATUSES
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script
 
 FAST = {"upstream_backoff": {"initial_s": 0.05, "factor": 1, "max_s": 0.05}}

@@ -18,10 +18,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from governor import goals
 from governor.core.decide import decide
 from governor.core.events import AttemptContinued, AttemptFinished, AttemptStarted, Event
 from governor.core.view import project
+from governor.drive import goals
 from governor.store import EventStore, open_store
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script
 from tests.service.fleet import (

@@ -13,12 +13,13 @@ import pytest
 
 from governor.cli.main import main
 from governor.core.evidence import Evidence, Tries
+from governor.core.summary import GoalSummary
+from governor.registry import ServiceError, WorkerBeat
 from governor.service.backoff import GoalBackoff
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_atomically
 from governor.service.observe import Counters, JsonLog, Observation, merge
 from governor.service.settings import ErrorBackoff, ServiceSettings
 from governor.service.worker import Worker
-from governor.store.base import GoalSummary, ServiceError, WorkerBeat
 from governor.store.sqlite import SqliteEventStore
 from tests.story import ABSENT, T0, Story
 
@@ -177,7 +178,7 @@ class RecordingEvent(threading.Event):
 
 
 def waiting(goal_id: str, not_before_s: float) -> GoalSummary:
-    from governor.store.base import utc_now
+    from governor.clock import utc_now
 
     now = utc_now()
     return GoalSummary(
@@ -207,7 +208,7 @@ def test_an_idle_worker_sleeps_until_the_soonest_wakeup_or_a_backoff_or_poll_s(t
 
 
 def test_service_status_shows_workers_goals_the_soonest_wakeup_and_errors(tmp_path, capsys) -> None:
-    from governor.store.base import utc_now
+    from governor.clock import utc_now
 
     url = str(tmp_path / "g.db")
     now = utc_now()

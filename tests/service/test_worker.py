@@ -9,9 +9,9 @@ import threading
 import time
 from pathlib import Path
 
-from governor import goals
 from governor.core.codec import encode
 from governor.core.events import Profile
+from governor.drive import goals
 from governor.exec.harness import Harness, harness_for
 from governor.service.observe import Counters, JsonLog, Observation
 from governor.service.settings import ErrorBackoff, ServiceSettings

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from governor.core.events import BudgetRaised, Event, GoalCreated, GoalResumed
+from governor.core.summary import Usage
 from governor.core.view import project
 from governor.errors import ConcurrencyConflictError, InvalidEventError, NotFoundError
 from governor.store import summarize
-from governor.store.base import Usage
 from tests.store.contract_damage import DamageCases
 from tests.store.contract_leases import LeaseCases
 from tests.store.contract_registry import RegistryCases
@@ -130,10 +130,17 @@ class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, Backe
 
     @pytest.mark.parametrize(
         "case",
-        ["infinite raise", "policy factor 1e300", "unencodable reason", "a good event first"],
+        [
+            "infinite raise",
+            "policy factor 1e300",
+            "milestones above replans",
+            "unencodable reason",
+            "a good event first",
+        ],
         ids=[
             "a raise to infinity (written as null, unreadable)",
             "a goal whose back-off factor is 1e300",
+            "a goal whose milestones exceed its replans (it would read back lowered)",
             "a reason with a lone surrogate (cannot be encoded)",
             "a good event followed by a bad one",
         ],
@@ -141,14 +148,19 @@ class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, Backe
     def test_an_event_that_would_not_read_back_is_refused_and_nothing_is_written(self, store, case):
         # model_construct skips validation, as a bug (or older code) would: the store is
         # the last line, and checks what it writes with the code that reads it.
-        n = len(self.seed(store)) if case != "policy factor 1e300" else 0
+        new_goal = case in ("policy factor 1e300", "milestones above replans")
+        n = len(self.seed(store)) if not new_goal else 0
         head: dict[str, Any] = {"goal_id": "g1", "at": T0 + timedelta(hours=1), "schema_version": 1}
         batch: list[Event]
-        if case == "policy factor 1e300":
+        if new_goal:
             created = story().events[0]
             assert isinstance(created, GoalCreated)
-            backoff = created.policy.upstream_backoff.model_copy(update={"factor": 1e300})
-            policy = created.policy.model_copy(update={"upstream_backoff": backoff})
+            if case == "policy factor 1e300":
+                backoff = created.policy.upstream_backoff.model_copy(update={"factor": 1e300})
+                policy = created.policy.model_copy(update={"upstream_backoff": backoff})
+            else:
+                replans = created.policy.max_replans
+                policy = created.policy.model_copy(update={"max_milestones": replans + 1})
             batch = [created.model_copy(update={"policy": policy})]
         else:
             bad: Event = {

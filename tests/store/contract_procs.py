@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from governor.clock import utc_now
 from governor.core.events import GoalResumed
 from governor.store import open_store
-from governor.store.base import utc_now
 from tests.store.streams import story
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from governor.store.base import ERRORS_KEPT, ServiceError, WorkerBeat
+from governor.registry import ERRORS_KEPT, ServiceError, WorkerBeat
 from tests.store.streams import Backend, story, summary
 from tests.story import T0
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 
+from governor.core.summary import ACTIVE_STATUSES
 from governor.errors import LeaseError, StoreError
 from governor.store import open_store
-from governor.store.base import ACTIVE_STATUSES
 from governor.store.postgres import _DUE, _SOONEST, PostgresEventStore, describe_url, goal_lock_key
 from governor.store.postgres_schema import MIGRATIONS, migrate
 from tests.store.contract import StoreContract

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from governor.core.summary import ACTIVE_STATUSES, Usage
 from governor.errors import StoreError
-from governor.store.base import ACTIVE_STATUSES, Usage
 from governor.store.sqlite import _DUE, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_procs import ProcessCases
@@ -210,7 +210,7 @@ def test_the_soonest_wakeup_query_walks_the_partial_index(db):
 
 
 def test_two_stores_on_one_file_share_the_registry(db):
-    from governor.store.base import ServiceError, WorkerBeat
+    from governor.registry import ServiceError, WorkerBeat
     from tests.story import T0
 
     with SqliteEventStore(db) as one, SqliteEventStore(db) as two:

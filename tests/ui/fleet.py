@@ -1,6 +1,6 @@
 """A SQLite store with a goal in every status, made the way real goals are made.
 
-Most goals are driven by the real runner (``governor.goals.run``) with the scripted
+Most goals are driven by the real runner (``governor.graph.build.run``) with the scripted
 harness, whose agents are real subprocesses playing scenario files; a missing binary is
 a real ``command`` planner that is not there. A run in flight and a cancellation are
 recorded with the core's own recording functions (``governor.core.record``, ``verbs``)
@@ -18,10 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from governor import goals
+from governor.clock import utc_now
 from governor.core import record, verbs
-from governor.graph.runner import RunnerSettings
-from governor.store.base import EventStore, append_folded, utc_now
+from governor.drive import goals
+from governor.drive.append import append_folded
+from governor.drive.runner import RunnerSettings
+from governor.graph.build import run
+from governor.store.base import EventStore
 from governor.store.sqlite import SqliteEventStore
 
 SCRIPT: Final = "<script>window.__pwned = 1</script>"
@@ -123,8 +126,9 @@ class Fleet:
             workdir=self.root,
             env=dict(os.environ),
             state_dir=self.root / "scripted" / goal_id,
+            max_wait_s=5.0,
         )
-        goals.run(goals.runner(self.store, goal_id, settings), max_wait_s=5.0)
+        run(goals.runner(self.store, goal_id, settings))
 
 
 def build(root: Path) -> Fleet:

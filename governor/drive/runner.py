@@ -27,19 +27,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Final
 
-from governor.analysis.charges import RunEvent, describe
+from governor.clock import utc_now
 from governor.core import record, verbs
+from governor.core.charges import RunEvent, describe
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
-from governor.core.view import GoalView, WorkState, fold, project
-from governor.errors import ConcurrencyConflictError, LeaseError
+from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
+from governor.core.view import WorkState, fold, project
+from governor.drive.append import Build, append_built
+from governor.errors import CommandRefusedError, LeaseError
 from governor.exec.harness import Harness, harness_for
-from governor.store.base import EventStore, Lease, append_folded, utc_now
+from governor.store.base import EventStore, Lease
 from governor.workflow.agent import AgentCall
-from governor.workflow.briefs import milestones_done, planner_prompt, worker_prompt
+from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.run import (
     Runtime,
     WorkerRun,
@@ -49,10 +51,6 @@ from governor.workflow.run import (
     run_worker,
 )
 
-ACTING: Final = ("plan", "apply", "dispatch", "accept")
-"""The runner's acting nodes: each appends events, then the goal is assessed again."""
-
-Build = Callable[[GoalView], list[Event]]
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
 Observer = Callable[[Sequence[Event]], None]
@@ -63,8 +61,10 @@ def new_run_id() -> str:
     return f"r-{uuid.uuid4().hex[:16]}"
 
 
-def default_holder() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+def holder_id(role: str = "") -> str:
+    """This process as a lease holder (and a service worker's id): ``[role:]host:pid``."""
+    where = f"{socket.gethostname()}:{os.getpid()}"
+    return f"{role}:{where}" if role else where
 
 
 @dataclass(slots=True)
@@ -75,14 +75,19 @@ class RunnerSettings:
     """Where agents run (and where relative harness paths resolve)."""
     env: Mapping[str, str]
     """The source environment; each harness scrubs it for its children."""
-    holder: str = field(default_factory=default_holder)
+    holder: str = field(default_factory=holder_id)
     lease_ttl_s: float = 60.0
+    max_wait_s: float = 900.0
+    """The longest cooldown a run sleeps through before it ends ``waiting``."""
     state_dir: Path | None = None
     """Per-goal state of the scripted harness (kept apart so a rerun starts fresh)."""
 
 
 class Runner:
-    """Drives one goal: loads, decides, acts, records, appends — under its lease."""
+    """Drives one goal: loads, decides, acts, records, appends — under its lease.
+
+    It is the ``Actor`` of real runs (``governor.drive.act``): one method per action.
+    """
 
     def __init__(
         self,
@@ -134,29 +139,26 @@ class Runner:
         with self._lock:
             fold(self.view, self.store.load(self.goal_id, after_seq=self.view.seq))
 
-    def record(self, build: Build, *, attempts: int = 5) -> list[Event]:
-        """Build events on the current view and append them; rebuild on a conflict."""
+    def record(self, build: Build) -> list[Event]:
+        """Build events on the current view and append them; rebuild on a conflict.
+
+        Returns no events when the goal ended meanwhile (an operator cancelled it): nothing
+        may follow its end, so what the run observed is not recorded.
+        """
         with self._lock:
-            for _ in range(attempts):
-                events = build(self.view)
-                if not events:
-                    return events
-                try:
-                    append_folded(self.store, self.view, events, self.clock(), lease=self.lease)
-                except ConcurrencyConflictError:
-                    self.view = project(self.store.load(self.goal_id))
-                    continue
-                except BaseException:
-                    self.view = project(self.store.load(self.goal_id))
-                    raise
-                if self.observer is not None:
-                    self.observer(events)
-                return events
-            raise ConcurrencyConflictError(
-                self.goal_id,
-                expected_seq=self.view.seq,
-                actual_seq=self.store.last_seq(self.goal_id),
-            )
+            try:
+                self.view, events = append_built(
+                    self.store, self.view, build, self.clock, lease=self.lease
+                )
+            except BaseException as exc:
+                self.view = project(self.store.load(self.goal_id))
+                if isinstance(exc, CommandRefusedError) and self.view.ended:
+                    self.progress(f"the goal ended meanwhile ({self.view.ended}); not recorded")
+                    return []
+                raise
+            if events and self.observer is not None:
+                self.observer(events)
+            return events
 
     def acquire(self) -> Lease:
         """Take the goal's lease and keep it alive with a heartbeat thread."""
@@ -208,42 +210,41 @@ class Runner:
             agent, harness, profile, prompt, self.settings.workdir, self._env(), profile_name
         )
 
-    # ------------------------------------------------------------ nodes
+    # ------------------------------------------------------------ actions
 
-    def plan(self, decision: Decision) -> None:
+    def plan(self, action: Plan) -> None:
         """Request a plan (or continue a lost one), run the planner, record its outcome."""
-        latest = self.view.latest_plan
-        if latest is not None and latest.status == "requested":
-            plan_id, trigger = latest.plan_id, latest.trigger
+        if action.plan_id is not None:
+            plan_id, trigger = action.plan_id, self.view.plans[action.plan_id].trigger
             events = self.record(lambda v: record.continue_plan(v, plan_id=plan_id, at=self.now()))
+            if not events:
+                return
             if events[-1].type == "plan.failed":
                 self.progress(f"plan {plan_id} was lost too often; recorded as a charged failure")
                 return
             self.progress(f"plan {plan_id} ({trigger}) was lost; continuing it")
         else:
-            plan_id = f"p{self.view.plans_used + 1}"
-            trigger = decision.trigger or "initial"
-            self.record(
+            plan_id, trigger = f"p{self.view.plans_used + 1}", action.trigger or "initial"
+            if not self.record(
                 partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.now())
-            )
+            ):
+                return
             self.progress(f"plan {plan_id} ({trigger}) requested")
-        complete_only = milestones_done(self.view) >= self.view.policy.max_milestones
-        prompt = planner_prompt(self.view, trigger, self.clock(), complete_only=complete_only)
+        prompt = planner_prompt(self.view, trigger, self.clock())
         created = self.view.created
         assert created is not None
         run = run_planner(
-            self._call("planner", created.planner, prompt),
-            self.view,
-            complete_only=complete_only,
-            runtime=self.runtime,
+            self._call("planner", created.planner, prompt), self.view, runtime=self.runtime
         )
         events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
-        self.progress(f"plan {plan_id}: {_describe(events[-1])}")
+        if events:
+            self.progress(f"plan {plan_id}: {_describe(events[-1])}")
 
-    def apply(self, decision: Decision) -> None:
-        assert decision.plan_id is not None
-        plan_id = decision.plan_id
+    def apply(self, action: Apply) -> None:
+        plan_id = action.plan_id
         events = self.record(lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()))
+        if not events:
+            return
         n = len(events) - 1
         self.progress(
             f"plan {plan_id} applied: {n} work item{'s' if n != 1 else ''}"
@@ -251,16 +252,16 @@ class Runner:
             else f"plan {plan_id}: the goal is complete"
         )
 
-    def accept(self, decision: Decision) -> None:
-        for work_id in decision.work_ids:
-            self.record(
+    def accept(self, action: Accept) -> None:
+        for work_id in action.work_ids:
+            if self.record(
                 partial(verbs.accept_work, work_id=work_id, at=self.now(), actor="governor")
-            )
-            self.progress(f"{work_id} accepted")
+            ):
+                self.progress(f"{work_id} accepted")
 
-    def dispatch(self, decision: Decision) -> None:
+    def dispatch(self, action: Dispatch) -> None:
         """Start (or continue) attempts, run the workers concurrently, record each finish."""
-        starts = [self._start(w) for w in self._dispatchable(decision)]
+        starts = [self._start(w) for w in action.work_ids]
         started = [s for s in starts if s is not None]
         if not started:
             return
@@ -269,14 +270,24 @@ class Runner:
                 events = self.record(
                     partial(attempt_events, work_id=item, run_id=run_id, run=run, at=self.now())
                 )
+                if not events:
+                    continue
                 self.progress(
                     f"{item} attempt {self.view.work[item].attempt}: {_describe(events[-1])}"
                 )
 
-    def _dispatchable(self, decision: Decision) -> Sequence[str]:
-        if decision.next_action == "run":
-            return decision.work_ids
-        return [w for w, item in self.view.work.items() if item.running]
+    def wait(self, action: Wait) -> bool:
+        """Sleep through a cooldown of at most ``max_wait_s``; False for a longer (or no) end."""
+        if action.until is None:
+            return False
+        delay = (action.until - self.clock()).total_seconds()
+        if delay > self.settings.max_wait_s:
+            return False
+        self.progress(
+            f"waiting {max(delay, 0):.1f}s for the outside service (until the cooldown ends)"
+        )
+        self.sleep(max(delay, 0.0))
+        return True
 
     def _start(self, work_id: str) -> tuple[str, str] | None:
         item = self.view.work[work_id]
@@ -285,17 +296,20 @@ class Runner:
             events = self.record(
                 lambda v: record.continue_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
             )
+            if not events:
+                return None
             if events[-1].type == "attempt.finished":
                 self.progress(
                     f"{work_id} attempt {item.attempt} was lost too often; finished as lost (charged)"
                 )
                 return None
             self.progress(f"{work_id} attempt {item.attempt} was lost; continuing it")
-        else:
-            self.record(
-                lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
-            )
+        elif self.record(
+            lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
+        ):
             self.progress(f"{work_id} attempt {self.view.work[work_id].attempt} started")
+        else:
+            return None
         return work_id, run_id
 
     def _work(self, started: tuple[str, str]) -> WorkerRun:

@@ -5,34 +5,35 @@ Rules:
       in one transaction with an expected-seq check; a conflicting writer makes it reload
       and rebuild (operator verbs never take the lease: optimistic concurrency protects
       them, and a runner's next append sees the new events).
-    * ``run`` holds the goal's lease for its whole duration and releases it at the end;
-      a second runner is refused with the holder's name.
+    * ``tick`` (and ``governor.graph.build.run``) hold the goal's lease while they act and
+      release it at the end; a second runner is refused with the holder's name.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Literal
 
+from governor.clock import Clock, utc_now
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event
+from governor.core.route import Action, acts, route
 from governor.core.view import GoalView, project
+from governor.drive.act import act
+from governor.drive.append import Build, append_built, append_folded
+from governor.drive.goalfile import goal_from_file
+from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 from governor.exec.harness import harness_for
-from governor.goalfile import goal_from_file
-from governor.graph.runner import ACTING, HarnessFactory, Observer, Progress, Runner, RunnerSettings
-from governor.store.base import EventStore, append_folded, utc_now
+from governor.store.base import EventStore
 
-if TYPE_CHECKING:
-    from governor.graph.build import Outcome
-
-Build = Callable[[GoalView], list[Event]]
-Clock = Callable[[], datetime]
+Outcome = Literal["stopped", "waiting", "review", "steps"]
+"""How a drive ended: the goal stopped, must wait longer than the drive sleeps, awaits a
+review, or the step limit was reached."""
 
 
 def load(store: EventStore, goal_id: str) -> GoalView:
@@ -48,19 +49,10 @@ def status(
     return view, decide(view, now or utc_now())
 
 
-def operate(
-    store: EventStore, goal_id: str, build: Build, *, clock: Clock = utc_now, tries: int = 5
-) -> Decision:
+def operate(store: EventStore, goal_id: str, build: Build, *, clock: Clock = utc_now) -> Decision:
     """Record an operator verb built on the current view; rebuild it if another writer won."""
-    for _ in range(tries):
-        view = load(store, goal_id)
-        events = build(view)
-        try:
-            append_folded(store, view, events, clock())
-        except ConcurrencyConflictError:
-            continue
-        return decide(view, clock())
-    raise CommandRefusedError("the goal kept changing while recording; try again", goal_id=goal_id)
+    view, _ = append_built(store, load(store, goal_id), build, clock)
+    return decide(view, clock())
 
 
 def create(
@@ -127,50 +119,30 @@ def runner(
     )
 
 
-def run(goal_runner: Runner, *, max_wait_s: float = 900.0, max_steps: int = 10_000) -> RunReport:
-    """Drive the goal until it stops or must wait longer than ``max_wait_s``, under its lease."""
-    from governor.graph.build import Wait, drive  # noqa: PLC0415 - langgraph takes 0.3 s to import
-
-    goal_runner.acquire()
-    try:
-        updates: Iterator[tuple[str, dict[str, object]]] = drive(  # type: ignore[assignment]
-            goal_runner, Wait(max_wait_s, goal_runner.clock, goal_runner.sleep), max_steps=max_steps
-        )
-        outcome: Outcome = "stopped"
-        steps = 0
-        for node, state in updates:
-            steps += node == "assess"
-            outcome = state.get("outcome", outcome)  # type: ignore[assignment]
-        return RunReport(goal_runner.decide(with_ledger=True), outcome, steps, goal_runner.title)
-    finally:
-        goal_runner.release()
+def outcome_of(decision: Decision) -> Outcome:
+    """How a drive that ends on ``decision`` ended."""
+    if decision.status in ("waiting", "running"):
+        return "waiting"
+    return "review" if decision.status == "awaiting_review" else "stopped"
 
 
 def tick(
-    goal_runner: Runner, *, on_decision: Callable[[Decision, str], None] | None = None
+    goal_runner: Runner, *, on_decision: Callable[[Decision, Action], None] | None = None
 ) -> RunReport:
     """One step: decide, then act once (plan, apply, dispatch, accept) — never wait.
 
-    ``on_decision`` is told of the decision acted on and the node it routes to, before
-    the node runs.
+    ``on_decision`` is told of the decision acted on and its action, before it is done.
     """
-    from governor.graph.build import route  # noqa: PLC0415 - langgraph takes 0.3 s to import
-
     goal_runner.acquire()
     try:
         goal_runner.refresh()
         decision = goal_runner.settle()
-        node = route(decision)
+        action = route(decision)
         if on_decision is not None:
-            on_decision(decision, node)
-        if node in ACTING:
-            getattr(goal_runner, node)(decision)
+            on_decision(decision, action)
+        if acts(action):
+            act(goal_runner, action)
         after = goal_runner.decide(with_ledger=True)
-        outcome: Outcome = (
-            "waiting"
-            if after.status in ("waiting", "running")
-            else ("review" if after.status == "awaiting_review" else "stopped")
-        )
-        return RunReport(after, outcome, 1, goal_runner.title)
+        return RunReport(after, outcome_of(after), 1, goal_runner.title)
     finally:
         goal_runner.release()

@@ -1,4 +1,4 @@
-"""Pure renderers for the ``governor`` command: values in, text out, no I/O."""
+"""Every text rendering of the ``governor`` command: values in, text out, no I/O."""
 
 from __future__ import annotations
 
@@ -8,12 +8,17 @@ import orjson
 
 from governor.analysis.explain import Explanation
 from governor.analysis.replay import ReplayStep
+from governor.analysis.tune import Estimate
+from governor.analysis.tuning import TuneReport
 from governor.analysis.whatif import WhatIf
+from governor.core.classify import GENERIC_REMEDY, SpawnResult
 from governor.core.codec import to_dict
 from governor.core.decision import Decision, stamp
 from governor.core.events import Event
+from governor.core.evidence import is_uncharged
 from governor.core.ledger import Ledger
-from governor.store.base import GoalSummary
+from governor.core.summary import GoalSummary
+from governor.service.status import ServiceStatus
 
 
 def format_budget(charged: int, limit: int, uncharged: int = 0) -> str:
@@ -73,7 +78,7 @@ def format_status(
 ) -> str:
     """A goal's status block: what it is doing, why, its ledger, and its last runs.
 
-    ``runs`` are ``(what, description)`` pairs (``governor.analysis.charges.describe``):
+    ``runs`` are ``(what, description)`` pairs (``governor.core.charges.describe``):
     each says charged or not charged, and the run's in-agent tries.
     """
     lines = [
@@ -152,4 +157,80 @@ def format_explanation(ex: Explanation) -> str:
         for f in ex.failures:
             lines.append(f"  seq {f.seq:<5} {f.what:<22} {f.why}")
     lines.append(f"advice: {ex.advice}")
+    return "\n".join(lines)
+
+
+def _row(e: Estimate) -> str:
+    policy = ", ".join(f"{k}={v}" for k, v in e.overrides.items())
+    return (
+        f"{policy:<44} {e.success_rate:6.1%} [{e.success_ci[0]:5.1%}, {e.success_ci[1]:5.1%}]  "
+        f"{e.planner_calls[0]:5.2f} / {e.planner_calls[1]:4.2f}  {e.attempts[0]:6.2f} / {e.attempts[1]:4.2f}  "
+        f"{e.wall_s / 60:7.1f}  {e.cost_usd:6.2f}  {e.censored_share:5.1%}"
+    )
+
+
+def format_report(report: TuneReport, *, every: bool) -> str:
+    header = (
+        f"{'policy':<44} {'success':>6} {'95% interval':>15}  {'plans ch/unch':>13}  "
+        f"{'attempts ch/unch':>16}  {'wall min':>8}  {'cost $':>6}  {'censored':>8}"
+    )
+    shown = (
+        report.estimates
+        if every
+        else sorted((e for e in report.estimates if e.pareto), key=lambda e: e.cost_usd)
+    )
+    lines = [
+        f"corpus: {report.histories} histories, {report.events} events",
+        "",
+        "every candidate:"
+        if every
+        else "the Pareto frontier (success against cost, cheapest first):",
+        header,
+        *(_row(e) for e in shown),
+        "",
+        "recommended: " + ", ".join(f"{k}={v}" for k, v in report.recommended.overrides.items()),
+        f"  why: {report.why}",
+    ]
+    return "\n".join(lines)
+
+
+def format_service_status(status: ServiceStatus) -> str:
+    """``service status``: workers, goals by status, the soonest wake-up, recent errors."""
+    lines = [f"workers: {len(status.workers)}"]
+    for w in status.workers:
+        doing = f"stepping {w.beat.goal_id}" if w.beat.goal_id else "idle"
+        health = f"STALE: silent {w.silent_s:.0f}s" if w.stale else f"beat {w.silent_s:.1f}s ago"
+        lines.append(
+            f"  {w.beat.worker_id:<32} pid {w.beat.pid:<7} since {stamp(w.beat.started_at)}  "
+            f"{health}  {doing}"
+        )
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(status.goals.items())) or "none"
+    lines.append(f"goals: {counts}")
+    due = f"{status.due_now}+" if status.due_now >= 1000 else str(status.due_now)
+    lines.append(f"due now: {due}")
+    wake = stamp(status.soonest_wakeup) if status.soonest_wakeup else "no goal waits"
+    lines.append(f"soonest wake-up: {wake}")
+    lines.append(f"recent errors: {len(status.errors) or 'none'}")
+    for e in status.errors:
+        where = f" goal {e.goal_id}" if e.goal_id else ""
+        lines.append(f"  {stamp(e.at)} {e.worker_id}{where}: {e.error.splitlines()[0][:200]}")
+    return "\n".join(lines)
+
+
+def format_probe(result: SpawnResult) -> str:
+    """What one agent call came to, and whether the rules would charge it."""
+    if result.ok:
+        reply = (result.reply or "").strip().replace("\n", " ")
+        return f"ok in {result.duration_s:.1f}s: {reply[:300]}"
+    e = result.evidence
+    charged = "uncharged" if is_uncharged("failed", result.failure_class, e) else "charged"
+    lines = [
+        f"failed: class {result.failure_class or 'none'} ({charged}), rule {e.rule}",
+        f"evidence: effects={e.effects} output={e.output} refusal={e.refusal} source={e.source} ref={e.ref}",
+    ]
+    if result.retry_after_s is not None:
+        lines.append(f"retry after: {result.retry_after_s:g}s")
+    if result.rule == "credential":
+        lines.append(f"credential refused: {result.credential or GENERIC_REMEDY}")
+    lines.append("error: " + (result.error or "").strip().replace("\n", "\n       "))
     return "\n".join(lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from governor.analysis.charges import describe, last_runs
+from governor.core.charges import describe, last_runs
 from governor.core.events import AttemptFinished, PlanFailed
 from governor.core.evidence import UNKNOWN, Evidence, Tries
 from tests.story import ABSENT, OBSERVED, Story

@@ -1,0 +1,315 @@
+"""Budgets: every limit a goal spends, the counter it bounds and the stop it names, in one table.
+
+Rules (SPEC §5, §6):
+    * ``BUDGETS`` is the one list of budgets. Each row names the policy field that sets
+      its limit, whether it is kept per goal, per work item or per run, whether it
+      counts whole numbers, the counter it bounds and the stop spending it causes. The
+      ``budget.raised`` ledgers, what ``raise`` accepts, the what-if key and explain's
+      search are all derived from it.
+    * A budget is spent when its counter *reaches* its limit, except runtime and cost,
+      which are spent only when *over* it ("over its limit" is strictly greater). A
+      limit of ``None`` (no cost limit) is never spent.
+    * ``charged = raw - uncharged``; ``remaining = max(0, limit - charged)``. A work
+      item's limits are its own (frozen from the policy when it was created, raised per
+      item); a goal's come from the policy.
+    * The named predicates at the end (``replans_left``, ``uncharged_window_full``, …)
+      are the only comparisons of a counter with its limit: the decision rules, the
+      recorders, the operator verbs, the prompts and the analysis all call them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal
+
+if TYPE_CHECKING:
+    from governor.core.policy import Policy
+    from governor.core.view import GoalView, WorkState
+
+Scope = Literal["goal", "item", "run"]
+"""Where a budget is kept: the goal's policy, each work item, or each planner or worker run."""
+Counter = Callable[["GoalView", "WorkState | None"], float]
+"""A budget's counter: the view, and the work item for per-item and per-run budgets
+(``None`` for a per-run budget means the goal's latest plan)."""
+
+
+def charged_replans(view: GoalView, _item: WorkState | None = None) -> int:
+    """Planner invocations that count: every plan but those that failed uncharged."""
+    return view.plans_used - view.plans_uncharged
+
+
+def charged_attempts(view: GoalView, _item: WorkState | None = None) -> int:
+    """Worker attempts across the goal that count: every attempt but the uncharged failures."""
+    return view.attempts_used - view.attempts_uncharged
+
+
+def _item(item: WorkState | None) -> WorkState:
+    assert item is not None, "a per-item budget is counted on a work item"
+    return item
+
+
+def _continuations(view: GoalView, item: WorkState | None) -> int:
+    if item is not None:
+        return item.continuations
+    return view.latest_plan.continuations if view.latest_plan is not None else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One budget: its limit, its counter and what spending it stops."""
+
+    name: str
+    """Its one name: the ``budget.raised`` ledger for the raisable ones."""
+    field: str
+    """The policy field holding its limit (a work item holds its own copy of per-item ones)."""
+    scope: Scope
+    whole: bool
+    """Counts whole numbers (a raise must be an integer)."""
+    counter: str
+    """What it bounds, in words (as the ledger of ``replay --json`` names it)."""
+    used: Counter
+    stop: str
+    """What a decision names when it is spent: the ``exhausted`` ledger, ``upstream``
+    (``blocked_on``), ``lost`` (the run is finished as lost) or ``complete`` (the planner
+    may only say ``complete``)."""
+    raisable: bool = True
+    """``budget.raised`` may lift it (its name is then a ledger)."""
+    over: bool = False
+    """Spent only when strictly over the limit (runtime, cost), not when it reaches it."""
+    per: int = 1
+    """For a budget that is not whole: the resolution a suggested limit is rounded up to
+    (1: whole seconds; 100: cents)."""
+
+    def limit(self, view: GoalView, item: WorkState | None = None) -> float | None:
+        """Its limit now: the item's own for a per-item budget, else the policy's."""
+        holder: object = _item(item) if self.scope == "item" else view.policy
+        value: float | None = getattr(holder, self.field)
+        return value
+
+    def is_spent(self, used: float, limit: float | None) -> bool:
+        """Whether ``used`` spends ``limit`` (reached, or for runtime and cost: over it)."""
+        if limit is None:
+            return False
+        return used > limit if self.over else used >= limit
+
+    def spent(self, view: GoalView, item: WorkState | None = None) -> bool:
+        return self.is_spent(self.used(view, item), self.limit(view, item))
+
+    def remaining(self, view: GoalView, item: WorkState | None = None) -> float:
+        limit = self.limit(view, item)
+        return math.inf if limit is None else max(0, limit - self.used(view, item))
+
+    def bucket(self, limit: float | None, demand: float) -> object:
+        """The limit as far as a history that asked at most ``demand`` of it can tell.
+
+        Every limit above the demand behaves alike: it is never spent.
+        """
+        if self.over:
+            return limit if limit is not None and limit < demand else None
+        return limit if limit is None else min(limit, demand + 1)
+
+    def candidates(self, limit: float | None, demand: float, steps: tuple[int, ...]) -> list[float]:
+        """Raised limits to try, smallest first (none for a budget without a limit)."""
+        if limit is None:
+            return []
+        if self.whole:
+            return [limit + step for step in steps]
+        return [math.ceil(demand * self.per + 1) / self.per]
+
+
+REPLANS: Final = Budget(
+    "replans", "max_replans", "goal", True, "replans.charged", charged_replans, "replans"
+)
+UNCHARGED_REPLANS: Final = Budget(
+    "uncharged_replans",
+    "max_uncharged_replans",
+    "goal",
+    True,
+    "replans.consecutive_uncharged",
+    lambda view, _item: view.consecutive_uncharged_plans,
+    "upstream",
+)
+PLAN_RECORDS: Final = Budget(
+    "plan_records",
+    "max_plan_records",
+    "goal",
+    True,
+    "replans.used",
+    lambda view, _item: view.plans_used,
+    "plan_records",
+)
+TOTAL_ATTEMPTS: Final = Budget(
+    "total_attempts",
+    "max_total_attempts",
+    "goal",
+    True,
+    "attempts.charged",
+    charged_attempts,
+    "total_attempts",
+)
+ATTEMPTS: Final = Budget(
+    "attempts",
+    "max_attempts",
+    "item",
+    True,
+    "work.charged_attempts",
+    lambda _view, item: _item(item).charged_attempts,
+    "attempts",
+)
+UNCHARGED_ATTEMPTS: Final = Budget(
+    "uncharged_attempts",
+    "max_uncharged_attempts",
+    "item",
+    True,
+    "work.consecutive_uncharged",
+    lambda _view, item: _item(item).consecutive_uncharged,
+    "upstream",
+)
+RUNTIME: Final = Budget(
+    "runtime",
+    "max_runtime_s",
+    "goal",
+    False,
+    "runtime_s",
+    lambda view, _item: view.runtime_s,
+    "runtime",
+    over=True,
+)
+COST: Final = Budget(
+    "cost",
+    "max_cost_usd",
+    "goal",
+    False,
+    "cost_usd",
+    lambda view, _item: view.cost_usd,
+    "cost",
+    over=True,
+    per=100,
+)
+CONTINUATIONS: Final = Budget(
+    "continuations",
+    "max_continuations",
+    "run",
+    True,
+    "work.continuations",
+    _continuations,
+    "lost",
+    raisable=False,
+)
+MILESTONES: Final = Budget(
+    "milestones",
+    "max_milestones",
+    "goal",
+    True,
+    "applied plans whose items are all settled",
+    lambda view, _item: view.milestones,
+    "complete",
+    raisable=False,
+)
+
+BUDGETS: Final[tuple[Budget, ...]] = (
+    REPLANS,
+    UNCHARGED_REPLANS,
+    PLAN_RECORDS,
+    ATTEMPTS,
+    UNCHARGED_ATTEMPTS,
+    TOTAL_ATTEMPTS,
+    CONTINUATIONS,
+    RUNTIME,
+    COST,
+    MILESTONES,
+)
+"""Every budget; explain tries them in this order (the first of equally small changes wins)."""
+
+BY_NAME: Final[dict[str, Budget]] = {b.name: b for b in BUDGETS}
+BY_FIELD: Final[dict[str, Budget]] = {b.field: b for b in BUDGETS}
+LEDGERS: Final[tuple[str, ...]] = tuple(b.name for b in BUDGETS if b.raisable)
+"""The ledgers ``budget.raised`` may name (``governor.core.policy.LedgerName``)."""
+
+
+def item_limits(policy: Policy) -> dict[str, int]:
+    """The per-item limits a new work item takes from the policy (``work.created`` freezes them)."""
+    return {b.field: getattr(policy, b.field) for b in BUDGETS if b.scope == "item"}
+
+
+def ledger(name: str) -> Budget:
+    """The raisable budget a ``budget.raised`` ledger names."""
+    budget = BY_NAME[name]
+    assert budget.raisable, f"{name} is not raised by budget.raised"
+    return budget
+
+
+# --- the named predicates: the only comparisons of a counter with its limit -------------
+
+
+NEEDS_ATTEMPTS: Final = frozenset({"milestone", "replan"})
+"""Plan triggers that go on with work, so they need goal attempts left (SPEC §11.4)."""
+
+
+def attempts_left_for(view: GoalView, trigger: str) -> bool:
+    """A plan that goes on with work (``milestone``, ``replan``) needs charged goal attempts
+    below ``max_total_attempts``: else it would have none to run (SPEC §11.4)."""
+    return trigger not in NEEDS_ATTEMPTS or total_attempts_left(view)
+
+
+def replans_left(view: GoalView) -> bool:
+    """Charged plans are below ``max_replans``: the planner may be asked again."""
+    return not REPLANS.spent(view)
+
+
+def replans_remaining(view: GoalView) -> int:
+    return int(REPLANS.remaining(view))
+
+
+def plan_records_left(view: GoalView) -> bool:
+    """The raw plan count is below ``max_plan_records``."""
+    return not PLAN_RECORDS.spent(view)
+
+
+def uncharged_window_full(view: GoalView) -> bool:
+    """Consecutive uncharged planner failures reached ``max_uncharged_replans``."""
+    return UNCHARGED_REPLANS.spent(view)
+
+
+def total_attempts_left(view: GoalView) -> bool:
+    """Charged attempts across the goal are below ``max_total_attempts``."""
+    return not TOTAL_ATTEMPTS.spent(view)
+
+
+def total_attempts_remaining(view: GoalView) -> int:
+    return int(TOTAL_ATTEMPTS.remaining(view))
+
+
+def item_attempts_left(view: GoalView, item: WorkState) -> bool:
+    """The item's charged attempts are below its own ``max_attempts``."""
+    return not ATTEMPTS.spent(view, item)
+
+
+def item_remaining(view: GoalView, item: WorkState) -> int:
+    return int(ATTEMPTS.remaining(view, item))
+
+
+def item_uncharged_window_full(view: GoalView, item: WorkState) -> bool:
+    """The item's consecutive uncharged attempts reached its ``max_uncharged_attempts``."""
+    return UNCHARGED_ATTEMPTS.spent(view, item)
+
+
+def runtime_over(view: GoalView) -> bool:
+    return RUNTIME.spent(view)
+
+
+def cost_over(view: GoalView) -> bool:
+    return COST.spent(view)
+
+
+def continuations_left(view: GoalView, item: WorkState | None = None) -> bool:
+    """The run in flight (the item's attempt, else the latest plan) may be continued again."""
+    return not CONTINUATIONS.spent(view, item)
+
+
+def milestones_left(view: GoalView) -> bool:
+    """Fewer than ``max_milestones`` plans have been worked through: the planner may
+    propose another one instead of saying ``complete``."""
+    return not MILESTONES.spent(view)

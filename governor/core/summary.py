@@ -1,0 +1,95 @@
+"""The goal summary: one row per goal, the decision at its last append, for listing and scheduling.
+
+Rules (SPEC §8):
+    * A summary is a cache of ``decide(project(events), now)`` taken when events are
+      appended; the events stay the truth. Stores keep it beside the stream, written in
+      the same transaction.
+    * A goal is due when it is ready or running (its runner may have died), or waiting
+      with its ``not_before`` passed; nothing else is ever stepped by a scheduler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from governor.core.budgets import charged_attempts, charged_replans
+from governor.core.decide import decide
+from governor.core.view import GoalView
+
+ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
+"""Goal statuses a scheduler may have to act on (``due`` looks only at these)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """How much of one goal-wide budget is spent: raw runs, charged runs, and the limit."""
+
+    used: int
+    charged: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class GoalSummary:
+    """One denormalised row per goal, written in the transaction of the append it follows.
+
+    The fields after ``updated_at`` are None in a row written before the store kept them
+    (store schema version 2); the next append fills them in.
+    """
+
+    goal_id: str
+    title: str
+    seq: int
+    status: str
+    next_action: str
+    blocked_on: str | None
+    not_before: datetime | None
+    updated_at: datetime
+    rule: str | None = None
+    """The decision rule that fired (``goal.4``)."""
+    reason: str | None = None
+    """The decision's reason, as ``governor status`` prints it."""
+    replans: Usage | None = None
+    """Planner runs: used, charged, ``max_replans``."""
+    attempts: Usage | None = None
+    """Worker attempts across the goal: used, charged, ``max_total_attempts``."""
+
+    @property
+    def due_at(self) -> datetime:
+        """When a scheduler should look at the goal: ``not_before`` while waiting."""
+        if self.status == "waiting" and self.not_before is not None:
+            return self.not_before
+        return self.updated_at
+
+    def is_due(self, now: datetime) -> bool:
+        """Ready, running (its runner may have died), or waiting with ``not_before`` passed."""
+        if self.status == "waiting":
+            return self.due_at <= now
+        return self.status in ACTIVE_STATUSES
+
+
+def summarize(view: GoalView, now: datetime) -> GoalSummary:
+    """The summary row of a goal: its view and the decision taken at ``now``.
+
+    Raises:
+        ValueError: when the view holds no ``goal.created``.
+    """
+    if view.created is None or view.last_at is None:
+        raise ValueError("cannot summarise a goal without goal.created")
+    decision = decide(view, now, with_ledger=False)
+    return GoalSummary(
+        goal_id=view.goal_id,
+        title=view.created.title,
+        seq=view.seq,
+        status=decision.status,
+        next_action=decision.next_action,
+        blocked_on=decision.blocked_on,
+        not_before=decision.not_before,
+        updated_at=view.last_at,
+        rule=decision.rule,
+        reason=decision.reason,
+        replans=Usage(view.plans_used, charged_replans(view), view.policy.max_replans),
+        attempts=Usage(view.attempts_used, charged_attempts(view), view.policy.max_total_attempts),
+    )

@@ -1,0 +1,75 @@
+"""Appending from the shell: fold the events into the view, then append them with the summary.
+
+Rules (SPEC §3, §8):
+    * Events are built by a function of the current view, so a conflicting append (an
+      operator verb or another runner landing meanwhile) is rebuilt on the reloaded
+      view, never replayed stale; after ``tries`` conflicts in a row it gives up with
+      ``ConcurrencyConflictError``.
+    * The summary is the core's (``governor.core.summary``), taken at the clock's time
+      and written in the append's transaction.
+    * A failed append leaves the view holding events the store refused: the caller
+      reloads it (``append_built`` does so on a conflict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from governor.clock import Clock
+from governor.core.events import Event
+from governor.core.summary import summarize
+from governor.core.view import GoalView, fold, project
+from governor.errors import ConcurrencyConflictError
+from governor.store.base import EventStore, Lease
+
+Build = Callable[[GoalView], list[Event]]
+"""Builds the events to append on the view they follow."""
+
+
+def append_folded(
+    store: EventStore,
+    view: GoalView,
+    events: Sequence[Event],
+    now: datetime,
+    *,
+    lease: Lease | None = None,
+) -> None:
+    """Append events built on ``view``, folding them into it first, with the summary after them."""
+    expected = view.seq
+    fold(view, events)
+    store.append(
+        view.goal_id, events, expected_seq=expected, lease=lease, summary=summarize(view, now)
+    )
+
+
+def append_built(
+    store: EventStore,
+    view: GoalView,
+    build: Build,
+    clock: Clock,
+    *,
+    lease: Lease | None = None,
+    tries: int = 5,
+) -> tuple[GoalView, list[Event]]:
+    """Build events on ``view`` and append them; on a conflict reload the view and rebuild.
+
+    Returns the view after the events (the given one, folded, or a reloaded one) and the
+    events appended (none when ``build`` returned none).
+
+    Raises:
+        ConcurrencyConflictError: after ``tries`` conflicts in a row.
+    """
+    for _ in range(tries):
+        events = build(view)
+        if not events:
+            return view, events
+        try:
+            append_folded(store, view, events, clock(), lease=lease)
+        except ConcurrencyConflictError:
+            view = project(store.load(view.goal_id))
+            continue
+        return view, events
+    raise ConcurrencyConflictError(
+        view.goal_id, expected_seq=view.seq, actual_seq=store.last_seq(view.goal_id)
+    )

@@ -1,0 +1,262 @@
+"""Every ``--json`` shape of governor, defined once: plain values, in a fixed key order.
+
+Rules:
+    * ``decision_fields`` and ``ledger_record`` are the shape SPEC §9 pins for one line of
+      ``replay --json`` (``step_record``): keep them stable. Every other shape that holds
+      a decision holds ``decision_record``: the same fields after the ``rule`` that fired.
+    * Times are RFC 3339 UTC ending in ``Z``; absent values are ``null``.
+    * The ``tune --json`` object (``tune_record``) is pinned by SPEC §9 too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from governor.analysis.explain import Explanation
+from governor.analysis.replay import ReplayStep
+from governor.analysis.simulate import Model
+from governor.analysis.tuning import TuneReport
+from governor.analysis.whatif import WhatIf
+from governor.core.decision import Decision, stamp
+from governor.core.ledger import Ledger
+from governor.core.summary import GoalSummary
+from governor.core.view import GoalView
+from governor.service.status import ServiceStatus
+from governor.store.base import Lease
+
+Record = dict[str, Any]
+
+
+def ledger_record(ledger: Ledger) -> Record:
+    """The ledger as plain values, in the shape SPEC §9 pins."""
+    r, a = ledger.replans, ledger.attempts
+    return {
+        "replans": {
+            "used": r.used,
+            "charged": r.charged,
+            "uncharged": r.uncharged,
+            "consecutive_uncharged": r.consecutive_uncharged,
+            "limit": r.limit,
+            "remaining": r.remaining,
+        },
+        "attempts": {
+            "used": a.used,
+            "charged": a.charged,
+            "limit": a.limit,
+            "remaining": a.remaining,
+        },
+        "work": {
+            work_id: {
+                "status": w.status,
+                "next_action": w.next_action,
+                "attempts_used": w.attempts_used,
+                "charged_attempts": w.charged_attempts,
+                "consecutive_uncharged": w.consecutive_uncharged,
+                "continuations": w.continuations,
+                "limit": w.limit,
+                "remaining": w.remaining,
+            }
+            for work_id, w in ledger.work.items()
+        },
+        "runtime_s": float(ledger.runtime_s),
+        "cost_usd": float(ledger.cost_usd),
+    }
+
+
+def decision_fields(decision: Decision) -> Record:
+    """A decision's public fields, as one line of ``replay --json`` holds them (no rule)."""
+    return {
+        "status": decision.status,
+        "next_action": decision.next_action,
+        "blocked_on": decision.blocked_on,
+        "exhausted": decision.exhausted,
+        "reason": decision.reason,
+        "not_before": stamp(decision.not_before) if decision.not_before else None,
+        "ledger": ledger_record(decision.ledger),
+    }
+
+
+def decision_record(decision: Decision) -> Record:
+    """A decision with the rule that fired: what every ``--json`` but replay's prints."""
+    return {"rule": decision.rule, **decision_fields(decision)}
+
+
+def step_record(step: ReplayStep) -> Record:
+    """One line of ``replay --json`` (SPEC §9)."""
+    return {"seq": step.event.seq, "type": step.event.type, **decision_fields(step.decision)}
+
+
+def created_record(view: GoalView) -> Record:
+    """``new --json``."""
+    return {"goal_id": view.goal_id, "seq": view.seq}
+
+
+def run_record(goal_id: str, outcome: str, decision: Decision) -> Record:
+    """``run --json`` and ``tick --json``: how the drive ended, and the decision then."""
+    return {"goal_id": goal_id, "outcome": outcome, **decision_record(decision)}
+
+
+def verb_record(goal_id: str, decision: Decision) -> Record:
+    """An operator verb's ``--json``: the goal's decision after it."""
+    return {"goal_id": goal_id, **decision_record(decision)}
+
+
+def status_record(view: GoalView, decision: Decision, lease: Lease | None) -> Record:
+    """``status GOAL --json``."""
+    return {
+        "goal_id": view.goal_id,
+        "title": view.created.title if view.created else "",
+        "seq": view.seq,
+        **decision_record(decision),
+        "lease": None
+        if lease is None
+        else {"holder": lease.holder, "expires_at": stamp(lease.expires_at)},
+    }
+
+
+def summary_record(row: GoalSummary) -> Record:
+    """One line of ``list --json``."""
+    return {
+        "goal_id": row.goal_id,
+        "title": row.title,
+        "seq": row.seq,
+        "status": row.status,
+        "next_action": row.next_action,
+        "blocked_on": row.blocked_on,
+        "not_before": stamp(row.not_before) if row.not_before else None,
+        "updated_at": stamp(row.updated_at),
+    }
+
+
+def imported_record(goal_id: str, events: int, notes: Sequence[str]) -> Record:
+    """``import --json``."""
+    return {"goal_id": goal_id, "events": events, "notes": list(notes)}
+
+
+def valid_record(
+    path: str, events: int, goal_id: str, notes: Sequence[str], final: Decision
+) -> Record:
+    """One line of ``validate --json`` for a history that passed."""
+    return {
+        "file": path,
+        "valid": True,
+        "events": events,
+        "goal_id": goal_id,
+        "notes": list(notes),
+        **decision_record(final),
+    }
+
+
+def invalid_record(path: str, line: int | None, error: str) -> Record:
+    """One line of ``validate --json`` for a history that broke a rule."""
+    return {"file": path, "valid": False, "line": line, "error": error}
+
+
+def whatif_record(history: str, overrides: dict[str, Any], result: WhatIf) -> Record:
+    """``replay --policy … --json``: one object per history."""
+    d = result.divergence
+    return {
+        "history": history,
+        "overrides": overrides,
+        "policy": result.policy.model_dump(mode="json"),
+        "outcome": result.outcome,
+        "known": result.known,
+        "divergence": None
+        if d is None
+        else {"seq": d.seq, "type": d.event_type, "kind": d.kind, **decision_record(d.decision)},
+        "final": decision_record(result.final),
+        "recorded_final": decision_record(result.recorded_final),
+    }
+
+
+def explanation_record(ex: Explanation) -> Record:
+    """``explain --json``."""
+    return {
+        "goal_id": ex.goal_id,
+        **decision_record(ex.decision),
+        "failures": [
+            {
+                "seq": f.seq,
+                "what": f.what,
+                "class": f.failure_class,
+                "rule": f.rule,
+                "charged": f.charged,
+                "why": f.why,
+                "error": f.error,
+                "evidence": f.evidence.model_dump(mode="json") if f.evidence else None,
+            }
+            for f in ex.failures
+        ],
+        "change": None
+        if ex.change is None
+        else {"field": ex.change.field, "from": ex.change.before, "to": ex.change.after},
+        "advice": ex.advice,
+    }
+
+
+def tune_record(report: TuneReport) -> Record:
+    """The ``tune --json`` object (SPEC §9)."""
+    return {
+        "corpus": {"histories": report.histories, "events": report.events},
+        "policies": [
+            {
+                "policy": e.overrides,
+                "success_rate": e.success_rate,
+                "success_ci": list(e.success_ci),
+                "planner_calls": {"charged": e.planner_calls[0], "uncharged": e.planner_calls[1]},
+                "attempts": {"charged": e.attempts[0], "uncharged": e.attempts[1]},
+                "wall_s": e.wall_s,
+                "cost_usd": e.cost_usd,
+                "censored_share": e.censored_share,
+                "pareto": e.pareto,
+            }
+            for e in report.estimates
+        ],
+        "recommended": {"policy": report.recommended.overrides, "why": report.why},
+    }
+
+
+def simulated_record(
+    model: Model, *, histories: int, events: int, folder: str, seed: int, statuses: dict[str, int]
+) -> Record:
+    """``simulate --json``: what was written, and the model it came from."""
+    return {
+        "histories": histories,
+        "events": events,
+        "out": folder,
+        "seed": seed,
+        "statuses": statuses,
+        "model": asdict(model),
+    }
+
+
+def service_record(status: ServiceStatus) -> Record:
+    """``service status --json``: the same facts as the text, for scripts."""
+    return {
+        "at": stamp(status.at),
+        "workers": [
+            {
+                "worker_id": w.beat.worker_id,
+                "host": w.beat.host,
+                "pid": w.beat.pid,
+                "started_at": stamp(w.beat.started_at),
+                "heartbeat_at": stamp(w.beat.heartbeat_at),
+                "silent_s": round(w.silent_s, 3),
+                "stale": w.stale,
+                "goal_id": w.beat.goal_id,
+                "step_started_at": stamp(w.beat.step_started_at)
+                if w.beat.step_started_at
+                else None,
+            }
+            for w in status.workers
+        ],
+        "goals": dict(sorted(status.goals.items())),
+        "due_now": status.due_now,
+        "soonest_wakeup": stamp(status.soonest_wakeup) if status.soonest_wakeup else None,
+        "errors": [
+            {"at": stamp(e.at), "worker_id": e.worker_id, "goal_id": e.goal_id, "error": e.error}
+            for e in status.errors
+        ],
+    }
