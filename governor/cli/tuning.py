@@ -15,6 +15,7 @@ from governor.analysis.tune import parse_grid
 from governor.analysis.tuning import plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
+from governor.cli.values import whole
 from governor.core.decide import decide
 from governor.core.policy import parse_assignments, policy_from
 from governor.core.view import project
@@ -109,8 +110,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "simulate", help="write synthetic goal histories from a stated generative model"
     )
-    p.add_argument("--goals", type=int, required=True, metavar="N")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--goals", type=whole, required=True, metavar="N")
+    p.add_argument("--seed", type=whole, default=0)
     p.add_argument(
         "--out", required=True, metavar="DIR", help="the folder to write <goal>.jsonl files into"
     )
@@ -148,10 +149,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a policy field and its candidate values: a..b, a..b:step or a,b,c (repeatable)",
     )
     p.add_argument(
-        "--samples", type=int, default=2, help="Monte Carlo tails per censored outcome (default 2)"
+        "--samples",
+        type=whole,
+        default=2,
+        help="Monte Carlo tails per censored outcome (default 2)",
     )
-    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=whole, default=None, help="processes (default: every core)")
+    p.add_argument("--seed", type=whole, default=0)
     p.add_argument("--plot", metavar="PNG", help="write success against cost as a PNG")
     p.add_argument(
         "--all", action="store_true", help="print every candidate, not only the frontier"

@@ -36,6 +36,7 @@ MINIMUM: Final = (
     "tenacity==8.2.0",
     "orjson==3.10.1",
     "typing-extensions==4.10.0",
+    "msgspec==0.18.0",
 )
 """The oldest versions of what governor and its LangGraph/LangChain code import."""
 
@@ -49,7 +50,7 @@ TESTS: Final = (
 
 def test_the_declared_lower_bounds_are_the_pinned_ones() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
-    for name in ("langgraph", "pydantic", "tenacity", "orjson", "typing-extensions"):
+    for name in ("langgraph", "pydantic", "tenacity", "orjson", "typing-extensions", "msgspec"):
         pinned = next(p for p in MINIMUM if p.startswith(f"{name}=="))
         assert f'"{name}>={pinned.split("==")[1]}' in pyproject, f"pyproject.toml: {name}"
 
