@@ -47,7 +47,7 @@ import concurrent.futures
 import inspect
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -59,7 +59,6 @@ from governor.exec.call import AgentContext, CallInfo, current_call, run_in_cont
 from governor.exec.environment import Redactor
 from governor.exec.load import load_target
 
-Agent = Callable[[str, AgentContext], Any]
 OBSERVATIONS: Final = frozenset({"absent", "observed", "unknown"})
 
 
@@ -202,6 +201,7 @@ class _Outcome:
     chat_model: bool = False
     watch: Any = None
     future: concurrent.futures.Future[Any] | None = None
+    timed_out: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def call(self, agent: object, prompt: str, context: AgentContext) -> None:
@@ -228,11 +228,17 @@ class _Outcome:
             return await awaitable
 
         with self._lock:
+            if self.timed_out:  # the limit passed before the coroutine was even scheduled
+                if inspect.iscoroutine(awaitable):
+                    awaitable.close()  # it never runs (and is not reported as never awaited)
+                raise TimeoutError("the agent ran past its limit")
             self.future = asyncio.run_coroutine_threadsafe(run(), _loop())
         return self.future.result()
 
     def cancel(self) -> None:
+        """The call ran past its limit: cancel its coroutine (now, or before it starts)."""
         with self._lock:
+            self.timed_out = True
             if self.future is not None:
                 self.future.cancel()
 

@@ -21,7 +21,7 @@ from governor.core.classify import SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import passes_gate
 from governor.exec.call import CallInfo, current_call
-from governor.exec.python import PythonHarness
+from governor.exec.python import PythonHarness, _Outcome, agent_context
 from tests.callbacks import Runs
 from tests.fakevendor import scenario as sc
 from tests.fakevendor.clis import FAKE_ANTHROPIC_KEY
@@ -36,6 +36,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda
 
 calls = 0
+started = []
 cancelled = []
 
 def answer(prompt, context):
@@ -68,6 +69,7 @@ async def async_raises(prompt, context):
     raise ValueError("the async agent broke")
 
 async def async_slow(prompt, context):
+    started.append(True)
     try:
         await asyncio.sleep(30)
     finally:
@@ -250,10 +252,25 @@ def test_an_overrunning_async_agent_is_cancelled(tmp_path: Path) -> None:
         if n.startswith("governor_agent_agents_")
         and getattr(m, "__file__", "") == str(tmp_path / "agents.py")
     )
-    deadline = time.monotonic() + 30
-    while not module.cancelled and time.monotonic() < deadline:
+    # On a loaded machine the limit may pass before the coroutine starts: then it never
+    # starts (see the next test). Whatever started is cancelled long before its 30 s sleep.
+    deadline = time.monotonic() + 25
+    while module.cancelled != module.started and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert module.cancelled == [True]
+    assert module.cancelled == module.started
+
+
+def test_a_coroutine_whose_limit_passed_before_it_was_scheduled_never_runs(
+    tmp_path: Path,
+) -> None:
+    h = harness(tmp_path)
+    profile = Profile(harness="python", args=("agents.py:async_slow",))
+    agent = h.load(profile)
+    outcome = _Outcome()
+    outcome.cancel()  # the harness gave up on the call before its thread reached the loop
+    outcome.call(agent, "hello", agent_context(profile, tmp_path, {}, None))
+    assert isinstance(outcome.error, TimeoutError)
+    assert sys.modules[agent.__module__].started == []
 
 
 @pytest.mark.parametrize(
