@@ -36,7 +36,7 @@ from governor.core.ledger import Ledger
 from governor.core.policy import LedgerName
 from governor.core.question import Question, question
 from governor.drive import goals
-from governor.drive.goalfile import goal_from_mapping
+from governor.drive.goalfile import goal_from_file, goal_from_mapping
 from governor.drive.goals import Outcome, default_actor
 from governor.drive.runner import RunnerSettings
 from governor.errors import InputError
@@ -333,8 +333,6 @@ def _store(
 
 def _events(spec: GoalSpec, workdir: Path, at: datetime, actor: str) -> list[Event]:
     if isinstance(spec, (str, os.PathLike)):
-        from governor.drive.goalfile import goal_from_file  # noqa: PLC0415 - same module
-
         path = Path(spec)
         return goal_from_file(path if path.is_absolute() else workdir / path, at=at, actor=actor)
     data = (
