@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from contextvars import copy_context
 from pathlib import Path
 from typing import Any
 
@@ -268,7 +269,8 @@ def test_a_coroutine_whose_limit_passed_before_it_was_scheduled_never_runs(
     agent = h.load(profile)
     outcome = _Outcome()
     outcome.cancel()  # the harness gave up on the call before its thread reached the loop
-    outcome.call(agent, "hello", agent_context(profile, tmp_path, {}, None))
+    context = agent_context(profile, tmp_path, {}, None)
+    copy_context().run(outcome.call, agent, "hello", context)  # as in the harness's own thread
     assert isinstance(outcome.error, TimeoutError)
     assert sys.modules[agent.__module__].started == []
 
