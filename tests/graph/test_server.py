@@ -141,8 +141,8 @@ def test_a_goal_created_over_the_api_is_driven_to_success_answering_its_question
         "planner": "planner",
         "worker": "worker",
         "policy": {
-            "upstream_backoff": {"initial_s": 5, "factor": 1, "max_s": 5}
-        },  # no run gets past it
+            "upstream_backoff": {"initial_s": 20, "factor": 1, "max_s": 20}
+        },  # long: no run gets past it, however loaded the machine
     }
     first: Any = client.runs.wait(thread, "governor", input={"goal": goal})
     assert (first["goal_id"], first["outcome"]) == ("srv", "waiting")  # the planner's outage
