@@ -34,6 +34,7 @@ LedgerName = Literal[
     "uncharged_attempts",
     "runtime",
     "cost",
+    "outage_wait",
 ]
 """A budget that ``budget.raised`` may lift: the raisable rows of ``governor.core.budgets``."""
 
@@ -123,6 +124,10 @@ class Policy(BaseModel):
     """Cumulative wall clock across all runs of the goal, in seconds. Default 14400."""
     max_cost_usd: float | None = Field(default=None, ge=0)
     """Cumulative reported cost in US dollars; ``None`` means no limit. Default none."""
+    max_outage_wait_s: float = Field(default=21600.0, gt=0)
+    """Cumulative time the goal may wait parked on failing upstreams, in seconds
+    (SPEC §11.10); past it the goal stops ``budget_exhausted`` (``outage_wait``).
+    Default 21600 (6 h)."""
 
     @model_validator(mode="before")
     @classmethod
