@@ -12,11 +12,13 @@ import pytest
 from governor.core import parking, record
 from governor.core.codec import decode, encode
 from governor.core.decide import decide
+from governor.core.decision import Decision
 from governor.core.events import WorkSpec
 from governor.core.history import validate_events
 from governor.core.policy import UpstreamBackoff
 from governor.core.route import Park, Resume, Wait, route
 from governor.core.upstream import (
+    Outage,
     Seen,
     Upstream,
     UpstreamHealth,
@@ -46,6 +48,23 @@ def failing(since_s: float = 0, **fields) -> UpstreamHealth:
 
 def back(record: UpstreamHealth, when_s: float) -> UpstreamHealth:
     return probed(record, ANSWERED, at(when_s))
+
+
+def healthy_record() -> UpstreamHealth:
+    record = observed(None, CODEX, ANSWERED, at(0), BACKOFF)
+    assert record is not None
+    return record
+
+
+def outage_of(d: Decision) -> Outage:
+    action = route(d)
+    assert isinstance(action, Park | Resume)
+    return action.outage
+
+
+def active_items(s: Story) -> tuple[str, ...]:
+    assert s.view.active_plan is not None
+    return s.view.active_plan.work_ids
 
 
 # --- the record ---------------------------------------------------------------------------
@@ -103,9 +122,9 @@ def test_one_claim_per_step_and_a_refused_probe_moves_the_next_one_a_step_furthe
     assert claimed(mine, at(31), "w2", at(91)) is None  # the claim is live
     after = probed(mine, REFUSED, at(32))
     assert (after.probes, after.next_probe_at, after.probing_until) == (1, at(92), None)
-    assert probed(claimed(after, at(92), "w2", at(150)), REFUSED, at(93)).next_probe_at == at(
-        93 + 120
-    )
+    again = claimed(after, at(92), "w2", at(150))
+    assert again is not None
+    assert probed(again, REFUSED, at(93)).next_probe_at == at(93 + 120)
 
 
 def test_an_expired_claim_may_be_taken_again():
@@ -161,8 +180,7 @@ def test_a_healthy_or_unrelated_upstream_changes_nothing():
     s = ready_to_run()
     plain = decide(s.view, at(10))
     assert decide(s.view, at(10), upstreams={"planner": failing(0)}) == plain
-    healthy = observed(None, CODEX, ANSWERED, at(0), BACKOFF)
-    assert decide(s.view, at(10), upstreams={"worker": healthy}) == plain
+    assert decide(s.view, at(10), upstreams={"worker": healthy_record()}) == plain
 
 
 def test_a_run_goes_on_with_the_items_whose_upstream_is_healthy():
@@ -187,7 +205,7 @@ def park(s: Story, health: UpstreamHealth, when_s: float) -> None:
     action = route(d)
     assert isinstance(action, Park)
     s.now = at(when_s)
-    s.add(parking.park_goal(s.view, action.outage, at=s.now))
+    s.add(parking.park_goal(s.view, outage_of(d), at=s.now))
 
 
 def test_a_recorded_park_holds_in_a_replay_and_names_the_upstream_and_its_probe():
@@ -220,9 +238,10 @@ def test_a_parked_goal_resumes_when_its_upstream_is_back_naming_the_probe_and_th
     action = route(d)
     assert isinstance(action, Resume)
     s.now = at(96)
-    s.add(parking.resume_goal(s.view, action.outage, at=s.now))
+    s.add(parking.resume_goal(s.view, outage_of(d), at=s.now))
     resumed = s.events[-1]
     assert (resumed.type, resumed.actor) == ("goal.resumed", "governor")
+    assert resumed.reason is not None
     assert "its probe at 2026-01-01T00:01:35Z was answered" in resumed.reason
     assert "from 2026-01-01T00:00:00Z to 2026-01-01T00:01:35Z" in resumed.reason
     assert s.view.parked is None
@@ -233,16 +252,16 @@ def test_a_parked_goal_resumes_when_its_upstream_is_back_naming_the_probe_and_th
 
 def test_items_the_outage_refused_are_retried_with_their_window_reset():
     s = ready_to_run()
-    work_id = s.view.active_plan.work_ids[0]
+    work_id = active_items(s)[0]
     s.attempt(work_id, failure_class="upstream")  # an in-flight victim: uncharged
     health = failing(s.now.timestamp() - T0.timestamp())
     d = decide(s.view, s.now, upstreams={"worker": health})
     assert d.next_action == "park"
-    s.add(parking.park_goal(s.view, route(d).outage, at=s.now))
+    s.add(parking.park_goal(s.view, outage_of(d), at=s.now))
     recovered = back(health, 200)
-    action = route(decide(s.view, at(200), upstreams={"worker": recovered}))
+    resume = decide(s.view, at(200), upstreams={"worker": recovered})
     s.now = at(200)
-    s.add(parking.resume_goal(s.view, action.outage, at=s.now))
+    s.add(parking.resume_goal(s.view, outage_of(resume), at=s.now))
     assert [e.type for e in s.events[-2:]] == ["goal.resumed", "work.retried"]
     item = s.view.work[work_id]
     assert (item.consecutive_uncharged, item.charged_attempts, item.fresh) == (0, 0, True)
@@ -252,7 +271,7 @@ def test_items_the_outage_refused_are_retried_with_their_window_reset():
 def test_a_goal_stopped_on_the_upstream_bound_parks_while_the_upstream_fails():
     s = Story(max_uncharged_attempts=1)
     s.plan("build")
-    work_id = s.view.active_plan.work_ids[0]
+    work_id = active_items(s)[0]
     s.attempt(work_id, failure_class="upstream")
     assert (s.decision().status, s.decision().blocked_on) == ("blocked", "upstream")
     d = decide(s.view, s.now, upstreams={"worker": failing(0)})
@@ -268,7 +287,7 @@ def test_a_goal_stopped_on_the_bound_before_the_fleet_knew_resumes_when_it_is_ba
     d = decide(s.view, stopped + timedelta(seconds=61), upstreams={"planner": health})
     assert (d.next_action, d.rule) == ("resume", "fleet.5")
     s.now = stopped + timedelta(seconds=61)
-    s.add(parking.resume_goal(s.view, route(d).outage, at=s.now))
+    s.add(parking.resume_goal(s.view, outage_of(d), at=s.now))
     assert s.events[-1].type == "goal.resumed"
     assert decide(s.view, s.now, upstreams={"planner": health}).next_action == "plan"
 
