@@ -74,9 +74,10 @@ class Profile(_Frozen):
     args: tuple[str, ...] = ()
     """Harness arguments (for ``command``: the executable and its arguments)."""
     probe: tuple[str, ...] | None = None
-    """The harness arguments of this agent's upstream health probe (SPEC §11.10): for
-    ``command`` an executable and its arguments, for ``python`` a ``module:function``.
-    ``codex``, ``claude`` and ``scripted`` probe with the profile itself. Default none."""
+    """The harness arguments of this agent's upstream health probe, used instead of ``args``
+    (SPEC §11.10): for ``command`` an executable and its arguments, for ``python`` a
+    ``module:function``, for ``scripted`` a scenario file. ``codex`` and ``claude`` probe
+    with the profile itself; a profile that cannot probe is never parked. Default none."""
 
 
 class WorkSpec(_Frozen):

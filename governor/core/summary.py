@@ -19,6 +19,7 @@ from typing import Final
 from governor.core.budgets import charged_attempts, charged_replans
 from governor.core.decide import decide
 from governor.core.decision import Decision
+from governor.core.parking import Upstreams
 from governor.core.view import GoalView
 
 ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
@@ -75,15 +76,16 @@ class GoalSummary:
         return self.status in ACTIVE_STATUSES
 
 
-def summarize(view: GoalView, now: datetime) -> GoalSummary:
-    """The summary row of a goal: its view and the decision taken at ``now``.
+def summarize(view: GoalView, now: datetime, upstreams: Upstreams | None = None) -> GoalSummary:
+    """The summary row of a goal: its view and the decision taken at ``now`` (given the
+    shared health of its upstreams, when known).
 
     Raises:
         ValueError: when the view holds no ``goal.created``.
     """
     if view.created is None or view.last_at is None:
         raise ValueError("cannot summarise a goal without goal.created")
-    decision = decide(view, now, with_ledger=False)
+    decision = decide(view, now, with_ledger=False, upstreams=upstreams)
     return GoalSummary(
         goal_id=view.goal_id,
         title=view.created.title,
