@@ -32,7 +32,7 @@ import pytest
 from governor.analysis.replay import ReplayStep, replay
 from governor.core.policy import UpstreamBackoff
 from governor.drive import goals
-from governor.store import open_store
+from governor.store import EventStore, open_store
 from tests.e2e.cli import COMPLETE, Project, done, plan
 from tests.fakevendor.clis import codex_env, require_cli
 from tests.fakevendor.scenario import Step
@@ -163,7 +163,7 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
     assert park["reason"].startswith("parked: codex http://127.0.0.1:")
 
 
-def _parked_and_probed(store: Any, *, probes: int) -> bool:
+def _parked_and_probed(store: EventStore, *, probes: int) -> bool:
     [record] = store.upstreams() or [None]
     if record is None or record.healthy or record.probes < probes:
         return False
