@@ -164,11 +164,11 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
 
 
 def _parked_and_probed(store: EventStore, *, probes: int) -> bool:
-    [record] = store.upstreams() or [None]
-    if record is None or record.healthy or record.probes < probes:
+    records = store.upstreams()
+    if len(records) != 1 or records[0].healthy or records[0].probes < probes:
         return False
     open_goals = sum(n for s, n in store.goal_counts().items() if s != "succeeded")
-    return record.parked == open_goals
+    return records[0].parked == open_goals
 
 
 def _explains(steps: list[ReplayStep]) -> None:
