@@ -35,8 +35,8 @@ from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Outcome, Profile, WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
-from governor.core.policy import Policy
 from governor.core.parking import park_goal, resume_goal
+from governor.core.policy import Policy
 from governor.core.route import Accept, Apply, Dispatch, Park, Plan, Resume, Wait
 from governor.core.view import GoalView, fold, project
 from governor.drive.act import follow

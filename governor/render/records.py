@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from governor.analysis.explain import Explanation
@@ -22,6 +23,7 @@ from governor.analysis.whatif import WhatIf
 from governor.core.decision import Decision, stamp
 from governor.core.ledger import Ledger
 from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.service.status import ServiceStatus
 from governor.store.base import Lease
@@ -232,6 +234,37 @@ def simulated_record(
     }
 
 
+def upstream_record(record: UpstreamHealth) -> Record:
+    """``upstreams --json`` (one line per upstream), and each of ``service status``'s:
+    its state, the outage it is in (or the last one), its next probe, the goals parked on it."""
+
+    def at(when: datetime | None) -> str | None:
+        return stamp(when) if when else None
+
+    return {
+        "upstream": record.upstream,
+        "harness": record.harness,
+        "endpoint": record.endpoint,
+        "model_family": record.model_family,
+        "state": "healthy" if record.healthy else "failing",
+        "failing_since": at(record.failing_since),
+        "last_status": record.last_status,
+        "retry_after_s": record.retry_after_s,
+        "next_probe_at": at(record.probe_due_at),
+        "probes_refused": record.probes,
+        "refusals": record.refusals,
+        "parked_goals": record.parked or 0,
+        "last_outage": {
+            "started": at(record.outage_started),
+            "ended": at(record.recovered_at),
+            "ended_by": record.recovered_by,
+        }
+        if record.recovered_at
+        else None,
+        "updated_at": stamp(record.updated_at),
+    }
+
+
 def service_record(status: ServiceStatus) -> Record:
     """``service status --json``: the same facts as the text, for scripts."""
     return {
@@ -259,4 +292,5 @@ def service_record(status: ServiceStatus) -> Record:
             {"at": stamp(e.at), "worker_id": e.worker_id, "goal_id": e.goal_id, "error": e.error}
             for e in status.errors
         ],
+        "upstreams": [upstream_record(u) for u in status.upstreams],
     }

@@ -13,11 +13,12 @@ from governor.analysis.tuning import TuneReport
 from governor.analysis.whatif import WhatIf
 from governor.core.classify import GENERIC_REMEDY, SpawnResult
 from governor.core.codec import to_dict
-from governor.core.decision import Decision, stamp
+from governor.core.decision import Decision, count, stamp
 from governor.core.events import Event
 from governor.core.evidence import is_uncharged
 from governor.core.ledger import Ledger
 from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
 from governor.service.status import ServiceStatus
 
 
@@ -210,11 +211,40 @@ def format_service_status(status: ServiceStatus) -> str:
     lines.append(f"due now: {due}")
     wake = stamp(status.soonest_wakeup) if status.soonest_wakeup else "no goal waits"
     lines.append(f"soonest wake-up: {wake}")
+    lines.append(f"upstreams: {len(status.upstreams) or 'none recorded'}")
+    lines += [f"  {line}" for line in _upstream_lines(status.upstreams)]
     lines.append(f"recent errors: {len(status.errors) or 'none'}")
     for e in status.errors:
         where = f" goal {e.goal_id}" if e.goal_id else ""
         lines.append(f"  {stamp(e.at)} {e.worker_id}{where}: {e.error.splitlines()[0][:200]}")
     return "\n".join(lines)
+
+
+def _upstream_lines(records: Sequence[UpstreamHealth]) -> list[str]:
+    lines = []
+    for r in records:
+        if r.healthy:
+            last = (
+                f"; last outage {stamp(r.outage_started)} to {stamp(r.recovered_at)}"
+                if r.outage_started and r.recovered_at
+                else ""
+            )
+            lines.append(f"{r.upstream}: healthy{last}")
+            continue
+        due = r.probe_due_at
+        lines.append(
+            f"{r.upstream}: FAILING since {stamp(r.failing_since) if r.failing_since else '?'}"
+            f" (last status {r.last_status or 'unknown'}), {count(r.probes, 'probe')} refused, "
+            f"next probe {stamp(due) if due else '?'}, {count(r.parked or 0, 'goal')} parked"
+        )
+    return lines
+
+
+def format_upstreams(records: Sequence[UpstreamHealth]) -> str:
+    """``upstreams``: each upstream's state, its outage, its next probe, its parked goals."""
+    if not records:
+        return "no upstream recorded yet (records appear with the first agent call)"
+    return "\n".join(_upstream_lines(records))
 
 
 def format_probe(result: SpawnResult) -> str:
