@@ -314,7 +314,7 @@ def decide(
     for rule in GOAL_RULES:
         decision = rule(ctx)
         if decision is not None:
-            if view.parked is None and not upstreams:
+            if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
                 return decision
             return fleet(view, now, decision, upstreams)
     raise AssertionError("the fallback rule always decides")  # pragma: no cover

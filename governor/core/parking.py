@@ -17,8 +17,9 @@ Rules (a layer over the goal rules of ``governor.core.decide``; first match wins
             -> ready/resume.
 
 The health is an input like ``now``: a mapping from each of the goal's profile names to
-its upstream's record, given by the shell (none: the recorded park alone decides, as in a
-replay). A park is recorded (``goal.parked``) and so is its end (``goal.resumed``), so a
+its upstream's record, given by the shell (None: the recorded park alone decides, as in a
+replay; a mapping without the parked profile: the shell knows of no failure any more, so
+the goal resumes). A park is recorded (``goal.parked``) and so is its end (``goal.resumed``), so a
 replay explains both. Nothing here reads a clock or a store.
 """
 
@@ -121,12 +122,34 @@ def _over(view: GoalView, d: Decision, now: datetime) -> Decision:
     )
 
 
-def _while_parked(view: GoalView, now: datetime, d: Decision, upstreams: Upstreams) -> Decision:
+def _unrecorded(d: Decision, view: GoalView) -> Decision:
     parked = view.parked
     assert parked is not None
-    health = upstreams.get(parked.profile)
+    text = f"{parked.upstream} has no failing record any more"
+    outage = Outage(parked.upstream, (parked.profile,), parked.since, None, text)
+    return replace(
+        d,
+        status="ready",
+        next_action="resume",
+        reason=f"{text}; resume",
+        rule="fleet.1",
+        blocked_on=None,
+        not_before=None,
+        exhausted=None,
+        outage=outage,
+    )
+
+
+def _while_parked(
+    view: GoalView, now: datetime, d: Decision, upstreams: Upstreams | None
+) -> Decision:
+    parked = view.parked
+    assert parked is not None
+    health = upstreams.get(parked.profile) if upstreams is not None else None
     if health is not None and health.healthy:
-        return _resume(d, health, upstreams, "fleet.1")
+        return _resume(d, health, upstreams or {}, "fleet.1")
+    if upstreams is not None and health is None:
+        return _unrecorded(d, view)  # the shell knows of no failure of what it calls now
     if outage_wait_over(view, now):
         return _over(view, d, now)
     if not calls(view, d):
@@ -178,9 +201,9 @@ def fleet(view: GoalView, now: datetime, d: Decision, upstreams: Upstreams | Non
     """The goal's decision with the upstreams' health taken into account (the module rules)."""
     if d.status in ("succeeded", "cancelled") or d.exhausted is not None:
         return d
-    upstreams = upstreams or {}
     if view.parked is not None:
         return _while_parked(view, now, d, upstreams)
+    upstreams = upstreams or {}
     profiles = calls(view, d)
     down = tuple(p for p in profiles if (h := upstreams.get(p)) is not None and not h.healthy)
     if not down:

@@ -143,8 +143,9 @@ def tick(
     goal_runner: Runner, *, on_decision: Callable[[Decision, Action], None] | None = None
 ) -> RunReport:
     """One step: decide, then act once (plan, apply, dispatch, accept, park, resume) —
-    never wait. A run an upstream refused parks the goal in the same step, so no goal
-    stopped on a failing upstream waits for a person (SPEC §11.10).
+    never wait. A run an upstream refused parks the goal in the same step (or resumes it,
+    when the upstream came back meanwhile), so no goal stopped on a failing upstream
+    waits for a person (SPEC §11.10).
 
     ``on_decision`` is told of the decision acted on and its action, before it is done.
     """
@@ -158,7 +159,7 @@ def tick(
         if acts(action):
             act(goal_runner, action)
             then = route(goal_runner.decide())
-            if isinstance(then, Park) and not isinstance(action, Park | Resume):
+            if isinstance(then, Park | Resume) and not isinstance(action, Park | Resume):
                 act(goal_runner, then)
         after = goal_runner.decide(with_ledger=True)
         return RunReport(after, outcome_of(after), 1, goal_runner.title)

@@ -329,3 +329,12 @@ def test_a_second_park_without_a_resume_is_refused_by_the_validator():
     outage = decide(s.view, at(11)).outage
     assert outage is not None
     assert parking.park_goal(s.view, outage, at=at(11)) == []
+
+
+def test_a_parked_goal_whose_upstream_has_no_record_any_more_resumes_but_a_replay_keeps_it():
+    s = ready_to_run()
+    park(s, failing(0), 10)
+    assert decide(s.view, at(100)).status == "waiting"  # a replay: no health given
+    d = decide(s.view, at(100), upstreams={})
+    assert (d.next_action, d.rule) == ("resume", "fleet.1")
+    assert "has no failing record any more" in d.reason
