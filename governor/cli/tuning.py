@@ -7,19 +7,22 @@ import dataclasses
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from governor.analysis.corpus import corpus_of
+from governor.analysis.fleet import FleetRun, FleetSettings, simulate_fleet
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import parse_grid
 from governor.analysis.tuning import plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
 from governor.core.decide import decide
-from governor.core.policy import parse_assignments, policy_from
+from governor.core.events import Event
+from governor.core.policy import Policy, parse_assignments, policy_from
 from governor.core.view import project
 from governor.render import records
-from governor.render.text import format_report
+from governor.render.text import format_fleet, format_report
 from governor.store.jsonl import write_history
 
 
@@ -51,14 +54,30 @@ def _model(args: argparse.Namespace) -> Model:
     return dataclasses.replace(Model(), **values)
 
 
+def _histories(
+    args: argparse.Namespace, model: Model, policy: Policy
+) -> tuple[Iterable[list[Event]], FleetRun | None]:
+    """The histories to write: independent goals, or one fleet under a shared vendor."""
+    if args.fleet is None:
+        return simulate(model, policy, goals=args.goals, seed=args.seed), None
+    settings = FleetSettings(
+        goals=args.goals,
+        mode=args.fleet,
+        spread_s=args.spread_s,
+        operator_delay_s=args.operator_delay_s,
+        outages=tuple(args.outage) if args.outage else None,
+    )
+    run = simulate_fleet(model, policy, seed=args.seed, settings=settings)
+    return run.histories, run
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     model, policy = _model(args), policy_from(parse_assignments(args.policy or ""))
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
     meter, statuses, events = Meter("simulating"), Counter[str](), 0
-    for index, history in enumerate(
-        simulate(model, policy, goals=args.goals, seed=args.seed), start=1
-    ):
+    histories, fleet = _histories(args, model, policy)
+    for index, history in enumerate(histories, start=1):
         with (folder / f"{history[0].goal_id}.jsonl").open("wb") as handle:
             write_history(history, handle)
         view = project(history)
@@ -66,22 +85,34 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         events += len(history)
         meter(index, args.goals)
     if args.json:
-        json_line(
-            records.simulated_record(
-                model,
-                histories=args.goals,
-                events=events,
-                folder=str(folder),
-                seed=args.seed,
-                statuses=dict(statuses),
-            )
+        record = records.simulated_record(
+            model,
+            histories=args.goals,
+            events=events,
+            folder=str(folder),
+            seed=args.seed,
+            statuses=dict(statuses),
         )
+        json_line({**record, "fleet": records.fleet_record(fleet) if fleet else None})
     else:
         out(
             f"wrote {args.goals} histories ({events} events) to {folder}: "
             + ", ".join(f"{n} {s}" for s, n in statuses.most_common())
         )
+        if fleet is not None:
+            out(format_fleet(fleet))
     return ExitCode.OK
+
+
+def _window(text: str) -> tuple[float, float]:
+    start, sep, end = text.partition(":")
+    try:
+        window = (float(start), float(end))
+    except ValueError:
+        window = (0.0, -1.0)
+    if not sep or not 0 <= window[0] < window[1] < float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not START:END in seconds, START < END")
+    return window
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -128,6 +159,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             metavar=type(f.default).__name__.upper(),
             help=f"model: {f.name} (default {f.default})",
         )
+    p.add_argument(
+        "--fleet",
+        choices=("aware", "per-goal"),
+        help="one vendor shared by every goal: with the fleet rule (aware) or without it",
+    )
+    p.add_argument(
+        "--spread-s", type=float, default=1.0, help="fleet: seconds between goal starts (default 1)"
+    )
+    p.add_argument(
+        "--outage",
+        type=_window,
+        action="append",
+        metavar="START:END",
+        help="fleet: a fixed outage, in seconds from the start (repeatable; default: the model's)",
+    )
+    p.add_argument(
+        "--operator-delay-s",
+        type=float,
+        default=900.0,
+        help="fleet per-goal: how long after an outage a person resumes its stopped goals (900)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_simulate)
 

@@ -10,12 +10,14 @@ Rules:
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from governor.analysis.explain import Explanation
+from governor.analysis.fleet import FleetRun
 from governor.analysis.replay import ReplayStep
 from governor.analysis.simulate import Model
 from governor.analysis.tuning import TuneReport
@@ -231,6 +233,24 @@ def simulated_record(
         "seed": seed,
         "statuses": statuses,
         "model": asdict(model),
+    }
+
+
+def fleet_record(run: FleetRun) -> Record:
+    """``simulate --fleet --json``'s ``fleet``: what reached the vendor and what it cost."""
+    t, waits = run.tally, [w for w in run.recoveries_s() if w != float("inf")]
+    return {
+        "vendor_calls": t.calls,
+        "refused_calls": t.refused,
+        "probes": t.probes,
+        "parks": t.parks,
+        "manual_resumes": t.manual_resumes,
+        "outages": [[start, end] for start, end in run.outages],
+        "recovery_s": {
+            "goals": len(waits),
+            "median": statistics.median(waits) if waits else None,
+            "max": max(waits) if waits else None,
+        },
     }
 
 

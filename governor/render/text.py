@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import orjson
 
 from governor.analysis.explain import Explanation
+from governor.analysis.fleet import FleetRun
 from governor.analysis.replay import ReplayStep
 from governor.analysis.tune import Estimate
 from governor.analysis.tuning import TuneReport
@@ -238,6 +239,18 @@ def _upstream_lines(records: Sequence[UpstreamHealth]) -> list[str]:
             f"next probe {stamp(due) if due else '?'}, {count(r.parked or 0, 'goal')} parked"
         )
     return lines
+
+
+def format_fleet(run: FleetRun) -> str:
+    """``simulate --fleet``: what reached the shared vendor, and what the outages cost."""
+    t = run.tally
+    waits = sorted(w for w in run.recoveries_s() if w != float("inf"))
+    back = f"median {waits[len(waits) // 2]:.0f}s, at most {waits[-1]:.0f}s" if waits else "none"
+    return (
+        f"the vendor got {t.calls} calls ({t.refused} refused, {count(t.probes, 'probe')}); "
+        f"{count(t.parks, 'park')}, {count(t.manual_resumes, 'manual resume')}; "
+        f"from an outage's end to a goal's next call: {back}"
+    )
 
 
 def format_upstreams(records: Sequence[UpstreamHealth]) -> str:
