@@ -12,6 +12,7 @@ from pathlib import Path
 
 from governor.analysis.corpus import corpus_of
 from governor.analysis.fleet import FleetRun, FleetSettings, simulate_fleet
+from governor.analysis.outages import savings
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import parse_grid
 from governor.analysis.tuning import plot, tune_corpus
@@ -22,7 +23,7 @@ from governor.core.events import Event
 from governor.core.policy import Policy, parse_assignments, policy_from
 from governor.core.view import project
 from governor.render import records
-from governor.render.text import format_fleet, format_report
+from governor.render.text import format_fleet, format_report, format_savings
 from governor.store.jsonl import write_history
 
 
@@ -129,10 +130,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.plot:
         plot(report, args.plot)
         err(f"wrote the plot to {args.plot}")
+    spared = savings(corpus.events(i) for i in range(len(corpus)))
     if args.json:
-        json_line(records.tune_record(report))
+        json_line({**records.tune_record(report), "fleet": records.savings_record(spared)})
     else:
         out(format_report(report, every=args.all))
+        out(format_savings(spared))
     return ExitCode.OK
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from governor.analysis.explain import Explanation
 from governor.analysis.fleet import FleetRun
+from governor.analysis.outages import Savings
 from governor.analysis.replay import ReplayStep
 from governor.analysis.simulate import Model
 from governor.analysis.tuning import TuneReport
@@ -219,6 +220,16 @@ def tune_record(report: TuneReport) -> Record:
             for e in report.estimates
         ],
         "recommended": {"policy": report.recommended.overrides, "why": report.why},
+    }
+
+
+def savings_record(spared: Savings) -> Record:
+    """``tune --json``'s ``fleet``: the corpus's outages and the calls the fleet rule saves."""
+    return {
+        "outages": spared.outages,
+        "refused_calls": spared.refused,
+        "sent_under_fleet_rule": spared.sent,
+        "calls_saved": spared.saved,
     }
 
 

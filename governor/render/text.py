@@ -8,6 +8,7 @@ import orjson
 
 from governor.analysis.explain import Explanation
 from governor.analysis.fleet import FleetRun
+from governor.analysis.outages import Savings
 from governor.analysis.replay import ReplayStep
 from governor.analysis.tune import Estimate
 from governor.analysis.tuning import TuneReport
@@ -250,6 +251,16 @@ def format_fleet(run: FleetRun) -> str:
         f"the vendor got {t.calls} calls ({t.refused} refused, {count(t.probes, 'probe')}); "
         f"{count(t.parks, 'park')}, {count(t.manual_resumes, 'manual resume')}; "
         f"from an outage's end to a goal's next call: {back}"
+    )
+
+
+def format_savings(spared: Savings) -> str:
+    """``tune``'s last line: the refused calls of the corpus the fleet rule would spare."""
+    if not spared.refused:
+        return "fleet outages: no call of the corpus was refused by its upstream"
+    return (
+        f"fleet outages: {count(spared.outages, 'outage')}, {count(spared.refused, 'refused call')}; "
+        f"with the fleet rule {spared.sent} would have reached the vendor ({spared.saved} saved)"
     )
 
 

@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from governor.analysis.fleet import FleetRun, FleetSettings, parked_over_time, simulate_fleet
+from governor.analysis.outages import savings, steps_within
 from governor.analysis.simulate import Model
 from governor.core.history import validate_events
 from governor.core.policy import Policy
@@ -70,3 +71,21 @@ def test_every_goal_a_probe_found_back_resumes_once_the_outage_ends(
     parked = parked_over_time(runs["aware"], 60.0)
     assert max(n for _, n in parked) > 0
     assert parked[-1][1] == 0
+
+
+def test_tune_estimates_the_calls_the_fleet_rule_saves_from_a_per_goal_corpus(
+    runs: dict[str, FleetRun],
+) -> None:
+    per_goal = savings(runs["per-goal"].histories)
+    assert per_goal.outages == 1
+    assert per_goal.refused == runs["per-goal"].tally.refused
+    assert 1 <= per_goal.sent <= runs["aware"].tally.refused  # at most what the rule really sent
+    assert per_goal.saved == per_goal.refused - per_goal.sent
+    assert savings([]).refused == 0
+
+
+@pytest.mark.parametrize(
+    ("span_s", "steps"), [(0, 0), (29, 0), (30, 1), (90, 2), (3600, 7), (3630, 8), (4530, 9)]
+)
+def test_an_outage_takes_one_probe_per_back_off_step(span_s: float, steps: int) -> None:
+    assert steps_within(Policy().upstream_backoff, span_s) == steps
