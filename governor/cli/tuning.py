@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from governor.analysis.corpus import corpus_of
-from governor.analysis.fleet import FleetRun, FleetSettings, simulate_fleet
+from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_fleet
 from governor.analysis.outages import savings
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import parse_grid
@@ -69,6 +69,16 @@ def _histories(
         outages=tuple(args.outage) if args.outage else None,
     )
     run = simulate_fleet(model, policy, seed=args.seed, settings=settings)
+    if args.plot:
+        from governor.analysis.fleet_plot import plot as plot_fleet  # noqa: PLC0415 - matplotlib
+
+        other: Mode = "per-goal" if args.fleet == "aware" else "aware"
+        twin = simulate_fleet(
+            model, policy, seed=args.seed, settings=dataclasses.replace(settings, mode=other)
+        )
+        aware, per_goal = (run, twin) if args.fleet == "aware" else (twin, run)
+        plot_fleet(aware, per_goal, args.plot)
+        err(f"wrote the plot to {args.plot}")
     return run.histories, run
 
 
@@ -176,6 +186,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         metavar="START:END",
         help="fleet: a fixed outage, in seconds from the start (repeatable; default: the model's)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="fleet: draw the outage (parked goals, probes, resumes; refusals against the other mode)",
     )
     p.add_argument(
         "--operator-delay-s",
