@@ -2,7 +2,7 @@
 keeping the shared health record.
 
 Run: ``.venv/bin/python -m bench.outage [--goals 500] [--seeds 1 2 3] [--outage-s 3600]
-[--processes 4] [--calls 2000] [--store URL | --postgres]``
+[--processes 4] [--calls 2000] [--appends 200] [--store URL | --postgres]``
 
 Method (figures go to docs/performance.md):
     1. The same simulated outage, twice per seed (``governor.analysis.fleet``): ``--goals``
@@ -19,8 +19,8 @@ Method (figures go to docs/performance.md):
     2. The health record under many workers: ``--processes`` processes, each with its own
        store connection, record ``--calls`` answered calls each against one healthy
        upstream (the common case: one read, no write) at once; then, for scale, the same
-       processes append one event per call to goals of their own (every append is a write
-       transaction). Reported: microseconds per call of each, and the writes the health
+       processes append ``--appends`` events each, one per transaction, to goals of their
+       own (every append is a durable write transaction). Reported: microseconds per call of each, and the writes the health
        record took (0 expected). SQLite by default (a temporary file, ``synchronous=FULL``);
        ``--store URL`` or ``--postgres`` (a throw-away server) for PostgreSQL.
 """
@@ -181,11 +181,14 @@ def health(args: argparse.Namespace) -> None:
             written = store.upstreams()[0].updated_at
         n = args.processes
         observe = _parallel(_observe, [(url, args.calls) for _ in range(n)])
-        append = _parallel(_append, [(url, args.calls, f"bench-{i}") for i in range(n)])
+        append = _parallel(_append, [(url, args.appends, f"bench-{i}") for i in range(n)])
         with closing(open_store(url)) as store:
             rewritten = store.upstreams()[0].updated_at != written
     per_observe, per_append = statistics.median(observe), statistics.median(append)
-    print(f"2. the health record, {n} processes x {args.calls} calls at once ({url.split(':')[0]})")
+    print(
+        f"2. the health record, {n} processes x {args.calls} calls at once, against "
+        f"{args.appends} appends each ({url.split(':')[0]})"
+    )
     print(f"   an answered call observed: {per_observe * 1e6:,.0f} us (median over processes)")
     print(f"   an event appended:         {per_append * 1e6:,.0f} us")
     print(f"   ratio append / observe: {per_append / per_observe:,.1f}x; "
@@ -200,6 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--operator-delay-s", type=float, default=900.0)
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--appends", type=int, default=200)
     parser.add_argument("--store", metavar="URL")
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--skip-health", action="store_true")
