@@ -68,7 +68,7 @@ def events(n: int, goal_id: str = "bench", *, cycles: int = 400) -> Iterator[dic
         "max_replans": 10**6,
         "max_plan_records": 10**6,
         "max_total_work_items": 10**6,
-        "max_runtime_s": 1e12,
+        "max_runtime_s": 1e10,
     }
     yield w.event(
         "goal.created",

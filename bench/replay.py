@@ -7,7 +7,10 @@ Method (the figures go to docs/performance.md):
     2. In one process, alternate the measured passes ``repeat`` times and keep each
        pass's best time (the machine is shared and noisy; interleaving spreads the noise):
          bare      read every line and ``orjson.loads`` it (the floor of any replay)
-         decode    read + decode + validate every line into pydantic events
+         structs   read + decode every line into the compiled msgspec structs only
+         pydantic  read + decode + validate every line with the pydantic models alone
+         decode    read + decode every line into pydantic events (``LineDecoder``: the
+                   compiled decoder, pydantic where it is not sure)
          full      read + decode + fold (``project``): the replay of SPEC §9 minus output
          checked   read + decode + history checks + fold (what ``governor validate`` does)
          project   fold alone over events decoded in advance (a 200k-event slice)
@@ -28,7 +31,8 @@ from pathlib import Path
 import orjson
 
 from bench.history_gen import write
-from governor.core.codec import decode_lines
+from governor.core.codec import LineDecoder, decode_lines
+from governor.core.decoder import compiled
 from governor.core.history import check_history
 from governor.core.view import GoalView, evolve, project
 from governor.store.jsonl import iter_raw_lines
@@ -53,6 +57,15 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
         for line in iter_raw_lines(path):
             loads(line)
 
+    def structs() -> None:
+        decode_structs = compiled().decoder.decode
+        for line in iter_raw_lines(path):
+            decode_structs(line)
+
+    def pydantic() -> None:
+        for _ in decode_lines(iter_raw_lines(path), decoder=LineDecoder(compiled=False)):
+            pass
+
     def decode() -> None:
         for _ in decode_lines(iter_raw_lines(path)):
             pass
@@ -66,7 +79,14 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
         for _ in check_history(decode_lines(iter_raw_lines(path))):
             pass
 
-    return {"bare": bare, "decode": decode, "full": full, "checked": checked}
+    return {
+        "bare": bare,
+        "structs": structs,
+        "pydantic": pydantic,
+        "decode": decode,
+        "full": full,
+        "checked": checked,
+    }
 
 
 def best_times(fns: dict[str, Callable[[], None]], repeat: int) -> dict[str, float]:

@@ -8,7 +8,8 @@ commands that the rules refuse, and for failed I/O::
     ├── InputError                      bad input from a person or a file
     │   ├── HistoryError                a history line that cannot be read or is invalid
     │   ├── PolicyError                 a policy override that is unknown or out of range
-    │   └── GoalFileError               a goal file that cannot be read or is invalid
+    │   ├── GoalFileError               a goal file that cannot be read or is invalid
+    │   └── InvalidEventError           an event the store refused to write (it would not read back)
     ├── CommandRefusedError             the rules refuse a command in this state
     │   └── BudgetExhaustedError        ... because a budget is spent
     ├── NotFoundError                   no such goal, plan, work item or file
@@ -64,6 +65,27 @@ class PolicyError(InputError):
 
 class GoalFileError(InputError):
     """A goal file that cannot be read or does not describe a valid goal."""
+
+
+class InvalidEventError(InputError):
+    """An event the store refused to append, because reading it back would fail.
+
+    The store checks what it is about to write with the code that reads it, so nothing
+    that a later read would call corrupt is ever stored. Nothing of the batch was written.
+
+    Attributes:
+        goal_id: the goal the batch was for.
+        seq: the sequence number the event would have had.
+        detail: what is wrong with it.
+    """
+
+    def __init__(self, goal_id: str, seq: int, detail: str):
+        self.goal_id = goal_id
+        self.seq = seq
+        self.detail = detail
+        super().__init__(
+            f"goal {goal_id}: event {seq} was not stored: {detail}; nothing was written"
+        )
 
 
 class CommandRefusedError(GovernorError):

@@ -14,6 +14,7 @@ from typing import Final
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out
+from governor.cli.values import seconds
 from governor.core.events import GoalCreated, Profile
 from governor.drive.goalfile import goal_from_file
 from governor.exec.environment import scrubbed_env
@@ -116,7 +117,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("harness", choices=("codex", "claude", "command", "python", "scripted"))
     p.add_argument("--prompt", default=DEFAULT_PROMPT)
     p.add_argument("--model", default=None)
-    p.add_argument("--timeout-s", type=float, default=120.0, dest="timeout_s")
+    p.add_argument("--timeout-s", type=seconds, default=120.0, dest="timeout_s")
     p.add_argument(
         "--pass-env",
         action="append",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
+from governor.cli.values import seconds, wait_seconds, whole
 from governor.core.charges import describe, last_runs
 from governor.core.codec import to_dict
 from governor.core.decision import stamp
@@ -158,14 +159,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         if name == "run":
             p.add_argument(
                 "--max-wait",
-                type=float,
+                type=wait_seconds,
                 default=900.0,
                 metavar="SECONDS",
                 help="longest cooldown to sleep through before returning 'waiting' (default 900)",
             )
         p.add_argument(
             "--lease-ttl",
-            type=float,
+            type=seconds,
             default=60.0,
             metavar="SECONDS",
             help="how long the lease outlives a runner that died (renewed every third of it; default 60)",
@@ -191,7 +192,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("events", help="a goal's events, in order")
     p.add_argument("goal", metavar="GOAL")
-    p.add_argument("--after", type=int, default=0, metavar="SEQ", help="only events after this seq")
+    p.add_argument(
+        "--after", type=whole, default=0, metavar="SEQ", help="only events after this seq"
+    )
     p.add_argument("--json", action="store_true", help="print the events as JSON Lines")
     p.set_defaults(func=cmd_events)
 

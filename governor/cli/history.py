@@ -13,6 +13,7 @@ from governor.analysis.replay import ReplayStep, replay
 from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
+from governor.cli.values import whole
 from governor.clock import utc_now
 from governor.core.codec import LineDecoder
 from governor.core.decide import decide
@@ -163,7 +164,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="HISTORY",
         help="a history file, a folder of them, or a goal id in the store",
     )
-    p.add_argument("--at", type=int, metavar="SEQ", help="show only the decision after this seq")
+    p.add_argument("--at", type=whole, metavar="SEQ", help="show only the decision after this seq")
     p.add_argument(
         "--now", metavar="TIME", help="decide at this RFC 3339 time instead of each event's"
     )

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
+from governor.cli.values import positive_whole, seconds, whole
 from governor.clock import utc_now
 from governor.render.records import service_record, upstream_record
 from governor.render.text import format_service_status, format_upstreams
@@ -62,23 +63,13 @@ def cmd_upstreams(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _positive(kind: type[float] | type[int]) -> Any:
-    def parse(text: str) -> float | int:
-        value = kind(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
-        return value
-
-    return parse
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_serve(sub)
     service = sub.add_parser("service", help="the service's state: governor service status")
     verbs = service.add_subparsers(dest="service_command", required=True, metavar="VERB")
     p = verbs.add_parser("status", help="workers, goals by status, the soonest wake-up, errors")
     p.add_argument(
-        "--errors", type=int, default=10, metavar="N", help="recent errors shown (default 10)"
+        "--errors", type=whole, default=10, metavar="N", help="recent errors shown (default 10)"
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_service_status)
@@ -100,17 +91,17 @@ def _register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 SERVE_OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
-    ("--workers", {"type": _positive(int), "default": 1, "metavar": "N",
+    ("--workers", {"type": positive_whole, "default": 1, "metavar": "N",
                    "help": "worker processes (default 1: the worker runs in this process)"}),
-    ("--poll-s", {"type": _positive(float), "default": 1.0, "metavar": "SECONDS",
+    ("--poll-s", {"type": seconds, "default": 1.0, "metavar": "SECONDS",
                   "help": "longest idle sleep between looks at the store (default 1)"}),
-    ("--lease-ttl", {"type": _positive(float), "default": 60.0, "metavar": "SECONDS",
+    ("--lease-ttl", {"type": seconds, "default": 60.0, "metavar": "SECONDS",
                      "help": "how long a goal's lease outlives a worker that died (default 60)"}),
-    ("--max-goals-per-tick", {"type": _positive(int), "default": 50, "metavar": "N",
+    ("--max-goals-per-tick", {"type": positive_whole, "default": 50, "metavar": "N",
                               "help": "due goals fetched and stepped per look at the store (default 50)"}),
-    ("--error-backoff", {"type": _positive(float), "default": 1.0, "metavar": "SECONDS",
+    ("--error-backoff", {"type": seconds, "default": 1.0, "metavar": "SECONDS",
                          "help": "first rest of a goal whose step raised; doubles per failure (default 1)"}),
-    ("--error-backoff-max", {"type": _positive(float), "default": 300.0, "metavar": "SECONDS",
+    ("--error-backoff-max", {"type": seconds, "default": 300.0, "metavar": "SECONDS",
                              "help": "longest such rest (default 300)"}),
     ("--log-file", {"metavar": "PATH", "help": "append JSON log lines here (default: stderr)"}),
     ("--metrics-file", {"metavar": "PATH",
@@ -119,7 +110,7 @@ SERVE_OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
                         "help": "serve the metrics at http://HOST:PORT/metrics"}),
     ("--metrics-host", {"default": "127.0.0.1", "metavar": "HOST",
                         "help": "the address the metrics endpoint binds (default 127.0.0.1)"}),
-    ("--metrics-interval", {"type": _positive(float), "default": 5.0, "metavar": "SECONDS",
+    ("--metrics-interval", {"type": seconds, "default": 5.0, "metavar": "SECONDS",
                             "help": "how often the metrics are refreshed (default 5)"}),
 )  # fmt: skip
 """``governor serve``'s options, one row each (documented in ``docs/cli.md``)."""

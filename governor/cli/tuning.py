@@ -18,6 +18,7 @@ from governor.analysis.tune import parse_grid
 from governor.analysis.tuning import plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
+from governor.cli.values import wait_seconds, whole
 from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.policy import Policy, parse_assignments, policy_from
@@ -116,12 +117,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _window(text: str) -> tuple[float, float]:
+    """``START:END`` in seconds from the start: finite, at most 30 days, START before END."""
     start, sep, end = text.partition(":")
-    try:
-        window = (float(start), float(end))
-    except ValueError:
-        window = (0.0, -1.0)
-    if not sep or not 0 <= window[0] < window[1] < float("inf"):
+    window = (wait_seconds(start), wait_seconds(end)) if sep else (0.0, 0.0)
+    if window[0] >= window[1]:
         raise argparse.ArgumentTypeError(f"'{text}' is not START:END in seconds, START < END")
     return window
 
@@ -153,8 +152,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "simulate", help="write synthetic goal histories from a stated generative model"
     )
-    p.add_argument("--goals", type=int, required=True, metavar="N")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--goals", type=whole, required=True, metavar="N")
+    p.add_argument("--seed", type=whole, default=0)
     p.add_argument(
         "--out", required=True, metavar="DIR", help="the folder to write <goal>.jsonl files into"
     )
@@ -178,7 +177,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="one vendor shared by every goal: with the fleet rule (aware) or without it",
     )
     p.add_argument(
-        "--spread-s", type=float, default=1.0, help="fleet: seconds between goal starts (default 1)"
+        "--spread-s",
+        type=wait_seconds,
+        default=1.0,
+        help="fleet: seconds between goal starts (default 1)",
     )
     p.add_argument(
         "--outage",
@@ -194,7 +196,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--operator-delay-s",
-        type=float,
+        type=wait_seconds,
         default=900.0,
         help="fleet per-goal: how long after an outage a person resumes its stopped goals (900)",
     )
@@ -218,10 +220,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a policy field and its candidate values: a..b, a..b:step or a,b,c (repeatable)",
     )
     p.add_argument(
-        "--samples", type=int, default=2, help="Monte Carlo tails per censored outcome (default 2)"
+        "--samples",
+        type=whole,
+        default=2,
+        help="Monte Carlo tails per censored outcome (default 2)",
     )
-    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=whole, default=None, help="processes (default: every core)")
+    p.add_argument("--seed", type=whole, default=0)
     p.add_argument("--plot", metavar="PNG", help="write success against cost as a PNG")
     p.add_argument(
         "--all", action="store_true", help="print every candidate, not only the frontier"

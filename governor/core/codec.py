@@ -5,6 +5,8 @@ Rules (SPEC §3):
     * Every problem is reported with the line it is on: unknown type, unknown field,
       bad value, invalid JSON, non-UTF-8, an empty line, a torn final line.
     * Encoding writes aliases (``class``) and omits nulls; reading accepts either.
+    * Reading tries the compiled decoder (``governor.core.decoder``) first; whatever it
+      is not sure of is validated by the pydantic models, which decide and word the error.
 
 This module only turns bytes into events and back; opening files is the shell's job.
 """
@@ -17,6 +19,7 @@ from typing import Any, Final
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from governor.core.decoder import decode_compiled
 from governor.core.events import EVENT_TYPES, Event
 from governor.core.upcast import Upcaster
 from governor.errors import HistoryError
@@ -36,7 +39,7 @@ def to_dict(event: Event) -> dict[str, Any]:
 
 def decode(data: bytes | str) -> Event:
     """One event from a JSON object; raises ``ValidationError`` when it is not valid."""
-    return EVENT_ADAPTER.validate_json(data)
+    return decode_compiled(data) or EVENT_ADAPTER.validate_json(data)
 
 
 def decode_upgraded(data: bytes | str) -> Event | None:
@@ -88,26 +91,35 @@ def describe(exc: ValidationError) -> str:  # noqa: PLR0911 - one sentence per k
     return f"field '{path}'{where}: {message}" if path else f"{message}{where}"
 
 
+def _is_json_error(exc: ValidationError) -> bool:
+    return exc.errors(include_url=False)[0]["type"] == "json_invalid"
+
+
 class LineDecoder:
     """Decodes history lines one at a time, upcasting legacy shapes as it goes.
 
     Keep one decoder per history: legacy upcasting needs what earlier lines said.
+    ``compiled=False`` validates every line with pydantic alone (the reference the
+    differential test compares the compiled path with).
     """
 
-    __slots__ = ("notes", "source", "torn_line", "upcaster")
+    __slots__ = ("compiled", "notes", "source", "torn_line", "upcaster")
 
-    def __init__(self, source: str | None = None) -> None:
+    def __init__(self, source: str | None = None, *, compiled: bool = True) -> None:
         self.source = source
+        self.compiled = compiled
         self.upcaster = Upcaster()
         self.notes: list[str] = []
         self.torn_line: int | None = None
 
     def decode(self, raw: bytes, line: int) -> Event:
         """Decode one line (without its newline); raises ``HistoryError`` naming the line."""
-        try:
-            event = EVENT_ADAPTER.validate_json(raw)
-        except ValidationError as exc:
-            event = self._decode_slow(raw, line, exc)
+        event = decode_compiled(raw) if self.compiled else None
+        if event is None:
+            try:
+                event = EVENT_ADAPTER.validate_json(raw)
+            except ValidationError as exc:
+                event = self._decode_slow(raw, line, exc)
         self.upcaster.note(event)
         return event
 
@@ -123,7 +135,9 @@ class LineDecoder:
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            raise HistoryError(f"not valid JSON ({exc})", line=line, source=self.source) from None
+            # pydantic read the JSON (it takes 1e400 and Infinity) and named the bad field
+            detail = f"not valid JSON ({exc})" if _is_json_error(first) else describe(first)
+            raise HistoryError(detail, line=line, source=self.source) from None
         if not isinstance(data, dict):
             raise HistoryError("an event must be a JSON object", line=line, source=self.source)
         upcast, note = self.upcaster.upcast(data)

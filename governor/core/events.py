@@ -21,7 +21,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from governor.core.budgets import ledger
 from governor.core.evidence import Evidence, FailureClass
-from governor.core.policy import LedgerName, Policy
+from governor.core.numbers import MAX_RUNTIME_S, Count, PosCount, Position, TimeoutS, Usd, WaitS
+from governor.core.policy import LedgerName, Policy, check_policy_value
 
 SCHEMA_VERSION: Final = 1
 
@@ -33,7 +34,8 @@ WORK_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,140}$"
 TEXT_LIMIT: Final = 2000
 
 
-def _utc(value: datetime) -> datetime:
+def check_utc(value: datetime) -> datetime:
+    """A time in UTC, or ``ValueError`` (the compiled decoder checks the same inline)."""
     if value.utcoffset() != timedelta(0):
         raise ValueError("must be UTC (end in Z or +00:00)")
     return value if value.tzinfo is UTC else value.replace(tzinfo=UTC)
@@ -42,11 +44,10 @@ def _utc(value: datetime) -> datetime:
 Id = Annotated[str, Field(pattern=ID_PATTERN)]
 WorkId = Annotated[str, Field(pattern=WORK_ID_PATTERN)]
 Key = Annotated[str, Field(pattern=KEY_PATTERN)]
-UtcTime = Annotated[datetime, AfterValidator(_utc)]
+UtcTime = Annotated[datetime, AfterValidator(check_utc)]
 Text = Annotated[str, Field(max_length=TEXT_LIMIT)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Reason = Annotated[str, Field(min_length=1, max_length=TEXT_LIMIT)]
-NonNeg = Annotated[float, Field(ge=0)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 Harness = Literal["codex", "claude", "command", "python", "scripted"]
@@ -65,8 +66,8 @@ class Profile(_Frozen):
     harness: Harness
     model: Name | None = None
     instructions: Annotated[str, Field(max_length=20000)] | None = None
-    timeout_s: float = Field(default=600.0, gt=0)
-    """Wall-clock limit of one spawn, in seconds. Default 600."""
+    timeout_s: TimeoutS = 600.0
+    """Wall-clock limit of one spawn, in seconds, at most 30 days. Default 600."""
     max_attempts: int = Field(default=2, ge=1, le=20)
     """In-agent spawn attempts (tenacity), not the work budget. Default 2."""
     env: tuple[EnvName, ...] = ()
@@ -108,7 +109,7 @@ class AcceptanceReport(_Frozen):
 class _Event(_Frozen):
     schema_version: Literal[1] = SCHEMA_VERSION
     goal_id: Id
-    seq: int = Field(ge=1)
+    seq: Position
     at: UtcTime
     actor: Name = "governor"
     reason: Reason | None = None
@@ -143,7 +144,7 @@ class GoalCreated(_Event):
 class PlanRequested(_Event):
     type: Literal["plan.requested"] = "plan.requested"
     plan_id: Id
-    sequence: int = Field(ge=1)
+    sequence: Position
     trigger: PlanTrigger
     fingerprint: Sha256
 
@@ -193,7 +194,7 @@ class PlanFailed(_Event):
     failure_class: FailureClass | None = Field(default=None, alias="class")
     error: Text | None = None
     evidence: Evidence | None = None
-    retry_after_s: NonNeg | None = None
+    retry_after_s: WaitS | None = None
 
 
 class PlanApplied(_Event):
@@ -221,14 +222,14 @@ class WorkCreated(_Event):
     acceptance: tuple[Text, ...] = ()
     depends_on: tuple[WorkId, ...] = ()
     profile: Name
-    max_attempts: int = Field(ge=1)
-    max_uncharged_attempts: int = Field(ge=0)
+    max_attempts: PosCount
+    max_uncharged_attempts: Count
 
 
 class AttemptStarted(_Event):
     type: Literal["attempt.started"] = "attempt.started"
     work_id: WorkId
-    attempt: int = Field(ge=1)
+    attempt: Position
     run_id: Id
     trigger: Literal["initial", "retry"] = "initial"
 
@@ -236,7 +237,7 @@ class AttemptStarted(_Event):
 class AttemptContinued(_Event):
     type: Literal["attempt.continued"] = "attempt.continued"
     work_id: WorkId
-    attempt: int = Field(ge=1)
+    attempt: Position
     run_id: Id
 
 
@@ -251,15 +252,15 @@ class AttemptFinished(_Event):
 
     type: Literal["attempt.finished"] = "attempt.finished"
     work_id: WorkId
-    attempt: int = Field(ge=1)
+    attempt: Position
     run_id: Id
     outcome: Outcome
     failure_class: FailureClass | None = Field(default=None, alias="class")
     error: Text | None = None
     evidence: Evidence | None = None
     acceptance: AcceptanceReport | None = None
-    cost_usd: NonNeg | None = None
-    retry_after_s: NonNeg | None = None
+    cost_usd: Usd | None = None
+    retry_after_s: WaitS | None = None
 
 
 class WorkAccepted(_Event):
@@ -319,7 +320,8 @@ class BudgetRaised(_ReasonRequired):
     type: Literal["budget.raised"] = "budget.raised"
     ledger: LedgerName
     work_id: WorkId | None = None
-    to: float = Field(ge=0)
+    to: Annotated[float, Field(ge=0, le=MAX_RUNTIME_S, allow_inf_nan=False)]
+    """The new limit: a valid value of the policy field the ledger lifts."""
 
     @model_validator(mode="after")
     def _work_id_matches_ledger(self) -> BudgetRaised:
@@ -331,6 +333,9 @@ class BudgetRaised(_ReasonRequired):
             raise ValueError(f"ledger '{self.ledger}' is goal-wide and takes no work_id")
         if budget.whole and self.to != int(self.to):
             raise ValueError(f"ledger '{self.ledger}' counts whole numbers")
+        problem = check_policy_value(budget.field, self.to)
+        if problem:
+            raise ValueError(f"ledger '{self.ledger}': {problem}")
         return self
 
 

@@ -23,6 +23,8 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from governor.core.numbers import Int64, PosCount
+
 FailureClass = Literal["environment", "upstream", "decision"]
 """Why a failure says nothing about the work: see ``docs/concepts.md``."""
 
@@ -45,7 +47,7 @@ class Partial(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    bytes: int = Field(ge=0)
+    bytes: Int64
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
@@ -54,11 +56,11 @@ class Tries(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    count: int = Field(ge=1)
+    count: PosCount
     """How many times the agent was spawned for this run."""
     classes: tuple[TryOutcome, ...] = Field(default=(), max_length=TRIES_LISTED)
     """What each try came to, in order (the first ``TRIES_LISTED``)."""
-    vendor_retries: tuple[int | None, ...] = Field(default=(), max_length=TRIES_LISTED)
+    vendor_retries: tuple[Int64 | None, ...] = Field(default=(), max_length=TRIES_LISTED)
     """Statuses of refused requests the agent CLI retried by itself inside those tries
     (None: no HTTP status), e.g. claude's ``system/api_retry``; the first ``TRIES_LISTED``."""
     last_error: Annotated[str, Field(min_length=1, max_length=500)] | None = None

@@ -16,8 +16,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
+from governor.core.numbers import (
+    Count,
+    Factor,
+    Parallel,
+    PosCount,
+    RuntimeS,
+    Usd,
+    WaitS,
+)
 from governor.errors import PolicyError
 
 MAX_UNCHARGED_REPLANS: Final = 3
@@ -38,20 +48,19 @@ LedgerName = Literal[
 ]
 """A budget that ``budget.raised`` may lift: the raisable rows of ``governor.core.budgets``."""
 
-NonNegInt = Annotated[int, Field(ge=0)]
-PosInt = Annotated[int, Field(ge=1)]
-
 
 def exponential_s(initial_s: float, factor: float, max_s: float, n: int) -> float:
     """The n-th wait of an exponential back-off: ``min(max_s, initial_s * factor ** (n - 1))``.
 
-    ``n`` below 1 counts as 1; a wait too large to compute is ``max_s``.
+    ``n`` below 1 counts as 1. It cannot overflow, whatever the numbers (a policy written
+    before their ranges existed included): a power too large for a float is past
+    ``max_s`` by far, so the wait is ``max_s`` (0 when ``initial_s`` is 0).
     """
     exponent = max(n - 1, 0)
     try:
         return min(max_s, initial_s * factor**exponent)
     except OverflowError:
-        return max_s
+        return max_s if initial_s > 0 else 0.0
 
 
 class UpstreamBackoff(BaseModel):
@@ -64,12 +73,12 @@ class UpstreamBackoff(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    initial_s: float = Field(default=30.0, ge=0)
-    """First wait, in seconds. Default 30."""
-    factor: float = Field(default=2.0, ge=1)
-    """Growth per consecutive uncharged failure. Default 2."""
-    max_s: float = Field(default=900.0, ge=0)
-    """Longest wait, in seconds. Default 900."""
+    initial_s: WaitS = 30.0
+    """First wait, in seconds, 0 to ``MAX_WAIT_S`` (30 days). Default 30."""
+    factor: Factor = 2.0
+    """Growth per consecutive uncharged failure, 1 to ``MAX_FACTOR`` (100). Default 2."""
+    max_s: WaitS = 900.0
+    """Longest wait, in seconds, 0 to ``MAX_WAIT_S`` (30 days). Default 900."""
 
     @model_validator(mode="after")
     def _max_not_below_initial(self) -> UpstreamBackoff:
@@ -85,33 +94,37 @@ class UpstreamBackoff(BaseModel):
 
 
 class Policy(BaseModel):
-    """Budgets and gates of one goal (SPEC §5). Frozen into ``goal.created``."""
+    """Budgets and gates of one goal (SPEC §5). Frozen into ``goal.created``.
+
+    Every count is a whole number from its minimum to ``MAX_COUNT`` (10^9); seconds,
+    dollars and the back-off have the ranges their fields state (``governor.core.numbers``).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_replans: NonNegInt = 5
+    max_replans: Count = 5
     """Charged planner invocations (initial, replan, milestone and retry all count). Default 5."""
-    max_uncharged_replans: NonNegInt = MAX_UNCHARGED_REPLANS
+    max_uncharged_replans: Count = MAX_UNCHARGED_REPLANS
     """Ceiling on *consecutive* uncharged planner failures. Default ``MAX_UNCHARGED_REPLANS``."""
-    max_plan_records: PosInt = 100
+    max_plan_records: PosCount = 100
     """Hard cap on the raw number of plans, charged or not (a storage bound). Default 100."""
-    max_attempts: PosInt = 3
+    max_attempts: PosCount = 3
     """Charged attempts per work item. Default 3."""
-    max_uncharged_attempts: NonNegInt = 3
+    max_uncharged_attempts: Count = 3
     """Consecutive uncharged attempts per work item. Default 3."""
-    max_continuations: NonNegInt = 3
+    max_continuations: Count = 3
     """Continuations of one lost run before it is finished as ``lost`` and charged. Default 3."""
-    max_total_attempts: NonNegInt = 100
+    max_total_attempts: Count = 100
     """Charged attempts across the whole goal. Default 100."""
-    max_work_items_per_plan: PosInt = 8
+    max_work_items_per_plan: PosCount = 8
     """Largest number of work items one proposal may hold. Default 8."""
-    max_total_work_items: PosInt = 25
+    max_total_work_items: PosCount = 25
     """Largest number of work items the goal may ever create. Default 25."""
-    max_milestones: NonNegInt = MAX_MILESTONES
+    max_milestones: Count = MAX_MILESTONES
     """Plans of decision ``apply`` that may complete before the planner must say
     ``complete``; at most ``max_replans``. Default 4, or ``max_replans`` when smaller."""
-    max_parallel_work: PosInt = 1
-    """Work items dispatched at once. Default 1."""
+    max_parallel_work: Parallel = 1
+    """Work items dispatched at once, 1 to ``MAX_PARALLEL`` (1000). Default 1."""
     upstream_backoff: UpstreamBackoff = UpstreamBackoff()
     """Back-off before the next uncharged retry. Default 30 s, x2, at most 900 s."""
     auto_apply: bool = True
@@ -120,14 +133,16 @@ class Policy(BaseModel):
     """Accept a work item whose attempt succeeded without an operator. Default true."""
     retry_blocked: bool = True
     """Retry a failed work item without an operator while budget remains. Default true."""
-    max_runtime_s: float = Field(default=14400.0, gt=0)
-    """Cumulative wall clock across all runs of the goal, in seconds. Default 14400."""
-    max_cost_usd: float | None = Field(default=None, ge=0)
-    """Cumulative reported cost in US dollars; ``None`` means no limit. Default none."""
-    max_outage_wait_s: float = Field(default=21600.0, gt=0)
-    """Cumulative time the goal may wait parked on failing upstreams, in seconds
-    (SPEC §11.10); past it the goal stops ``budget_exhausted`` (``outage_wait``).
-    Default 21600 (6 h)."""
+    max_runtime_s: RuntimeS = 14400.0
+    """Cumulative wall clock across all runs of the goal, in seconds, above 0 and at most
+    ``MAX_RUNTIME_S`` (10^10). Default 14400."""
+    max_cost_usd: Usd | None = None
+    """Cumulative reported cost in US dollars, 0 to ``MAX_USD`` (10^9); ``None`` means no
+    limit. Default none."""
+    max_outage_wait_s: RuntimeS = 21600.0
+    """Cumulative time the goal may wait parked on failing upstreams, in seconds, above 0
+    and at most ``MAX_RUNTIME_S`` (SPEC §11.10); past it the goal stops
+    ``budget_exhausted`` (``outage_wait``). Default 21600 (6 h)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -151,6 +166,31 @@ def milestones_above_replans(milestones: int, replans: int) -> str:
         f"max_milestones ({milestones}) must not exceed max_replans ({replans}): "
         "each milestone is a charged plan"
     )
+
+
+def _field_type(info: FieldInfo) -> Any:
+    """A field's annotation with its constraints, as a ``TypeAdapter`` takes it."""
+    return Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+
+
+_FIELD_CHECKS: Final = {
+    name: TypeAdapter[Any](_field_type(info)) for name, info in Policy.model_fields.items()
+}
+
+
+def check_policy_value(field: str, value: object) -> str | None:
+    """What is wrong with ``value`` as the policy field ``field`` (None: nothing).
+
+    ``budget.raised`` checks its new limit here, so a raise can never set a limit that a
+    policy could not hold (non-finite, out of range, fractional where it counts).
+    """
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 1e30 as a count: say it is too large, not unparsable
+    try:
+        _FIELD_CHECKS[field].validate_python(value)
+    except ValidationError as exc:
+        return str(exc.errors(include_url=False)[0]["msg"])
+    return None
 
 
 def policy_from(values: dict[str, Any] | None = None) -> Policy:

@@ -52,6 +52,7 @@ from governor.core.events import (
 )
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
 from governor.core.history import check_decision, check_proposal
+from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
 from governor.core.policy import Policy
 from governor.core.view import GoalView, WorkState
 from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
@@ -218,7 +219,7 @@ def plan_failed(
                 "class": failure_class,
                 "error": tail(error) if error else None,
                 "evidence": evidence,
-                "retry_after_s": retry_after_s,
+                "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
             }
         )
     ]
@@ -421,8 +422,8 @@ def finish_attempt(
                 "error": tail(error) if error else None,
                 "evidence": evidence,
                 "acceptance": acceptance,
-                "cost_usd": cost_usd,
-                "retry_after_s": retry_after_s,
+                "cost_usd": reported(cost_usd, MAX_USD),
+                "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
             }
         )
     ]

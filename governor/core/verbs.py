@@ -29,7 +29,7 @@ from governor.core.events import (
     WorkReopened,
     WorkRetried,
 )
-from governor.core.policy import LedgerName
+from governor.core.policy import LedgerName, check_policy_value
 from governor.core.record import ensure_open, event_head, finish_attempt, work_item
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, NotFoundError
@@ -185,11 +185,14 @@ def raise_budget(
 ) -> list[Event]:
     """Raise a limit past its current value, recorded with who and why."""
     ensure_open(view)
+    problem = check_policy_value(budgets.ledger(ledger).field, to)
+    if problem:
+        raise _refuse(
+            view, f"{ledger} cannot be raised to {to:g}: {problem[0].lower()}{problem[1:]}"
+        )
     current = current_limit(view, ledger, work_id)
     if current is not None and to <= current:
         raise _refuse(view, f"{ledger} is {current:g}; the new limit must be higher, not {to:g}")
-    if budgets.ledger(ledger).whole and to != int(to):
-        raise _refuse(view, f"{ledger} counts whole numbers, not {to:g}")
     return [
         BudgetRaised(
             **event_head(view, at, actor, reason=_reason(reason, "raise")),

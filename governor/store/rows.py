@@ -3,7 +3,9 @@
 Rules (SPEC §3, §8):
     * Writing validates: a batch is numbered ``expected_seq + 1 ..``, carries one goal id,
       and only a new stream may (and must) start with ``goal.created``. The body is what
-      the one codec encodes.
+      the one codec encodes, and it is read back with ``read_row`` (the code every load
+      runs) before it is written: a body that a load would call corrupt, or that would
+      read back as another event, is refused (``InvalidEventError``), never stored.
     * Every row carries the CRC-32 of its body. A body that does not match it was not
       written by the store (a torn write, a damaged disk, an edit behind its back),
       even when it still parses: a flipped digit in a ``seq`` or an ``attempt`` would
@@ -22,10 +24,11 @@ from datetime import datetime
 from typing import NamedTuple
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from governor.core.codec import decode, decode_upgraded, describe, encode
 from governor.core.events import Event, GoalCreated
-from governor.errors import CorruptEventError
+from governor.errors import CorruptEventError, InvalidEventError
 
 
 class StoredEvent(NamedTuple):
@@ -45,6 +48,7 @@ def to_rows(goal_id: str, events: Sequence[Event], expected_seq: int) -> list[St
     Raises:
         ValueError: when the batch is empty, misnumbered, names another goal, or places
             ``goal.created`` anywhere but at the start of a new stream.
+        InvalidEventError: when an event would not read back as itself.
     """
     if expected_seq < 0:
         raise ValueError(f"expected_seq must be >= 0, not {expected_seq}")
@@ -63,9 +67,24 @@ def to_rows(goal_id: str, events: Sequence[Event], expected_seq: int) -> list[St
             raise ValueError(
                 f"goal {goal_id}: a stream starts with goal.created, exactly once (seq {want} is {event.type})"
             )
-        body = encode(event)
-        rows.append(StoredEvent(want, event.type, event.at, body, zlib.crc32(body)))
+        rows.append(_checked_row(goal_id, want, event))
     return rows
+
+
+def _checked_row(goal_id: str, seq: int, event: Event) -> StoredEvent:
+    """The row of one event, read back the way a load will read it before it is written."""
+    try:
+        body = encode(event)
+    except PydanticSerializationError as exc:
+        raise InvalidEventError(goal_id, seq, f"{event.type} cannot be encoded ({exc})") from None
+    crc = zlib.crc32(body)
+    try:
+        back = read_row(goal_id, seq, body, crc)
+    except CorruptEventError as exc:
+        raise InvalidEventError(goal_id, seq, exc.detail) from None
+    if back != event:
+        raise InvalidEventError(goal_id, seq, f"{event.type} would read back as a different event")
+    return StoredEvent(seq, event.type, event.at, body, crc)
 
 
 def read_row(goal_id: str, seq: int, body: bytes | str, crc: int) -> Event:

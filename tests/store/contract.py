@@ -12,15 +12,17 @@ in ``contract_health.py``.
 
 from __future__ import annotations
 
+import math
 import threading
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
-from governor.core.events import GoalResumed
+from governor.core.events import BudgetRaised, Event, GoalCreated, GoalResumed
 from governor.core.summary import Usage
 from governor.core.view import project
-from governor.errors import ConcurrencyConflictError, NotFoundError
+from governor.errors import ConcurrencyConflictError, InvalidEventError, NotFoundError
 from governor.store import summarize
 from tests.store.contract_damage import DamageCases
 from tests.store.contract_health import HealthCases
@@ -127,6 +129,68 @@ class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, Healt
         with pytest.raises(ValueError, match=pattern):
             store.append("g1", batch, expected_seq=n)
         assert store.last_seq("g1") == n
+
+    @pytest.mark.parametrize(
+        "case",
+        [
+            "infinite raise",
+            "policy factor 1e300",
+            "milestones above replans",
+            "unencodable reason",
+            "a good event first",
+        ],
+        ids=[
+            "a raise to infinity (written as null, unreadable)",
+            "a goal whose back-off factor is 1e300",
+            "a goal whose milestones exceed its replans (it would read back lowered)",
+            "a reason with a lone surrogate (cannot be encoded)",
+            "a good event followed by a bad one",
+        ],
+    )
+    def test_an_event_that_would_not_read_back_is_refused_and_nothing_is_written(self, store, case):
+        # model_construct skips validation, as a bug (or older code) would: the store is
+        # the last line, and checks what it writes with the code that reads it.
+        new_goal = case in ("policy factor 1e300", "milestones above replans")
+        n = len(self.seed(store)) if not new_goal else 0
+        head: dict[str, Any] = {"goal_id": "g1", "at": T0 + timedelta(hours=1), "schema_version": 1}
+        batch: list[Event]
+        if new_goal:
+            created = story().events[0]
+            assert isinstance(created, GoalCreated)
+            if case == "policy factor 1e300":
+                backoff = created.policy.upstream_backoff.model_copy(update={"factor": 1e300})
+                policy = created.policy.model_copy(update={"upstream_backoff": backoff})
+            else:
+                replans = created.policy.max_replans
+                policy = created.policy.model_copy(update={"max_milestones": replans + 1})
+            batch = [created.model_copy(update={"policy": policy})]
+        else:
+            bad: Event = {
+                "infinite raise": BudgetRaised.model_construct(
+                    **head,
+                    seq=n + 1,
+                    actor="a",
+                    reason="more",
+                    ledger="runtime",
+                    to=math.inf,
+                    work_id=None,
+                    type="budget.raised",
+                ),
+                "unencodable reason": GoalResumed.model_construct(
+                    **head, seq=n + 1, actor="a", reason="x\udfff", type="goal.resumed"
+                ),
+                "a good event first": GoalResumed.model_construct(
+                    **head, seq=n + 2, actor="a", reason="x\udfff", type="goal.resumed"
+                ),
+            }[case]  # type: ignore[assignment]  # the dict of two model_construct types
+            batch = [resumed("g1", n + 1), bad] if case == "a good event first" else [bad]
+        with pytest.raises(InvalidEventError) as caught:
+            store.append("g1", batch, expected_seq=n)
+        assert caught.value.seq == batch[-1].seq
+        assert "nothing was written" in str(caught.value)
+        assert store.last_seq("g1") == n
+        if n:
+            assert len(list(store.load("g1"))) == n
 
     def test_a_new_stream_must_start_with_goal_created(self, store):
         with pytest.raises(ValueError, match=r"starts with goal\.created"):

@@ -1,0 +1,442 @@
+"""The compiled event decoder: msgspec structs derived from the event models, for hot reads.
+
+Rules (SPEC §11.1):
+    * The pydantic models in ``governor.core.events`` are the one definition of an event.
+      This module *derives* a msgspec struct for every model on first use, from the models'
+      own fields (types, defaults, aliases, constraints, nested models, unknown fields
+      forbidden), and builds the same frozen pydantic objects from what it decodes, then
+      runs the models' own ``mode="after"`` validators on them. Nothing is written twice.
+    * It is a fast path, never a second judge: :func:`decode_compiled` returns an event
+      only when it is sure the models accept the line *with the same values*; on any
+      doubt it returns ``None`` and the caller validates with pydantic, which decides and
+      words the error. So the codec accepts and rejects exactly what the models do
+      (``tests/core/test_decoder.py`` checks it differentially).
+    * Doubts, by design: anything pydantic accepts only in lax mode (``"5"`` for 5, a
+      number for a time), the alias-less spelling ``failure_class``, a time that is not a
+      short RFC 3339 UTC string, a number msgspec cannot hold. Canonical lines — what the
+      codec writes — never hit them.
+    * A nested model with a ``mode="before"`` validator sees its input as written, which
+      a struct does not keep: its JSON is kept raw and validated by the model itself
+      (``Policy``, whose omitted ``max_milestones`` is ``min(4, max_replans)``; one per
+      ``goal.created``). A policy the model refuses (a round-1 one with more milestones
+      than replans) is a doubt, so the codec's upcasting path reads it, as without this
+      module (decision record 0006).
+    * A field whose checks this module cannot compile (a new validator, an unknown
+      constraint) makes the first use fail, naming the field: it never silently checks less.
+
+Strings with a ``pattern`` (ids) are checked with the pattern itself, remembering the
+strings already seen (ids repeat on every line of a history); times are checked for UTC
+here, inline, instead of in a per-event Python validator.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+import types
+import typing
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any, Final, Literal, NamedTuple, Union, get_args, get_origin
+
+import annotated_types
+import msgspec
+from pydantic import AfterValidator, BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+
+from governor.core.events import EVENT_CLASSES, Event, check_utc
+
+Convert = Callable[[Any], Any]
+"""Turns a decoded value into the model's value, or raises ``_Doubt``."""
+
+
+class _Doubt(Exception):
+    """The compiled path is not sure; pydantic decides."""
+
+
+_MAX_TIME_LENGTH: Final = 27
+"""``YYYY-MM-DDTHH:MM:SS.ffffffZ``: longer time strings (more than six fractional digits,
+which msgspec rounds and pydantic truncates) go to pydantic."""
+_SEEN_LIMIT: Final = 100_000
+
+_to_datetime = msgspec.convert
+
+
+def _doubt() -> Any:
+    raise _Doubt
+
+
+def _utc_time(value: str) -> datetime:
+    """A short RFC 3339 time in UTC, else a doubt (generated code inlines the same test)."""
+    if len(value) > _MAX_TIME_LENGTH:
+        raise _Doubt
+    try:
+        parsed = _to_datetime(value, datetime)
+    except msgspec.ValidationError:
+        raise _Doubt from None
+    if parsed.tzinfo is not UTC:  # msgspec gives the UTC singleton for every zero offset
+        raise _Doubt
+    return parsed
+
+
+class _PatternCheck:
+    """A check of a ``pattern`` that remembers what it let through (ids repeat a lot).
+
+    Generated code tests ``value in check.seen`` inline and calls the check only for a
+    string it has not seen.
+    """
+
+    __slots__ = ("fullmatch", "seen")
+
+    def __init__(self, pattern: str) -> None:
+        # pydantic matches patterns with Rust's regex, where ``$`` is the end of the text;
+        # ``fullmatch`` without the anchors is the same (Python's ``$`` also takes a "\n").
+        self.fullmatch = re.compile(pattern.removeprefix("^").removesuffix("$")).fullmatch
+        self.seen: set[str] = set()
+
+    def __call__(self, value: str) -> str:
+        if value not in self.seen:
+            if self.fullmatch(value) is None:
+                raise _Doubt
+            if len(self.seen) >= _SEEN_LIMIT:
+                self.seen.clear()
+            self.seen.add(value)
+        return value
+
+
+_PATTERN_CHECKS: dict[str, _PatternCheck] = {}
+
+
+def _pattern_check(pattern: str) -> _PatternCheck:
+    """One check per pattern, shared by every field that has it: a run id seen on
+    ``attempt.started`` is not checked again on its ``attempt.finished``."""
+    if pattern not in _PATTERN_CHECKS:
+        _PATTERN_CHECKS[pattern] = _PatternCheck(pattern)
+    return _PATTERN_CHECKS[pattern]
+
+
+# --- deriving a msgspec type (and what to do after decoding) from a pydantic annotation ---
+
+
+def _meta(constraints: list[Any], where: str) -> tuple[dict[str, Any], Convert | None]:
+    """msgspec ``Meta`` arguments for pydantic constraints, and a check msgspec cannot do."""
+    meta: dict[str, Any] = {}
+    check: Convert | None = None
+    for c in constraints:
+        if isinstance(c, annotated_types.Ge | annotated_types.Gt | annotated_types.Le):
+            name = type(c).__name__.lower()
+            meta[name] = getattr(c, name)
+        elif isinstance(c, annotated_types.MinLen | annotated_types.MaxLen):
+            name = "min_length" if isinstance(c, annotated_types.MinLen) else "max_length"
+            meta[name] = getattr(c, name)
+        elif getattr(c, "pattern", None) is not None:
+            check = _pattern_check(c.pattern)
+        elif getattr(c, "allow_inf_nan", None) is False:
+            pass  # msgspec never decodes inf or nan from JSON
+        elif isinstance(c, AfterValidator) and c.func is check_utc:
+            check = _utc_time
+        else:
+            raise TypeError(f"{where}: no compiled form of the constraint {c!r}")
+    return meta, check
+
+
+def _compile(hint: Any, where: str) -> tuple[Any, Convert | None]:
+    """The msgspec type for a pydantic annotation, and the conversion its values need."""
+    origin = get_origin(hint)
+    if origin is Annotated:
+        return _compile_annotated(hint, where)
+    if origin in (Union, types.UnionType):
+        return _compile_optional(hint, where)
+    if origin is tuple:
+        return _compile_tuple(hint, where)
+    if origin is dict:
+        return _compile_dict(hint, where)
+    if origin is Literal or hint in (str, int, float, bool):
+        return hint, None
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return _compile_nested(hint)
+    raise TypeError(f"{where}: no compiled form of {hint!r}")
+
+
+def _compile_nested(model: type[BaseModel]) -> tuple[Any, Convert]:
+    if _reads_its_input(model):
+        return msgspec.Raw, _ByPydantic(model)
+    compiled = _compiled_model(model)
+    return compiled.struct, compiled.build
+
+
+def _reads_its_input(model: type[BaseModel]) -> bool:
+    """Whether a ``mode="before"`` validator of the model reads its input as written
+    (``Policy``'s: an omitted ``max_milestones`` is ``min(4, max_replans)``)."""
+    validators = model.__pydantic_decorators__.model_validators.values()
+    return any(d.info.mode == "before" for d in validators)
+
+
+class _ByPydantic:
+    """The conversion of a nested model whose validation needs its input as written: the
+    model itself validates its JSON, kept raw by msgspec, as it would inside the event
+    (JSON mode, the same checks and defaults), and a refusal is a doubt. It is one
+    object per ``goal.created`` (the policy), never one per event."""
+
+    __slots__ = ("validate",)
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.validate = model.model_validate_json
+
+    def __call__(self, raw: msgspec.Raw) -> Any:
+        try:
+            return self.validate(bytes(raw))
+        except ValidationError:
+            raise _Doubt from None
+
+
+def _compile_annotated(hint: Any, where: str) -> tuple[Any, Convert | None]:
+    base, *extras = get_args(hint)
+    constraints = [m for e in extras for m in (e.metadata if isinstance(e, FieldInfo) else [e])]
+    meta, check = _meta(constraints, where)
+    if check is _utc_time and base is datetime and not meta:
+        return str, check
+    inner, convert = _compile(base, where)
+    if convert is not None and check is not None:
+        raise TypeError(f"{where}: a check on a converted value does not compile")
+    return (Annotated[inner, msgspec.Meta(**meta)] if meta else inner), convert or check
+
+
+def _compile_optional(hint: Any, where: str) -> tuple[Any, Convert | None]:
+    options = [a for a in get_args(hint) if a is not type(None)]
+    if len(options) != 1 or len(get_args(hint)) != 2:
+        raise TypeError(f"{where}: only 'X | None' unions compile")
+    inner, convert = _compile(options[0], where)
+    return inner | None, None if convert is None else _Optional(convert)
+
+
+class _Optional:
+    """The conversion of ``X | None``: ``None`` stays, anything else is converted.
+
+    A class, not a closure, so that generated code can inline the ``None`` test.
+    """
+
+    __slots__ = ("convert",)
+
+    def __init__(self, convert: Convert) -> None:
+        self.convert = convert
+
+    def __call__(self, value: Any) -> Any:
+        return None if value is None else self.convert(value)
+
+
+def _compile_tuple(hint: Any, where: str) -> tuple[Any, Convert | None]:
+    item_hint, *rest = get_args(hint)
+    if rest != [Ellipsis]:
+        raise TypeError(f"{where}: only tuple[X, ...] compiles")
+    item, convert = _compile(item_hint, where)
+    compiled = types.GenericAlias(tuple, (item, ...))
+    if convert is None:
+        return compiled, None
+    return compiled, lambda value: tuple([convert(v) for v in value])
+
+
+def _compile_dict(hint: Any, where: str) -> tuple[Any, Convert | None]:
+    (key, key_convert), (item, convert) = (_compile(arg, where) for arg in get_args(hint))
+    if key_convert is not None:
+        raise TypeError(f"{where}: dict keys with a check do not compile")
+    compiled = types.GenericAlias(dict, (key, item))
+    if convert is None:
+        return compiled, None
+    return compiled, lambda value: {k: convert(v) for k, v in value.items()}
+
+
+class _Compiled:
+    """One model's struct and the function that turns a decoded struct into the model."""
+
+    __slots__ = ("build", "struct")
+
+    def __init__(self, struct: type[msgspec.Struct], build: Convert) -> None:
+        self.struct = struct
+        self.build = build
+
+
+_COMPILED: dict[type[BaseModel], _Compiled] = {}
+
+_IMMUTABLE: Final = (str, int, float, bool, tuple, type(None), frozenset)
+
+
+def _compiled_model(model: type[BaseModel], tag: str | None = None) -> _Compiled:
+    if model in _COMPILED:
+        return _COMPILED[model]
+    _refuse_unknown_validation(model)
+    hints = typing.get_type_hints(model, include_extras=True)
+    fields: list[tuple[str, Any, Any]] = []
+    rename: dict[str, str] = {}
+    values: list[_Value] = []
+    for name, info in model.model_fields.items():
+        if name == "type" and tag is not None:
+            values.append(_Value(name, constant=tag))  # the union's tag, in the model's order
+            continue
+        where = f"{model.__name__}.{name}"
+        hint = Annotated[hints[name], *info.metadata] if info.metadata else hints[name]
+        field_type, convert = _compile(hint, where)
+        if info.is_required():
+            fields.append((name, field_type, msgspec.NODEFAULT))
+            values.append(_Value(name, convert))
+        elif isinstance(info.default, _IMMUTABLE):
+            fields.append((name, field_type, info.default))
+            values.append(_Value(name, convert))
+        else:  # a model instance as default: decoded as UNSET, then the model's own default
+            fields.append((name, field_type | msgspec.UnsetType, msgspec.UNSET))
+            values.append(_Value(name, convert, default=info.default))
+        if info.alias and info.alias != name:
+            rename[name] = info.alias
+    struct = msgspec.defstruct(
+        f"Compiled{model.__name__}",
+        fields,
+        kw_only=True,
+        forbid_unknown_fields=True,
+        rename=rename or None,
+        tag_field="type" if tag else None,
+        tag=tag,
+    )
+    compiled = _Compiled(struct, _build_function(model, values))
+    _COMPILED[model] = compiled
+    return compiled
+
+
+class _Value:
+    """How one field's value is taken from the decoded struct."""
+
+    __slots__ = ("constant", "convert", "default", "name")
+
+    def __init__(
+        self,
+        name: str,
+        convert: Convert | None = None,
+        *,
+        default: Any = None,
+        constant: Any = None,
+    ) -> None:
+        if not name.isidentifier():
+            raise TypeError(f"field name {name!r} is not an identifier")
+        self.name, self.convert, self.default, self.constant = name, convert, default, constant
+
+
+def _build_function(model: type[BaseModel], values: list[_Value]) -> Convert:
+    """The function that builds ``model`` from its decoded struct.
+
+    Generated once per model, as ``dataclasses`` generates ``__init__``: one dict display
+    in the model's field order (pydantic encodes a model's fields in its ``__dict__``
+    order), the frozen instance set up as pydantic sets it up, then the model's own
+    ``mode="after"`` validators. No loop and no extra call per field and event.
+    """
+    validators = [d.func for d in model.__pydantic_decorators__.model_validators.values()]
+    scope: dict[str, Any] = {
+        "UNSET": msgspec.UNSET,
+        "Doubt": _Doubt,
+        "new": object.__new__,
+        "model": model,
+        # One set shared by every instance: the models are frozen, so nothing adds to it in
+        # place (``model_copy`` copies it first). pydantic's own set holds only the keys the
+        # line had; no code of governor reads it (nothing dumps with ``exclude_unset``).
+        "fields_set": set(model.model_fields),
+        **_SLOT_SETTERS,
+    }
+    items = [_value_expression(n, value, scope) for n, value in enumerate(values)]
+    lines = [
+        f"def build_{model.__name__}(s):",
+        f"    values = {{{', '.join(items)}}}",
+        "    instance = new(model)",
+        "    set_dict(instance, values)",
+        "    set_fields_set(instance, fields_set)",
+        "    set_extra(instance, None)",
+        "    set_private(instance, None)",
+    ]
+    for n, validator in enumerate(validators):
+        scope[f"validator{n}"] = validator
+        lines += [
+            "    try:",
+            f"        validator{n}(instance)",
+            "    except ValueError:",
+            "        raise Doubt from None",
+        ]
+    lines.append("    return instance")
+    exec("\n".join(lines) + "\n", scope)  # noqa: S102 - our own identifiers, no outside text
+    function: Convert = scope[f"build_{model.__name__}"]
+    return function
+
+
+def _value_expression(n: int, value: _Value, scope: dict[str, Any]) -> str:
+    """``'name': <expression>`` for one field of the generated dict display."""
+    if value.constant is not None:
+        scope[f"k{n}"] = value.constant
+        return f"{value.name!r}: k{n}"
+    expr = f"s.{value.name}"
+    if isinstance(value.convert, _PatternCheck):
+        scope[f"c{n}"], scope[f"seen{n}"] = value.convert, value.convert.seen
+        expr = f"(v{n} if (v{n} := {expr}) in seen{n} else c{n}(v{n}))"
+    elif isinstance(value.convert, _Optional):
+        scope[f"c{n}"] = value.convert.convert
+        expr = f"(None if (v{n} := {expr}) is None else c{n}(v{n}))"
+    elif value.convert is _utc_time:  # inline: a time on every event, a call saved on each
+        scope.update(to_datetime=_to_datetime, datetime=datetime, UTC=UTC, doubt=_doubt)
+        expr = (
+            f"(t{n} if len(v{n} := {expr}) <= {_MAX_TIME_LENGTH} "
+            f"and (t{n} := to_datetime(v{n}, datetime)).tzinfo is UTC else doubt())"
+        )
+    elif value.convert is not None:
+        scope[f"c{n}"] = value.convert
+        expr = f"c{n}({expr})"
+    if value.default is not None:
+        scope[f"d{n}"] = value.default
+        expr = f"(d{n} if s.{value.name} is UNSET else {expr})"
+    return f"{value.name!r}: {expr}"
+
+
+_SLOT_SETTERS: Final = {
+    # BaseModel's slots, set through their descriptors (cheaper than object.__setattr__)
+    "set_dict": BaseModel.__dict__["__dict__"].__set__,
+    "set_fields_set": BaseModel.__dict__["__pydantic_fields_set__"].__set__,
+    "set_extra": BaseModel.__dict__["__pydantic_extra__"].__set__,
+    "set_private": BaseModel.__dict__["__pydantic_private__"].__set__,
+}
+
+
+def _refuse_unknown_validation(model: type[BaseModel]) -> None:
+    decorators = model.__pydantic_decorators__
+    modes = {d.info.mode for d in decorators.model_validators.values()}
+    if decorators.field_validators or decorators.root_validators or modes - {"after"}:
+        raise TypeError(
+            f"{model.__name__}: validators other than model 'after' ones do not compile"
+        )
+    if model.__private_attributes__ or model.__pydantic_post_init__ is not None:
+        raise TypeError(f"{model.__name__}: private attributes or post-init do not compile")
+
+
+class Compiled(NamedTuple):
+    """The compiled decoder of every event: one JSON decoder over the tagged union of the
+    event structs, and each struct's function that builds its pydantic event."""
+
+    decoder: msgspec.json.Decoder[Any]
+    builders: dict[type[msgspec.Struct], Convert]
+
+
+@functools.cache
+def compiled() -> Compiled:
+    """The compiled decoder, derived on first use (so commands that read no history do
+    not pay for deriving it when they start)."""
+    builders = {
+        model.struct: model.build
+        for model in (_compiled_model(cls, tag) for tag, cls in EVENT_CLASSES.items())
+    }
+    union = functools.reduce(operator.or_, builders)  # StructA | StructB | …
+    return Compiled(msgspec.json.Decoder(union), builders)
+
+
+def decode_compiled(data: bytes | str) -> Event | None:
+    """One event from a JSON object, or ``None`` when pydantic must decide (see the rules)."""
+    decoder, builders = compiled()
+    try:
+        decoded = decoder.decode(data)
+        event: Event = builders[type(decoded)](decoded)
+    except (msgspec.DecodeError, _Doubt):
+        return None
+    return event

@@ -1,0 +1,70 @@
+"""The numbers every model shares: finite, whole where they count, and inside sane ranges.
+
+Rules (SPEC §11.1, §5):
+    * No number is ever infinite or NaN. ``inf``, ``nan``, ``1e400``, JSON ``Infinity``
+      and ``NaN``, and strings such as ``"1e400"`` are refused wherever a number is read:
+      goal files, policies, operator verbs, histories. (JSON cannot carry them back, so a
+      stored one would make every later read of the goal fail.)
+    * Every integer fits in 64 bits, so SQLite, orjson and any ``--json`` reader hold it.
+    * Budgets and waits have ceilings far above any real goal and far below where float
+      or date arithmetic overflows: a wait is added to an event's time, a back-off grows
+      by powers of its factor.
+
+Every float and int field of an event, a policy or a profile uses one of these types;
+``tests/core/test_numbers.py`` walks the models and fails on a field that does not.
+Numbers an agent or a vendor *reports* (a cost, a retry-after) are observations, not
+input to refuse: :func:`reported` makes them storable before they are recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Final
+
+from pydantic import Field
+
+MAX_INT64: Final = 2**63 - 1
+"""The largest integer any event carries (seq, attempt numbers, byte counts)."""
+
+MAX_COUNT: Final = 1_000_000_000
+"""The largest limit of anything counted: plans, attempts, work items (a billion)."""
+
+MAX_PARALLEL: Final = 1000
+"""The most work items dispatched at once (each is an agent process)."""
+
+MAX_WAIT_S: Final = 30 * 24 * 3600
+"""The longest wait or agent timeout, in seconds: 30 days (2,592,000 s)."""
+
+MAX_RUNTIME_S: Final = 10_000_000_000
+"""The largest cumulative runtime budget, in seconds (about 317 years)."""
+
+MAX_USD: Final = 1_000_000_000
+"""The largest cost, budget or reported, in US dollars (a billion)."""
+
+MAX_FACTOR: Final = 100
+"""The largest growth factor of a back-off."""
+
+Int64 = Annotated[int, Field(ge=0, le=MAX_INT64)]
+Position = Annotated[int, Field(ge=1, le=MAX_INT64)]
+"""A 1-based position: ``seq``, a plan's sequence, an attempt number."""
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+PosCount = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+Parallel = Annotated[int, Field(ge=1, le=MAX_PARALLEL)]
+WaitS = Annotated[float, Field(ge=0, le=MAX_WAIT_S, allow_inf_nan=False)]
+"""Seconds to wait, never negative, at most ``MAX_WAIT_S``."""
+TimeoutS = Annotated[float, Field(gt=0, le=MAX_WAIT_S, allow_inf_nan=False)]
+RuntimeS = Annotated[float, Field(gt=0, le=MAX_RUNTIME_S, allow_inf_nan=False)]
+Usd = Annotated[float, Field(ge=0, le=MAX_USD, allow_inf_nan=False)]
+Factor = Annotated[float, Field(ge=1, le=MAX_FACTOR, allow_inf_nan=False)]
+
+
+def reported(value: float | None, ceiling: float) -> float | None:
+    """A number an agent or a vendor reported, made storable in an event.
+
+    NaN and negative numbers say nothing (``None``); anything above ``ceiling``, infinity
+    included, is the ceiling. So a hostile reply can neither crash the recording of its
+    run nor store a number a later read would refuse.
+    """
+    if value is None or math.isnan(value) or value < 0:
+        return None
+    return min(float(value), ceiling)
