@@ -105,7 +105,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             seed=args.seed,
             statuses=dict(statuses),
         )
-        json_line({**record, "fleet": records.fleet_record(fleet) if fleet else None})
+        json_line(record if fleet is None else records.simulated_fleet_record(record, fleet))
     else:
         out(
             f"wrote {args.goals} histories ({events} events) to {folder}: "
@@ -141,7 +141,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         err(f"wrote the plot to {args.plot}")
     spared = savings(corpus.events(i) for i in range(len(corpus)))
     if args.json:
-        json_line({**records.tune_record(report), "fleet": records.savings_record(spared)})
+        json_line(records.tuned_record(report, spared))
     else:
         out(format_report(report, every=args.all))
         out(format_savings(spared))

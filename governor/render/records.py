@@ -223,13 +223,17 @@ def tune_record(report: TuneReport) -> Record:
     }
 
 
-def savings_record(spared: Savings) -> Record:
-    """``tune --json``'s ``fleet``: the corpus's outages and the calls the fleet rule saves."""
+def tuned_record(report: TuneReport, spared: Savings) -> Record:
+    """``tune --json``: the SPEC §9 object, and ``fleet``: the corpus's outages and the calls
+    the fleet rule would save (SPEC §11.10)."""
     return {
-        "outages": spared.outages,
-        "refused_calls": spared.refused,
-        "sent_under_fleet_rule": spared.sent,
-        "calls_saved": spared.saved,
+        **tune_record(report),
+        "fleet": {
+            "outages": spared.outages,
+            "refused_calls": spared.refused,
+            "sent_under_fleet_rule": spared.sent,
+            "calls_saved": spared.saved,
+        },
     }
 
 
@@ -247,8 +251,13 @@ def simulated_record(
     }
 
 
-def fleet_record(run: FleetRun) -> Record:
-    """``simulate --fleet --json``'s ``fleet``: what reached the vendor and what it cost."""
+def simulated_fleet_record(simulated: Record, run: FleetRun) -> Record:
+    """``simulate --fleet --json``: ``simulated_record``'s object and ``fleet``: what reached
+    the shared vendor and what the outages cost."""
+    return {**simulated, "fleet": _fleet(run)}
+
+
+def _fleet(run: FleetRun) -> Record:
     t, waits = run.tally, [w for w in run.recoveries_s() if w != float("inf")]
     return {
         "vendor_calls": t.calls,

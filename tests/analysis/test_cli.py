@@ -102,7 +102,13 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
     )
     assert tuned.returncode == 0, tuned.stderr
     report = orjson.loads(tuned.stdout)
-    assert list(report) == ["corpus", "policies", "recommended"]
+    assert list(report) == ["corpus", "policies", "recommended", "fleet"]
+    assert list(report["fleet"]) == [
+        "outages",
+        "refused_calls",
+        "sent_under_fleet_rule",
+        "calls_saved",
+    ]
     assert report["corpus"]["histories"] == 60
     assert len(report["policies"]) == 6
     first = report["policies"][0]
