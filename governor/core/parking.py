@@ -30,7 +30,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from governor.core.budgets import item_attempts_left, outage_wait_over, outage_wait_s
-from governor.core.decision import Decision, stamp
+from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status, stamp
 from governor.core.events import Event, GoalParked, GoalResumed, WorkRetried
 from governor.core.record import event_head
 from governor.core.upstream import Outage, UpstreamHealth, parked_reason, recovery_text
@@ -38,6 +38,32 @@ from governor.core.view import GoalView
 
 Upstreams = Mapping[str, UpstreamHealth]
 """Profile name -> the health record of the upstream that profile reaches."""
+
+
+def _as(
+    d: Decision,
+    status: Status,
+    action: Action,
+    reason: str,
+    rule: str,
+    *,
+    blocked_on: BlockedOn | None = None,
+    not_before: datetime | None = None,
+    exhausted: Exhausted | None = None,
+    outage: Outage | None = None,
+) -> Decision:
+    """``d`` turned into another decision by a fleet rule (its ledger and items kept)."""
+    return replace(
+        d,
+        status=status,
+        next_action=action,
+        reason=reason,
+        rule=rule,
+        blocked_on=blocked_on,
+        not_before=not_before,
+        exhausted=exhausted,
+        outage=outage,
+    )
 
 
 def calls(view: GoalView, decision: Decision) -> tuple[str, ...]:
@@ -65,17 +91,7 @@ def _resume(d: Decision, health: UpstreamHealth, upstreams: Upstreams, rule: str
     text = recovery_text(health) if health.recovered_at else f"{health.upstream} is healthy"
     since = health.outage_started or health.updated_at
     outage = Outage(health.upstream, _profiles_of(health.upstream, upstreams), since, None, text)
-    return replace(
-        d,
-        status="ready",
-        next_action="resume",
-        reason=f"{text}; resume",
-        rule=rule,
-        blocked_on=None,
-        not_before=None,
-        exhausted=None,
-        outage=outage,
-    )
+    return _as(d, "ready", "resume", f"{text}; resume", rule, outage=outage)
 
 
 def _parked_wait(view: GoalView, d: Decision, health: UpstreamHealth | None) -> Decision:
@@ -90,16 +106,8 @@ def _parked_wait(view: GoalView, d: Decision, health: UpstreamHealth | None) -> 
             f"no call until its probe at {stamp(until)}"
         )
     outage = Outage(parked.upstream, (parked.profile,), parked.since, until, why)
-    return replace(
-        d,
-        status="waiting",
-        next_action="wait",
-        reason=why,
-        rule="fleet.3",
-        blocked_on="upstream",
-        not_before=until,
-        exhausted=None,
-        outage=outage,
+    return _as(
+        d, "waiting", "wait", why, "fleet.3", blocked_on="upstream", not_before=until, outage=outage
     )
 
 
@@ -109,17 +117,7 @@ def _over(view: GoalView, d: Decision, now: datetime) -> Decision:
         f"parked on failing upstreams for {outage_wait_s(view, now):.0f}s in all, over its "
         f"limit of {limit:.0f}s"
     )
-    return replace(
-        d,
-        status="budget_exhausted",
-        next_action="none",
-        reason=why,
-        rule="fleet.2",
-        blocked_on=None,
-        not_before=None,
-        exhausted="outage_wait",
-        outage=None,
-    )
+    return _as(d, "budget_exhausted", "none", why, "fleet.2", exhausted="outage_wait")
 
 
 def _unrecorded(d: Decision, view: GoalView) -> Decision:
@@ -127,17 +125,7 @@ def _unrecorded(d: Decision, view: GoalView) -> Decision:
     assert parked is not None
     text = f"{parked.upstream} has no failing record any more"
     outage = Outage(parked.upstream, (parked.profile,), parked.since, None, text)
-    return replace(
-        d,
-        status="ready",
-        next_action="resume",
-        reason=f"{text}; resume",
-        rule="fleet.1",
-        blocked_on=None,
-        not_before=None,
-        exhausted=None,
-        outage=outage,
-    )
+    return _as(d, "ready", "resume", f"{text}; resume", "fleet.1", outage=outage)
 
 
 def _while_parked(
@@ -164,15 +152,14 @@ def _park(
         return _over(view, d, now)
     why = parked_reason(health)
     outage = Outage(health.upstream, down, health.failing_since or now, health.probe_due_at, why)
-    return replace(
+    return _as(
         d,
-        status="waiting",
-        next_action="park",
-        reason=why,
-        rule="fleet.4",
+        "waiting",
+        "park",
+        why,
+        "fleet.4",
         blocked_on="upstream",
         not_before=outage.until,
-        exhausted=None,
         outage=outage,
     )
 

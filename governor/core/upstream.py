@@ -125,6 +125,13 @@ class UpstreamHealth:
         return self.probing_until is None or self.probing_until <= now
 
 
+def _first_record(upstream: Upstream, now: datetime) -> UpstreamHealth:
+    """A new, healthy record of an upstream (a refusal turns it failing at once)."""
+    return UpstreamHealth(
+        upstream.name, upstream.harness, upstream.endpoint, upstream.model_family, True, now
+    )
+
+
 def _next_probe(backoff: UpstreamBackoff, step: int, now: datetime, seen: Seen) -> datetime:
     return now + timedelta(seconds=backoff.wait_s(step, seen.retry_after_s))
 
@@ -141,14 +148,10 @@ def observed(
         return None
     if seen.contact == "answered":
         if record is None:
-            return UpstreamHealth(
-                upstream.name, upstream.harness, upstream.endpoint, upstream.model_family, True, now
-            )
+            return _first_record(upstream, now)
         return None if record.healthy else recovered(record, now, "call")
     if record is None or record.healthy:
-        base = record or UpstreamHealth(
-            upstream.name, upstream.harness, upstream.endpoint, upstream.model_family, True, now
-        )
+        base = record or _first_record(upstream, now)
         return replace(
             base,
             healthy=False,
