@@ -7,7 +7,8 @@ import dataclasses
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from governor.analysis.corpus import corpus_of
@@ -18,11 +19,12 @@ from governor.analysis.tune import parse_grid
 from governor.analysis.tuning import plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
-from governor.cli.values import wait_seconds, whole
+from governor.cli.values import positive_whole, wait_seconds, whole
 from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.policy import Policy, parse_assignments, policy_from
 from governor.core.view import project
+from governor.errors import InputError
 from governor.render import records
 from governor.render.text import format_fleet, format_report, format_savings
 from governor.store.jsonl import write_history
@@ -45,6 +47,15 @@ class Meter:
         if done >= total:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
+
+@contextmanager
+def _writing(path: Path | str) -> Iterator[None]:
+    """Turns a file or folder that cannot be written into one line naming it."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _model(args: argparse.Namespace) -> Model:
@@ -78,19 +89,24 @@ def _histories(
             model, policy, seed=args.seed, settings=dataclasses.replace(settings, mode=other)
         )
         aware, per_goal = (run, twin) if args.fleet == "aware" else (twin, run)
-        plot_fleet(aware, per_goal, args.plot)
+        with _writing(args.plot):
+            plot_fleet(aware, per_goal, args.plot)
         err(f"wrote the plot to {args.plot}")
     return run.histories, run
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    if args.plot and args.fleet is None:
+        raise InputError("--plot draws a fleet outage: give --fleet aware or --fleet per-goal")
     model, policy = _model(args), policy_from(parse_assignments(args.policy or ""))
     folder = Path(args.out)
-    folder.mkdir(parents=True, exist_ok=True)
+    with _writing(folder):
+        folder.mkdir(parents=True, exist_ok=True)
     meter, statuses, events = Meter("simulating"), Counter[str](), 0
     histories, fleet = _histories(args, model, policy)
     for index, history in enumerate(histories, start=1):
-        with (folder / f"{history[0].goal_id}.jsonl").open("wb") as handle:
+        path = folder / f"{history[0].goal_id}.jsonl"
+        with _writing(path), path.open("wb") as handle:
             write_history(history, handle)
         view = project(history)
         statuses[decide(view, view.last_at or history[-1].at, with_ledger=False).status] += 1
@@ -137,7 +153,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         progress=None if args.quiet else Meter("evaluating"),
     )
     if args.plot:
-        plot(report, args.plot)
+        with _writing(args.plot):
+            plot(report, args.plot)
         err(f"wrote the plot to {args.plot}")
     spared = savings(corpus.events(i) for i in range(len(corpus)))
     if args.json:
@@ -152,7 +169,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "simulate", help="write synthetic goal histories from a stated generative model"
     )
-    p.add_argument("--goals", type=whole, required=True, metavar="N")
+    p.add_argument("--goals", type=positive_whole, required=True, metavar="N")
     p.add_argument("--seed", type=whole, default=0)
     p.add_argument(
         "--out", required=True, metavar="DIR", help="the folder to write <goal>.jsonl files into"
