@@ -16,7 +16,7 @@ from governor.analysis.whatif import WhatIf
 from governor.core.classify import GENERIC_REMEDY, SpawnResult
 from governor.core.codec import to_dict
 from governor.core.decision import Decision, count, stamp
-from governor.core.events import Event
+from governor.core.events import Event, GoalResumed, WorkRetried
 from governor.core.evidence import is_uncharged
 from governor.core.ledger import Ledger
 from governor.core.summary import GoalSummary
@@ -62,7 +62,17 @@ def format_decision(decision: Decision) -> str:
 def format_step(step: ReplayStep) -> str:
     """One replay line: the event, then the decision after it and the rule that fired."""
     event = step.event
-    return f"{event.seq:>6}  {event.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
+    return (
+        f"{event.seq:>6}  {event.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
+        + _why(event)
+    )
+
+
+def _why(event: Event) -> str:
+    """A resume's own reason under its replay line (governor's names the probe and the outage)."""
+    if isinstance(event, GoalResumed | WorkRetried):
+        return f"\n{'':8}{event.type} by {event.actor}: {event.reason}"
+    return ""
 
 
 def format_validation(
@@ -123,7 +133,10 @@ def _short(value: object, limit: int = 80) -> str:
 def format_timeline(step: ReplayStep) -> str:
     """One timeline line: when the decision changed, to what, and by which rule."""
     event = step.event
-    return f"{event.seq:>6}  {stamp(event.at)}  {event.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
+    return (
+        f"{event.seq:>6}  {stamp(event.at)}  {event.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
+        + _why(event)
+    )
 
 
 def format_whatif(result: WhatIf, overrides: dict[str, object]) -> str:

@@ -176,3 +176,13 @@ def test_simulate_refuses_a_plot_without_a_fleet_and_a_fleet_of_no_goals(tmp_pat
     assert none.returncode == 2
     assert none.stderr.splitlines()[-1].endswith("argument --goals: must be above 0, not 0")
     assert "Traceback" not in none.stderr
+
+
+def test_the_timeline_says_why_a_parked_goal_was_resumed(tmp_path: Path) -> None:
+    result = Project(tmp_path).gov("replay", str(GOLDEN / "fleet_parked_then_resumed.jsonl"))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    [at] = [n for n, line in enumerate(lines) if "  goal.resumed  " in line]
+    assert lines[at + 1].strip().startswith("goal.resumed by governor: codex ")
+    assert "is back: its probe at" in lines[at + 1]
+    assert "the outage lasted from" in lines[at + 1]

@@ -166,6 +166,9 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
     [park] = [line for line in lines if line["type"] == "goal.parked"]
     assert (park["status"], park["blocked_on"]) == ("waiting", "upstream")
     assert park["reason"].startswith("parked: codex http://127.0.0.1:")
+    timeline = project.gov("replay", str(history)).stdout
+    assert "goal.resumed by governor: codex http://127.0.0.1:" in timeline
+    assert "the outage lasted from" in timeline
 
 
 def _parked_and_probed(store: EventStore, *, probes: int) -> bool:
