@@ -21,7 +21,9 @@ from governor.core.route import (
     Apply,
     Ask,
     Dispatch,
+    Park,
     Plan,
+    Resume,
     Stop,
     Wait,
     name_of,
@@ -44,6 +46,12 @@ class Actor(Protocol):
 
     def accept(self, action: Accept) -> None:
         """Accept the items."""
+
+    def park(self, action: Park) -> None:
+        """Record that the goal waits on a failing upstream."""
+
+    def resume(self, action: Resume) -> None:
+        """Record that the goal goes on now that its upstream is back."""
 
     def wait(self, action: Wait) -> bool:
         """Wait until ``action.until``; False when it will not wait that long (nor at all)."""
@@ -74,6 +82,10 @@ def perform(actor: Actor, action: Action) -> bool:
             actor.dispatch(action)
         case Accept():
             actor.accept(action)
+        case Park():
+            actor.park(action)
+        case Resume():
+            actor.resume(action)
         case Wait():
             return actor.wait(action)
         case Ask():

@@ -17,7 +17,7 @@ from typing import Any, Final
 from langgraph.types import interrupt
 
 from governor.core.question import Question, question
-from governor.core.route import Accept, Apply, Ask, Dispatch, Plan, Wait
+from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
 from governor.drive import goals
 from governor.drive.runner import Runner
 from governor.errors import InputError
@@ -45,6 +45,12 @@ class GraphActor:
 
     def accept(self, action: Accept) -> None:
         self.runner.accept(action)
+
+    def park(self, action: Park) -> None:
+        self.runner.park(action)
+
+    def resume(self, action: Resume) -> None:
+        self.runner.resume(action)
 
     def wait(self, action: Wait) -> bool:
         return self.runner.wait(action)
