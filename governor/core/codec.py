@@ -19,7 +19,7 @@ from typing import Any, Final
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from governor.core.decoder import decode_compiled
+from governor.core.decoder import decode_compiled, decode_struct
 from governor.core.events import EVENT_TYPES, Event
 from governor.core.upcast import Upcaster
 from governor.errors import HistoryError
@@ -100,21 +100,25 @@ class LineDecoder:
 
     Keep one decoder per history: legacy upcasting needs what earlier lines said.
     ``compiled=False`` validates every line with pydantic alone (the reference the
-    differential test compares the compiled path with).
+    differential test compares the compiled path with). ``structs=True`` yields each
+    event the compiled path reads as its finished struct (``decoder.decode_struct``), for
+    the hot read paths that only fold and check: replay and validate.
     """
 
-    __slots__ = ("compiled", "notes", "source", "torn_line", "upcaster")
+    __slots__ = ("decode_fast", "notes", "source", "torn_line", "upcaster")
 
-    def __init__(self, source: str | None = None, *, compiled: bool = True) -> None:
+    def __init__(
+        self, source: str | None = None, *, compiled: bool = True, structs: bool = False
+    ) -> None:
         self.source = source
-        self.compiled = compiled
+        self.decode_fast = (decode_struct if structs else decode_compiled) if compiled else None
         self.upcaster = Upcaster()
         self.notes: list[str] = []
         self.torn_line: int | None = None
 
     def decode(self, raw: bytes, line: int) -> Event:
         """Decode one line (without its newline); raises ``HistoryError`` naming the line."""
-        event = decode_compiled(raw) if self.compiled else None
+        event = self.decode_fast(raw) if self.decode_fast else None
         if event is None:
             try:
                 event = EVENT_ADAPTER.validate_json(raw)
