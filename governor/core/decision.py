@@ -6,13 +6,14 @@ Rules:
       what it is blocked on, when it may go on (``not_before``) and which ledger ran out.
     * ``blocked_on`` is ``operator`` while awaiting review, ``upstream`` while waiting,
       and null for ready, running, succeeded, cancelled and budget_exhausted.
+    * Decisions are cheap immutable records (named tuples): one is made after every
+      event of a replay, and a frozen dataclass costs three times as much to make.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 from governor.core.events import PlanTrigger
 from governor.core.ledger import Ledger
@@ -48,8 +49,7 @@ STOPPED: Final = frozenset({"succeeded", "cancelled", "blocked", "budget_exhaust
 """Goal statuses after which nothing happens without an operator."""
 
 
-@dataclass(frozen=True, slots=True)
-class WorkDecision:
+class WorkDecision(NamedTuple):
     """What one work item should do next."""
 
     work_id: str
@@ -62,8 +62,7 @@ class WorkDecision:
     exhausted: Exhausted | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """What the goal should do next, why, and the budget ledger behind it."""
 
     status: Status
