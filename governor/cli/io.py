@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import getpass
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +27,14 @@ def err(text: str) -> None:
 
 def json_line(obj: Any) -> None:
     sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def write_lines(lines: Iterable[bytes]) -> None:
+    """Write ready-made lines to stdout, buffered (a long stream is not flushed per line)."""
+    write = sys.stdout.buffer.write
+    for line in lines:
+        write(line)
     sys.stdout.buffer.flush()
 
 

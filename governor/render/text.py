@@ -58,8 +58,7 @@ def format_decision(decision: Decision) -> str:
 
 def format_step(step: ReplayStep) -> str:
     """One replay line: the event, then the decision after it and the rule that fired."""
-    event = step.event
-    return f"{event.seq:>6}  {event.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
+    return f"{step.seq:>6}  {step.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
 
 
 def format_validation(
@@ -119,8 +118,7 @@ def _short(value: object, limit: int = 80) -> str:
 
 def format_timeline(step: ReplayStep) -> str:
     """One timeline line: when the decision changed, to what, and by which rule."""
-    event = step.event
-    return f"{event.seq:>6}  {stamp(event.at)}  {event.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
+    return f"{step.seq:>6}  {stamp(step.at)}  {step.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
 
 
 def format_whatif(result: WhatIf, overrides: dict[str, object]) -> str:
