@@ -7,12 +7,12 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from governor.store.base import EventStore
-from governor.store.url import open_store
+if TYPE_CHECKING:
+    from governor.store.base import EventStore
 
 
 def out(text: str) -> None:
@@ -53,6 +53,8 @@ def default_actor() -> str:
 @contextmanager
 def store_from(url: str | None) -> Iterator[EventStore]:
     """Open the store the ``--store`` option (or ``GOVERNOR_STORE``) names, and close it."""
+    from governor.store.url import open_store  # noqa: PLC0415 - lazy: --help opens no store
+
     store = open_store(url)
     try:
         yield store

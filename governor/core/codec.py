@@ -37,8 +37,19 @@ def to_dict(event: Event) -> dict[str, Any]:
     return EVENT_ADAPTER.dump_python(event, mode="json", by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
 
 
+WARM_UP: Final = 200
+"""Events :func:`decode` reads with pydantic alone before it derives the compiled decoder
+(which takes tens of milliseconds, once): a command reading a short history starts fast,
+a long read soon takes the compiled path. Both accept and reject alike (SPEC §11.1)."""
+
+_cold = [WARM_UP]
+
+
 def decode(data: bytes | str) -> Event:
     """One event from a JSON object; raises ``ValidationError`` when it is not valid."""
+    if _cold[0]:
+        _cold[0] -= 1
+        return EVENT_ADAPTER.validate_json(data)
     return decode_compiled(data) or EVENT_ADAPTER.validate_json(data)
 
 

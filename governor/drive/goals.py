@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from governor.clock import Clock, utc_now
 from governor.core.decide import decide
@@ -25,11 +25,11 @@ from governor.core.route import Action, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
-from governor.drive.goalfile import goal_from_file
-from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
-from governor.exec.harness import harness_for
-from governor.store.base import EventStore
+
+if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
+    from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
+    from governor.store.base import EventStore
 
 Outcome = Literal["stopped", "waiting", "review", "steps"]
 """How a drive ended: the goal stopped, must wait longer than the drive sleeps, awaits a
@@ -59,6 +59,8 @@ def create(
     store: EventStore, path: Path, *, clock: Clock = utc_now, actor: str = "governor"
 ) -> GoalView:
     """Create the goal a goal file describes; refuses an id that is already taken."""
+    from governor.drive.goalfile import goal_from_file  # noqa: PLC0415 - start-up (see above)
+
     events = goal_from_file(path, at=clock(), actor=actor)
     goal_id = events[0].goal_id
     if store.last_seq(goal_id) != 0:
@@ -99,13 +101,17 @@ def runner(
     clock: Clock = utc_now,
     sleep: Callable[[float], None] = time.sleep,
     progress: Progress | None = None,
-    harnesses: HarnessFactory = harness_for,
+    harnesses: HarnessFactory | None = None,
     observer: Observer | None = None,
 ) -> Runner:
     """A runner for one goal (it does not hold the lease yet).
 
+    ``harnesses`` defaults to the real ones (``governor.exec.harness.harness_for``);
     ``observer`` is told of every batch of events the runner appends (logs, metrics).
     """
+    from governor.drive.runner import Runner  # noqa: PLC0415 - start-up (see above)
+    from governor.exec.harness import harness_for  # noqa: PLC0415 - start-up (see above)
+
     exists(store, goal_id)
     return Runner(
         store,
@@ -114,7 +120,7 @@ def runner(
         clock=clock,
         sleep=sleep,
         progress=progress,
-        harnesses=harnesses,
+        harnesses=harnesses or harness_for,
         observer=observer,
     )
 

@@ -12,19 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from governor.analysis.explain import Explanation
-from governor.analysis.replay import ReplayStep
-from governor.analysis.simulate import Model
-from governor.analysis.tuning import TuneReport
-from governor.analysis.whatif import WhatIf
-from governor.core.decision import Decision, stamp
-from governor.core.ledger import AttemptLedger, Ledger, ReplanLedger, WorkLedger
-from governor.core.summary import GoalSummary
-from governor.core.view import GoalView
-from governor.service.status import ServiceStatus
-from governor.store.base import Lease
+from governor.core.decision import stamp
+
+if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
+    from governor.analysis.explain import Explanation
+    from governor.analysis.replay import ReplayStep
+    from governor.analysis.simulate import Model
+    from governor.analysis.tuning import TuneReport
+    from governor.analysis.whatif import WhatIf
+    from governor.core.decision import Decision
+    from governor.core.ledger import AttemptLedger, Ledger, ReplanLedger, WorkLedger
+    from governor.core.summary import GoalSummary
+    from governor.core.view import GoalView
+    from governor.service.status import ServiceStatus
+    from governor.store.base import Lease
 
 Record = dict[str, Any]
 

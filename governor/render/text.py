@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import orjson
 
-from governor.analysis.explain import Explanation
-from governor.analysis.replay import ReplayStep
-from governor.analysis.tune import Estimate
-from governor.analysis.tuning import TuneReport
-from governor.analysis.whatif import WhatIf
-from governor.core.classify import GENERIC_REMEDY, SpawnResult
+from governor.core.classify import GENERIC_REMEDY
 from governor.core.codec import to_dict
-from governor.core.decision import Decision, stamp
-from governor.core.events import Event
+from governor.core.decision import stamp
 from governor.core.evidence import is_uncharged
-from governor.core.ledger import Ledger
-from governor.core.summary import GoalSummary
-from governor.service.status import ServiceStatus
+
+if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
+    from governor.analysis.explain import Explanation
+    from governor.analysis.replay import ReplayStep
+    from governor.analysis.tune import Estimate
+    from governor.analysis.tuning import TuneReport
+    from governor.analysis.whatif import WhatIf
+    from governor.core.classify import SpawnResult
+    from governor.core.decision import Decision
+    from governor.core.events import Event
+    from governor.core.ledger import Ledger
+    from governor.core.summary import GoalSummary
+    from governor.service.status import ServiceStatus
 
 
 def format_budget(charged: int, limit: int, uncharged: int = 0) -> str:
