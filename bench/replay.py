@@ -4,8 +4,8 @@ Run: ``.venv/bin/python -m bench.replay [--events 1000000] [--repeat 3]``
 
 Method (the figures go to docs/performance.md):
     1. Generate a valid history of about N events once (``bench/out/``, reused).
-    2. In one process, alternate the measured passes ``repeat`` times and keep each
-       pass's best time (the machine is shared and noisy; interleaving spreads the noise):
+    2. In one process, run ``repeat`` rounds, each timing every pass once in turn (the
+       machine is shared and noisy; interleaving spreads the noise):
          bare      read every line and ``orjson.loads`` it (the floor of any replay)
          structs   read + decode every line into the compiled msgspec structs only
          pydantic  read + decode + validate every line with the pydantic models alone
@@ -18,7 +18,8 @@ Method (the figures go to docs/performance.md):
                    its decisions and output
          checked   ``full`` + the history checks (what ``governor validate`` does)
          project   fold alone over events decoded in advance (a 200k-event slice)
-    3. Print events/s of each and the ratios to ``bare``.
+    3. Print each pass's median events/s and its ratio to ``bare`` (each round's ratio to
+       that round's bare pass: median and spread over the rounds).
     4. ``--json-rate``: run the real ``governor replay --json`` (output to /dev/null) on
        a history of about N events over 5 work items, ``--repeat`` times, and print its
        events/s (wall and CPU) and peak RSS, beside ``python -c pass``.
@@ -104,14 +105,17 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
     }
 
 
-def best_times(fns: dict[str, Callable[[], None]], repeat: int) -> dict[str, float]:
-    best = dict.fromkeys(fns, float("inf"))
+def rounds(fns: dict[str, Callable[[], None]], repeat: int) -> list[dict[str, float]]:
+    """``repeat`` rounds, each timing every pass once in turn (seconds)."""
+    timed = []
     for _ in range(repeat):
+        times = {}
         for name, fn in fns.items():
             start = time.perf_counter()
             fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+            times[name] = time.perf_counter() - start
+        timed.append(times)
+    return timed
 
 
 def project_rate(path: Path, slice_n: int, repeat: int) -> float:
@@ -194,16 +198,24 @@ def main(argv: list[str] | None = None) -> None:
         return
     path, n = history(args.events)
     print(f"history: {path.name}: {n} events, {path.stat().st_size / n:.0f} bytes/event")
-    best = best_times(passes(path), args.repeat)
-    bare_rate = n / best["bare"]
-    for name, seconds in best.items():
-        rate = n / seconds
+    timed = rounds(passes(path), args.repeat)
+    print(f"  {args.repeat} rounds; x bare: each round's ratio to that round's bare pass")
+    ratios: dict[str, list[float]] = {}
+    for name in timed[0]:
+        ratios[name] = sorted(t["bare"] / t[name] for t in timed)
+        rate = statistics.median(n / t[name] for t in timed)
+        r = ratios[name]
         print(
-            f"  {name:<8} {rate:>12,.0f} events/s   {seconds:7.2f} s   {rate / bare_rate:5.2f}x bare"
+            f"  {name:<8} {rate:>12,.0f} events/s (median)   x bare: median "
+            f"{statistics.median(r):5.2f} (spread {r[0]:.2f} to {r[-1]:.2f})"
         )
     rate = project_rate(path, min(n, 200_000), args.repeat)
     print(f"  project  {rate:>12,.0f} events/s   (fold alone over decoded events)")
-    print(f"ratio full replay / bare parse: {n / best['full'] / bare_rate:.2f} (target >= 0.5)")
+    full = ratios["full"]
+    print(
+        f"ratio full replay / bare parse: median {statistics.median(full):.2f} "
+        f"(spread {full[0]:.2f} to {full[-1]:.2f}; target >= 0.5)"
+    )
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -18,37 +18,14 @@ from governor.drive import goals
 from governor.drive.runner import RunnerSettings
 from governor.graph.build import run
 from governor.store.sqlite import SqliteEventStore
+from tests.e2e.cli import COMPLETE, done, plan, planner_script, worker_script
 
 KEYS = ("a", "b", "c")
 
 
 def _scenario() -> dict[str, Any]:
-    work = [{"key": k, "title": k, "objective": k, "acceptance": [f"{k} works"]} for k in KEYS]
-    workers = [
-        {
-            "name": k,
-            "match": ["role: worker", f"work_key: {k}\n"],
-            "steps": [
-                {
-                    "reply": {
-                        "status": "done",
-                        "summary": k,
-                        "acceptance": [{"criterion": f"{k} works", "status": "satisfied"}],
-                    }
-                }
-            ],
-        }
-        for k in KEYS
-    ]
-    planner = {
-        "name": "planner",
-        "match": "role: planner",
-        "steps": [
-            {"reply": {"decision": "apply", "rationale": "all", "work": work}},
-            {"reply": {"decision": "complete", "rationale": "done"}},
-        ],
-    }
-    return {"scripts": [planner, *workers]}
+    workers = [worker_script(k, [{"reply": done(k)}]) for k in KEYS]
+    return {"scripts": [planner_script([{"reply": plan(*KEYS)}, {"reply": COMPLETE}]), *workers]}
 
 
 def _run(tmp_path: Path, **policy: Any) -> tuple[list[list[Event]], list[Event], str]:
