@@ -19,7 +19,7 @@ from typing import Any, Final
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from governor.core.decoder import decode_compiled, decode_struct
+from governor.core.decoder import decode_compiled, decode_struct, reader
 from governor.core.events import EVENT_TYPES, Event
 from governor.core.upcast import Upcaster
 from governor.errors import HistoryError
@@ -116,26 +116,52 @@ class LineDecoder:
     the hot read paths that only fold and check: replay and validate.
     """
 
-    __slots__ = ("decode_fast", "notes", "source", "torn_line", "upcaster")
+    __slots__ = ("compiled", "notes", "source", "structs", "torn_line", "upcaster")
 
     def __init__(
         self, source: str | None = None, *, compiled: bool = True, structs: bool = False
     ) -> None:
         self.source = source
-        self.decode_fast = (decode_struct if structs else decode_compiled) if compiled else None
+        self.compiled, self.structs = compiled, structs
         self.upcaster = Upcaster()
         self.notes: list[str] = []
         self.torn_line: int | None = None
 
     def decode(self, raw: bytes, line: int) -> Event:
         """Decode one line (without its newline); raises ``HistoryError`` naming the line."""
-        event = self.decode_fast(raw) if self.decode_fast else None
+        event = None
+        if self.compiled:
+            event = decode_struct(raw) if self.structs else decode_compiled(raw)
         if event is None:
-            try:
-                event = EVENT_ADAPTER.validate_json(raw)
-            except ValidationError as exc:
-                event = self._decode_slow(raw, line, exc)
+            event = self._validate(raw, line)
         self.upcaster.note(event)
+        return event
+
+    def lines(
+        self, lines: Iterable[bytes], *, allow_torn: bool = False
+    ) -> Iterator[tuple[int, Event]]:
+        """``decode`` over raw lines, each ending in ``\n`` (see :func:`decode_lines`),
+        with the compiled decoder bound once for the whole stream."""
+        fast = reader(structs=self.structs) if self.compiled else None
+        note = self.upcaster.note
+        for line_no, raw in enumerate(lines, start=1):
+            if raw[-1:] != b"\n":
+                if allow_torn:
+                    self.torn_line = line_no
+                    return
+                raise HistoryError(TORN, line=line_no, source=self.source)
+            event = fast(raw) if fast is not None else None
+            if event is None:
+                event = self._validate(raw[:-1], line_no)
+            note(event)
+            yield line_no, event
+
+    def _validate(self, raw: bytes, line: int) -> Event:
+        """What pydantic (and, for an old shape, the upcaster) makes of a line."""
+        try:
+            event: Event = EVENT_ADAPTER.validate_json(raw)
+        except ValidationError as exc:
+            event = self._decode_slow(raw, line, exc)
         return event
 
     def _decode_slow(self, raw: bytes, line: int, first: ValidationError) -> Event:
@@ -182,11 +208,4 @@ def decode_lines(
     it raises ``HistoryError`` unless ``allow_torn`` is true, in which case it is skipped
     and recorded in ``decoder.torn_line`` (pass your own decoder to read it and the notes).
     """
-    decoder = decoder or LineDecoder(source)
-    for line_no, raw in enumerate(lines, start=1):
-        if not raw.endswith(b"\n"):
-            if allow_torn:
-                decoder.torn_line = line_no
-                return
-            raise HistoryError(TORN, line=line_no, source=decoder.source)
-        yield line_no, decoder.decode(raw[:-1], line_no)
+    return (decoder or LineDecoder(source)).lines(lines, allow_torn=allow_torn)

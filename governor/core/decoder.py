@@ -534,6 +534,33 @@ def decode_struct(data: bytes | str) -> Event | None:
     return read
 
 
+def reader(*, structs: bool = False) -> Callable[[bytes | str], Event | None]:
+    """:func:`decode_struct` (``structs``) or :func:`decode_compiled`, with the compiled
+    decoder bound once: for a loop over the lines of a history (trailing whitespace, such
+    as a line's newline, is JSON whitespace)."""
+    decoder, finishers, builders = compiled()
+    decode = decoder.decode
+
+    def read_struct(data: bytes | str) -> Event | None:
+        try:
+            decoded = decode(data)
+            read: Event = finishers[type(decoded)](decoded)
+        except (msgspec.DecodeError, _Doubt):
+            return None
+        return read
+
+    def read_event(data: bytes | str) -> Event | None:
+        try:
+            decoded = decode(data)
+            kind = type(decoded)
+            event: Event = builders[kind](finishers[kind](decoded))
+        except (msgspec.DecodeError, _Doubt):
+            return None
+        return event
+
+    return read_struct if structs else read_event
+
+
 def event_of(read: Event) -> Event:
     """The pydantic event of what a reader read: a finished struct is built into its
     model, an event is itself."""
