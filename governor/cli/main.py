@@ -54,6 +54,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     ),
     "serve": ("service", "tick every due goal of the store with N workers until stopped"),
     "service": ("service", "the service's state: governor service status"),
+    "upstreams": (
+        "service",
+        "each upstream's shared health: state, outage, next probe, parked goals",
+    ),
     "ui": ("ui", "serve a read-only web view of goals, timelines and ledgers (the ui extra)"),
 }
 """Command -> (its module under ``governor.cli``, its one-line help), in help order."""

@@ -16,6 +16,8 @@ Rules (first match wins; work item rules live in ``governor.core.work``):
     goal.10 an item stopped on environment, decision or the upstream bound -> blocked
     goal.11 items out of budget -> plan (replan)
     goal.12 fallback -> blocked on work: no legal progress action
+    fleet.* the shared health of the upstreams, over the rule that fired
+            (``governor.core.parking``): park, wait parked, resume
 
 Wherever a rule says ``ready/plan``, charged replans must be below ``max_replans`` and
 the raw plan count below ``max_plan_records``; otherwise ``budget_exhausted`` naming
@@ -57,6 +59,7 @@ from governor.core.decision import (
 from governor.core.events import PlanTrigger
 from governor.core.ledger import NO_LEDGER, Ledger
 from governor.core.memo import DecisionMemo
+from governor.core.parking import Upstreams, fleet
 from governor.core.view import GoalView
 
 
@@ -339,13 +342,22 @@ GOAL_RULES: Final[tuple[Callable[[_Ctx], Decision | None], ...]] = (
 """The goal rules of SPEC §6.2, in order; the first that returns a decision wins."""
 
 
-def decide(view: GoalView, now: datetime, *, with_ledger: bool = True) -> Decision:
+def decide(
+    view: GoalView,
+    now: datetime,
+    *,
+    with_ledger: bool = True,
+    upstreams: Upstreams | None = None,
+) -> Decision:
     """The goal's decision (SPEC §6.2), with its item decisions and the full ledger.
 
     The item decisions are kept on the view (``governor.core.memo``): only those an
-    event may have changed since the last call are taken again. ``with_ledger=False`` skips the ledger
-    (``NO_LEDGER``) and every item outside the active plan: the same status, action and
-    reason, for callers that only act on them (what-if, simulation, the runner).
+    event may have changed since the last call are taken again. ``with_ledger=False``
+    skips the ledger (``NO_LEDGER``) and every item outside the active plan: the same
+    status, action and reason, for callers that only act on them (what-if, simulation,
+    the runner). ``upstreams`` is the shared health of the upstreams the goal's profiles
+    reach (profile name -> record), an input like ``now`` (``governor.core.parking``);
+    without it only a recorded park holds the goal.
     """
     active = view.active_plan
     active_ids = view.items_by_plan.get(active.plan_id, ()) if active else ()
@@ -369,5 +381,7 @@ def decide(view: GoalView, now: datetime, *, with_ledger: bool = True) -> Decisi
     for rule in GOAL_RULES:
         decision = rule(ctx)
         if decision is not None:
-            return decision
+            if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
+                return decision
+            return fleet(view, now, decision, upstreams)
     raise AssertionError("the fallback rule always decides")  # pragma: no cover

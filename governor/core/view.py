@@ -100,6 +100,20 @@ class WorkState:
     """The reason of the latest ``work.retried`` (for a decision: the answer)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Parked:
+    """The goal's open park on a failing upstream (``goal.parked``, not yet resumed)."""
+
+    upstream: str
+    profile: str
+    since: datetime
+    """When the upstream was first seen failing."""
+    until: datetime
+    """Its next probe when the goal was parked."""
+    at: datetime
+    """When the goal was parked."""
+
+
 @dataclass(slots=True)
 class GoalView:
     """Everything the decision rules need about one goal. Mutated in place by the fold."""
@@ -130,6 +144,10 @@ class GoalView:
     completed: bool = False
     guidance: str | None = None
     """The reason of the latest ``goal.resumed`` (for a decision: the answer)."""
+    parked: Parked | None = None
+    """The open park on a failing upstream, if any (SPEC §11.10)."""
+    outage_wait_s: float = 0.0
+    """Seconds spent parked in parks that ended (``goal.resumed``)."""
     dependents: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
     """Work id -> the items that depend on it (derived from ``work``)."""
     touched: set[str] = field(default_factory=set, compare=False, repr=False)
@@ -396,7 +414,15 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 item.consecutive_uncharged = 0
                 item.guidance = event.reason
                 view.touched.add(item.work_id)
+        case "goal.parked":
+            if view.parked is None:
+                view.parked = Parked(
+                    event.upstream, event.profile, event.since, event.until, event.at
+                )
         case "goal.resumed":
+            if view.parked is not None:
+                view.outage_wait_s += max((event.at - view.parked.at).total_seconds(), 0.0)
+                view.parked = None
             view.consecutive_uncharged_plans = 0
             view.guidance = event.reason
             if view.latest_plan is not None and view.latest_plan.status == "failed":
