@@ -9,12 +9,18 @@ Method (figures go to docs/performance.md):
     of the wall time (the graph, the store appends with fsync, the folds, the decisions,
     prompt rendering) is governor. The same goal runs once per ``--agent-delay`` (how long a
     scripted agent works before answering), in one process, side by side.
+
+    The LangGraph share: each goal also runs driven by the plain loop the graph's nodes
+    wrap (``governor.drive.act.follow`` on the same runner: decide, route, act), and
+    ``--repeat`` times each, interleaved; governor's per-call time of the two drivers,
+    median and spread, and their difference, which is what LangGraph adds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from collections.abc import Mapping
@@ -22,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from governor.core.classify import SpawnResult
+from governor.core.decision import Decision
 from governor.core.events import Profile
 from governor.drive import goals
-from governor.drive.runner import RunnerSettings
+from governor.drive.act import follow
+from governor.drive.runner import Runner, RunnerSettings
 from governor.exec.harness import Harness, harness_for
 from governor.store.sqlite import SqliteEventStore
 
@@ -90,7 +98,17 @@ def scenario(items: int, delay_s: float) -> dict[str, Any]:
     return {"scripts": [planner, *workers]}
 
 
-def measure(items: int, delay_s: float) -> dict[str, float]:
+def _follow(runner: Runner) -> Decision:
+    """Drive like the graph, without it: the loop its nodes wrap."""
+    runner.acquire()
+    try:
+        follow(runner, runner.settle, max_steps=10_000)
+        return runner.decide(with_ledger=True)
+    finally:
+        runner.release()
+
+
+def measure(items: int, delay_s: float, *, graph: bool = True) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(prefix="governor-overhead-"))
     (folder / "scenario.json").write_text(json.dumps(scenario(items, delay_s)))
     profile = {"harness": "scripted", "args": ["scenario.json"], "max_attempts": 1}
@@ -114,9 +132,10 @@ def measure(items: int, delay_s: float) -> dict[str, float]:
 
     timed = TimedHarnesses()
     start = time.perf_counter()
-    report = run(goals.runner(store, "bench", settings, harnesses=timed))
+    runner = goals.runner(store, "bench", settings, harnesses=timed)
+    decision = run(runner).decision if graph else _follow(runner)
     wall = time.perf_counter() - start
-    assert report.decision.status == "succeeded", report.decision
+    assert decision.status == "succeeded", decision
     store.close()
     return {
         "wall_s": wall,
@@ -127,10 +146,34 @@ def measure(items: int, delay_s: float) -> dict[str, float]:
     }
 
 
+def _ms(values: list[float]) -> str:
+    values = sorted(values)
+    return f"{statistics.median(values):5.2f} ms ({values[0]:.2f} to {values[-1]:.2f})"
+
+
+def langgraph_share(items: int, repeat: int) -> None:
+    """Governor's time per agent call with the graph and with the plain loop, interleaved."""
+    per_call: dict[str, list[float]] = {"graph": [], "loop": []}
+    for _ in range(repeat):
+        for name, times in per_call.items():
+            m = measure(items, 0.0, graph=name == "graph")
+            times.append(m["governor_s"] / m["calls"] * 1000)
+    graph, loop = per_call["graph"], per_call["loop"]
+    added = [g - loop_ms for g, loop_ms in zip(graph, loop, strict=True)]
+    share = statistics.median(added) / statistics.median(graph) * 100
+    print(f"LangGraph's share of governor's time per agent call ({repeat} runs each, delay 0):")
+    print(f"  graph {_ms(graph)}   plain loop {_ms(loop)}")
+    print(f"  added by LangGraph {_ms(added)} = {share:.0f}% of governor's time per call")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=50)
     parser.add_argument("--agent-delay", type=float, nargs="+", default=[0.0, 0.2, 0.5])
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of each driver (LangGraph share)"
+    )
+    parser.add_argument("--no-langgraph-share", action="store_true")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     import governor.graph.build  # noqa: F401, PLC0415 - start-up cost, paid once per process
@@ -147,6 +190,8 @@ def main(argv: list[str] | None = None) -> None:
             f"({m['calls']:.0f} calls), governor {m['governor_s']:5.2f}s = {m['share'] * 100:4.1f}% "
             f"of wall time ({per_call:.1f} ms per agent call)"
         )
+    if not args.no_langgraph_share:
+        langgraph_share(args.items, args.repeat)
 
 
 if __name__ == "__main__":

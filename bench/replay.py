@@ -4,17 +4,25 @@ Run: ``.venv/bin/python -m bench.replay [--events 1000000] [--repeat 3]``
 
 Method (the figures go to docs/performance.md):
     1. Generate a valid history of about N events once (``bench/out/``, reused).
-    2. In one process, alternate the measured passes ``repeat`` times and keep each
-       pass's best time (the machine is shared and noisy; interleaving spreads the noise):
+    2. In one process, run ``repeat`` rounds, each timing every pass once in turn (the
+       machine is shared and noisy; interleaving spreads the noise):
          bare      read every line and ``orjson.loads`` it (the floor of any replay)
          structs   read + decode every line into the compiled msgspec structs only
          pydantic  read + decode + validate every line with the pydantic models alone
          decode    read + decode every line into pydantic events (``LineDecoder``: the
                    compiled decoder, pydantic where it is not sure)
-         full      read + decode + fold (``project``): the replay of SPEC §9 minus output
-         checked   read + decode + history checks + fold (what ``governor validate`` does)
+         events    read + decode into pydantic events + fold (the full replay before
+                   the fold took structs)
+         full      read + decode into finished structs + fold (``LineDecoder(structs=True)``,
+                   what ``replay`` and ``validate`` read): the replay of SPEC §9 minus
+                   its decisions and output
+         checked   ``full`` + the history checks (what ``governor validate`` does)
          project   fold alone over events decoded in advance (a 200k-event slice)
-    3. Print events/s of each and the ratios to ``bare``.
+    3. Print each pass's median events/s and its ratio to ``bare`` (each round's ratio to
+       that round's bare pass: median and spread over the rounds).
+    4. ``--json-rate``: run the real ``governor replay --json`` (output to /dev/null) on
+       a history of about N events over 5 work items, ``--repeat`` times, and print its
+       events/s (wall and CPU) and peak RSS, beside ``python -c pass``.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -70,13 +79,19 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
         for _ in decode_lines(iter_raw_lines(path)):
             pass
 
-    def full() -> None:
+    def events() -> None:
         view = GoalView()
         for _, event in decode_lines(iter_raw_lines(path)):
             evolve(view, event)
 
+    def full() -> None:
+        view = GoalView()
+        for _, read in decode_lines(iter_raw_lines(path), decoder=LineDecoder(structs=True)):
+            evolve(view, read)
+
     def checked() -> None:
-        for _ in check_history(decode_lines(iter_raw_lines(path))):
+        lines = decode_lines(iter_raw_lines(path), decoder=LineDecoder(structs=True))
+        for _ in check_history(lines):
             pass
 
     return {
@@ -84,19 +99,23 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
         "structs": structs,
         "pydantic": pydantic,
         "decode": decode,
+        "events": events,
         "full": full,
         "checked": checked,
     }
 
 
-def best_times(fns: dict[str, Callable[[], None]], repeat: int) -> dict[str, float]:
-    best = dict.fromkeys(fns, float("inf"))
+def rounds(fns: dict[str, Callable[[], None]], repeat: int) -> list[dict[str, float]]:
+    """``repeat`` rounds, each timing every pass once in turn (seconds)."""
+    timed = []
     for _ in range(repeat):
+        times = {}
         for name, fn in fns.items():
             start = time.perf_counter()
             fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+            times[name] = time.perf_counter() - start
+        timed.append(times)
+    return timed
 
 
 def project_rate(path: Path, slice_n: int, repeat: int) -> float:
@@ -113,24 +132,53 @@ def project_rate(path: Path, slice_n: int, repeat: int) -> float:
     return len(events) / best
 
 
-def replay_memory(n: int) -> None:
-    """Peak RSS of the real command replaying a long history (5 items, so lines stay small)."""
+def json_history(n: int) -> tuple[Path, int]:
+    """About ``n`` events over 5 work items (one plan), so each line stays small."""
     OUT.mkdir(exist_ok=True)
-    path = OUT / f"replay-mem-{n}.jsonl"
+    path = OUT / f"replay-json-{n}.jsonl"
     if not path.exists():
-        write(path, n, cycles=n // 34 + 1)  # about 34 events per cycle over 5 items
-    exe = Path(sys.executable).parent / "governor"
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        subprocess.run([str(exe), "replay", str(path), "--json"], stdout=sink, check=True)
-    took = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"generating {path.name} …", file=sys.stderr)
+        write(path, n, cycles=n // 67 + 1)  # about 67.5 events per cycle over 5 items
     with path.open("rb") as f:
         count = sum(1 for _ in f)
+    return path, count
+
+
+def _timed_child(argv: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MiB) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        subprocess.run(argv, stdout=sink, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    # ru_maxrss of children is the largest of any child so far: the replay's is the largest
+    return wall, cpu, after.ru_maxrss / 1024
+
+
+def json_rate(n: int, repeat: int) -> None:
+    """``governor replay --json`` on a long history: events/s (median, spread) and peak RSS."""
+    path, count = json_history(n)
+    exe = str(Path(sys.executable).parent / "governor")
+    empty, _, _ = _timed_child([sys.executable, "-c", "pass"])
+    runs = [_timed_child([exe, "replay", str(path), "--json"]) for _ in range(repeat)]
+    walls = sorted(count / wall for wall, _, _ in runs)
+    cpus = sorted(count / cpu for _, cpu, _ in runs)
+    rss = max(r for _, _, r in runs)
     print(
-        f"  governor replay --json of {count:,} events: peak RSS {rss:.0f} MiB "
-        f"(bar: 300 MiB), {took:.0f} s, {count / took:,.0f} events/s"
+        f"governor replay --json, {count:,} events over 5 items ({repeat} runs; "
+        f"python -c pass: {empty:.2f} s):"
     )
+    print(
+        f"  wall: median {statistics.median(walls):,.0f} events/s "
+        f"(spread {walls[0]:,.0f} to {walls[-1]:,.0f})   target >= 100,000"
+    )
+    print(
+        f"  CPU:  median {statistics.median(cpus):,.0f} events/CPU-s "
+        f"(spread {cpus[0]:,.0f} to {cpus[-1]:,.0f})"
+    )
+    print(f"  peak RSS {rss:.0f} MiB   target <= 150 MiB")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -138,25 +186,36 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--memory",
+        "--json-rate",
         action="store_true",
-        help="also run `governor replay --json` on a 10^6-event history and report its peak RSS",
+        help="also time `governor replay --json` on a history of --events events over 5 items",
     )
+    parser.add_argument("--json-only", action="store_true", help="only the `replay --json` timing")
     args = parser.parse_args(argv)
+    if args.json_rate or args.json_only:
+        json_rate(args.events, args.repeat)
+    if args.json_only:
+        return
     path, n = history(args.events)
     print(f"history: {path.name}: {n} events, {path.stat().st_size / n:.0f} bytes/event")
-    best = best_times(passes(path), args.repeat)
-    bare_rate = n / best["bare"]
-    for name, seconds in best.items():
-        rate = n / seconds
+    timed = rounds(passes(path), args.repeat)
+    print(f"  {args.repeat} rounds; x bare: each round's ratio to that round's bare pass")
+    ratios: dict[str, list[float]] = {}
+    for name in timed[0]:
+        ratios[name] = sorted(t["bare"] / t[name] for t in timed)
+        rate = statistics.median(n / t[name] for t in timed)
+        r = ratios[name]
         print(
-            f"  {name:<8} {rate:>12,.0f} events/s   {seconds:7.2f} s   {rate / bare_rate:5.2f}x bare"
+            f"  {name:<8} {rate:>12,.0f} events/s (median)   x bare: median "
+            f"{statistics.median(r):5.2f} (spread {r[0]:.2f} to {r[-1]:.2f})"
         )
-    if args.memory:
-        replay_memory(n)
     rate = project_rate(path, min(n, 200_000), args.repeat)
     print(f"  project  {rate:>12,.0f} events/s   (fold alone over decoded events)")
-    print(f"ratio full replay / bare parse: {n / best['full'] / bare_rate:.2f} (target >= 0.5)")
+    full = ratios["full"]
+    print(
+        f"ratio full replay / bare parse: median {statistics.median(full):.2f} "
+        f"(spread {full[0]:.2f} to {full[-1]:.2f}; target >= 0.5)"
+    )
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -8,7 +8,6 @@ The expectations were written from the spec alone; see ``description`` in each f
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ from governor.core.codec import decode_lines
 from governor.core.decide import decide
 from governor.core.history import check_history
 from governor.errors import HistoryError
+from governor.render.records import ledger_record
 
 GOLDEN = Path(__file__).parent / "golden"
 NAMES = sorted(p.name.removesuffix(".jsonl") for p in GOLDEN.glob("*.jsonl"))
@@ -96,7 +96,7 @@ def test_golden(name: str) -> None:
         assert decision.rule == expected["rule"], decision.reason
     if "trigger" in expected:
         assert decision.trigger == expected["trigger"], decision.reason
-    _assert_subset(expected["ledger"], dataclasses.asdict(decision.ledger), "ledger")
+    _assert_subset(expected["ledger"], ledger_record(decision.ledger), "ledger")
     _check_items(expected.get("work_decisions", {}), decision)
 
 

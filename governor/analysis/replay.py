@@ -6,27 +6,49 @@ Rules (SPEC §9):
     * The stream is checked as it is read (``governor.core.history``): a replay never
       shows decisions for a history that breaks the format.
     * ``replay --json`` prints one ``governor.render.records.step_record`` per step.
+    * It may read each event as its compiled struct (``LineDecoder(structs=True)``): the
+      fold, the checks and the decisions take it alike, and a step gives the pydantic
+      event only when asked (``ReplayStep.event``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from governor.core.decide import decide
 from governor.core.decision import Decision
+from governor.core.decoder import event_of
 from governor.core.events import Event
 from governor.core.history import check_history
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayStep:
-    """One event of a history and the decision right after it."""
+class ReplayStep(NamedTuple):
+    """One event of a history and the decision right after it (a named tuple: one is
+    made per event of a replay, and a frozen dataclass costs several times as much)."""
 
     line: int
-    event: Event
+    read: Event
+    """The event as it was read: the event, or its compiled struct (which reads alike)."""
     decision: Decision
+
+    @property
+    def event(self) -> Event:
+        """The event (a pydantic model, built from the struct when it was read as one)."""
+        return event_of(self.read)
+
+    @property
+    def seq(self) -> int:
+        return self.read.seq
+
+    @property
+    def type(self) -> str:
+        return self.read.type
+
+    @property
+    def at(self) -> datetime:
+        return self.read.at
 
 
 def replay(

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
@@ -14,10 +15,11 @@ from governor.core.charges import describe, last_runs
 from governor.core.codec import to_dict
 from governor.core.decision import stamp
 from governor.drive import goals
-from governor.drive.runner import RunnerSettings
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summary_row
-from governor.store.transfer import export_history, import_history
+
+if TYPE_CHECKING:
+    from governor.drive.runner import RunnerSettings
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -31,6 +33,8 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace) -> RunnerSettings:
+    from governor.drive.runner import RunnerSettings  # noqa: PLC0415 - read commands start fast
+
     state = (
         Path(args.store_dir) if getattr(args, "store_dir", None) else Path(".governor") / "scripted"
     )
@@ -119,6 +123,8 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from governor.store.transfer import export_history  # noqa: PLC0415 - start-up
+
     with store_from(args.store) as store:
         goals.exists(store, args.goal)
         if args.output:
@@ -131,6 +137,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from governor.store.transfer import import_history  # noqa: PLC0415 - start-up
+
     with store_from(args.store) as store:
         result = import_history(store, Path(args.file))
     if args.json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from governor.analysis.explain import explain
 from governor.analysis.replay import ReplayStep, replay
 from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
-from governor.cli.io import err, json_line, out
+from governor.cli.io import err, json_line, out, write_lines
 from governor.cli.values import whole
 from governor.clock import utc_now
 from governor.core.codec import LineDecoder
@@ -21,6 +22,7 @@ from governor.core.history import check_history
 from governor.core.policy import parse_assignments, with_overrides
 from governor.errors import HistoryError, InputError
 from governor.render import records
+from governor.render.lines import StepLines
 from governor.render.text import (
     format_explanation,
     format_ledger,
@@ -76,20 +78,39 @@ def _key(step: ReplayStep) -> tuple[Any, ...]:
     return (d.status, d.next_action, d.blocked_on, d.exhausted, d.rule)
 
 
-def _replay_one(
-    corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None
-) -> ReplayStep | None:
-    name, decoder = corpus.name(index), LineDecoder(corpus.name(index))
+def _json_steps(steps: Iterator[ReplayStep]) -> ReplayStep | None:
+    """Print the steps as ``replay --json`` lines (buffered); return the last."""
+    lines, last = StepLines(), None
+
+    def each() -> Iterator[bytes]:
+        nonlocal last
+        for step in steps:
+            last = step
+            yield lines.line(step)
+
+    write_lines(each())
+    return last
+
+
+def _text_steps(steps: Iterator[ReplayStep], args: argparse.Namespace) -> ReplayStep | None:
+    """Print the steps as text: each one, or only where the decision changes."""
     last, shown = None, None
-    for step in replay(corpus.lines(index, decoder), now=now, at_seq=args.at, source=name):
+    for step in steps:
         last = step
-        if args.json:
-            json_line(records.step_record(step))
-        elif args.all or args.at is not None:
+        if args.all or args.at is not None:
             out(format_step(step))
         elif _key(step) != shown:
             out(format_timeline(step))
             shown = _key(step)
+    return last
+
+
+def _replay_one(
+    corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None
+) -> ReplayStep | None:
+    name, decoder = corpus.name(index), LineDecoder(corpus.name(index), structs=True)
+    steps = replay(corpus.lines(index, decoder), now=now, at_seq=args.at, source=name)
+    last = _json_steps(steps) if args.json else _text_steps(steps, args)
     for note in decoder.notes:
         err(f"note: {name}: {note}")
     if decoder.torn_line is not None:

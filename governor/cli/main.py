@@ -3,24 +3,71 @@
 Each command parses its arguments, calls one library function, renders the result with
 a pure ``format_*`` function (or prints the same facts as JSON with ``--json``), and
 maps the outcome to an exit code from ``governor.cli.exit_codes``.
+
+Start-up (issue 12): the commands, their modules and one-line helps are a static table
+(``COMMANDS``), so ``governor --help`` imports no command module and a command imports
+only its own (``tests/test_cli_startup.py`` holds the table to the modules).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final
 
 from governor import __version__
-from governor.cli import agents, demo, goals, history, operator, service, tuning, ui
 from governor.cli.exit_codes import ExitCode, exit_code_for
 from governor.cli.io import err
-from governor.drive.goals import default_actor
-from governor.drive.spans import instrument_from
 from governor.errors import GovernorError
 
 Command = Callable[[argparse.Namespace], int]
+
+COMMANDS: Final[dict[str, tuple[str, str]]] = {
+    "new": ("goals", "create a goal from a goal file (TOML, JSON or YAML); prints its id"),
+    "run": ("goals", "drive a goal until it stops (or must wait longer than --max-wait)"),
+    "tick": ("goals", "drive a goal one step"),
+    "status": ("goals", "a goal's decision and ledger (every goal without GOAL)"),
+    "list": ("goals", "every goal in the store, one line each"),
+    "events": ("goals", "a goal's events, in order"),
+    "export": ("goals", "write a goal's history as JSON Lines (stdout, or -o FILE)"),
+    "import": ("goals", "validate a history file and store it as a new goal"),
+    "resume": (
+        "operator",
+        "clear a planner stop (environment, decision, upstream bound); budget intact",
+    ),
+    "cancel": ("operator", "stop a goal for good"),
+    "raise": ("operator", "raise a budget past its limit (the only way past an exhausted budget)"),
+    "plan": ("operator", "review a proposal: approve or reject"),
+    "work": ("operator", "govern a work item: accept, retry, cancel, reopen, abandon"),
+    "validate": ("history", "check history files (JSONL) against the history format"),
+    "replay": ("history", "step through a history: the decision after each event (or a what-if)"),
+    "explain": ("history", "why a goal stopped, and the smallest policy change that lets it go on"),
+    "simulate": ("tuning", "write synthetic goal histories from a stated generative model"),
+    "tune": ("tuning", "estimate candidate policies on a corpus of histories; recommend one"),
+    "probe": ("agents", "run one agent call through a harness; show its class, evidence and rule"),
+    "doctor": (
+        "agents",
+        "check that the binaries goal files need are on PATH and run, and that python agents import",
+    ),
+    "demo": (
+        "demo",
+        "run the demo goal end to end (SQLite + the scripted harness, in a temp folder)",
+    ),
+    "serve": ("service", "tick every due goal of the store with N workers until stopped"),
+    "service": ("service", "the service's state: governor service status"),
+    "upstreams": (
+        "service",
+        "each upstream's shared health: state, outage, next probe, parked goals",
+    ),
+    "ui": ("ui", "serve a read-only web view of goals, timelines and ledgers (the ui extra)"),
+}
+"""Command -> (its module under ``governor.cli``, its one-line help), in help order."""
+
+_VALUED_OPTIONS: Final = frozenset({"--store", "--actor"})
+"""The options before a command that take a separate value."""
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -46,23 +93,53 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                 _add_common(child)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every command."""
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: every command's full parser, or only those of ``commands``
+    (their modules' commands) and a name and help for each other command."""
     parser = argparse.ArgumentParser(
         prog="governor",
         description="Drive AI-agent goals to completion under honest budgets; replay and tune them.",
     )
     parser.add_argument("--version", action="version", version=f"governor {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (goals, operator, history, tuning, agents, demo, service, ui):
-        module.register(sub)
+    wanted = COMMANDS if commands is None else [c for c in commands if c in COMMANDS]
+    for module in dict.fromkeys(COMMANDS[c][0] for c in wanted):
+        importlib.import_module(f"governor.cli.{module}").register(sub)
+    for name, (_, text) in COMMANDS.items():
+        if name not in sub.choices:
+            sub.add_parser(name, help=text)
     _add_common(parser)
     return parser
 
 
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command an argument list names: its first word that is neither an option nor
+    the value of ``--store`` or ``--actor`` (``None``: none, e.g. ``--help``)."""
+    words = iter(argv)
+    for word in words:
+        if word in _VALUED_OPTIONS:
+            next(words, None)
+        elif word == "--":
+            return next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    command = command_of(argv)
+    args = build_parser([command] if command else []).parse_args(argv)
+    if not hasattr(args, "func"):  # argparse read another command than ours: parse fully
+        args = build_parser().parse_args(argv)
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    from governor.drive.goals import default_actor  # noqa: PLC0415 - start-up (see above)
+    from governor.drive.spans import instrument_from  # noqa: PLC0415 - start-up (see above)
+
     args.store = getattr(args, "store", None)
     args.actor = getattr(args, "actor", None) or default_actor()
     func: Command = args.func

@@ -19,7 +19,7 @@ from typing import Any, Final
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from governor.core.decoder import decode_compiled
+from governor.core.decoder import decode_compiled, decode_struct, reader
 from governor.core.events import EVENT_TYPES, Event
 from governor.core.upcast import Upcaster
 from governor.errors import HistoryError
@@ -37,8 +37,19 @@ def to_dict(event: Event) -> dict[str, Any]:
     return EVENT_ADAPTER.dump_python(event, mode="json", by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
 
 
+WARM_UP: Final = 200
+"""Events :func:`decode` reads with pydantic alone before it derives the compiled decoder
+(which takes tens of milliseconds, once): a command reading a short history starts fast,
+a long read soon takes the compiled path. Both accept and reject alike (SPEC §11.1)."""
+
+_cold = [WARM_UP]
+
+
 def decode(data: bytes | str) -> Event:
     """One event from a JSON object; raises ``ValidationError`` when it is not valid."""
+    if _cold[0]:
+        _cold[0] -= 1
+        return EVENT_ADAPTER.validate_json(data)
     return decode_compiled(data) or EVENT_ADAPTER.validate_json(data)
 
 
@@ -100,27 +111,57 @@ class LineDecoder:
 
     Keep one decoder per history: legacy upcasting needs what earlier lines said.
     ``compiled=False`` validates every line with pydantic alone (the reference the
-    differential test compares the compiled path with).
+    differential test compares the compiled path with). ``structs=True`` yields each
+    event the compiled path reads as its finished struct (``decoder.decode_struct``), for
+    the hot read paths that only fold and check: replay and validate.
     """
 
-    __slots__ = ("compiled", "notes", "source", "torn_line", "upcaster")
+    __slots__ = ("compiled", "notes", "source", "structs", "torn_line", "upcaster")
 
-    def __init__(self, source: str | None = None, *, compiled: bool = True) -> None:
+    def __init__(
+        self, source: str | None = None, *, compiled: bool = True, structs: bool = False
+    ) -> None:
         self.source = source
-        self.compiled = compiled
+        self.compiled, self.structs = compiled, structs
         self.upcaster = Upcaster()
         self.notes: list[str] = []
         self.torn_line: int | None = None
 
     def decode(self, raw: bytes, line: int) -> Event:
         """Decode one line (without its newline); raises ``HistoryError`` naming the line."""
-        event = decode_compiled(raw) if self.compiled else None
+        event = None
+        if self.compiled:
+            event = decode_struct(raw) if self.structs else decode_compiled(raw)
         if event is None:
-            try:
-                event = EVENT_ADAPTER.validate_json(raw)
-            except ValidationError as exc:
-                event = self._decode_slow(raw, line, exc)
+            event = self._validate(raw, line)
         self.upcaster.note(event)
+        return event
+
+    def lines(
+        self, lines: Iterable[bytes], *, allow_torn: bool = False
+    ) -> Iterator[tuple[int, Event]]:
+        """``decode`` over raw lines, each ending in ``\n`` (see :func:`decode_lines`),
+        with the compiled decoder bound once for the whole stream."""
+        fast = reader(structs=self.structs) if self.compiled else None
+        note = self.upcaster.note
+        for line_no, raw in enumerate(lines, start=1):
+            if raw[-1:] != b"\n":
+                if allow_torn:
+                    self.torn_line = line_no
+                    return
+                raise HistoryError(TORN, line=line_no, source=self.source)
+            event = fast(raw) if fast is not None else None
+            if event is None:
+                event = self._validate(raw[:-1], line_no)
+            note(event)
+            yield line_no, event
+
+    def _validate(self, raw: bytes, line: int) -> Event:
+        """What pydantic (and, for an old shape, the upcaster) makes of a line."""
+        try:
+            event: Event = EVENT_ADAPTER.validate_json(raw)
+        except ValidationError as exc:
+            event = self._decode_slow(raw, line, exc)
         return event
 
     def _decode_slow(self, raw: bytes, line: int, first: ValidationError) -> Event:
@@ -167,11 +208,4 @@ def decode_lines(
     it raises ``HistoryError`` unless ``allow_torn`` is true, in which case it is skipped
     and recorded in ``decoder.torn_line`` (pass your own decoder to read it and the notes).
     """
-    decoder = decoder or LineDecoder(source)
-    for line_no, raw in enumerate(lines, start=1):
-        if not raw.endswith(b"\n"):
-            if allow_torn:
-                decoder.torn_line = line_no
-                return
-            raise HistoryError(TORN, line=line_no, source=decoder.source)
-        yield line_no, decoder.decode(raw[:-1], line_no)
+    return (decoder or LineDecoder(source)).lines(lines, allow_torn=allow_torn)

@@ -30,9 +30,8 @@ plan's items.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from governor.core.budgets import (
     attempts_left_for,
@@ -46,26 +45,71 @@ from governor.core.budgets import (
     total_attempts_remaining,
     uncharged_window_full,
 )
-from governor.core.decision import Decision, Status, WorkDecision, count, last_line, stamp
+from governor.core.decision import (
+    Action,
+    BlockedOn,
+    Decision,
+    Exhausted,
+    Status,
+    WorkDecision,
+    count,
+    last_line,
+    stamp,
+)
 from governor.core.events import PlanTrigger
-from governor.core.ledger import NO_LEDGER, Ledger, attempt_ledger, replan_ledger, work_ledger
+from governor.core.ledger import NO_LEDGER, Ledger
+from governor.core.memo import DecisionMemo
 from governor.core.parking import Upstreams, fleet
 from governor.core.view import GoalView
-from governor.core.work import decide_work
 
 
-@dataclass(frozen=True, slots=True)
-class _Ctx:
+class _Ctx(NamedTuple):
     view: GoalView
     now: datetime
     ledger: Ledger
     items: tuple[WorkDecision, ...]
+    statuses: frozenset[str]
+    """The statuses among ``items``: a rule skips its scan when none it looks for is there."""
 
-    def out(self, status: Status, action: str, reason: str, rule: str, **extra: Any) -> Decision:
-        return Decision(status, action, reason, rule, self.ledger, items=self.items, **extra)  # type: ignore[arg-type]
+    def out(
+        self,
+        status: Status,
+        action: Action,
+        reason: str,
+        rule: str,
+        *,
+        blocked_on: BlockedOn | None = None,
+        not_before: datetime | None = None,
+        exhausted: Exhausted | None = None,
+        trigger: PlanTrigger | None = None,
+        plan_id: str | None = None,
+        work_ids: tuple[str, ...] = (),
+    ) -> Decision:
+        # positional: a decision is made after every event of a replay
+        return Decision(
+            status,
+            action,
+            reason,
+            rule,
+            self.ledger,
+            blocked_on,
+            not_before,
+            exhausted,
+            trigger,
+            plan_id,
+            work_ids,
+            self.items,
+        )
 
     def gate(  # noqa: PLR0917 - the two outcomes of a human gate
-        self, auto: bool, action: str, review: str, what: str, then: str, rule: str, **extra: Any
+        self,
+        auto: bool,
+        action: Action,
+        review: Action,
+        what: str,
+        then: str,
+        rule: str,
+        **extra: Any,
     ) -> Decision:
         """``ready/<action>`` when the policy lets governor go on alone (``auto_apply``,
         ``accept_passing``), else ``awaiting_review/<review>`` on the operator."""
@@ -164,11 +208,14 @@ def _first_plan(ctx: _Ctx) -> Decision | None:
     return None
 
 
+_SETTLED: Final = frozenset({"succeeded", "cancelled"})
+
+
 def _milestone(ctx: _Ctx) -> Decision | None:
     # A cancelled item is settled too; at least one accepted item makes it a milestone.
-    statuses = [d.status for d in ctx.items]
-    if "succeeded" not in statuses or not set(statuses) <= {"succeeded", "cancelled"}:
+    if "succeeded" not in ctx.statuses or not ctx.statuses <= _SETTLED:
         return None
+    statuses = [d.status for d in ctx.items]
     plan_id = ctx.view.active_plan.plan_id if ctx.view.active_plan else "?"
     cancelled = statuses.count("cancelled")
     why = f"every item of plan {plan_id} is accepted"
@@ -178,6 +225,8 @@ def _milestone(ctx: _Ctx) -> Decision | None:
 
 
 def _review(ctx: _Ctx) -> Decision | None:
+    if "in_review" not in ctx.statuses:
+        return None
     ids = tuple(d.work_id for d in ctx.items if d.status == "in_review")
     if not ids:
         return None
@@ -185,12 +234,19 @@ def _review(ctx: _Ctx) -> Decision | None:
     return ctx.gate(auto, "accept", "review_work", what, "accept", "goal.7", work_ids=ids)
 
 
+_RUNNABLE: Final = frozenset({("ready", "run")})
+_RUNNABLE_OR_HELD: Final = frozenset({("ready", "run"), ("blocked", "retry")})
+
+
 def _dispatch(ctx: _Ctx) -> Decision | None:
     view = ctx.view
-    runnable = {("ready", "run")} | ({("blocked", "retry")} if view.policy.retry_blocked else set())
-    ready = [d.work_id for d in ctx.items if (d.status, d.next_action) in runnable]
     free = view.policy.max_parallel_work - view.running_items
-    if not ready or free <= 0:
+    held = view.policy.retry_blocked and "blocked" in ctx.statuses
+    if free <= 0 or not ("ready" in ctx.statuses or held):
+        return None
+    runnable = _RUNNABLE_OR_HELD if view.policy.retry_blocked else _RUNNABLE
+    ready = [d.work_id for d in ctx.items if (d.status, d.next_action) in runnable]
+    if not ready:
         return None
     if not total_attempts_left(view):
         why = (
@@ -204,11 +260,13 @@ def _dispatch(ctx: _Ctx) -> Decision | None:
 
 
 def _in_flight(ctx: _Ctx) -> Decision | None:
-    running = tuple(d.work_id for d in ctx.items if d.status == "running")
-    if running:
+    if "running" in ctx.statuses:
+        running = tuple(d.work_id for d in ctx.items if d.status == "running")
         return ctx.out(
             "running", "wait", f"{', '.join(running)} running", "goal.9", work_ids=running
         )
+    if "waiting" not in ctx.statuses:
+        return None
     cooling = [d for d in ctx.items if d.status == "waiting" and d.not_before is not None]
     if not cooling:
         return None
@@ -227,6 +285,8 @@ def _in_flight(ctx: _Ctx) -> Decision | None:
 
 
 def _stopped_item(ctx: _Ctx) -> Decision | None:
+    if "blocked" not in ctx.statuses:
+        return None
     for d in ctx.items:
         if (d.status, d.next_action) == ("blocked", "none") and d.blocked_on != "work":
             why = f"{d.work_id}: {d.reason}"
@@ -237,6 +297,8 @@ def _stopped_item(ctx: _Ctx) -> Decision | None:
 
 
 def _replan(ctx: _Ctx) -> Decision | None:
+    if "budget_exhausted" not in ctx.statuses:
+        return None
     spent = [d.work_id for d in ctx.items if d.status == "budget_exhausted"]
     if not spent:
         return None
@@ -280,13 +342,6 @@ GOAL_RULES: Final[tuple[Callable[[_Ctx], Decision | None], ...]] = (
 """The goal rules of SPEC §6.2, in order; the first that returns a decision wins."""
 
 
-def _ledger(view: GoalView, decisions: dict[str, WorkDecision]) -> Ledger:
-    work = {
-        w: work_ledger(view, view.work[w], d.status, d.next_action) for w, d in decisions.items()
-    }
-    return Ledger(replan_ledger(view), attempt_ledger(view), work, view.runtime_s, view.cost_usd)
-
-
 def decide(
     view: GoalView,
     now: datetime,
@@ -296,21 +351,33 @@ def decide(
 ) -> Decision:
     """The goal's decision (SPEC §6.2), with its item decisions and the full ledger.
 
-    ``with_ledger=False`` skips the ledger (``NO_LEDGER``) and every item outside the active
-    plan: the same status, action and reason, for callers that only act on them (what-if,
-    simulation). ``upstreams`` is the shared health of the upstreams the goal's profiles
+    The item decisions are kept on the view (``governor.core.memo``): only those an
+    event may have changed since the last call are taken again. ``with_ledger=False``
+    skips the ledger (``NO_LEDGER``) and every item outside the active plan: the same
+    status, action and reason, for callers that only act on them (what-if, simulation,
+    the runner). ``upstreams`` is the shared health of the upstreams the goal's profiles
     reach (profile name -> record), an input like ``now`` (``governor.core.parking``);
     without it only a recorded park holds the goal.
     """
     active = view.active_plan
     active_ids = view.items_by_plan.get(active.plan_id, ()) if active else ()
+    decided = view.decided
+    if decided is None:
+        decided = view.decided = DecisionMemo()
     if with_ledger:
-        decisions = {w: decide_work(view, item, now) for w, item in view.work.items()}
-        ledger = _ledger(view, decisions)
+        decided.update(view, now, None)
+        ledger = Ledger(
+            decided.replans(view),
+            decided.attempts(view),
+            decided.work_ledgers(view),
+            view.runtime_s,
+            view.cost_usd,
+        )
     else:
-        decisions = {w: decide_work(view, view.work[w], now) for w in active_ids}
+        decided.update(view, now, active_ids)
         ledger = NO_LEDGER
-    ctx = _Ctx(view, now, ledger, tuple(decisions[w] for w in active_ids))
+    items = tuple(map(decided.decisions.__getitem__, active_ids))
+    ctx = _Ctx(view, now, ledger, items, frozenset([d.status for d in items]))
     for rule in GOAL_RULES:
         decision = rule(ctx)
         if decision is not None:

@@ -119,6 +119,20 @@ def _pattern_check(pattern: str) -> _PatternCheck:
 # --- deriving a msgspec type (and what to do after decoding) from a pydantic annotation ---
 
 
+class _Form(NamedTuple):
+    """How one annotation compiles.
+
+    ``type`` is what msgspec decodes; ``finish`` turns a decoded value into the event's
+    value in place of it (checks, conversions, nested structs finished; ``None``: the
+    value as decoded); ``build`` turns a finished value into the model's (nested structs
+    into nested models; ``None``: the value as it is).
+    """
+
+    type: Any
+    finish: Convert | None = None
+    build: Convert | None = None
+
+
 def _meta(constraints: list[Any], where: str) -> tuple[dict[str, Any], Convert | None]:
     """msgspec ``Meta`` arguments for pydantic constraints, and a check msgspec cannot do."""
     meta: dict[str, Any] = {}
@@ -141,8 +155,8 @@ def _meta(constraints: list[Any], where: str) -> tuple[dict[str, Any], Convert |
     return meta, check
 
 
-def _compile(hint: Any, where: str) -> tuple[Any, Convert | None]:
-    """The msgspec type for a pydantic annotation, and the conversion its values need."""
+def _compile(hint: Any, where: str) -> _Form:
+    """How a pydantic annotation compiles (see ``_Form``)."""
     origin = get_origin(hint)
     if origin is Annotated:
         return _compile_annotated(hint, where)
@@ -153,17 +167,17 @@ def _compile(hint: Any, where: str) -> tuple[Any, Convert | None]:
     if origin is dict:
         return _compile_dict(hint, where)
     if origin is Literal or hint in (str, int, float, bool):
-        return hint, None
+        return _Form(hint)
     if isinstance(hint, type) and issubclass(hint, BaseModel):
         return _compile_nested(hint)
     raise TypeError(f"{where}: no compiled form of {hint!r}")
 
 
-def _compile_nested(model: type[BaseModel]) -> tuple[Any, Convert]:
+def _compile_nested(model: type[BaseModel]) -> _Form:
     if _reads_its_input(model):
-        return msgspec.Raw, _ByPydantic(model)
+        return _Form(msgspec.Raw, _ByPydantic(model))
     compiled = _compiled_model(model)
-    return compiled.struct, compiled.build
+    return _Form(compiled.struct, compiled.finish, compiled.build)
 
 
 def _reads_its_input(model: type[BaseModel]) -> bool:
@@ -191,24 +205,25 @@ class _ByPydantic:
             raise _Doubt from None
 
 
-def _compile_annotated(hint: Any, where: str) -> tuple[Any, Convert | None]:
+def _compile_annotated(hint: Any, where: str) -> _Form:
     base, *extras = get_args(hint)
     constraints = [m for e in extras for m in (e.metadata if isinstance(e, FieldInfo) else [e])]
     meta, check = _meta(constraints, where)
     if check is _utc_time and base is datetime and not meta:
-        return str, check
-    inner, convert = _compile(base, where)
-    if convert is not None and check is not None:
+        return _Form(str, check)
+    inner = _compile(base, where)
+    if (inner.finish or inner.build) and check is not None:
         raise TypeError(f"{where}: a check on a converted value does not compile")
-    return (Annotated[inner, msgspec.Meta(**meta)] if meta else inner), convert or check
+    compiled = Annotated[inner.type, msgspec.Meta(**meta)] if meta else inner.type
+    return _Form(compiled, inner.finish or check, inner.build)
 
 
-def _compile_optional(hint: Any, where: str) -> tuple[Any, Convert | None]:
+def _compile_optional(hint: Any, where: str) -> _Form:
     options = [a for a in get_args(hint) if a is not type(None)]
     if len(options) != 1 or len(get_args(hint)) != 2:
         raise TypeError(f"{where}: only 'X | None' unions compile")
-    inner, convert = _compile(options[0], where)
-    return inner | None, None if convert is None else _Optional(convert)
+    inner = _compile(options[0], where)
+    return _Form(inner.type | None, _optional(inner.finish), _optional(inner.build))
 
 
 class _Optional:
@@ -226,35 +241,47 @@ class _Optional:
         return None if value is None else self.convert(value)
 
 
-def _compile_tuple(hint: Any, where: str) -> tuple[Any, Convert | None]:
+def _optional(convert: Convert | None) -> Convert | None:
+    return None if convert is None else _Optional(convert)
+
+
+def _each_item(convert: Convert | None) -> Convert | None:
+    if convert is None:
+        return None
+    return lambda value: tuple([convert(v) for v in value])
+
+
+def _each_value(convert: Convert | None) -> Convert | None:
+    if convert is None:
+        return None
+    return lambda value: {k: convert(v) for k, v in value.items()}
+
+
+def _compile_tuple(hint: Any, where: str) -> _Form:
     item_hint, *rest = get_args(hint)
     if rest != [Ellipsis]:
         raise TypeError(f"{where}: only tuple[X, ...] compiles")
-    item, convert = _compile(item_hint, where)
-    compiled = types.GenericAlias(tuple, (item, ...))
-    if convert is None:
-        return compiled, None
-    return compiled, lambda value: tuple([convert(v) for v in value])
+    item = _compile(item_hint, where)
+    compiled = types.GenericAlias(tuple, (item.type, ...))
+    return _Form(compiled, _each_item(item.finish), _each_item(item.build))
 
 
-def _compile_dict(hint: Any, where: str) -> tuple[Any, Convert | None]:
-    (key, key_convert), (item, convert) = (_compile(arg, where) for arg in get_args(hint))
-    if key_convert is not None:
+def _compile_dict(hint: Any, where: str) -> _Form:
+    key, item = (_compile(arg, where) for arg in get_args(hint))
+    if key.finish is not None or key.build is not None:
         raise TypeError(f"{where}: dict keys with a check do not compile")
-    compiled = types.GenericAlias(dict, (key, item))
-    if convert is None:
-        return compiled, None
-    return compiled, lambda value: {k: convert(v) for k, v in value.items()}
+    compiled = types.GenericAlias(dict, (key.type, item.type))
+    return _Form(compiled, _each_value(item.finish), _each_value(item.build))
 
 
 class _Compiled:
-    """One model's struct and the function that turns a decoded struct into the model."""
+    """One model's struct, the function that finishes a decoded struct in place (its
+    values become the event's), and the one that turns a finished struct into the model."""
 
-    __slots__ = ("build", "struct")
+    __slots__ = ("build", "finish", "struct")
 
-    def __init__(self, struct: type[msgspec.Struct], build: Convert) -> None:
-        self.struct = struct
-        self.build = build
+    def __init__(self, struct: type[msgspec.Struct], finish: Convert, build: Convert) -> None:
+        self.struct, self.finish, self.build = struct, finish, build
 
 
 _COMPILED: dict[type[BaseModel], _Compiled] = {}
@@ -276,16 +303,16 @@ def _compiled_model(model: type[BaseModel], tag: str | None = None) -> _Compiled
             continue
         where = f"{model.__name__}.{name}"
         hint = Annotated[hints[name], *info.metadata] if info.metadata else hints[name]
-        field_type, convert = _compile(hint, where)
+        form = _compile(hint, where)
         if info.is_required():
-            fields.append((name, field_type, msgspec.NODEFAULT))
-            values.append(_Value(name, convert))
+            fields.append((name, form.type, msgspec.NODEFAULT))
+            values.append(_Value(name, form))
         elif isinstance(info.default, _IMMUTABLE):
-            fields.append((name, field_type, info.default))
-            values.append(_Value(name, convert))
+            fields.append((name, form.type, info.default))
+            values.append(_Value(name, form))
         else:  # a model instance as default: decoded as UNSET, then the model's own default
-            fields.append((name, field_type | msgspec.UnsetType, msgspec.UNSET))
-            values.append(_Value(name, convert, default=info.default))
+            fields.append((name, form.type | msgspec.UnsetType, msgspec.UNSET))
+            values.append(_Value(name, form, default=info.default))
         if info.alias and info.alias != name:
             rename[name] = info.alias
     struct = msgspec.defstruct(
@@ -296,8 +323,9 @@ def _compiled_model(model: type[BaseModel], tag: str | None = None) -> _Compiled
         rename=rename or None,
         tag_field="type" if tag else None,
         tag=tag,
+        namespace={"type": tag} if tag else None,  # read like the event: ``struct.type``
     )
-    compiled = _Compiled(struct, _build_function(model, values))
+    compiled = _Compiled(struct, _finish_function(model, values), _build_function(model, values))
     _COMPILED[model] = compiled
     return compiled
 
@@ -305,33 +333,93 @@ def _compiled_model(model: type[BaseModel], tag: str | None = None) -> _Compiled
 class _Value:
     """How one field's value is taken from the decoded struct."""
 
-    __slots__ = ("constant", "convert", "default", "name")
+    __slots__ = ("constant", "default", "form", "name")
 
     def __init__(
         self,
         name: str,
-        convert: Convert | None = None,
+        form: _Form | None = None,
         *,
         default: Any = None,
         constant: Any = None,
     ) -> None:
         if not name.isidentifier():
             raise TypeError(f"field name {name!r} is not an identifier")
-        self.name, self.convert, self.default, self.constant = name, convert, default, constant
+        self.name, self.form, self.default, self.constant = (
+            name,
+            form or _Form(None),
+            default,
+            constant,
+        )
+
+
+def _generated(name: str, lines: list[str], scope: dict[str, Any]) -> Convert:
+    exec("\n".join([f"def {name}(s):", *lines]) + "\n", scope)  # noqa: S102 - our own identifiers, no outside text
+    function: Convert = scope[name]
+    return function
+
+
+def _finish_function(model: type[BaseModel], values: list[_Value]) -> Convert:
+    """The function that finishes a decoded struct of ``model`` in place and returns it.
+
+    Generated once per model, as ``dataclasses`` generates ``__init__``: each check and
+    conversion inline, then the model's own ``mode="after"`` validators run on the struct
+    (they read attributes, which the finished struct shares with the model). After it,
+    every attribute holds the value the model would hold, nested structs finished alike.
+    """
+    scope: dict[str, Any] = {"UNSET": msgspec.UNSET, "Doubt": _Doubt}
+    lines: list[str] = []
+    for n, value in enumerate(values):
+        lines += _finish_lines(n, value, scope)
+    for n, validator in enumerate(_after_validators(model)):
+        scope[f"validator{n}"] = validator
+        lines += [
+            "    try:",
+            f"        validator{n}(s)",
+            "    except ValueError:",
+            "        raise Doubt from None",
+        ]
+    lines.append("    return s")
+    return _generated(f"finish_{model.__name__}", lines, scope)
+
+
+def _finish_lines(n: int, value: _Value, scope: dict[str, Any]) -> list[str]:
+    """The statements that finish one field (none for a value taken as decoded)."""
+    finish, attr = value.form.finish, f"s.{value.name}"
+    if value.constant is not None or (finish is None and value.default is None):
+        return []
+    if isinstance(finish, _PatternCheck):
+        scope[f"c{n}"], scope[f"seen{n}"] = finish, finish.seen
+        body = [f"if (v{n} := {attr}) not in seen{n}:", f"    c{n}(v{n})"]
+    elif isinstance(finish, _Optional):
+        scope[f"c{n}"] = finish.convert
+        body = [f"if (v{n} := {attr}) is not None:", f"    {attr} = c{n}(v{n})"]
+    elif finish is _utc_time:  # inline: a time on every event, a call saved on each
+        scope.update(to_datetime=_to_datetime, datetime=datetime, UTC=UTC, doubt=_doubt)
+        body = [
+            f"{attr} = (t{n} if len(v{n} := {attr}) <= {_MAX_TIME_LENGTH} "
+            f"and (t{n} := to_datetime(v{n}, datetime)).tzinfo is UTC else doubt())"
+        ]
+    elif finish is not None:
+        scope[f"c{n}"] = finish
+        body = [f"{attr} = c{n}({attr})"]
+    else:
+        body = ["pass"]
+    if value.default is not None:
+        scope[f"d{n}"] = value.default
+        body = [f"if {attr} is UNSET:", f"    {attr} = d{n}", "else:", *(f"    {b}" for b in body)]
+    return [f"    {line}" for line in body]
 
 
 def _build_function(model: type[BaseModel], values: list[_Value]) -> Convert:
-    """The function that builds ``model`` from its decoded struct.
+    """The function that builds ``model`` from its finished struct.
 
-    Generated once per model, as ``dataclasses`` generates ``__init__``: one dict display
-    in the model's field order (pydantic encodes a model's fields in its ``__dict__``
-    order), the frozen instance set up as pydantic sets it up, then the model's own
-    ``mode="after"`` validators. No loop and no extra call per field and event.
+    Generated once per model: one dict display in the model's field order (pydantic
+    encodes a model's fields in its ``__dict__`` order), then the frozen instance set up
+    as pydantic sets it up. No loop and no extra call per field and event; nothing is
+    checked again (the struct was finished).
     """
-    validators = [d.func for d in model.__pydantic_decorators__.model_validators.values()]
     scope: dict[str, Any] = {
-        "UNSET": msgspec.UNSET,
-        "Doubt": _Doubt,
         "new": object.__new__,
         "model": model,
         # One set shared by every instance: the models are frozen, so nothing adds to it in
@@ -342,26 +430,15 @@ def _build_function(model: type[BaseModel], values: list[_Value]) -> Convert:
     }
     items = [_value_expression(n, value, scope) for n, value in enumerate(values)]
     lines = [
-        f"def build_{model.__name__}(s):",
         f"    values = {{{', '.join(items)}}}",
         "    instance = new(model)",
         "    set_dict(instance, values)",
         "    set_fields_set(instance, fields_set)",
         "    set_extra(instance, None)",
         "    set_private(instance, None)",
+        "    return instance",
     ]
-    for n, validator in enumerate(validators):
-        scope[f"validator{n}"] = validator
-        lines += [
-            "    try:",
-            f"        validator{n}(instance)",
-            "    except ValueError:",
-            "        raise Doubt from None",
-        ]
-    lines.append("    return instance")
-    exec("\n".join(lines) + "\n", scope)  # noqa: S102 - our own identifiers, no outside text
-    function: Convert = scope[f"build_{model.__name__}"]
-    return function
+    return _generated(f"build_{model.__name__}", lines, scope)
 
 
 def _value_expression(n: int, value: _Value, scope: dict[str, Any]) -> str:
@@ -369,25 +446,16 @@ def _value_expression(n: int, value: _Value, scope: dict[str, Any]) -> str:
     if value.constant is not None:
         scope[f"k{n}"] = value.constant
         return f"{value.name!r}: k{n}"
-    expr = f"s.{value.name}"
-    if isinstance(value.convert, _PatternCheck):
-        scope[f"c{n}"], scope[f"seen{n}"] = value.convert, value.convert.seen
-        expr = f"(v{n} if (v{n} := {expr}) in seen{n} else c{n}(v{n}))"
-    elif isinstance(value.convert, _Optional):
-        scope[f"c{n}"] = value.convert.convert
-        expr = f"(None if (v{n} := {expr}) is None else c{n}(v{n}))"
-    elif value.convert is _utc_time:  # inline: a time on every event, a call saved on each
-        scope.update(to_datetime=_to_datetime, datetime=datetime, UTC=UTC, doubt=_doubt)
-        expr = (
-            f"(t{n} if len(v{n} := {expr}) <= {_MAX_TIME_LENGTH} "
-            f"and (t{n} := to_datetime(v{n}, datetime)).tzinfo is UTC else doubt())"
-        )
-    elif value.convert is not None:
-        scope[f"c{n}"] = value.convert
-        expr = f"c{n}({expr})"
-    if value.default is not None:
+    build, expr = value.form.build, f"s.{value.name}"
+    if isinstance(build, _Optional):
+        scope[f"b{n}"] = build.convert
+        expr = f"(None if (v{n} := {expr}) is None else b{n}(v{n}))"
+    elif build is not None:
+        scope[f"b{n}"] = build
+        expr = f"b{n}({expr})"
+    if build is not None and value.default is not None:  # the default is a model already
         scope[f"d{n}"] = value.default
-        expr = f"(d{n} if s.{value.name} is UNSET else {expr})"
+        expr = f"(d{n} if s.{value.name} is d{n} else {expr})"
     return f"{value.name!r}: {expr}"
 
 
@@ -398,6 +466,10 @@ _SLOT_SETTERS: Final = {
     "set_extra": BaseModel.__dict__["__pydantic_extra__"].__set__,
     "set_private": BaseModel.__dict__["__pydantic_private__"].__set__,
 }
+
+
+def _after_validators(model: type[BaseModel]) -> list[Callable[[Any], Any]]:
+    return [d.func for d in model.__pydantic_decorators__.model_validators.values()]
 
 
 def _refuse_unknown_validation(model: type[BaseModel]) -> None:
@@ -413,9 +485,11 @@ def _refuse_unknown_validation(model: type[BaseModel]) -> None:
 
 class Compiled(NamedTuple):
     """The compiled decoder of every event: one JSON decoder over the tagged union of the
-    event structs, and each struct's function that builds its pydantic event."""
+    event structs, and for each struct the function that finishes it and the one that
+    builds its pydantic event."""
 
     decoder: msgspec.json.Decoder[Any]
+    finishers: dict[type[msgspec.Struct], Convert]
     builders: dict[type[msgspec.Struct], Convert]
 
 
@@ -423,20 +497,74 @@ class Compiled(NamedTuple):
 def compiled() -> Compiled:
     """The compiled decoder, derived on first use (so commands that read no history do
     not pay for deriving it when they start)."""
-    builders = {
-        model.struct: model.build
-        for model in (_compiled_model(cls, tag) for tag, cls in EVENT_CLASSES.items())
-    }
-    union = functools.reduce(operator.or_, builders)  # StructA | StructB | …
-    return Compiled(msgspec.json.Decoder(union), builders)
+    models = [_compiled_model(cls, tag) for tag, cls in EVENT_CLASSES.items()]
+    union = functools.reduce(operator.or_, (m.struct for m in models))  # StructA | StructB | …
+    return Compiled(
+        msgspec.json.Decoder(union),
+        {m.struct: m.finish for m in models},
+        {m.struct: m.build for m in models},
+    )
 
 
 def decode_compiled(data: bytes | str) -> Event | None:
     """One event from a JSON object, or ``None`` when pydantic must decide (see the rules)."""
-    decoder, builders = compiled()
+    decoder, finishers, builders = compiled()
     try:
         decoded = decoder.decode(data)
-        event: Event = builders[type(decoded)](decoded)
+        event: Event = builders[type(decoded)](finishers[type(decoded)](decoded))
     except (msgspec.DecodeError, _Doubt):
         return None
+    return event
+
+
+def decode_struct(data: bytes | str) -> Event | None:
+    """One event *as its finished struct*, or ``None`` when pydantic must decide.
+
+    The struct reads like the event (the same attributes, with equal values, ``type``
+    included) but has none of the model's methods: the fold, the history checks and the
+    decisions, which only read attributes, take it in place of the event, on the hot read
+    paths only. :func:`event_of` makes the event of it for anything that leaves them.
+    """
+    decoder, finishers, _ = compiled()
+    try:
+        decoded = decoder.decode(data)
+        read: Event = finishers[type(decoded)](decoded)
+    except (msgspec.DecodeError, _Doubt):
+        return None
+    return read
+
+
+def reader(*, structs: bool = False) -> Callable[[bytes | str], Event | None]:
+    """:func:`decode_struct` (``structs``) or :func:`decode_compiled`, with the compiled
+    decoder bound once: for a loop over the lines of a history (trailing whitespace, such
+    as a line's newline, is JSON whitespace)."""
+    decoder, finishers, builders = compiled()
+    decode = decoder.decode
+
+    def read_struct(data: bytes | str) -> Event | None:
+        try:
+            decoded = decode(data)
+            read: Event = finishers[type(decoded)](decoded)
+        except (msgspec.DecodeError, _Doubt):
+            return None
+        return read
+
+    def read_event(data: bytes | str) -> Event | None:
+        try:
+            decoded = decode(data)
+            kind = type(decoded)
+            event: Event = builders[kind](finishers[kind](decoded))
+        except (msgspec.DecodeError, _Doubt):
+            return None
+        return event
+
+    return read_struct if structs else read_event
+
+
+def event_of(read: Event) -> Event:
+    """The pydantic event of what a reader read: a finished struct is built into its
+    model, an event is itself."""
+    if isinstance(read, BaseModel):
+        return read
+    event: Event = compiled().builders[type(read)](read)
     return event

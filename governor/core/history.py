@@ -16,7 +16,9 @@ Rules (SPEC §3):
       ``goal.resumed`` ends the park (SPEC §11.10).
 
 The checker is a fold beside the view: it checks each event against the view of
-everything before it, then evolves the view. It stops at the first broken rule.
+everything before it, then evolves the view. It stops at the first broken rule. Like the
+fold, it dispatches on ``event.type`` and reads only attributes, so an event's compiled
+struct is checked alike (``governor.core.decoder.decode_struct``).
 """
 
 from __future__ import annotations
@@ -32,20 +34,11 @@ from governor.core.events import (
     AttemptStarted,
     BudgetRaised,
     Event,
-    GoalCreated,
     GoalParked,
     PlanApplied,
     PlanCompleted,
-    PlanContinued,
-    PlanFailed,
-    PlanProposed,
     PlanRejected,
-    PlanRequested,
-    WorkAccepted,
-    WorkCancelled,
     WorkCreated,
-    WorkReopened,
-    WorkRetried,
     WorkSpec,
 )
 from governor.core.view import GoalView, evolve
@@ -123,9 +116,9 @@ class HistoryChecker:
     def _problem(self, event: Event) -> str | None:  # noqa: PLR0911 - one return per rule
         view = self.view
         if view.created is None:
-            if not isinstance(event, GoalCreated):
+            if event.type != "goal.created":
                 return f"the history must start with goal.created, not {event.type}"
-        elif isinstance(event, GoalCreated):
+        elif event.type == "goal.created":
             return "goal.created appears a second time"
         elif event.goal_id != view.goal_id:
             return f"goal_id '{event.goal_id}' differs from the history's '{view.goal_id}'"
@@ -139,35 +132,35 @@ class HistoryChecker:
 
     def _reference_problem(self, event: Event) -> str | None:  # noqa: PLR0911, PLR0912
         view = self.view
-        match event:
-            case PlanRequested():
+        match event.type:
+            case "attempt.started":
+                return self._started_problem(event)
+            case "attempt.continued" | "attempt.finished":
+                return self._run_problem(event)
+            case "plan.requested":
                 if event.plan_id in view.plans:
                     return f"plan '{event.plan_id}' is requested a second time"
                 if event.sequence != view.plans_used + 1:
                     return f"plan sequence {event.sequence} should be {view.plans_used + 1}"
-            case PlanContinued() | PlanProposed() | PlanFailed():
+            case "plan.continued" | "plan.proposed" | "plan.failed":
                 plan = view.plans.get(event.plan_id)
                 if plan is None:
                     return f"{event.type} names unknown plan '{event.plan_id}'"
                 if plan.status != "requested":
                     return f"{event.type}: plan '{event.plan_id}' already has an outcome ({plan.status})"
-                if isinstance(event, PlanProposed):
+                if event.type == "plan.proposed":
                     problems = check_proposal(view, event.work)
                     return f"plan.proposed: {problems[0]}" if problems else None
-            case PlanApplied() | PlanRejected() | PlanCompleted():
+            case "plan.applied" | "plan.rejected" | "plan.completed":
                 return self._resolution_problem(event)
-            case WorkCreated():
+            case "work.created":
                 return self._work_created_problem(event)
-            case AttemptStarted():
-                return self._started_problem(event)
-            case AttemptContinued() | AttemptFinished():
-                return self._run_problem(event)
-            case WorkAccepted() | WorkCancelled() | WorkReopened() | WorkRetried():
+            case "work.accepted" | "work.cancelled" | "work.reopened" | "work.retried":
                 if event.work_id not in view.work:
                     return f"{event.type} names unknown work item '{event.work_id}'"
-            case BudgetRaised():
+            case "budget.raised":
                 return self._raise_problem(event)
-            case GoalParked():
+            case "goal.parked":
                 return self._parked_problem(event)
             case _:
                 return None
@@ -179,10 +172,10 @@ class HistoryChecker:
             return f"{event.type} names unknown plan '{event.plan_id}'"
         if plan.status != "proposed" or plan.proposal is None:
             return f"{event.type}: plan '{event.plan_id}' is {plan.status}, not proposed"
-        wanted = "complete" if isinstance(event, PlanCompleted) else "apply"
-        if not isinstance(event, PlanRejected) and plan.proposal.decision != wanted:
+        wanted = "complete" if event.type == "plan.completed" else "apply"
+        if event.type != "plan.rejected" and plan.proposal.decision != wanted:
             return f"{event.type}: plan '{event.plan_id}' proposed '{plan.proposal.decision}'"
-        if isinstance(event, PlanApplied):
+        if event.type == "plan.applied":
             keys = {f"{event.plan_id}-{spec.key}" for spec in plan.proposal.work}
             stray = [w for w in event.work_ids if w not in keys]
             if stray:
@@ -229,7 +222,7 @@ class HistoryChecker:
         if not item.running:
             return f"{event.type}: attempt {event.attempt} of '{event.work_id}' is already finished"
         runs = self._attempt_runs.setdefault(event.work_id, set())
-        if isinstance(event, AttemptContinued):
+        if event.type == "attempt.continued":
             if event.run_id in self._runs:
                 return f"run id '{event.run_id}' is used a second time"
             self._runs.add(event.run_id)

@@ -4,11 +4,16 @@ Rules (SPEC §6; the shape ``replay --json`` pins):
     * Counts come from ``governor.core.budgets``, the one definition of charged and
       remaining; this module only lays them out.
     * The ledger lists every work item ever created in the goal, in creation order.
+    * Ledgers are values (cheap immutable records). Successive decisions share what did not change: the same
+      ``ReplanLedger`` and ``AttemptLedger`` objects, and the chunks of ``WorkLedgers``
+      that hold no changed item, so a decision costs what changed, not the goal's size.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from itertools import islice
+from typing import Final, NamedTuple
 
 from governor.core.budgets import (
     charged_attempts,
@@ -20,8 +25,7 @@ from governor.core.budgets import (
 from governor.core.view import GoalView, WorkState
 
 
-@dataclass(frozen=True, slots=True)
-class ReplanLedger:
+class ReplanLedger(NamedTuple):
     used: int
     charged: int
     uncharged: int
@@ -30,16 +34,14 @@ class ReplanLedger:
     remaining: int
 
 
-@dataclass(frozen=True, slots=True)
-class AttemptLedger:
+class AttemptLedger(NamedTuple):
     used: int
     charged: int
     limit: int
     remaining: int
 
 
-@dataclass(frozen=True, slots=True)
-class WorkLedger:
+class WorkLedger(NamedTuple):
     status: str
     next_action: str
     attempts_used: int
@@ -50,13 +52,61 @@ class WorkLedger:
     remaining: int
 
 
-@dataclass(frozen=True, slots=True)
-class Ledger:
+CHUNK: Final = 32
+"""Work items per chunk of ``WorkLedgers``."""
+
+
+class WorkLedgers(Mapping[str, WorkLedger]):
+    """The work items' ledgers, in creation order: an immutable mapping.
+
+    The ledgers sit in chunks of ``CHUNK`` items (tuples). Successive decisions share the
+    chunks in which no item changed, so a renderer may keep what it made of a chunk,
+    keyed by the chunk itself (``chunks``). The ids and their positions are shared
+    append-only lists: a mapping sees the first ``len`` of them.
+    """
+
+    __slots__ = ("_chunks", "_ids", "_index", "_size")
+
+    def __init__(
+        self,
+        ids: list[str],
+        index: dict[str, int],
+        chunks: tuple[tuple[WorkLedger, ...], ...],
+        size: int,
+    ) -> None:
+        self._ids, self._index, self._chunks, self._size = ids, index, chunks, size
+
+    @property
+    def chunks(self) -> tuple[tuple[WorkLedger, ...], ...]:
+        """The ledgers in chunks of ``CHUNK``, in creation order."""
+        return self._chunks
+
+    def ids(self, chunk: int) -> list[str]:
+        """The work ids of chunk number ``chunk``."""
+        return self._ids[chunk * CHUNK : chunk * CHUNK + len(self._chunks[chunk])]
+
+    def __getitem__(self, work_id: str) -> WorkLedger:
+        position = self._index[work_id]
+        if position >= self._size:
+            raise KeyError(work_id)
+        return self._chunks[position // CHUNK][position % CHUNK]
+
+    def __iter__(self) -> Iterator[str]:
+        return islice(self._ids, self._size)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __repr__(self) -> str:
+        return f"WorkLedgers({dict(self.items())!r})"
+
+
+class Ledger(NamedTuple):
     """The budget ledger carried by every decision (SPEC §6, the shape of ``replay --json``)."""
 
     replans: ReplanLedger
     attempts: AttemptLedger
-    work: dict[str, WorkLedger]
+    work: Mapping[str, WorkLedger]
     runtime_s: float
     cost_usd: float
 
@@ -82,15 +132,15 @@ def attempt_ledger(view: GoalView) -> AttemptLedger:
 
 
 def work_ledger(view: GoalView, item: WorkState, status: str, next_action: str) -> WorkLedger:
-    return WorkLedger(
-        status=status,
-        next_action=next_action,
-        attempts_used=item.attempts_used,
-        charged_attempts=item.charged_attempts,
-        consecutive_uncharged=item.consecutive_uncharged,
-        continuations=item.continuations,
-        limit=item.max_attempts,
-        remaining=item_remaining(view, item),
+    return WorkLedger(  # positional, in field order: one is made per event of a replay
+        status,
+        next_action,
+        item.attempts_used,
+        item.charged_attempts,
+        item.consecutive_uncharged,
+        item.continuations,
+        item.max_attempts,
+        item_remaining(view, item),
     )
 
 

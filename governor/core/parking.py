@@ -26,7 +26,6 @@ replay explains both. Nothing here reads a clock or a store.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import datetime
 
 from governor.core.budgets import item_attempts_left, outage_wait_over, outage_wait_s
@@ -53,8 +52,7 @@ def _as(
     outage: Outage | None = None,
 ) -> Decision:
     """``d`` turned into another decision by a fleet rule (its ledger and items kept)."""
-    return replace(
-        d,
+    return d._replace(
         status=status,
         next_action=action,
         reason=reason,
@@ -198,7 +196,7 @@ def fleet(view: GoalView, now: datetime, d: Decision, upstreams: Upstreams | Non
     if d.next_action == "run":
         healthy = tuple(w for w in d.work_ids if view.work[w].spec.profile not in down)
         if healthy:
-            return replace(d, work_ids=healthy, reason=f"run {', '.join(healthy)}")
+            return d._replace(work_ids=healthy, reason=f"run {', '.join(healthy)}")
     first = upstreams[down[0]]
     same = tuple(p for p in down if upstreams[p].upstream == first.upstream)
     return _park(view, now, d, first, same)

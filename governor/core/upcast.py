@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from governor.core.events import SCHEMA_VERSION, AttemptStarted
+from governor.core.events import SCHEMA_VERSION, Event
 from governor.core.policy import Policy
 
 Shape = dict[str, Any]
@@ -37,9 +37,9 @@ class Upcaster:
     def __init__(self) -> None:
         self._latest: dict[str, int] = {}
 
-    def note(self, event: object) -> None:
+    def note(self, event: Event) -> None:
         """Remember an event that needed no upcast (only attempt numbers matter)."""
-        if type(event) is AttemptStarted:
+        if event.type == "attempt.started":
             self._latest[event.work_id] = event.attempt
 
     def upcast(self, data: Shape) -> tuple[Shape, str | None]:

@@ -11,6 +11,9 @@ Rules (SPEC §6):
       nothing; only a finished uncharged failure extends a consecutive window.
     * The fold trusts its input. ``governor.core.history`` checks a stream before it is
       stored or replayed; an event the fold cannot place is ignored, not guessed at.
+    * The fold notes the work items whose decision an event may change (``touched``: the
+      item it names, and the items depending on one it settles), so that ``decide`` takes
+      only their decisions again (``governor.core.memo``).
 """
 
 from __future__ import annotations
@@ -19,36 +22,27 @@ import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal, assert_never
+from typing import TYPE_CHECKING, Literal, assert_never
 
 from governor.core.budgets import ledger
 from governor.core.events import (
-    AttemptContinued,
     AttemptFinished,
     AttemptStarted,
     BudgetRaised,
     Event,
-    GoalCancelled,
     GoalCreated,
-    GoalParked,
-    GoalResumed,
     Outcome,
-    PlanApplied,
-    PlanCompleted,
-    PlanContinued,
     PlanFailed,
     PlanProposed,
-    PlanRejected,
     PlanRequested,
     PlanTrigger,
-    WorkAccepted,
-    WorkCancelled,
     WorkCreated,
-    WorkReopened,
-    WorkRetried,
 )
 from governor.core.evidence import Evidence, FailureClass, effective_class
 from governor.core.policy import Policy
+
+if TYPE_CHECKING:
+    from governor.core.memo import DecisionMemo
 
 PlanStatus = Literal["requested", "proposed", "failed", "applied", "rejected", "completed"]
 
@@ -154,6 +148,12 @@ class GoalView:
     """The open park on a failing upstream, if any (SPEC §11.10)."""
     outage_wait_s: float = 0.0
     """Seconds spent parked in parks that ended (``goal.resumed``)."""
+    dependents: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    """Work id -> the items that depend on it (derived from ``work``)."""
+    touched: set[str] = field(default_factory=set, compare=False, repr=False)
+    """Work items whose decision may have changed since ``decide`` last took them in."""
+    decided: DecisionMemo | None = field(default=None, compare=False, repr=False)
+    """The work item decisions last taken on this view (``decide`` keeps them)."""
 
     def copy(self) -> GoalView:
         """An independent snapshot: state objects are copied, frozen events are shared."""
@@ -164,6 +164,9 @@ class GoalView:
         clone.plans, clone.latest_plan, clone.active_plan = plans, latest, active
         clone.work = {k: copy.copy(w) for k, w in self.work.items()}
         clone.items_by_plan = {k: list(v) for k, v in self.items_by_plan.items()}
+        clone.dependents = {k: list(v) for k, v in self.dependents.items()}
+        clone.touched = set(self.touched)
+        clone.decided = self.decided.copy() if self.decided is not None else None
         return clone
 
     @property
@@ -243,6 +246,7 @@ def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item.not_before = None
     view.attempts_used += 1
     view.running_items += _slot(item)
+    view.touched.add(item.work_id)
 
 
 def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
@@ -263,6 +267,7 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     uncharged = int(item.failure_class is not None)
     item.charged_attempts -= uncharged
     view.attempts_uncharged += uncharged
+    view.touched.add(item.work_id)
 
 
 def _budget_raised(view: GoalView, event: BudgetRaised) -> None:
@@ -272,6 +277,7 @@ def _budget_raised(view: GoalView, event: BudgetRaised) -> None:
         view.policy = view.policy.model_copy(update={budget.field: value})
     elif (item := view.work.get(event.work_id or "")) is not None:
         setattr(item, budget.field, value)
+        view.touched.add(item.work_id)
 
 
 def _milestone(view: GoalView, plan: PlanState | None) -> int:
@@ -299,6 +305,8 @@ def _settle(view: GoalView, item: WorkState, *, accepted: bool, cancelled: bool)
     if plan is not None:
         plan.open_items += int(not (accepted or cancelled)) - int(was_open)
     view.milestones += _milestone(view, plan) - before
+    view.touched.add(item.work_id)
+    view.touched.update(view.dependents.get(item.work_id, ()))
 
 
 def _work_created(view: GoalView, event: WorkCreated) -> None:
@@ -309,6 +317,9 @@ def _work_created(view: GoalView, event: WorkCreated) -> None:
         max_attempts=event.max_attempts,
         max_uncharged_attempts=event.max_uncharged_attempts,
     )
+    for dependency in event.depends_on:
+        view.dependents.setdefault(dependency, []).append(event.work_id)
+    view.touched.add(event.work_id)
     plan = view.plans.get(event.plan_id)
     before = _milestone(view, plan)
     view.items_by_plan.setdefault(event.plan_id, []).append(event.work_id)
@@ -330,37 +341,42 @@ def _plan_requested(view: GoalView, event: PlanRequested) -> None:
 
 
 def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 - one case per event type
-    """Apply one event to the view, in place, and return it."""
+    """Apply one event to the view, in place, and return it.
+
+    Cases dispatch on ``event.type`` (the most frequent first) and read only attributes,
+    so an event's compiled struct (``governor.core.decoder.decode_struct``) folds alike.
+    """
     view.seq = event.seq
     view.last_at = event.at
-    match event:
-        case AttemptStarted():
+    match event.type:
+        case "attempt.started":
             _attempt_started(view, event)
-        case AttemptFinished():
+        case "attempt.finished":
             _attempt_finished(view, event)
-        case AttemptContinued():
+        case "attempt.continued":
             item = view.work.get(event.work_id)
             if item is not None and item.running and item.attempt == event.attempt:
                 item.continuations += 1
                 item.run_id = event.run_id
                 item.run_started_at = event.at
-        case PlanRequested():
+                view.touched.add(item.work_id)
+        case "plan.requested":
             _plan_requested(view, event)
-        case PlanContinued():
+        case "plan.continued":
             plan = view.plans.get(event.plan_id)
             if plan is not None:
                 plan.continuations += 1
                 plan.run_started_at = event.at
-        case PlanProposed():
+        case "plan.proposed":
             plan = view.plans.get(event.plan_id)
             if plan is not None:
                 _finish_plan(view, plan, event.at)
                 plan.status = "proposed"
                 plan.proposal = event
                 view.consecutive_uncharged_plans = 0
-        case PlanFailed():
+        case "plan.failed":
             _plan_failed(view, event)
-        case PlanApplied():
+        case "plan.applied":
             plan = view.plans.get(event.plan_id)
             if plan is not None:
                 before = _milestone(view, plan)
@@ -368,41 +384,42 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 plan.work_ids = event.work_ids
                 view.active_plan = plan
                 view.milestones += _milestone(view, plan) - before
-        case PlanRejected():
+        case "plan.rejected":
             plan = view.plans.get(event.plan_id)
             if plan is not None:
                 plan.status = "rejected"
                 plan.rejection = event.reason
-        case PlanCompleted():
+        case "plan.completed":
             plan = view.plans.get(event.plan_id)
             if plan is not None:
                 plan.status = "completed"
             view.completed = True
-        case WorkCreated():
+        case "work.created":
             _work_created(view, event)
-        case WorkAccepted():
+        case "work.accepted":
             if (item := view.work.get(event.work_id)) is not None:
                 _settle(view, item, accepted=True, cancelled=item.cancelled)
-        case WorkCancelled():
+        case "work.cancelled":
             if (item := view.work.get(event.work_id)) is not None:
                 _settle(view, item, accepted=item.accepted, cancelled=True)
-        case WorkReopened():
+        case "work.reopened":
             if (item := view.work.get(event.work_id)) is not None:
                 _settle(view, item, accepted=False, cancelled=False)
                 # an attempt still in flight (cancelled before it finished) stays current
                 item.fresh = not item.running
                 item.consecutive_uncharged = 0
-        case WorkRetried():
+        case "work.retried":
             if (item := view.work.get(event.work_id)) is not None:
                 item.fresh = True
                 item.consecutive_uncharged = 0
                 item.guidance = event.reason
-        case GoalParked():
+                view.touched.add(item.work_id)
+        case "goal.parked":
             if view.parked is None:
                 view.parked = Parked(
                     event.upstream, event.profile, event.since, event.until, event.at
                 )
-        case GoalResumed():
+        case "goal.resumed":
             if view.parked is not None:
                 view.outage_wait_s += max((event.at - view.parked.at).total_seconds(), 0.0)
                 view.parked = None
@@ -410,16 +427,16 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
             view.guidance = event.reason
             if view.latest_plan is not None and view.latest_plan.status == "failed":
                 view.latest_plan.resumed = True
-        case GoalCancelled():
+        case "goal.cancelled":
             view.cancelled = True
-        case BudgetRaised():
+        case "budget.raised":
             _budget_raised(view, event)
-        case GoalCreated():
+        case "goal.created":
             view.goal_id = event.goal_id
             view.created = event
             view.policy = event.policy
         case _:
-            assert_never(event)
+            assert_never(event.type)
     return view
 
 

@@ -15,6 +15,10 @@ Rules (first match wins):
 
 A failure whose class fails the evidence gate is an ordinary charged failure (work.9):
 the view only carries a class for failures that passed it.
+
+An item's decision reads only the item, whether its dependencies are accepted, the
+policy and, against the item's own ``not_before``, the time (``governor.core.memo``
+relies on it to decide again only the items that may have changed).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ def _settled(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | N
 
 
 def _dependencies(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
+    if not item.spec.depends_on:
+        return None
     pending = [d for d in item.spec.depends_on if not (d in view.work and view.work[d].accepted)]
     if not pending:
         return None

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from governor.clock import Clock, utc_now
 from governor.core import verbs
@@ -28,13 +28,13 @@ from governor.core.route import Action, Park, Resume, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
-from governor.drive.goalfile import goal_from_file
-from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
 from governor.drive.spans import span
-from governor.drive.upstreams import OnChange
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
-from governor.exec.harness import harness_for
-from governor.store.base import EventStore
+
+if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
+    from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
+    from governor.drive.upstreams import OnChange
+    from governor.store.base import EventStore
 
 Outcome = Literal["stopped", "waiting", "review", "steps"]
 """How a drive ended: the goal stopped, must wait longer than the drive sleeps, awaits a
@@ -72,6 +72,8 @@ def create(
     store: EventStore, path: Path, *, clock: Clock = utc_now, actor: str = "governor"
 ) -> GoalView:
     """Create the goal a goal file describes; refuses an id that is already taken."""
+    from governor.drive.goalfile import goal_from_file  # noqa: PLC0415 - start-up (see above)
+
     return create_from(store, goal_from_file(path, at=clock(), actor=actor), clock=clock)
 
 
@@ -130,15 +132,19 @@ def runner(
     clock: Clock = utc_now,
     sleep: Callable[[float], None] = time.sleep,
     progress: Progress | None = None,
-    harnesses: HarnessFactory = harness_for,
+    harnesses: HarnessFactory | None = None,
     observer: Observer | None = None,
     on_upstream: OnChange | None = None,
 ) -> Runner:
     """A runner for one goal (it does not hold the lease yet).
 
+    ``harnesses`` defaults to the real ones (``governor.exec.harness.harness_for``);
     ``observer`` is told of every batch of events the runner appends (logs, metrics);
     ``on_upstream`` of every upstream that goes down, comes back or refuses a probe.
     """
+    from governor.drive.runner import Runner  # noqa: PLC0415 - start-up (see above)
+    from governor.exec.harness import harness_for  # noqa: PLC0415 - start-up (see above)
+
     exists(store, goal_id)
     return Runner(
         store,
@@ -147,7 +153,7 @@ def runner(
         clock=clock,
         sleep=sleep,
         progress=progress,
-        harnesses=harnesses,
+        harnesses=harnesses or harness_for,
         observer=observer,
         on_upstream=on_upstream,
     )

@@ -11,6 +11,9 @@ Rules (SPEC §6.3, §8):
     * Every append carries the lease, so a runner whose lease was taken over cannot write.
     * Events are built against the current view by a function, so a conflicting append
       (an operator verb landing meanwhile) is rebuilt on the fresh view, not replayed stale.
+    * A finished attempt the decision after it would accept on its own (``accept_passing``)
+      is accepted in the finish's own append: one transaction, one fsync, fewer per call
+      (issue 12); the events are those two appends would have written.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from governor.core.parking import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
 from governor.core.summary import summarize
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import WorkState, fold, project
+from governor.core.view import GoalView, WorkState, fold, project
 from governor.drive.append import Build, append_built
 from governor.drive.spans import record_event, record_run, span
 from governor.drive.upstreams import MonitorSettings, OnChange, UpstreamMonitor
@@ -333,13 +336,15 @@ class Runner:
             runs = pool.map(in_context(self._work), started)  # tracing follows each worker
             for (item, run_id), run in zip(started, runs, strict=True):
                 events = self.record(
-                    partial(attempt_events, work_id=item, run_id=run_id, run=run, at=self.now())
+                    partial(finish_events, work_id=item, run_id=run_id, run=run, at=self.now())
                 )
                 if not events:
                     continue
                 self.progress(
-                    f"{item} attempt {self.view.work[item].attempt}: {_describe(events[-1])}"
+                    f"{item} attempt {self.view.work[item].attempt}: {_describe(events[0])}"
                 )
+                if events[-1].type == "work.accepted":
+                    self.progress(f"{item} accepted")
 
     def wait(self, action: Wait) -> bool:
         """Sleep through a cooldown of at most ``max_wait_s``; False for a longer (or no) end."""
@@ -436,6 +441,38 @@ class Runner:
             )
         self.progress(reason)
         return True
+
+
+def finish_events(
+    view: GoalView, *, work_id: str, run_id: str, run: WorkerRun, at: datetime
+) -> list[Event]:
+    """A finished worker run's events: its ``attempt.finished``, and its acceptance when
+    it is automatic (``auto_accepted``)."""
+    finished = attempt_events(view, work_id=work_id, run_id=run_id, run=run, at=at)
+    return auto_accepted(view, finished, work_id)
+
+
+def auto_accepted(view: GoalView, finished: list[Event], work_id: str) -> list[Event]:
+    """``finished`` (built on ``view``), and the item's ``work.accepted`` when the decision
+    right after them accepts it without an operator (``accept_passing``): what the next
+    step would append on its own, in the same transaction."""
+    last = finished[-1] if finished else None
+    if (
+        last is None
+        or last.type != "attempt.finished"
+        or last.outcome != "succeeded"
+        or not view.policy.accept_passing
+    ):
+        return finished
+    after = fold(view.copy(), finished)
+    # the upstreams' health does not bear on an acceptance (it calls no agent); a park does,
+    # and the view holds it
+    decision = decide(after, last.at, with_ledger=False)
+    if decision.status != "ready" or decision.next_action != "accept":
+        return finished
+    if work_id not in decision.work_ids:
+        return finished
+    return [*finished, *verbs.accept_work(after, work_id=work_id, at=last.at, actor="governor")]
 
 
 def _describe(event: Event) -> str:

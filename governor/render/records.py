@@ -13,65 +13,72 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from governor.analysis.explain import Explanation
-from governor.analysis.fleet import FleetRun
-from governor.analysis.outages import Savings
-from governor.analysis.replay import ReplayStep
-from governor.analysis.simulate import Model
-from governor.analysis.tuning import TuneReport
-from governor.analysis.whatif import WhatIf
-from governor.core.decision import Decision, stamp
-from governor.core.ledger import Ledger
-from governor.core.summary import GoalSummary
-from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView
-from governor.service.status import ServiceStatus
-from governor.store.base import Lease
+from governor.core.decision import stamp
+
+if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
+    from datetime import datetime
+
+    from governor.analysis.explain import Explanation
+    from governor.analysis.fleet import FleetRun
+    from governor.analysis.outages import Savings
+    from governor.analysis.replay import ReplayStep
+    from governor.analysis.simulate import Model
+    from governor.analysis.tuning import TuneReport
+    from governor.analysis.whatif import WhatIf
+    from governor.core.decision import Decision
+    from governor.core.ledger import AttemptLedger, Ledger, ReplanLedger, WorkLedger
+    from governor.core.summary import GoalSummary
+    from governor.core.upstream import UpstreamHealth
+    from governor.core.view import GoalView
+    from governor.service.status import ServiceStatus
+    from governor.store.base import Lease
 
 Record = dict[str, Any]
 
 
+def replans_record(r: ReplanLedger) -> Record:
+    return {
+        "used": r.used,
+        "charged": r.charged,
+        "uncharged": r.uncharged,
+        "consecutive_uncharged": r.consecutive_uncharged,
+        "limit": r.limit,
+        "remaining": r.remaining,
+    }
+
+
+def attempts_record(a: AttemptLedger) -> Record:
+    return {"used": a.used, "charged": a.charged, "limit": a.limit, "remaining": a.remaining}
+
+
+def work_ledger_record(w: WorkLedger) -> Record:
+    return {
+        "status": w.status,
+        "next_action": w.next_action,
+        "attempts_used": w.attempts_used,
+        "charged_attempts": w.charged_attempts,
+        "consecutive_uncharged": w.consecutive_uncharged,
+        "continuations": w.continuations,
+        "limit": w.limit,
+        "remaining": w.remaining,
+    }
+
+
 def ledger_record(ledger: Ledger) -> Record:
     """The ledger as plain values, in the shape SPEC §9 pins."""
-    r, a = ledger.replans, ledger.attempts
     return {
-        "replans": {
-            "used": r.used,
-            "charged": r.charged,
-            "uncharged": r.uncharged,
-            "consecutive_uncharged": r.consecutive_uncharged,
-            "limit": r.limit,
-            "remaining": r.remaining,
-        },
-        "attempts": {
-            "used": a.used,
-            "charged": a.charged,
-            "limit": a.limit,
-            "remaining": a.remaining,
-        },
-        "work": {
-            work_id: {
-                "status": w.status,
-                "next_action": w.next_action,
-                "attempts_used": w.attempts_used,
-                "charged_attempts": w.charged_attempts,
-                "consecutive_uncharged": w.consecutive_uncharged,
-                "continuations": w.continuations,
-                "limit": w.limit,
-                "remaining": w.remaining,
-            }
-            for work_id, w in ledger.work.items()
-        },
+        "replans": replans_record(ledger.replans),
+        "attempts": attempts_record(ledger.attempts),
+        "work": {work_id: work_ledger_record(w) for work_id, w in ledger.work.items()},
         "runtime_s": float(ledger.runtime_s),
         "cost_usd": float(ledger.cost_usd),
     }
 
 
-def decision_fields(decision: Decision) -> Record:
-    """A decision's public fields, as one line of ``replay --json`` holds them (no rule)."""
+def decision_head(decision: Decision) -> Record:
+    """A decision's public fields but its ledger (which ``decision_fields`` puts last)."""
     return {
         "status": decision.status,
         "next_action": decision.next_action,
@@ -79,8 +86,12 @@ def decision_fields(decision: Decision) -> Record:
         "exhausted": decision.exhausted,
         "reason": decision.reason,
         "not_before": stamp(decision.not_before) if decision.not_before else None,
-        "ledger": ledger_record(decision.ledger),
     }
+
+
+def decision_fields(decision: Decision) -> Record:
+    """A decision's public fields, as one line of ``replay --json`` holds them (no rule)."""
+    return {**decision_head(decision), "ledger": ledger_record(decision.ledger)}
 
 
 def decision_record(decision: Decision) -> Record:
@@ -90,7 +101,7 @@ def decision_record(decision: Decision) -> Record:
 
 def step_record(step: ReplayStep) -> Record:
     """One line of ``replay --json`` (SPEC §9)."""
-    return {"seq": step.event.seq, "type": step.event.type, **decision_fields(step.decision)}
+    return {"seq": step.seq, "type": step.type, **decision_fields(step.decision)}
 
 
 def created_record(view: GoalView) -> Record:

@@ -3,25 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import orjson
 
-from governor.analysis.explain import Explanation
-from governor.analysis.fleet import FleetRun
-from governor.analysis.outages import Savings
-from governor.analysis.replay import ReplayStep
-from governor.analysis.tune import Estimate
-from governor.analysis.tuning import TuneReport
-from governor.analysis.whatif import WhatIf
-from governor.core.classify import GENERIC_REMEDY, SpawnResult
+from governor.core.classify import GENERIC_REMEDY
 from governor.core.codec import to_dict
-from governor.core.decision import Decision, count, stamp
-from governor.core.events import Event, GoalResumed, WorkRetried
+from governor.core.decision import count, stamp
 from governor.core.evidence import is_uncharged
-from governor.core.ledger import Ledger
-from governor.core.summary import GoalSummary
-from governor.core.upstream import UpstreamHealth
-from governor.service.status import ServiceStatus
+
+if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
+    from governor.analysis.explain import Explanation
+    from governor.analysis.fleet import FleetRun
+    from governor.analysis.outages import Savings
+    from governor.analysis.replay import ReplayStep
+    from governor.analysis.tune import Estimate
+    from governor.analysis.tuning import TuneReport
+    from governor.analysis.whatif import WhatIf
+    from governor.core.classify import SpawnResult
+    from governor.core.decision import Decision
+    from governor.core.events import Event
+    from governor.core.ledger import Ledger
+    from governor.core.summary import GoalSummary
+    from governor.core.upstream import UpstreamHealth
+    from governor.service.status import ServiceStatus
 
 
 def format_budget(charged: int, limit: int, uncharged: int = 0) -> str:
@@ -61,16 +66,17 @@ def format_decision(decision: Decision) -> str:
 
 def format_step(step: ReplayStep) -> str:
     """One replay line: the event, then the decision after it and the rule that fired."""
-    event = step.event
     return (
-        f"{event.seq:>6}  {event.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
-        + _why(event)
+        f"{step.seq:>6}  {step.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
+        + _why(step.read)
     )
 
 
 def _why(event: Event) -> str:
-    """A resume's own reason under its replay line (governor's names the probe and the outage)."""
-    if isinstance(event, GoalResumed | WorkRetried):
+    """A resume's own reason under its replay line (governor's names the probe and the outage).
+
+    Reads attributes only: a replay step may hold the event's compiled struct."""
+    if event.type == "goal.resumed" or event.type == "work.retried":  # noqa: PLR1714 - narrows for mypy
         return f"\n{'':8}{event.type} by {event.actor}: {event.reason}"
     return ""
 
@@ -132,10 +138,9 @@ def _short(value: object, limit: int = 80) -> str:
 
 def format_timeline(step: ReplayStep) -> str:
     """One timeline line: when the decision changed, to what, and by which rule."""
-    event = step.event
     return (
-        f"{event.seq:>6}  {stamp(event.at)}  {event.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
-        + _why(event)
+        f"{step.seq:>6}  {stamp(step.at)}  {step.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
+        + _why(step.read)
     )
 
 

@@ -1,0 +1,151 @@
+"""What ``decide`` keeps on a view between calls, so that a decision costs what changed.
+
+Rules (issue 12):
+    * A work item's decision reads only the item, whether its dependencies are accepted,
+      the policy and, against the item's own ``not_before``, the time
+      (``governor.core.work``). So after an event only these are decided again: the items
+      the fold noted as touched (``GoalView.touched``: the item an event names, and the
+      items depending on one it settles), every item under another policy, and the items
+      whose cooldown ``now`` has crossed (either way: ``now`` may also go back).
+    * The result equals deciding every item afresh (``tests/core/test_incremental.py``
+      holds it to that over every golden history and random ones).
+    * The ledger rows of the items and the goal's replan and attempt ledgers are laid out
+      again only when they may have changed; ``WorkLedgers`` snapshots share the chunks
+      in which no row changed.
+    * A memo belongs to one view (``GoalView.decided``); ``GoalView.copy`` copies it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from itertools import islice
+
+from governor.core.decision import WorkDecision
+from governor.core.ledger import (
+    CHUNK,
+    AttemptLedger,
+    ReplanLedger,
+    WorkLedger,
+    WorkLedgers,
+    attempt_ledger,
+    replan_ledger,
+    work_ledger,
+)
+from governor.core.policy import Policy
+from governor.core.view import GoalView
+from governor.core.work import decide_work
+
+
+class DecisionMemo:
+    """The decisions and ledgers last taken on one view, and what changed since."""
+
+    __slots__ = (
+        "_attempts",
+        "_chunks",
+        "_ids",
+        "_index",
+        "_replans",
+        "_rows",
+        "_unledgered",
+        "decisions",
+        "policy",
+        "stale",
+        "timed",
+    )
+
+    def __init__(self) -> None:
+        self.decisions: dict[str, WorkDecision] = {}
+        """The latest decision of every item decided so far."""
+        self.stale: set[str] = set()
+        """Items whose decision may have changed since it was taken."""
+        self.policy: Policy | None = None
+        """The policy the decisions were taken under."""
+        self.timed: dict[str, tuple[datetime, bool]] = {}
+        """Items with a cooldown: when it ends, and whether ``now`` was before that."""
+        self._ids: list[str] = []
+        self._index: dict[str, int] = {}
+        self._rows: list[WorkLedger] = []
+        self._chunks: list[tuple[WorkLedger, ...]] = []
+        self._unledgered: set[str] = set()
+        self._replans: tuple[tuple[object, ...], ReplanLedger] | None = None
+        self._attempts: tuple[tuple[object, ...], AttemptLedger] | None = None
+
+    def copy(self) -> DecisionMemo:
+        clone = DecisionMemo()
+        clone.decisions, clone.stale = dict(self.decisions), set(self.stale)
+        clone.policy, clone.timed = self.policy, dict(self.timed)
+        clone._ids, clone._index = list(self._ids), dict(self._index)
+        clone._rows, clone._chunks = list(self._rows), list(self._chunks)
+        clone._unledgered = set(self._unledgered)
+        clone._replans, clone._attempts = self._replans, self._attempts
+        return clone
+
+    def update(self, view: GoalView, now: datetime, work_ids: Sequence[str] | None) -> None:
+        """Decide again what may have changed among ``work_ids`` (every item: ``None``)."""
+        self._take_in(view, now)
+        stale = self.stale
+        if not stale:
+            return
+        todo = list(stale) if work_ids is None else [w for w in work_ids if w in stale]
+        for work_id in todo:
+            item = view.work[work_id]
+            self.decisions[work_id] = decide_work(view, item, now)
+            if item.not_before is None:
+                self.timed.pop(work_id, None)
+            else:
+                self.timed[work_id] = (item.not_before, now < item.not_before)
+            stale.discard(work_id)
+            self._unledgered.add(work_id)
+
+    def _take_in(self, view: GoalView, now: datetime) -> None:
+        """What changed since the last update: new items, touched ones, the policy, time."""
+        if len(self._ids) < len(view.work):
+            for work_id in islice(view.work, len(self._ids), None):
+                self._index[work_id] = len(self._ids)
+                self._ids.append(work_id)
+        if self.policy is not view.policy:
+            self.policy = view.policy
+            self.stale.update(view.work)
+        if view.touched:
+            self.stale.update(view.touched)
+            view.touched.clear()
+        for work_id, (until, before) in self.timed.items():
+            if (now < until) != before:
+                self.stale.add(work_id)
+
+    def work_ledgers(self, view: GoalView) -> WorkLedgers:
+        """Every item's ledger row, after an ``update`` of every item."""
+        rows, chunks = self._rows, self._chunks
+        # new items come last, in creation order: lay out the rows in position order
+        for position in sorted(map(self._index.__getitem__, self._unledgered)):
+            decision = self.decisions[self._ids[position]]
+            item = view.work[decision.work_id]
+            row = work_ledger(view, item, decision.status, decision.next_action)
+            if position < len(rows):
+                rows[position] = row
+            else:
+                rows.append(row)
+            c = position // CHUNK
+            chunk = tuple(rows[c * CHUNK : (c + 1) * CHUNK])
+            if c < len(chunks):
+                chunks[c] = chunk
+            else:
+                chunks.append(chunk)
+        self._unledgered.clear()
+        assert len(rows) == len(self._ids), "every item is decided before its row is laid out"
+        return WorkLedgers(self._ids, self._index, tuple(chunks), len(rows))
+
+    def replans(self, view: GoalView) -> ReplanLedger:
+        """The replan ledger, the same object while what it counts is unchanged."""
+        key = (view.plans_used, view.plans_uncharged, view.consecutive_uncharged_plans, view.policy)
+        if self._replans is None or self._replans[0] != key:
+            self._replans = (key, replan_ledger(view))
+        return self._replans[1]
+
+    def attempts(self, view: GoalView) -> AttemptLedger:
+        """The attempt ledger, the same object while what it counts is unchanged."""
+        key = (view.attempts_used, view.attempts_uncharged, view.policy)
+        if self._attempts is None or self._attempts[0] != key:
+            self._attempts = (key, attempt_ledger(view))
+        return self._attempts[1]

@@ -1,0 +1,108 @@
+"""CLI start-up (issue 12): a static command table, and each command imports only its module.
+
+No timing here (``bench/cli.py`` measures it): these tests hold the table to what the
+command modules register, and check which modules a process has imported after
+``--help`` and after a read command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from governor.cli.main import COMMANDS, build_parser, command_of
+
+PROBE = """
+import json, sys
+from governor.cli.main import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _subparsers(
+    parser: argparse.ArgumentParser,
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
+def test_the_table_is_what_the_modules_register_in_help_order() -> None:
+    registered: dict[str, tuple[str, str | None]] = {}
+    for module in dict.fromkeys(m for m, _ in COMMANDS.values()):
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers()
+        importlib.import_module(f"governor.cli.{module}").register(sub)
+        registered |= {a.dest: (module, a.help) for a in sub._choices_actions}
+    assert registered == COMMANDS
+    assert list(registered) == list(COMMANDS)
+
+
+def test_the_help_without_command_modules_is_the_full_help() -> None:
+    assert build_parser([]).format_help() == build_parser().format_help()
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["--help"], None),
+        ([], None),
+        (["status"], "status"),
+        (["--store", "x.db", "list", "--json"], "list"),
+        (["--actor", "me", "--store=y", "work", "accept", "g", "w"], "work"),
+        (["--", "replay"], "replay"),
+        (["--store"], None),
+    ],
+)
+def test_the_command_is_the_first_word_past_the_options(
+    argv: list[str], command: str | None
+) -> None:
+    assert command_of(argv) == command
+
+
+def _modules_after(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def test_help_imports_no_command_module_and_no_model(tmp_path: Path) -> None:
+    code, modules = _modules_after(["--help"], tmp_path)
+    assert code == 0
+    commands = {f"governor.cli.{m}" for m, _ in COMMANDS.values()}
+    assert not modules & commands
+    assert "governor.core.events" not in modules
+    assert "pydantic" not in modules
+
+
+@pytest.mark.parametrize("argv", [["list"], ["status"], ["status", "--json"]])
+def test_a_read_command_imports_neither_the_graph_nor_the_runner(
+    argv: list[str], tmp_path: Path
+) -> None:
+    code, modules = _modules_after(["--store", str(tmp_path / "g.db"), *argv], tmp_path)
+    assert code == 0
+    assert "governor.cli.goals" in modules
+    unwanted = {
+        "langgraph",
+        "governor.drive.runner",
+        "governor.workflow.agent",
+        "governor.analysis.tuning",
+        "governor.analysis.tune",
+        "governor.cli.history",
+        "governor.cli.operator",
+    }
+    assert not modules & unwanted

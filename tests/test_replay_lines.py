@@ -1,0 +1,57 @@
+"""``replay --json`` renders its lines incrementally (``governor.render.lines``): each line
+must be exactly ``orjson.dumps(records.step_record(step)) + b"\\n"``, the pinned shape
+(SPEC §9), whatever was kept from the step before."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from governor.analysis.replay import replay
+from governor.core.codec import LineDecoder, decode_lines, encode
+from governor.core.events import Event
+from governor.errors import HistoryError
+from governor.render import records
+from governor.render.lines import StepLines
+from tests.core.test_properties import policies, recorded
+
+GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.jsonl"))
+
+
+def assert_lines_are_the_records(pairs: Iterable[tuple[int, Event]]) -> int:
+    lines, count = StepLines(), 0
+    try:
+        for step in replay(pairs):
+            assert lines.line(step) == orjson.dumps(records.step_record(step)) + b"\n", step.seq
+            count += 1
+    except HistoryError:
+        pass  # a corrupt golden history: the lines up to its fault were checked
+    return count
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
+@pytest.mark.parametrize("structs", [False, True], ids=["events", "structs"])
+def test_every_golden_line_is_its_step_record(path: Path, structs: bool) -> None:
+    with path.open("rb") as f:
+        decoder = LineDecoder(path.name, structs=structs)
+        assert_lines_are_the_records(decode_lines(f, decoder=decoder))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), policy=policies)
+def test_every_recorded_line_is_its_step_record(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    events = recorded(data, policy, max_steps=80).events
+    raw = b"".join(encode(e) + b"\n" for e in events)
+    decoder = LineDecoder("h", structs=True)
+    count = assert_lines_are_the_records(
+        decode_lines(raw.splitlines(keepends=True), decoder=decoder)
+    )
+    assert count == len(events)
