@@ -11,6 +11,12 @@ Rules (SPEC §6.3, §8):
     * Every append carries the lease, so a runner whose lease was taken over cannot write.
     * Events are built against the current view by a function, so a conflicting append
       (an operator verb landing meanwhile) is rebuilt on the fresh view, not replayed stale.
+    * The crash-loop guard: once a plan or attempt is in flight, an exception raised while
+      running its agent or recording what it came to (agent output governor cannot
+      record, a bug) is recorded as a charged failure of that run, with the exception as
+      its error, so the next step does not continue the run for free and fail the same
+      way. A store error is not the run's fault: it propagates, the run stays in flight.
+      A proposal that cannot be applied is rejected (charged) the same way.
 """
 
 from __future__ import annotations
@@ -22,27 +28,31 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from governor.clock import utc_now
 from governor.core import record, verbs
 from governor.core.charges import RunEvent, describe
+from governor.core.classify import tail
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
 from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
 from governor.core.view import WorkState, fold, project
 from governor.drive.append import Build, append_built
-from governor.errors import CommandRefusedError, LeaseError
+from governor.errors import CommandRefusedError, LeaseError, StoreError
+from governor.exec.environment import Redactor
 from governor.exec.harness import Harness, harness_for
 from governor.store.base import EventStore, Lease
 from governor.workflow.agent import AgentCall
 from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.run import (
+    PlannerRun,
     Runtime,
     WorkerRun,
     attempt_events,
@@ -51,6 +61,7 @@ from governor.workflow.run import (
     run_worker,
 )
 
+R = TypeVar("R")
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
 Observer = Callable[[Sequence[Event]], None]
@@ -230,20 +241,51 @@ class Runner:
             ):
                 return
             self.progress(f"plan {plan_id} ({trigger}) requested")
-        prompt = planner_prompt(self.view, trigger, self.clock())
-        created = self.view.created
-        assert created is not None
-        run = run_planner(
-            self._call("planner", created.planner, prompt), self.view, runtime=self.runtime
+        events = self._settle(
+            f"plan {plan_id}",
+            self._run_planner(trigger),
+            lambda run: lambda v: plan_events(v, plan_id, run, self.now()),
+            lambda error: (
+                lambda v: record.plan_failed(
+                    v,
+                    plan_id=plan_id,
+                    at=self.now(),
+                    failure_class=None,
+                    evidence=None,
+                    error=error,
+                )
+            ),
+            lambda: plan_id in self.view.plans and self.view.plans[plan_id].status == "requested",
         )
-        events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
         if events:
             self.progress(f"plan {plan_id}: {_describe(events[-1])}")
 
+    def _run_planner(self, trigger: str) -> Callable[[], PlannerRun]:
+        def run() -> PlannerRun:
+            created = self.view.created
+            assert created is not None
+            prompt = planner_prompt(self.view, trigger, self.clock())
+            call = self._call("planner", created.planner, prompt)
+            return run_planner(call, self.view, runtime=self.runtime)
+
+        return run
+
     def apply(self, action: Apply) -> None:
         plan_id = action.plan_id
-        events = self.record(lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()))
-        if not events:
+        events = self._settle(
+            f"plan {plan_id}",
+            lambda: None,
+            lambda _: lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()),
+            lambda error: partial(
+                verbs.reject_plan,
+                plan_id=plan_id,
+                reason=f"governor could not apply it: {error}",
+                at=self.now(),
+                actor="governor",
+            ),
+            lambda: plan_id in self.view.plans and self.view.plans[plan_id].status == "proposed",
+        )
+        if not events or events[-1].type == "plan.rejected":
             return
         n = len(events) - 1
         self.progress(
@@ -266,15 +308,64 @@ class Runner:
         if not started:
             return
         with ThreadPoolExecutor(max_workers=len(started)) as pool:
-            for (item, run_id), run in zip(started, pool.map(self._work, started), strict=True):
-                events = self.record(
-                    partial(attempt_events, work_id=item, run_id=run_id, run=run, at=self.now())
-                )
-                if not events:
-                    continue
-                self.progress(
-                    f"{item} attempt {self.view.work[item].attempt}: {_describe(events[-1])}"
-                )
+            runs = [pool.submit(self._work, s) for s in started]
+            for (item, run_id), run in zip(started, runs, strict=True):
+                self._finish(item, run_id, run)
+
+    def _finish(self, item: str, run_id: str, run: Future[WorkerRun]) -> None:
+        """Record what an attempt's run came to (or the exception that ended it)."""
+        events = self._settle(
+            f"{item} attempt {self.view.work[item].attempt}",
+            run.result,
+            lambda done: partial(
+                attempt_events, work_id=item, run_id=run_id, run=done, at=self.now()
+            ),
+            lambda error: partial(
+                record.finish_attempt,
+                work_id=item,
+                run_id=run_id,
+                at=self.now(),
+                outcome="failed",
+                error=error,
+            ),
+            lambda: self.view.work[item].running and self.view.work[item].run_id == run_id,
+        )
+        if events:
+            self.progress(f"{item} attempt {self.view.work[item].attempt}: {_describe(events[-1])}")
+
+    def _settle(
+        self,
+        what: str,
+        run: Callable[[], R],
+        outcome: Callable[[R], Build],
+        failure: Callable[[str], Build],
+        in_flight: Callable[[], bool],
+    ) -> list[Event]:
+        """Record ``outcome(run())``; see the crash-loop guard in the module rules.
+
+        Args:
+            what: the run, for the progress line ("p1", "p1-a attempt 2").
+            run: runs the agent (or waits for its thread) and returns what it came to.
+            outcome: builds the events that record it.
+            failure: builds the charged failure that records an exception instead.
+            in_flight: whether the run is still unrecorded (on the reloaded view).
+        """
+        try:
+            return self.record(outcome(run()))
+        except StoreError:
+            raise
+        except Exception as exc:
+            if not in_flight():
+                raise
+            error = self.crash_text(exc)
+            self.progress(f"{what}: {error}; recorded as a charged failure")
+            return self.record(failure(error))
+
+    def crash_text(self, exc: BaseException) -> str:
+        """An exception as a recordable error: redacted, surrogate-free, tail-preserved."""
+        text = f"governor could not record the run ({type(exc).__name__}: {exc})"
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return tail(Redactor(self.settings.env)(text))
 
     def wait(self, action: Wait) -> bool:
         """Sleep through a cooldown of at most ``max_wait_s``; False for a longer (or no) end."""

@@ -198,14 +198,14 @@ class PythonHarness:
                     evidence=UNKNOWN,
                 )
             )
-        reply = box["reply"]
-        text = reply if isinstance(reply, str) else json.dumps(reply)
-        return SpawnResult(ok=True, reply=redact(text), duration_s=duration)
+        return SpawnResult(ok=True, reply=redact(box["reply"]), duration_s=duration)
 
 
 def _call(fn: Agent, prompt: str, context: dict[str, Any], box: dict[str, Any]) -> None:
     try:
-        box["reply"] = fn(prompt, context)
+        reply = fn(prompt, context)
+        # a reply that cannot be written as JSON (a cycle, a set) fails like a raise
+        box["reply"] = reply if isinstance(reply, str) else json.dumps(reply)
     except UpstreamUnavailable as exc:
         box["refused"] = exc
     except Exception as exc:
