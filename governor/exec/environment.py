@@ -35,6 +35,7 @@ MIN_SECRET_LEN: Final = 6
 
 REDACTED: Final = "[REDACTED]"
 
+
 def scrubbed_env(source: Mapping[str, str], allow: Iterable[str]) -> dict[str, str]:
     """The environment a child receives: ``BASE_ALLOW`` plus ``allow``, nothing else.
 
