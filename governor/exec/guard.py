@@ -104,6 +104,8 @@ class _Guard:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._groups: set[int] = set()
+        self._fd = -1
+        """The write end of the guard's pipe, as a number (read without a lock at fork)."""
         self._inherited: list[subprocess.Popen[bytes]] = []
 
     def watch(self, pid: int) -> None:
@@ -146,7 +148,7 @@ class _Guard:
                 proc.stdin.flush()
                 return
             except (BrokenPipeError, ValueError):
-                self._proc = None  # it died under us: start another and tell it all
+                self._proc, self._fd = None, -1  # it died under us: start another, tell it all
 
     def _start(self) -> subprocess.Popen[bytes]:
         self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and source
@@ -157,17 +159,27 @@ class _Guard:
             start_new_session=True,
             close_fds=True,
         )
+        assert self._proc.stdin is not None
+        self._fd = self._proc.stdin.fileno()
         return self._proc
 
     def after_fork(self) -> None:
-        """In a forked child: the parent's guard is not ours (and its pipe must close)."""
-        proc, self._proc = self._proc, None
+        """In a forked child: the parent's guard is not ours, and its pipe must close.
+
+        Only system calls here: another thread of the parent may have held a lock of the
+        pipe's file object at the fork (closing that object would wait on it for ever).
+        The pipe's descriptor is replaced by ``/dev/null``, and the object is kept (never
+        used, never collected), so nothing closes a number that was reused.
+        """
+        proc, fd, self._proc, self._fd = self._proc, self._fd, None, -1
         self._lock = threading.Lock()
         self._groups = set()
-        if proc is not None and proc.stdin is not None:
+        if proc is not None and fd >= 0:
             with contextlib.suppress(OSError):
-                proc.stdin.close()
-            self._inherited.append(proc)  # not ours to wait for, nor to collect
+                devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+                os.dup2(devnull, fd, inheritable=False)
+                os.close(devnull)
+            self._inherited.append(proc)
 
 
 GUARD: Final = _Guard()
