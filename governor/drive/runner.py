@@ -44,10 +44,12 @@ from governor.core.decision import Decision
 from governor.core.events import Event, Profile
 from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
 from governor.core.view import WorkState, fold, project
+from governor.drive.agents import Agents
 from governor.drive.append import Build, append_built
 from governor.errors import CommandRefusedError, LeaseError, StoreError
 from governor.exec.environment import Redactor
 from governor.exec.harness import Harness, harness_for
+from governor.exec.process import watching
 from governor.store.base import EventStore, Lease
 from governor.workflow.agent import AgentCall
 from governor.workflow.briefs import planner_prompt, worker_prompt
@@ -123,6 +125,14 @@ class Runner:
         self.lease: Lease | None = None
         self._lock = threading.RLock()
         self._heartbeat: threading.Event | None = None
+        self.agents = Agents(
+            store,
+            goal_id,
+            settings.holder,
+            lease=lambda: self.lease,
+            clock=clock,
+            progress=self.progress,
+        )
 
     # ------------------------------------------------------------ plumbing
 
@@ -172,10 +182,17 @@ class Runner:
             return events
 
     def acquire(self) -> Lease:
-        """Take the goal's lease and keep it alive with a heartbeat thread."""
+        """Take the goal's lease, end the agents a previous holder left running, and keep
+        the lease alive with a heartbeat thread."""
         self.lease = self.store.acquire_lease(
             self.goal_id, self.settings.holder, ttl_s=self.settings.lease_ttl_s
         )
+        try:
+            self.agents.end_previous()
+        except BaseException:
+            self.store.release_lease(self.lease)
+            self.lease = None
+            raise
         stop = self._heartbeat = threading.Event()
         threading.Thread(
             target=self._beat, args=(stop,), daemon=True, name=f"lease:{self.goal_id}"
@@ -191,7 +208,12 @@ class Runner:
                             self.lease, ttl_s=self.settings.lease_ttl_s
                         )
             except LeaseError:
-                return  # the next append is refused by the fencing token; the run stops there
+                # Taken over: the next append is refused by the fencing token, and no agent
+                # of ours may run beside the new holder's.
+                self.agents.end_own()
+                return
+            except StoreError:
+                continue  # the store is away; a takeover meanwhile fences us out all the same
 
     def release(self) -> None:
         if self._heartbeat is not None:
@@ -243,7 +265,7 @@ class Runner:
             self.progress(f"plan {plan_id} ({trigger}) requested")
         events = self._settle(
             f"plan {plan_id}",
-            self._run_planner(trigger),
+            self._run_planner(plan_id, trigger),
             lambda run: lambda v: plan_events(v, plan_id, run, self.now()),
             lambda error: (
                 lambda v: record.plan_failed(
@@ -260,13 +282,14 @@ class Runner:
         if events:
             self.progress(f"plan {plan_id}: {_describe(events[-1])}")
 
-    def _run_planner(self, trigger: str) -> Callable[[], PlannerRun]:
+    def _run_planner(self, plan_id: str, trigger: str) -> Callable[[], PlannerRun]:
         def run() -> PlannerRun:
             created = self.view.created
             assert created is not None
             prompt = planner_prompt(self.view, trigger, self.clock())
             call = self._call("planner", created.planner, prompt)
-            return run_planner(call, self.view, runtime=self.runtime)
+            with watching(self.agents.watch(plan_id)):
+                return run_planner(call, self.view, runtime=self.runtime)
 
         return run
 
@@ -404,16 +427,17 @@ class Runner:
         return work_id, run_id
 
     def _work(self, started: tuple[str, str]) -> WorkerRun:
-        work_id, _ = started
+        work_id, run_id = started
         with self._lock:
             item: WorkState = self.view.work[work_id]
             prompt = worker_prompt(self.view, item)
             profile = item.spec.profile
-        return run_worker(
-            self._call(f"worker:{work_id}", profile, prompt),
-            item.spec.acceptance,
-            runtime=self.runtime,
-        )
+        with watching(self.agents.watch(run_id)):
+            return run_worker(
+                self._call(f"worker:{work_id}", profile, prompt),
+                item.spec.acceptance,
+                runtime=self.runtime,
+            )
 
     def reprobe(self, decision: Decision) -> bool:
         """Clear an environment stop whose missing binary is now on PATH; True if cleared."""
