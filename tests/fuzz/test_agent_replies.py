@@ -163,35 +163,37 @@ def escaped(text: str, rng: random.Random) -> str:
 
 def damage(body: str, how: str, rng: random.Random, secret: str) -> bytes:
     """One way a reply goes wrong, applied to the JSON text ``body``."""
-    if how == "truncated":
-        return body[: rng.randrange(len(body) + 1)].encode("utf-8", "surrogatepass")
-    if how == "prose":
-        return f"Here you go:\n```json\n{body}\n```\nThanks!".encode("utf-8", "surrogatepass")
-    if how == "twice":
-        return f"{body}\n{body}".encode("utf-8", "surrogatepass")
-    if how == "number":
-        return body.replace("1", rng.choice(NUMBERS), 1).encode("utf-8", "surrogatepass")
-    if how == "surrogate":
-        return body.replace('"', '"\\udfff', 1).encode()
-    if how == "secret":
-        spelled = escaped(secret, rng)
-        return body.replace('"', f'"key {spelled} ', 1).encode()
-    if how == "nested":
-        depth = rng.choice([65, 1_000, 100_000])
-        return ('{"status": "done", "x": ' + "[" * depth + "]" * depth + "}").encode()
-    if how == "braces":
-        return b"{" * rng.choice([1_000, 1_000_000])
-    if how == "huge":
-        return body.encode() + b" " * rng.choice([1 << 20, 3 << 20]) + body.encode()
-    if how == "invalid-utf8":
+    if how == "invalid-utf8":  # stray bytes and encoded lone surrogates
         raw = body.encode("utf-8", "surrogatepass")
         cut = rng.randrange(len(raw) + 1)
         return raw[:cut] + bytes([0xFF, 0xC3, 0x28, 0xED, 0xA0, 0x80]) + raw[cut:]
+    return _damage(body, how, rng, secret).encode("utf-8", "surrogatepass")
+
+
+def _damage(body: str, how: str, rng: random.Random, secret: str) -> str:
+    if how == "truncated":
+        return body[: rng.randrange(len(body) + 1)]
+    if how == "prose":
+        return f"Here you go:\n```json\n{body}\n```\nThanks!"
+    if how == "twice":
+        return f"{body}\n{body}"
+    if how == "number":
+        return body.replace("1", rng.choice(NUMBERS), 1)
+    if how == "surrogate":
+        return body.replace('"', '"\\udfff', 1)
+    if how == "secret":
+        spelled = escaped(secret, rng)
+        return body.replace('"', f'"key {spelled} ', 1)
+    if how == "nested":
+        depth = rng.choice([65, 1_000, 100_000])
+        return '{"status": "done", "x": ' + "[" * depth + "]" * depth + "}"
+    if how == "braces":
+        return "{" * rng.choice([1_000, 1_000_000])
+    if how == "huge":
+        return body + " " * rng.choice([1 << 20, 3 << 20]) + body
     if how == "control":
-        return body.replace(" ", rng.choice(["\x00", "\x1b[2J", "\r", "\x7f", "\u202e"]), 3).encode(
-            "utf-8", "surrogatepass"
-        )
-    return body.encode("utf-8", "surrogatepass")
+        return body.replace(" ", rng.choice(["\x00", "\x1b[2J", "\r", "\x7f", "\u202e"]), 3)
+    return body
 
 
 HOW: Final = [
