@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from governor.analysis.whatif import Trace
@@ -190,9 +191,11 @@ def _command(decision: Decision, change: Change) -> str:
     return f"governor raise GOAL --ledger {budget.name}{item} --to {change.after} --reason …"
 
 
-def explain(events: Iterable[Event]) -> Explanation:
-    """Why the history ended where it did, and what would have let it go on."""
-    trace = Trace.of(events)
+def explain(events: Iterable[Event], *, now: datetime | None = None) -> Explanation:
+    """Why the history ended where it did, and what would have let it go on — decided at
+    its last event, or at ``now`` (a goal in the store: a park may have outlasted its
+    outage wait since, SPEC §11.10)."""
+    trace = Trace.of(events, now=now)
     decision = trace.recorded_final
     searchable = (
         decision.is_stopped

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, outage_wait_s
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
@@ -207,6 +207,8 @@ class Trace:
     """The recorded policy (from ``goal.created``)."""
     demands: Demands
     """The most the history ever asked of each budget."""
+    now: datetime | None = None
+    """When its final decision was taken (None: at its last event); ``under`` decides there too."""
 
     @classmethod
     def of(
@@ -224,12 +226,16 @@ class Trace:
         if recorded.created is None or recorded.last_at is None:
             raise ValueError("a what-if needs a history that starts with goal.created")
         final = decide(recorded, now or recorded.last_at)
-        return cls(kept, frozenset(forced), final, recorded.created.policy, demands)
+        if now is not None:  # a park still open at ``now`` has asked that much of its budget
+            most = demands.most
+            most["outage_wait"] = max(most["outage_wait"], outage_wait_s(recorded, now))
+        return cls(kept, frozenset(forced), final, recorded.created.policy, demands, now)
 
     def under(
         self, policy: Policy, *, now: datetime | None = None, events: Iterable[Event] | None = None
     ) -> WhatIf:
         """Re-fold the recorded outcomes under ``policy`` (``events`` again, if not kept)."""
+        now = now or self.now
         view = GoalView()
         count = 0
         for count, event in enumerate(self.events if events is None else events, start=1):

@@ -18,6 +18,7 @@ Rules (SPEC §8; the values and the contract are in ``governor.store.base``):
       not reproduce the chain head is corrupt too: rows deleted or replaced behind the
       store's back are reported (``CorruptEventError``), never taken for a shorter or
       other history.
+    * Upstream health records are kept by ``governor.store.health`` (a part of every store).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from governor.errors import (
 )
 from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import Lease
+from governor.store.health import HealthRecords
 from governor.store.rows import StoredEvent, read_row, to_rows
 
 Tx = TypeVar("Tx")
@@ -93,7 +95,7 @@ def _whereabouts(current: Lease | None) -> str:
     return f"{current.holder} took it over with token {current.token}"
 
 
-class BaseEventStore(ABC, Generic[Tx]):
+class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
     """The event store contract, implemented over a backend's storage primitives."""
 
     page_size: int = 1000
@@ -301,6 +303,17 @@ class BaseEventStore(ABC, Generic[Tx]):
             return []
         with self._read() as tx:
             return self._errors(tx, limit)
+
+    def reschedule(self, summary: GoalSummary) -> bool:
+        """Replace the goal's summary if its last seq is still ``summary.seq`` (no event is
+        written: a decision taken later, or with the upstreams' health, may differ from the
+        one the last append stored). False when the goal moved on meanwhile."""
+        with self._write(summary.goal_id) as tx:
+            head = self._checked_head(tx, summary.goal_id)
+            if head.last != summary.seq:
+                return False
+            self._put_summary(tx, summary, self._chain_at(tx, summary.goal_id, head))
+        return True
 
     def close(self) -> None:
         """Release the store's resources (nothing to release by default)."""
