@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import signal
 import time
-from contextlib import closing
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from governor.store import open_store
 from tests.e2e.cli import Project
 from tests.e2e.workers import (
     all_dead,
     entries,
     install,
     kill_all,
+    lease_free,
     overlaps,
     processes,
     wait_for_ticks,
@@ -53,12 +51,6 @@ def test_a_killed_runner_takes_its_agents_with_it(tmp_path: Path, sig: signal.Si
         kill_all(processes(project))
 
 
-def lease_expired(project: Project) -> bool:
-    with closing(open_store(project.env["GOVERNOR_STORE"])) as store:
-        lease = store.current_lease("g")
-    return lease is None or lease.expires_at <= datetime.now(UTC)
-
-
 def test_a_runner_taking_over_ends_the_hung_runners_agent_first(tmp_path: Path) -> None:
     project = Project(tmp_path)
     goal(project, ticks=40)
@@ -68,7 +60,7 @@ def test_a_runner_taking_over_ends_the_hung_runners_agent_first(tmp_path: Path) 
         hung.send_signal(signal.SIGSTOP)  # it can neither renew its lease nor end its agent
         (first,) = [e for e in entries(project) if e.kind == "start"]
         deadline = time.monotonic() + 120
-        while not lease_expired(project):
+        while not lease_free(project, "g"):
             assert time.monotonic() < deadline, "the hung runner's lease never expired"
             time.sleep(0.05)
         taking_over = project.gov("run", "g", "--lease-ttl", "30", timeout=600)

@@ -34,6 +34,7 @@ from tests.e2e.workers import (
     entries,
     install,
     kill_all,
+    lease_free,
     overlaps,
     processes,
 )
@@ -70,12 +71,6 @@ def check_histories(project: Project, url: str, goal_ids: list[str]) -> None:
     assert valid.returncode == 0, valid.stderr[-2000:]
 
 
-def lease_free(url: str, goal_id: str) -> bool:
-    with closing(open_store(url)) as store:
-        lease = store.current_lease(goal_id)
-    return lease is None or lease.expires_at <= datetime.now(UTC)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(RUN_KILLS))
 def test_a_runner_killed_while_its_agents_work(tmp_path: Path, seed: int) -> None:
@@ -97,7 +92,7 @@ def test_a_runner_killed_while_its_agents_work(tmp_path: Path, seed: int) -> Non
         assert all_dead(processes(project)) == [], "agents outlived their runner"
 
         deadline = time.monotonic() + 120
-        while not lease_free(url, "g"):
+        while not lease_free(project, "g"):
             assert time.monotonic() < deadline, "the dead runner's lease never expired"
             time.sleep(0.05)
         finish = project.gov("run", "g", "--lease-ttl", "30", "--quiet", timeout=600)

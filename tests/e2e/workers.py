@@ -20,10 +20,13 @@ import json
 import os
 import signal
 import time
+from contextlib import closing
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from governor.store import open_store
 from tests.e2e.cli import COMPLETE, Project, done, plan
 
 AGENT = """#!/bin/sh
@@ -134,6 +137,13 @@ def kill_all(found: list[Process]) -> None:
         if alive(process):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(process[0], signal.SIGKILL)
+
+
+def lease_free(project: Project, goal_id: str) -> bool:
+    """Whether the goal's lease is released or expired (another runner may take it)."""
+    with closing(open_store(project.env["GOVERNOR_STORE"])) as store:
+        lease = store.current_lease(goal_id)
+    return lease is None or lease.expires_at <= datetime.now(UTC)
 
 
 def wait_for_ticks(project: Project, count: int, *, within_s: float = 120.0) -> None:

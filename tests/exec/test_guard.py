@@ -151,20 +151,21 @@ def test_a_guard_that_died_is_started_again_and_told_every_running_group(
         cleanup(*pids)
 
 
-def family(bin_dir: Path, tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, int]:
-    """``family.sh`` started as a runner would start an agent (its own session)."""
+def family(bin_dir: Path, tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, int, int]:
+    """``family.sh`` started as a runner would start an agent (its own session): the
+    process, the agent's pid, its grandchild's, and the agent's start time."""
     proc = subprocess.Popen([bin_dir / "family.sh", tmp_path / "pids"], start_new_session=True)
     agent, grandchild = wait_for(tmp_path / "pids")
     assert agent == proc.pid
-    return proc, agent, grandchild
+    ticks = start_ticks(agent)
+    assert ticks is not None
+    return proc, agent, grandchild, ticks
 
 
 def test_end_group_kills_an_agent_named_by_pid_and_start_time_and_its_group(
     bin_dir: Path, tmp_path: Path
 ) -> None:
-    proc, agent, grandchild = family(bin_dir, tmp_path)
-    ticks = start_ticks(agent)
-    assert ticks is not None
+    proc, agent, grandchild, ticks = family(bin_dir, tmp_path)
     assert end_group(agent, ticks) == "ended"
     proc.wait(timeout=60)
     assert dies_soon(grandchild)
@@ -175,9 +176,7 @@ def test_end_group_kills_an_agent_named_by_pid_and_start_time_and_its_group(
 def test_end_group_leaves_a_process_whose_start_time_differs_alone(
     bin_dir: Path, tmp_path: Path
 ) -> None:
-    proc, agent, grandchild = family(bin_dir, tmp_path)
-    ticks = start_ticks(agent)
-    assert ticks is not None
+    proc, agent, grandchild, ticks = family(bin_dir, tmp_path)
     try:
         assert end_group(agent, ticks + 1) == "reused"  # another process under that pid
         assert alive(agent)
@@ -190,9 +189,7 @@ def test_end_group_leaves_a_process_whose_start_time_differs_alone(
 def test_end_group_ends_the_leftovers_of_a_group_whose_leader_died(
     bin_dir: Path, tmp_path: Path
 ) -> None:
-    proc, agent, grandchild = family(bin_dir, tmp_path)
-    ticks = start_ticks(agent)
-    assert ticks is not None
+    proc, agent, grandchild, ticks = family(bin_dir, tmp_path)
     os.kill(agent, signal.SIGKILL)
     proc.wait(timeout=60)  # the leader is reaped: only its group id is left
     assert alive(grandchild)
