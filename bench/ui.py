@@ -46,7 +46,8 @@ from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.view import project
 from governor.store import summarize
-from governor.store.rows import to_rows
+from governor.store.engine import chain
+from governor.store.rows import StoredEvent, to_rows
 from governor.store.sqlite import SqliteEventStore
 from governor.ui.data import goal_page
 from governor.ui.goal_page import goal_main
@@ -108,6 +109,10 @@ def long_goal(goal_id: str, events: int) -> Story:
     raise AssertionError(f"no limit gives {events} events")
 
 
+def chain_of(rows: list[StoredEvent]) -> int:
+    return chain(0, (row.crc for row in rows))
+
+
 def fill(path: Path, goals: int, extra: list[Story]) -> None:
     """``goals`` copies of the templates, and the extra stories, in one transaction."""
     stories = templates()
@@ -117,11 +122,13 @@ def fill(path: Path, goals: int, extra: list[Story]) -> None:
             story = stories[n % len(stories)]
             goal_id = f"goal-{n:06d}"
             events: list[Event] = [e.model_copy(update={"goal_id": goal_id}) for e in story.events]
-            store._insert(tx, goal_id, to_rows(goal_id, events, 0))
-            store._put_summary(tx, summarize(project(events), story.now))
+            rows = to_rows(goal_id, events, 0)
+            store._insert(tx, goal_id, rows)
+            store._put_summary(tx, summarize(project(events), story.now), chain_of(rows))
         for story in extra:
-            store._insert(tx, story.view.goal_id, to_rows(story.view.goal_id, story.events, 0))
-            store._put_summary(tx, summarize(project(story.events), story.now))
+            rows = to_rows(story.view.goal_id, story.events, 0)
+            store._insert(tx, story.view.goal_id, rows)
+            store._put_summary(tx, summarize(project(story.events), story.now), chain_of(rows))
     store.close()
 
 

@@ -14,6 +14,12 @@ Rules (SPEC §6.3, §8):
     * A finished attempt the decision after it would accept on its own (``accept_passing``)
       is accepted in the finish's own append: one transaction, one fsync, fewer per call
       (issue 12); the events are those two appends would have written.
+    * The crash-loop guard: once a plan or attempt is in flight, an exception raised while
+      running its agent or recording what it came to (agent output governor cannot
+      record, a bug) is recorded as a charged failure of that run, with the exception as
+      its error, so the next step does not continue the run for free and fail the same
+      way. A store error is not the run's fault: it propagates, the run stays in flight.
+      A proposal that cannot be applied is rejected (charged) the same way.
 """
 
 from __future__ import annotations
@@ -25,15 +31,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from governor.clock import utc_now
 from governor.core import record, verbs
 from governor.core.charges import RunEvent, describe
+from governor.core.classify import tail
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
@@ -42,16 +50,20 @@ from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume
 from governor.core.summary import summarize
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView, WorkState, fold, project
+from governor.drive.agents import Agents
 from governor.drive.append import Build, append_built
 from governor.drive.spans import record_event, record_run, span
 from governor.drive.upstreams import MonitorSettings, OnChange, UpstreamMonitor
-from governor.errors import CommandRefusedError, LeaseError
+from governor.errors import CommandRefusedError, LeaseError, StoreError
 from governor.exec.call import CallInfo, in_context
+from governor.exec.environment import Redactor
 from governor.exec.harness import Harness, harness_for
+from governor.exec.process import watching
 from governor.store.base import EventStore, Lease
 from governor.workflow.agent import AgentCall
 from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.run import (
+    PlannerRun,
     Runtime,
     WorkerRun,
     attempt_events,
@@ -60,6 +72,7 @@ from governor.workflow.run import (
     run_worker,
 )
 
+R = TypeVar("R")
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
 Observer = Callable[[Sequence[Event]], None]
@@ -129,6 +142,14 @@ class Runner:
         self.lease: Lease | None = None
         self._lock = threading.RLock()
         self._heartbeat: threading.Event | None = None
+        self.agents = Agents(
+            store,
+            goal_id,
+            settings.holder,
+            lease=lambda: self.lease,
+            clock=clock,
+            progress=self.progress,
+        )
 
     # ------------------------------------------------------------ plumbing
 
@@ -200,10 +221,17 @@ class Runner:
             return events
 
     def acquire(self) -> Lease:
-        """Take the goal's lease and keep it alive with a heartbeat thread."""
+        """Take the goal's lease, end the agents a previous holder left running, and keep
+        the lease alive with a heartbeat thread."""
         self.lease = self.store.acquire_lease(
             self.goal_id, self.settings.holder, ttl_s=self.settings.lease_ttl_s
         )
+        try:
+            self.agents.end_previous()
+        except BaseException:
+            self.store.release_lease(self.lease)
+            self.lease = None
+            raise
         stop = self._heartbeat = threading.Event()
         threading.Thread(
             target=self._beat, args=(stop,), daemon=True, name=f"lease:{self.goal_id}"
@@ -219,7 +247,12 @@ class Runner:
                             self.lease, ttl_s=self.settings.lease_ttl_s
                         )
             except LeaseError:
-                return  # the next append is refused by the fencing token; the run stops there
+                # Taken over: the next append is refused by the fencing token, and no agent
+                # of ours may run beside the new holder's.
+                self.agents.end_own()
+                return
+            except StoreError:
+                continue  # the store is away; a takeover meanwhile fences us out all the same
 
     def release(self) -> None:
         if self._heartbeat is not None:
@@ -280,26 +313,60 @@ class Runner:
             ):
                 return
             self.progress(f"plan {plan_id} ({trigger}) requested")
-        prompt = planner_prompt(self.view, trigger, self.clock())
         created = self.view.created
         assert created is not None
         info = CallInfo.of_planner(created, plan_id)
         with span("agent", info.metadata()) as current:
-            run = run_planner(
-                self._call("planner", created.planner, prompt, info),
-                self.view,
-                runtime=self.runtime,
+            events = self._settle(
+                f"plan {plan_id}",
+                self._run_planner(plan_id, trigger, info),
+                lambda run: lambda v: plan_events(v, plan_id, run, self.now()),
+                lambda error: (
+                    lambda v: record.plan_failed(
+                        v,
+                        plan_id=plan_id,
+                        at=self.now(),
+                        failure_class=None,
+                        evidence=None,
+                        error=error,
+                    )
+                ),
+                lambda: (
+                    plan_id in self.view.plans and self.view.plans[plan_id].status == "requested"
+                ),
             )
-            events = self.record(lambda v: plan_events(v, plan_id, run, self.now()))
             if events and isinstance(events[-1], RunEvent):
                 record_event(current, events[-1])
         if events:
             self.progress(f"plan {plan_id}: {_describe(events[-1])}")
 
+    def _run_planner(self, plan_id: str, trigger: str, info: CallInfo) -> Callable[[], PlannerRun]:
+        def run() -> PlannerRun:
+            created = self.view.created
+            assert created is not None
+            prompt = planner_prompt(self.view, trigger, self.clock())
+            call = self._call("planner", created.planner, prompt, info)
+            with watching(self.agents.watch(plan_id)):
+                return run_planner(call, self.view, runtime=self.runtime)
+
+        return run
+
     def apply(self, action: Apply) -> None:
         plan_id = action.plan_id
-        events = self.record(lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()))
-        if not events:
+        events = self._settle(
+            f"plan {plan_id}",
+            lambda: None,
+            lambda _: lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()),
+            lambda error: partial(
+                verbs.reject_plan,
+                plan_id=plan_id,
+                reason=f"governor could not apply it: {error}",
+                at=self.now(),
+                actor="governor",
+            ),
+            lambda: plan_id in self.view.plans and self.view.plans[plan_id].status == "proposed",
+        )
+        if not events or events[-1].type == "plan.rejected":
             return
         n = len(events) - 1
         self.progress(
@@ -333,18 +400,67 @@ class Runner:
         if not started:
             return
         with ThreadPoolExecutor(max_workers=len(started)) as pool:
-            runs = pool.map(in_context(self._work), started)  # tracing follows each worker
+            runs = [pool.submit(in_context(self._work), s) for s in started]
             for (item, run_id), run in zip(started, runs, strict=True):
-                events = self.record(
-                    partial(finish_events, work_id=item, run_id=run_id, run=run, at=self.now())
-                )
-                if not events:
-                    continue
-                self.progress(
-                    f"{item} attempt {self.view.work[item].attempt}: {_describe(events[0])}"
-                )
-                if events[-1].type == "work.accepted":
-                    self.progress(f"{item} accepted")
+                self._finish(item, run_id, run)
+
+    def _finish(self, item: str, run_id: str, run: Future[WorkerRun]) -> None:
+        """Record what an attempt's run came to (or the exception that ended it)."""
+        events = self._settle(
+            f"{item} attempt {self.view.work[item].attempt}",
+            run.result,
+            lambda done: partial(
+                finish_events, work_id=item, run_id=run_id, run=done, at=self.now()
+            ),
+            lambda error: partial(
+                record.finish_attempt,
+                work_id=item,
+                run_id=run_id,
+                at=self.now(),
+                outcome="failed",
+                error=error,
+            ),
+            lambda: self.view.work[item].running and self.view.work[item].run_id == run_id,
+        )
+        if not events:
+            return
+        self.progress(f"{item} attempt {self.view.work[item].attempt}: {_describe(events[0])}")
+        if events[-1].type == "work.accepted":
+            self.progress(f"{item} accepted")
+
+    def _settle(
+        self,
+        what: str,
+        run: Callable[[], R],
+        outcome: Callable[[R], Build],
+        failure: Callable[[str], Build],
+        in_flight: Callable[[], bool],
+    ) -> list[Event]:
+        """Record ``outcome(run())``; see the crash-loop guard in the module rules.
+
+        Args:
+            what: the run, for the progress line ("p1", "p1-a attempt 2").
+            run: runs the agent (or waits for its thread) and returns what it came to.
+            outcome: builds the events that record it.
+            failure: builds the charged failure that records an exception instead.
+            in_flight: whether the run is still unrecorded (on the reloaded view).
+        """
+        try:
+            return self.record(outcome(run()))
+        except StoreError:
+            raise
+        except Exception as exc:
+            if not in_flight():
+                raise
+            error = self.crash_text(exc)
+            self.progress(f"{what}: {error}; recorded as a charged failure")
+            return self.record(failure(error))
+
+    def crash_text(self, exc: BaseException) -> str:
+        """An exception as a recordable error: redacted, surrogate-free, tail-preserved."""
+        text = f"governor could not record the run ({type(exc).__name__}: {exc})"
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return tail(Redactor(self.settings.env)(text))
 
     def wait(self, action: Wait) -> bool:
         """Sleep through a cooldown of at most ``max_wait_s``; False for a longer (or no) end."""
@@ -394,7 +510,7 @@ class Runner:
             prompt = worker_prompt(self.view, item)
             profile = item.spec.profile
             info = CallInfo.of_worker(self.goal_id, item, run_id)
-        with span("agent", info.metadata()) as current:
+        with span("agent", info.metadata()) as current, watching(self.agents.watch(run_id)):
             run = run_worker(
                 self._call(f"worker:{work_id}", profile, prompt, info),
                 item.spec.acceptance,

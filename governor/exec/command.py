@@ -26,7 +26,6 @@ Rules (SPEC §4, §7):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Final, Literal
@@ -38,7 +37,7 @@ from governor.core.events import Profile
 from governor.core.evidence import Evidence, Observation, RefusalObservation
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env
-from governor.exec.harness import decode, partial_of, spawn_result, stdout_text
+from governor.exec.harness import decode, json_value, partial_of, spawn_result, stdout_text
 from governor.exec.process import ProcessResult, run_process
 
 ENVELOPE_SOURCE: Final = "command:envelope"
@@ -103,10 +102,7 @@ def read_envelope(stdout: str) -> tuple[FailureEnvelope | None, str | None]:
         when there is no envelope.
     """
     lines = [line for line in stdout.splitlines() if line.strip()]
-    try:
-        value = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        return None, None
+    value = json_value(lines[-1]) if lines else None
     if not (isinstance(value, dict) and value.get("status") == "failed" and "class" in value):
         return None, None
     try:

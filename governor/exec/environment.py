@@ -7,10 +7,10 @@ Rules (SPEC §10, Secrets):
       through a ``Redactor`` first. It replaces with ``[REDACTED]`` the values of
       variables whose names end in ``_KEY``, ``_TOKEN``, ``_SECRET`` or ``_PASSWORD``
       (values shorter than ``MIN_SECRET_LEN`` are left alone, so that ``X_KEY=1`` does
-      not mangle every ``1``), and known credential shapes: ``sk-…`` API keys,
-      ``Bearer …`` tokens, ``Authorization:`` and ``x-api-key:`` header values, GitHub
-      tokens and AWS access key ids. Header and Bearer prefixes are kept so the text
-      still reads.
+      not mangle every ``1``), and known credential shapes
+      (``governor.core.credentials``): ``sk-…`` API keys, ``Bearer …`` tokens,
+      ``Authorization:`` and ``x-api-key:`` header values, GitHub tokens and AWS access
+      key ids. Header and Bearer prefixes are kept so the text still reads.
     * One compiled expression per set of secret values, cached, so redaction is a
       single pass over the text.
 """
@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Final
 
+from governor.core.credentials import CREDENTIAL_PATTERNS
+
 BASE_ALLOW: Final = frozenset({"PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER"})
 """Variables every child receives when the parent has them."""
 
@@ -32,21 +34,6 @@ MIN_SECRET_LEN: Final = 6
 """Shorter secret values are not redacted: they would mangle ordinary text."""
 
 REDACTED: Final = "[REDACTED]"
-
-_PATTERNS: Final = (
-    # OpenAI / Anthropic style keys: sk-…, sk-proj-…, sk-ant-api03-…
-    r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}",
-    # GitHub tokens: classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}",
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    # AWS access key ids
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    # header values, keeping the header name: "Authorization: Basic …", "x-api-key: …"
-    r"(?P<header>\b(?i:authorization|proxy-authorization|x-api-key|api[_-]?key)"
-    r"[\"']?[ \t]*[:=][ \t]*[\"']?)(?:(?i:bearer|basic|token|digest)[ \t]+)?[^\s\"',;}]+",
-    # bearer tokens anywhere, keeping the word: "Bearer abc.def"
-    r"(?P<bearer>\b(?:Bearer|bearer|BEARER)[ \t]+)[A-Za-z0-9._~+/=-]{8,}",
-)
 
 
 def scrubbed_env(source: Mapping[str, str], allow: Iterable[str]) -> dict[str, str]:
@@ -82,7 +69,7 @@ def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
 @lru_cache(maxsize=32)
 def _compile(values: tuple[str, ...]) -> re.Pattern[str]:
     literals = [re.escape(value) for value in values]
-    return re.compile("|".join([*literals, *_PATTERNS]))
+    return re.compile("|".join([*literals, *CREDENTIAL_PATTERNS]))
 
 
 def _replace(match: re.Match[str]) -> str:

@@ -17,11 +17,12 @@ Rules:
 from __future__ import annotations
 
 import importlib
-import json
 import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol, cast
+
+import orjson
 
 from governor.core.classify import ERROR_LIMIT, SpawnResult, classify, failure_text, tail
 from governor.core.events import Profile
@@ -91,12 +92,21 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def json_value(text: str) -> Any:
+    """``text`` as strict JSON (orjson: nesting bounded, no NaN, no lone surrogate), else None.
+
+    An agent's output is read through here, never with ``json.loads``: deep nesting makes
+    that raise ``RecursionError``, and an escaped lone surrogate would reach an event.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def json_event(text: str) -> dict[str, Any] | None:
     """One line of a CLI's JSON event stream: an object with a string ``type``, else None."""
-    try:
-        event = json.loads(text)
-    except ValueError:
-        return None
+    event = json_value(text)
     return event if isinstance(event, dict) and isinstance(event.get("type"), str) else None
 
 

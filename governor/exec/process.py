@@ -15,6 +15,12 @@ Rules:
     * stdin is written as the child reads it, in the same selector loop that reads its
       output, so a child that writes a lot before reading does not deadlock; stdin is
       closed once written.
+    * No child outlives this process (SPEC §11.11): it is killed by the kernel when its
+      parent dies, and its group by this process's guard (``governor.exec.guard``).
+    * Whoever runs agents may watch every child spawned in its context (``watching``):
+      told of its pid and start time right after the spawn — a watch that raises has the
+      child killed before it gets far — and again once it is reaped. The runner records
+      its agents in the store this way (decision record 0007).
 """
 
 from __future__ import annotations
@@ -27,10 +33,14 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, Protocol
+
+from governor.exec.guard import GUARD, spawning
+from governor.exec.procinfo import start_ticks
 
 KILL_GRACE_S: Final = 2.0
 """Seconds between SIGTERM and SIGKILL when a child is killed for its timeout."""
@@ -39,6 +49,30 @@ DRAIN_S: Final = 0.5
 _CHUNK: Final = 1 << 16
 _TICK_MIN_S: Final = 0.0005
 _TICK_MAX_S: Final = 0.05
+
+
+class SpawnWatch(Protocol):
+    """Told of every child spawned in its context (``watching``)."""
+
+    def started(self, pid: int, ticks: int | None) -> None:
+        """The child ``pid`` (started at ``ticks``, None where that cannot be told) runs;
+        raising here has it killed and the exception propagate from ``run_process``."""
+
+    def ended(self, pid: int, ticks: int | None) -> None:
+        """The child was reaped, its group killed. Must not raise."""
+
+
+_WATCH: ContextVar[SpawnWatch | None] = ContextVar("governor_spawn_watch", default=None)
+
+
+@contextlib.contextmanager
+def watching(watch: SpawnWatch) -> Iterator[None]:
+    """Tell ``watch`` of every child ``run_process`` spawns in this context (this thread)."""
+    token = _WATCH.set(watch)
+    try:
+        yield
+    finally:
+        _WATCH.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,27 +227,36 @@ def run_process(
         raise ValueError(f"timeout_s must be positive, got {timeout_s}")
     started = clock()
     try:
-        proc = subprocess.Popen(  # noqa: S603 - an argument list, never a shell
-            args,
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-            cwd=cwd,
-            start_new_session=True,
-            close_fds=True,
-        )
+        with spawning() as setup:
+            proc = subprocess.Popen(  # noqa: S603 - an argument list, never a shell
+                args,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env),
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=setup,  # noqa: PLW1509 - no locks taken; see governor.exec.guard
+            )
     except OSError as exc:
         return _never_started(args, exc, clock() - started)
     lines = _Lines(on_stdout_line, head_bytes) if on_stdout_line is not None else None
     out = _Capture(head_bytes, tail_bytes, lines)
     err = _Capture(0, tail_bytes)
     supervisor = _Supervisor(proc, out, err, clock, kill_grace_s)
+    ticks, watch = start_ticks(proc.pid), _WATCH.get()
+    GUARD.watch(proc.pid)
     with proc:
         try:
+            if watch is not None:
+                watch.started(proc.pid, ticks)
             supervisor.run(stdin, deadline=started + timeout_s)
         finally:
             supervisor.reap()
+            GUARD.forget(proc.pid)
+            if watch is not None:
+                watch.ended(proc.pid, ticks)
     out.finish()
     return ProcessResult(
         argv=args,

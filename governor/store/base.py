@@ -10,6 +10,8 @@ Rules (SPEC §8):
       the old holder out. Liveness of a process is never consulted.
     * The injected clock (``governor.clock``) is the only time source; settings are read
       by ``open_store``.
+    * The summary row records the stream's last seq and checksum chain head: a stream
+      that ends elsewhere, or whose rows do not reproduce the chain, is corrupt.
     * Its values are owned elsewhere: the summary row by the core
       (``governor.core.summary``), the registry records by the service
       (``governor.registry``). The store keeps them; it takes no goal decision itself
@@ -29,7 +31,7 @@ from typing import Protocol
 from governor.core.events import Event
 from governor.core.summary import GoalSummary, Usage
 from governor.core.upstream import UpstreamHealth
-from governor.registry import ServiceError, WorkerBeat
+from governor.registry import AgentRecord, ServiceError, WorkerBeat
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,21 @@ class EventStore(Protocol):
 
     def current_lease(self, goal_id: str) -> Lease | None:
         """The goal's lease (perhaps expired, not yet taken over), or None."""
+        ...
+
+    # --- agent processes (SPEC §11.11) ----------------------------------------------------
+
+    def add_agent(self, agent: AgentRecord, *, lease: Lease | None = None) -> None:
+        """Record an agent process of the goal; ``LeaseError`` (nothing written) when
+        ``lease`` is no longer the goal's current lease."""
+        ...
+
+    def remove_agent(self, agent: AgentRecord) -> None:
+        """Forget an agent process; a no-op when it is not recorded."""
+        ...
+
+    def agents(self, goal_id: str) -> list[AgentRecord]:
+        """The agent processes recorded for the goal, oldest first."""
         ...
 
     # --- the service registry: shared by the workers of ``governor serve`` -------------

@@ -11,13 +11,21 @@ Rules (SPEC §8; the values and the contract are in ``governor.store.base``):
       between pages; a load returns the stream as it was when ``load`` was called.
     * The service registry (worker rows, recent errors) is written in transactions
       keyed ``REGISTRY_KEY``, which no goal id can equal (goal ids hold no ``:``).
+    * A stream never rewinds silently: the summary row records the last seq and the head
+      of a checksum chain over every row's CRC (``chain``), written in each append's
+      transaction. A stream that ends before (or goes on after) the seq recorded is
+      corrupt wherever it is read — load, last seq, append — and a full load that does
+      not reproduce the chain head is corrupt too: rows deleted or replaced behind the
+      store's back are reported (``CorruptEventError``), never taken for a shorter or
+      other history.
     * Upstream health records are kept by ``governor.store.health`` (a part of every store).
 """
 
 from __future__ import annotations
 
+import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -36,7 +44,7 @@ from governor.errors import (
     NotFoundError,
     StoreError,
 )
-from governor.registry import ERRORS_KEPT, ServiceError, WorkerBeat
+from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import Lease
 from governor.store.health import HealthRecords
 from governor.store.rows import StoredEvent, read_row, to_rows
@@ -54,6 +62,27 @@ class LeaseRecord:
 
     token: int
     lease: Lease | None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamHead:
+    """Where a goal's stream ends: as its rows say, and as the store recorded it."""
+
+    last: int
+    """The highest stored seq (0 when there is no row)."""
+    recorded: int | None
+    """The last seq the goal's summary row recorded; None when there is no summary row."""
+    chain: int | None
+    """The checksum chain head recorded with it; None when recorded before chains."""
+
+
+def chain(previous: int, crcs: Iterable[int]) -> int:
+    """The checksum chain head after rows with ``crcs``, continuing from ``previous`` (0
+    before the first row): a CRC-32 over the rows' CRC-32s, in seq order."""
+    head = previous
+    for crc in crcs:
+        head = zlib.crc32(crc.to_bytes(4, "big"), head)
+    return head
 
 
 def _same(current: Lease | None, lease: Lease) -> bool:
@@ -98,15 +127,16 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
                     f"the lease of {lease.holder} (token {lease.token}) is no longer current: "
                     "{}; nothing was written",
                 )
-            actual = self._last_seq(tx, goal_id)
-            if actual != expected_seq:
+            head = self._checked_head(tx, goal_id)
+            if head.last != expected_seq:
                 raise ConcurrencyConflictError(
-                    goal_id, expected_seq=expected_seq, actual_seq=actual
+                    goal_id, expected_seq=expected_seq, actual_seq=head.last
                 )
             if summary is None:
                 summary = self._derive_summary(tx, goal_id, events)
+            head_after = chain(self._chain_at(tx, goal_id, head), (r.crc for r in rows))
             self._insert(tx, goal_id, rows)
-            self._put_summary(tx, summary)
+            self._put_summary(tx, summary, head_after)
         return last
 
     def load(self, goal_id: str, *, after_seq: int = 0) -> Iterator[Event]:
@@ -119,15 +149,19 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         if after_seq < 0:
             raise ValueError(f"after_seq must be >= 0, not {after_seq}")
         with self._read() as tx:
-            last = self._last_seq(tx, goal_id)
-        if last == 0:
+            head = self._checked_head(tx, goal_id)
+        if head.last == 0:
             raise NotFoundError(f"goal {goal_id!r} is not in the store")
-        return self._pages(goal_id, after_seq, last)
+        return self._pages(goal_id, after_seq, head.last, head.chain if after_seq == 0 else None)
 
     def last_seq(self, goal_id: str) -> int:
-        """The seq of the goal's last event; 0 when the goal does not exist."""
+        """The seq of the goal's last event; 0 when the goal does not exist.
+
+        Raises:
+            CorruptEventError: when the stream ends elsewhere than the store recorded.
+        """
         with self._read() as tx:
-            return self._last_seq(tx, goal_id)
+            return self._checked_head(tx, goal_id).last
 
     def goals(
         self,
@@ -217,6 +251,32 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         with self._read() as tx:
             return self._current(tx, goal_id)
 
+    def add_agent(self, agent: AgentRecord, *, lease: Lease | None = None) -> None:
+        """Record an agent process of the goal, fenced like an append by ``lease``.
+
+        Raises:
+            LeaseError: ``lease`` is no longer the goal's current lease (nothing written).
+        """
+        with self._write(agent.goal_id) as tx:
+            if lease is not None:
+                self._check_current(
+                    tx,
+                    lease,
+                    f"the lease of {lease.holder} (token {lease.token}) is no longer current: "
+                    "{}; the agent was not recorded",
+                )
+            self._put_agent(tx, agent)
+
+    def remove_agent(self, agent: AgentRecord) -> None:
+        """Forget an agent process (it was reaped or ended); a no-op when not recorded."""
+        with self._write(agent.goal_id) as tx:
+            self._delete_agent(tx, agent)
+
+    def agents(self, goal_id: str) -> list[AgentRecord]:
+        """The agent processes recorded for the goal, oldest first."""
+        with self._read() as tx:
+            return self._agents(tx, goal_id)
+
     def heartbeat(self, worker: WorkerBeat) -> None:
         """Insert or replace the worker's registry row."""
         with self._write(REGISTRY_KEY) as tx:
@@ -249,9 +309,10 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         written: a decision taken later, or with the upstreams' health, may differ from the
         one the last append stored). False when the goal moved on meanwhile."""
         with self._write(summary.goal_id) as tx:
-            if self._last_seq(tx, summary.goal_id) != summary.seq:
+            head = self._checked_head(tx, summary.goal_id)
+            if head.last != summary.seq:
                 return False
-            self._put_summary(tx, summary)
+            self._put_summary(tx, summary, self._chain_at(tx, summary.goal_id, head))
         return True
 
     def close(self) -> None:
@@ -284,6 +345,37 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         record = self._lease_record(tx, goal_id)
         return record.lease if record else None
 
+    def _checked_head(self, tx: Tx, goal_id: str) -> StreamHead:
+        """The stream's head; ``CorruptEventError`` when it ends elsewhere than recorded."""
+        head = self._head(tx, goal_id)
+        if head.recorded is None or head.recorded == head.last:
+            return head
+        if head.last < head.recorded:
+            missing = head.recorded - head.last
+            raise CorruptEventError(
+                goal_id,
+                head.last + 1,
+                f"the stream ends at event {head.last}, but the store recorded "
+                f"{head.recorded}: its last {missing} row{'s' if missing > 1 else ''} "
+                "were deleted",
+            )
+        raise CorruptEventError(
+            goal_id,
+            head.recorded + 1,
+            f"the stream goes on past event {head.recorded}, the last one the store "
+            "recorded: rows were added behind its back",
+        )
+
+    def _chain_at(self, tx: Tx, goal_id: str, head: StreamHead) -> int:
+        """The chain head at ``head.last`` (computed once for a stream from before chains)."""
+        if head.chain is not None or head.last == 0:
+            return head.chain or 0
+        value, after = 0, 0
+        while rows := self._rows(tx, goal_id, after, self.page_size):
+            value = chain(value, (crc for _, _, crc in rows))
+            after = rows[-1][0]
+        return value
+
     def _derive_summary(self, tx: Tx, goal_id: str, events: Sequence[Event]) -> GoalSummary:
         """Fold the stored stream and the new events (the caller gave no summary)."""
         view = GoalView()
@@ -294,8 +386,13 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
             after = rows[-1][0]
         return summarize(fold(view, events), self._clock())
 
-    def _pages(self, goal_id: str, after_seq: int, last: int) -> Iterator[Event]:
+    def _pages(
+        self, goal_id: str, after_seq: int, last: int, recorded_chain: int | None
+    ) -> Iterator[Event]:
+        """The rows after ``after_seq`` up to ``last``; a full load (``recorded_chain``
+        given) checks the chain head before it yields the last event."""
         expected = after_seq + 1
+        running = 0
         while expected <= last:
             with self._read() as tx:
                 rows = self._rows(
@@ -306,7 +403,17 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
             for seq, body, crc in rows:
                 if seq != expected:
                     raise _missing(goal_id, expected)
-                yield read_row(goal_id, seq, body, crc)
+                event = read_row(goal_id, seq, body, crc)
+                if recorded_chain is not None:
+                    running = chain(running, (crc,))
+                    if seq == last and running != recorded_chain:
+                        raise CorruptEventError(
+                            goal_id,
+                            seq,
+                            "the stream does not match the checksum chain the store "
+                            "recorded: rows were replaced behind its back",
+                        )
+                yield event
                 expected += 1
 
     # --- storage primitives: no checks, no decisions ------------------------------------
@@ -323,8 +430,9 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         """A context for reads (each primitive call sees committed data)."""
 
     @abstractmethod
-    def _last_seq(self, tx: Tx, goal_id: str) -> int:
-        """The highest stored seq of the goal, 0 when none."""
+    def _head(self, tx: Tx, goal_id: str) -> StreamHead:
+        """The highest stored seq of the goal (0 when none), with the seq and chain head
+        its summary row recorded, read together (one statement: one snapshot)."""
 
     @abstractmethod
     def _rows(
@@ -337,8 +445,8 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         """Store the rows."""
 
     @abstractmethod
-    def _put_summary(self, tx: Tx, summary: GoalSummary) -> None:
-        """Insert or replace the goal's summary."""
+    def _put_summary(self, tx: Tx, summary: GoalSummary, chain: int) -> None:
+        """Insert or replace the goal's summary, with the chain head at its seq."""
 
     @abstractmethod
     def _summaries(
@@ -378,6 +486,18 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
     @abstractmethod
     def _errors(self, tx: Tx, limit: int) -> list[ServiceError]:
         """Up to ``limit`` errors, the most recently inserted first."""
+
+    @abstractmethod
+    def _put_agent(self, tx: Tx, agent: AgentRecord) -> None:
+        """Insert or replace the agent's row."""
+
+    @abstractmethod
+    def _delete_agent(self, tx: Tx, agent: AgentRecord) -> None:
+        """Delete the agent's row (same goal, host, boot id, pid and start) if there is one."""
+
+    @abstractmethod
+    def _agents(self, tx: Tx, goal_id: str) -> list[AgentRecord]:
+        """The goal's agent rows, by ``started_at`` then pid."""
 
     @abstractmethod
     def _lease_record(self, tx: Tx, goal_id: str) -> LeaseRecord | None:

@@ -19,8 +19,8 @@ from datetime import datetime
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
-from governor.registry import ServiceError, WorkerBeat
-from governor.store.engine import BaseEventStore, LeaseRecord
+from governor.registry import AgentRecord, ServiceError, WorkerBeat
+from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead
 from governor.store.rows import StoredEvent
 
 
@@ -33,6 +33,8 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
         self.streams: dict[str, list[StoredEvent]] = {}
         """Goal id -> stored rows in seq order (tests may damage them to simulate corruption)."""
         self._summaries_by_goal: dict[str, GoalSummary] = {}
+        self._chains: dict[str, int] = {}
+        self._agents_by_goal: dict[str, dict[tuple[str, str, int, int], AgentRecord]] = {}
         self._leases: dict[str, LeaseRecord] = {}
         self._workers_by_id: dict[str, WorkerBeat] = {}
         self._errors_kept: list[ServiceError] = []
@@ -50,9 +52,14 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
         with self._lock:
             yield self
 
-    def _last_seq(self, tx: MemoryEventStore, goal_id: str) -> int:
+    def _head(self, tx: MemoryEventStore, goal_id: str) -> StreamHead:
         stream = self.streams.get(goal_id)
-        return stream[-1].seq if stream else 0
+        summary = self._summaries_by_goal.get(goal_id)
+        return StreamHead(
+            stream[-1].seq if stream else 0,
+            summary.seq if summary else None,
+            self._chains.get(goal_id),
+        )
 
     def _rows(
         self, tx: MemoryEventStore, goal_id: str, after_seq: int, limit: int
@@ -67,8 +74,9 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
     def _insert(self, tx: MemoryEventStore, goal_id: str, rows: Sequence[StoredEvent]) -> None:
         self.streams.setdefault(goal_id, []).extend(rows)
 
-    def _put_summary(self, tx: MemoryEventStore, summary: GoalSummary) -> None:
+    def _put_summary(self, tx: MemoryEventStore, summary: GoalSummary, chain: int) -> None:
         self._summaries_by_goal[summary.goal_id] = summary
+        self._chains[summary.goal_id] = chain
 
     def _summaries(
         self,
@@ -111,6 +119,16 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
     def _errors(self, tx: MemoryEventStore, limit: int) -> list[ServiceError]:
         return self._errors_kept[::-1][:limit]
 
+    def _put_agent(self, tx: MemoryEventStore, agent: AgentRecord) -> None:
+        self._agents_by_goal.setdefault(agent.goal_id, {})[_agent_key(agent)] = agent
+
+    def _delete_agent(self, tx: MemoryEventStore, agent: AgentRecord) -> None:
+        self._agents_by_goal.get(agent.goal_id, {}).pop(_agent_key(agent), None)
+
+    def _agents(self, tx: MemoryEventStore, goal_id: str) -> list[AgentRecord]:
+        found = self._agents_by_goal.get(goal_id, {}).values()
+        return sorted(found, key=lambda a: (a.started_at, a.pid))
+
     def _upstream_records(
         self, tx: MemoryEventStore, names: Sequence[str] | None
     ) -> list[UpstreamHealth]:
@@ -139,3 +157,7 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
 
     def _put_lease(self, tx: MemoryEventStore, goal_id: str, record: LeaseRecord) -> None:
         self._leases[goal_id] = record
+
+
+def _agent_key(agent: AgentRecord) -> tuple[str, str, int, int]:
+    return (agent.host, agent.boot_id, agent.pid, agent.start_ticks)

@@ -36,9 +36,9 @@ from governor.clock import Clock
 from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
 from governor.errors import StoreError
-from governor.registry import ServiceError, WorkerBeat
+from governor.registry import AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import Lease, usage_of, usage_row
-from governor.store.engine import BaseEventStore, LeaseRecord, read_only_error
+from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead, read_only_error
 from governor.store.health import as_row, from_row
 from governor.store.postgres_schema import Conn, check_current, migrate, one_row
 from governor.store.rows import StoredEvent
@@ -55,8 +55,8 @@ LOCK_TIMEOUT_S: Final = 30.0
 _PUT_SUMMARY: Final = """INSERT INTO goals
     (goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at, due_at,
      rule, reason, replans_used, replans_charged, replans_limit,
-     attempts_used, attempts_charged, attempts_limit, upstream)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+     attempts_used, attempts_charged, attempts_limit, upstream, chain)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
     ON CONFLICT (goal_id) DO UPDATE SET title = EXCLUDED.title, seq = EXCLUDED.seq,
         status = EXCLUDED.status, next_action = EXCLUDED.next_action,
         blocked_on = EXCLUDED.blocked_on, not_before = EXCLUDED.not_before,
@@ -65,7 +65,18 @@ _PUT_SUMMARY: Final = """INSERT INTO goals
         replans_used = EXCLUDED.replans_used, replans_charged = EXCLUDED.replans_charged,
         replans_limit = EXCLUDED.replans_limit, attempts_used = EXCLUDED.attempts_used,
         attempts_charged = EXCLUDED.attempts_charged, attempts_limit = EXCLUDED.attempts_limit,
-        upstream = EXCLUDED.upstream"""
+        upstream = EXCLUDED.upstream, chain = EXCLUDED.chain"""
+# One statement, so the stream's end and what the summary recorded are one snapshot.
+_HEAD: Final = """SELECT (SELECT MAX(seq) FROM events WHERE goal_id = %(goal)s),
+    (SELECT seq FROM goals WHERE goal_id = %(goal)s),
+    (SELECT chain FROM goals WHERE goal_id = %(goal)s)"""
+_PUT_AGENT: Final = """INSERT INTO agents
+    (goal_id, host, boot_id, pid, start_ticks, run, holder, started_at)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+    ON CONFLICT (goal_id, host, boot_id, pid, start_ticks) DO UPDATE SET
+        run = EXCLUDED.run, holder = EXCLUDED.holder, started_at = EXCLUDED.started_at"""
+_AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder, started_at
+    FROM agents WHERE goal_id = %s ORDER BY started_at, pid"""
 # LIMIT NULL is PostgreSQL's "no limit".
 _GOALS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
@@ -296,9 +307,13 @@ class PostgresEventStore(BaseEventStore[Conn]):
         with _translated(self._where), self._pool.connection() as conn:
             yield conn
 
-    def _last_seq(self, tx: Conn, goal_id: str) -> int:
-        (found,) = one_row(tx.execute("SELECT MAX(seq) FROM events WHERE goal_id = %s", (goal_id,)))
-        return 0 if found is None else int(found)
+    def _head(self, tx: Conn, goal_id: str) -> StreamHead:
+        last, recorded, chain = one_row(tx.execute(_HEAD, {"goal": goal_id}))
+        return StreamHead(
+            0 if last is None else int(last),
+            None if recorded is None else int(recorded),
+            None if chain is None else int(chain),
+        )
 
     def _rows(
         self, tx: Conn, goal_id: str, after_seq: int, limit: int
@@ -318,7 +333,7 @@ class PostgresEventStore(BaseEventStore[Conn]):
             for row in rows:
                 copy.write_row((goal_id, row.seq, row.type, row.at, row.body, row.crc))
 
-    def _put_summary(self, tx: Conn, summary: GoalSummary) -> None:
+    def _put_summary(self, tx: Conn, summary: GoalSummary, chain: int) -> None:
         tx.execute(
             _PUT_SUMMARY,
             (
@@ -336,6 +351,7 @@ class PostgresEventStore(BaseEventStore[Conn]):
                 *usage_row(summary.replans),
                 *usage_row(summary.attempts),
                 summary.upstream,
+                chain,
             ),
         )
 
@@ -387,6 +403,24 @@ class PostgresEventStore(BaseEventStore[Conn]):
             (limit,),
         )
         return [ServiceError(*row) for row in rows]
+
+    def _put_agent(self, tx: Conn, agent: AgentRecord) -> None:
+        a = agent
+        tx.execute(
+            _PUT_AGENT,
+            (a.goal_id, a.host, a.boot_id, a.pid, a.start_ticks, a.run, a.holder, a.started_at),
+        )
+
+    def _delete_agent(self, tx: Conn, agent: AgentRecord) -> None:
+        a = agent
+        tx.execute(
+            "DELETE FROM agents WHERE goal_id = %s AND host = %s AND boot_id = %s AND pid = %s "
+            "AND start_ticks = %s",
+            (a.goal_id, a.host, a.boot_id, a.pid, a.start_ticks),
+        )
+
+    def _agents(self, tx: Conn, goal_id: str) -> list[AgentRecord]:
+        return [AgentRecord(*row) for row in tx.execute(_AGENTS, (goal_id,))]
 
     def _upstream_records(self, tx: Conn, names: Sequence[str] | None) -> list[UpstreamHealth]:
         if names is None:

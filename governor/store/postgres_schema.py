@@ -107,6 +107,20 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
         """CREATE INDEX goals_upstream ON goals (upstream, goal_id)
             WHERE upstream IS NOT NULL""",
     ),
+    (
+        "ALTER TABLE goals ADD COLUMN chain BIGINT",
+        """CREATE TABLE agents (
+            goal_id TEXT COLLATE "C" NOT NULL,
+            host TEXT NOT NULL,
+            boot_id TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            start_ticks BIGINT NOT NULL,
+            run TEXT NOT NULL,
+            holder TEXT NOT NULL,
+            started_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (goal_id, host, boot_id, pid, start_ticks)
+        )""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

@@ -6,6 +6,9 @@ Rules (SPEC §3, §8):
       the one codec encodes, and it is read back with ``read_row`` (the code every load
       runs) before it is written: a body that a load would call corrupt, or that would
       read back as another event, is refused (``InvalidEventError``), never stored.
+    * Secrets never reach a stream: a body that holds a key shape
+      (``governor.core.credentials.KEY_SHAPES``, after every redaction upstream) is
+      refused the same way. One regex search per body (``docs/reliability.md``).
     * Every row carries the CRC-32 of its body. A body that does not match it was not
       written by the store (a torn write, a damaged disk, an edit behind its back),
       even when it still parses: a flipped digit in a ``seq`` or an ``attempt`` would
@@ -27,6 +30,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from governor.core.codec import decode, decode_upgraded, describe, encode
+from governor.core.credentials import find_key
 from governor.core.events import Event, GoalCreated
 from governor.errors import CorruptEventError, InvalidEventError
 
@@ -77,6 +81,13 @@ def _checked_row(goal_id: str, seq: int, event: Event) -> StoredEvent:
         body = encode(event)
     except PydanticSerializationError as exc:
         raise InvalidEventError(goal_id, seq, f"{event.type} cannot be encoded ({exc})") from None
+    if (key := find_key(body)) is not None:
+        raise InvalidEventError(
+            goal_id,
+            seq,
+            f"{event.type} holds what looks like {key}, and secrets never go into a "
+            "goal's history: remove it",
+        )
     crc = zlib.crc32(body)
     try:
         back = read_row(goal_id, seq, body, crc)

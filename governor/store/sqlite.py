@@ -29,9 +29,9 @@ from governor.core.decision import stamp
 from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
 from governor.errors import StoreError
-from governor.registry import ServiceError, WorkerBeat
+from governor.registry import AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import Lease, usage_of, usage_row
-from governor.store.engine import BaseEventStore, LeaseRecord, read_only_error
+from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead, read_only_error
 from governor.store.health import as_row, from_row
 from governor.store.migrate import check_readable
 from governor.store.migrate import migrate as run_migrations
@@ -124,6 +124,20 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         """CREATE INDEX goals_upstream ON goals (upstream, goal_id)
             WHERE upstream IS NOT NULL""",
     ),
+    (
+        "ALTER TABLE goals ADD COLUMN chain INTEGER",
+        """CREATE TABLE agents (
+            goal_id TEXT NOT NULL,
+            host TEXT NOT NULL,
+            boot_id TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            start_ticks INTEGER NOT NULL,
+            run TEXT NOT NULL,
+            holder TEXT NOT NULL,
+            started_at_us INTEGER NOT NULL,
+            PRIMARY KEY (goal_id, host, boot_id, pid, start_ticks)
+        )""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
@@ -139,8 +153,16 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _PUT_SUMMARY: Final = """INSERT OR REPLACE INTO goals
     (goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us, due_us,
      rule, reason, replans_used, replans_charged, replans_limit,
-     attempts_used, attempts_charged, attempts_limit, upstream)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+     attempts_used, attempts_charged, attempts_limit, upstream, chain)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+# One statement, so the stream's end and what the summary recorded are one snapshot.
+_HEAD: Final = """SELECT (SELECT MAX(seq) FROM events WHERE goal_id = ?1),
+    (SELECT seq FROM goals WHERE goal_id = ?1), (SELECT chain FROM goals WHERE goal_id = ?1)"""
+_PUT_AGENT: Final = """INSERT OR REPLACE INTO agents
+    (goal_id, host, boot_id, pid, start_ticks, run, holder, started_at_us)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+_AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder, started_at_us
+    FROM agents WHERE goal_id = ? ORDER BY started_at_us, pid"""
 # LIMIT -1 is SQLite's "no limit".
 _GOALS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
@@ -376,11 +398,9 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
         with self._lock, _translated(self._where):
             yield self._connection()
 
-    def _last_seq(self, tx: sqlite3.Connection, goal_id: str) -> int:
-        (found,) = tx.execute(
-            "SELECT MAX(seq) FROM events WHERE goal_id = ?", (goal_id,)
-        ).fetchone()
-        return 0 if found is None else int(found)
+    def _head(self, tx: sqlite3.Connection, goal_id: str) -> StreamHead:
+        last, recorded, chain = tx.execute(_HEAD, (goal_id,)).fetchone()
+        return StreamHead(0 if last is None else int(last), recorded, chain)
 
     def _rows(
         self, tx: sqlite3.Connection, goal_id: str, after_seq: int, limit: int
@@ -396,13 +416,13 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
             [(goal_id, r.seq, r.type, _us(r.at), r.body, r.crc) for r in rows],
         )
 
-    def _put_summary(self, tx: sqlite3.Connection, summary: GoalSummary) -> None:
+    def _put_summary(self, tx: sqlite3.Connection, summary: GoalSummary, chain: int) -> None:
         s = summary
         tx.execute(
             _PUT_SUMMARY,
             (s.goal_id, s.title, s.seq, s.status, s.next_action, s.blocked_on,
              _maybe_us(s.not_before), _us(s.updated_at), _us(s.due_at), s.rule, s.reason,
-             *usage_row(s.replans), *usage_row(s.attempts), s.upstream),
+             *usage_row(s.replans), *usage_row(s.attempts), s.upstream, chain),
         )  # fmt: skip
 
     def _summaries(
@@ -461,6 +481,30 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
             (limit,),
         )
         return [ServiceError(_time(at), worker, goal, text) for at, worker, goal, text in rows]
+
+    def _put_agent(self, tx: sqlite3.Connection, agent: AgentRecord) -> None:
+        a = agent
+        tx.execute(
+            _PUT_AGENT,
+            (a.goal_id, a.host, a.boot_id, a.pid, a.start_ticks, a.run, a.holder,
+             _us(a.started_at)),
+        )  # fmt: skip
+
+    def _delete_agent(self, tx: sqlite3.Connection, agent: AgentRecord) -> None:
+        a = agent
+        tx.execute(
+            "DELETE FROM agents WHERE goal_id = ? AND host = ? AND boot_id = ? AND pid = ? "
+            "AND start_ticks = ?",
+            (a.goal_id, a.host, a.boot_id, a.pid, a.start_ticks),
+        )
+
+    def _agents(self, tx: sqlite3.Connection, goal_id: str) -> list[AgentRecord]:
+        return [
+            AgentRecord(goal, host, boot, pid, ticks, run, holder, _time(started))
+            for goal, host, boot, pid, ticks, run, holder, started in tx.execute(
+                _AGENTS, (goal_id,)
+            )
+        ]
 
     def _upstream_records(
         self, tx: sqlite3.Connection, names: Sequence[str] | None

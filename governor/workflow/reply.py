@@ -11,13 +11,15 @@ Rules:
       is ``done`` and every criterion of the item is satisfied; a criterion the worker
       did not report is unknown.
     * Every problem comes back as a list of sentences, so the next in-agent attempt can
-      be shown exactly what to fix.
+      be shown exactly what to fix. Finding the answer is linear in the reply's length
+      and bounded (``governor.workflow.jsonscan``); no reply makes parsing raise.
+    * Secrets are redacted from the *decoded* answer, every string of it (keys too), so a
+      key spelled with JSON escapes (``"\\u0073k-…"``) is caught as the key it decodes to.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,24 +28,36 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from governor.core.events import AcceptanceReport, Milestone, WorkSpec
 from governor.core.history import check_decision, check_proposal
 from governor.core.view import GoalView
+from governor.workflow.jsonscan import find_answer
 
-_DECODER = json.JSONDecoder()
+Redact = Callable[[str], str]
+"""Removes secrets from a text (``governor.exec.environment.Redactor``)."""
+
+_ANSWER_AGAIN = "answer with one JSON object as the last thing you write"
 
 
 def last_json_object(text: str) -> dict[str, Any] | None:
     """The last top-level JSON object in ``text`` (objects nested in another are skipped)."""
-    found: dict[str, Any] | None = None
-    pos = text.find("{")
-    while pos != -1:
-        try:
-            value, end = _DECODER.raw_decode(text, pos)
-        except ValueError:
-            pos = text.find("{", pos + 1)
-            continue
-        if isinstance(value, dict):
-            found = value
-        pos = text.find("{", end)
-    return found
+    return find_answer(text).value
+
+
+def read_answer(text: str, redact: Redact | None = None) -> dict[str, Any] | list[str]:
+    """The reply's answer object with every string redacted, or the problems with it."""
+    answer = find_answer(text)
+    if answer.value is None:
+        return [f"{answer.problem}; {_ANSWER_AGAIN}"]
+    return _redacted(answer.value, redact) if redact is not None else answer.value
+
+
+def _redacted(value: Any, redact: Redact) -> Any:
+    """``value`` with ``redact`` applied to every string in it (nesting is bounded)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k): _redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    return value
 
 
 def _problems(exc: ValidationError) -> list[str]:
@@ -78,13 +92,13 @@ class PlannerAnswer:
     question: str | None = None
 
 
-def parse_planner_reply(text: str, view: GoalView) -> PlannerAnswer | list[str]:
+def parse_planner_reply(
+    text: str, view: GoalView, redact: Redact | None = None
+) -> PlannerAnswer | list[str]:
     """Parse and check a planner reply; returns the answer or the list of problems."""
-    obj = last_json_object(text)
-    if obj is None:
-        return [
-            "the reply holds no JSON object; answer with one JSON object as the last thing you write"
-        ]
+    obj = read_answer(text, redact)
+    if isinstance(obj, list):
+        return obj
     if obj.get("status") == "decision":
         try:
             return PlannerAnswer(question=_Decision.model_validate(obj).question)
@@ -127,13 +141,11 @@ class WorkerReply(BaseModel):
     acceptance: tuple[Criterion, ...] = ()
 
 
-def parse_worker_reply(text: str) -> WorkerReply | list[str]:
+def parse_worker_reply(text: str, redact: Redact | None = None) -> WorkerReply | list[str]:
     """Parse a worker reply; returns it or the list of problems."""
-    obj = last_json_object(text)
-    if obj is None:
-        return [
-            "the reply holds no JSON object; answer with one JSON object as the last thing you write"
-        ]
+    obj = read_answer(text, redact)
+    if isinstance(obj, list):
+        return obj
     try:
         reply = WorkerReply.model_validate(obj)
     except ValidationError as exc:

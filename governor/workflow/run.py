@@ -31,6 +31,7 @@ from governor.core.events import AcceptanceReport, Event, Outcome
 from governor.core.evidence import Evidence, FailureClass, Tries
 from governor.core.proof import RunProof, derive_run_class
 from governor.core.view import GoalView
+from governor.exec.environment import Redactor
 from governor.workflow.agent import (
     AgentCall,
     AgentOutcome,
@@ -138,9 +139,10 @@ def _problems_text(problems: Sequence[str]) -> str | None:
 def run_planner(call: AgentCall, view: GoalView, *, runtime: Runtime = Runtime()) -> PlannerRun:
     """Ask the planner for a proposal (or a question), retrying in-agent as the rules allow."""
     recorder = ProofRecorder()
+    redact = Redactor(call.env)
     outcome = call_agent(
         call,
-        lambda text: parse_planner_reply(text, view),
+        lambda text: parse_planner_reply(text, view, redact),
         recorder,
         sleep=runtime.sleep,
         jitter=runtime.jitter,
@@ -164,9 +166,10 @@ def run_worker(
 ) -> WorkerRun:
     """Ask a worker to do one item, and judge its reply against the item's criteria."""
     recorder = ProofRecorder()
+    redact = Redactor(call.env)
     outcome = call_agent(
         call,
-        parse_worker_reply,
+        lambda text: parse_worker_reply(text, redact),
         recorder,
         sleep=runtime.sleep,
         jitter=runtime.jitter,

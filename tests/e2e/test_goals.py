@@ -223,24 +223,28 @@ def test_max_total_attempts_stops_the_goal_and_a_raise_lets_it_continue(project:
 
 
 def test_two_runs_of_one_goal_at_once_one_runs_the_other_names_the_holder(project: Project) -> None:
-    slow = {"delay_s": 3, "reply": done("a")}
-    scenario = scripted(
-        project,
-        planner_script([{"reply": plan("a")}, {"reply": COMPLETE}]),
-        worker_script("a", [slow]),
+    # The first run's worker holds on until the test releases it (no assumption about how
+    # long a second ``governor`` takes to start on a busy machine).
+    release = project.root / "release"
+    reply = json.dumps(done("a"))
+    worker = project.script(
+        "worker", f"cat >/dev/null\nwhile [ ! -f {release} ]; do sleep 0.05; done\necho '{reply}'\n"
     )
-    project.goal("g", scenario, scenario)
+    scenario = scripted(project, planner_script([{"reply": plan("a")}, {"reply": COMPLETE}]))
+    project.goal("g", scenario, {"harness": "command", "args": [worker]})
     first = project.popen("run", "g")
     try:
-        deadline = time.monotonic() + 20
-        while project.status("g").get("lease") is None and time.monotonic() < deadline:
+        deadline = time.monotonic() + 120
+        while project.status("g")["ledger"]["attempts"]["used"] == 0:
+            assert time.monotonic() < deadline, "the first run never started the attempt"
             time.sleep(0.05)
         second = project.gov("run", "g")
         assert second.returncode == 6
         assert "held by" in second.stderr
         assert len(second.stderr.strip().splitlines()) == 1
     finally:
-        assert first.wait(timeout=60) == 0, first.stderr.read() if first.stderr else ""
+        release.touch()
+        assert first.wait(timeout=120) == 0, first.stderr.read() if first.stderr else ""
     assert project.status("g")["status"] == "succeeded"
 
 

@@ -192,6 +192,36 @@ class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, Healt
         if n:
             assert len(list(store.load("g1"))) == n
 
+    @pytest.mark.parametrize(
+        ("reason", "kind"),
+        [
+            ("the key is sk-proj-abcdefghijklmnop0123", "an sk-… API key"),
+            ("token ghp_abcdefghijklmnopqrstuvwxyz0123", "a GitHub token"),
+            ("id AKIAABCDEFGHIJKLMNOP", "an AWS access key id"),
+        ],
+        ids=["an API key", "a GitHub token", "an AWS key id"],
+    )
+    def test_an_event_holding_a_key_is_refused_and_nothing_is_written(self, store, reason, kind):
+        events = self.seed(store)
+        n = len(events)
+        with pytest.raises(InvalidEventError, match=f"holds what looks like {kind}") as caught:
+            store.append("g1", [resumed("g1", n + 1), resumed("g1", n + 2, reason)], expected_seq=n)
+        assert caught.value.seq == n + 2
+        assert store.last_seq("g1") == n
+
+    @pytest.mark.parametrize(
+        "reason",
+        [
+            "check the Authorization: header and Bearer authentication",
+            "ask for the key in the task-abcdefghijklmnopqrstuvwxyz",
+            "the key is [REDACTED]",
+        ],
+        ids=["header prose", "a word ending in sk-", "a redacted key"],
+    )
+    def test_prose_that_only_talks_about_keys_is_stored(self, store, reason):
+        n = len(self.seed(store))
+        assert store.append("g1", [resumed("g1", n + 1, reason)], expected_seq=n) == n + 1
+
     def test_a_new_stream_must_start_with_goal_created(self, store):
         with pytest.raises(ValueError, match=r"starts with goal\.created"):
             store.append("g1", [resumed("g1", 1)], expected_seq=0)

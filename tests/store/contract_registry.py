@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from governor.registry import ERRORS_KEPT, ServiceError, WorkerBeat
+import pytest
+
+from governor.errors import LeaseError
+from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
 from tests.store.streams import Backend, story, summary
 from tests.story import T0
 
@@ -81,3 +84,40 @@ class RegistryCases(Backend):
         assert len(kept) == ERRORS_KEPT
         assert kept[-1].error == "e5"
         assert store.service_errors(limit=0) == []
+
+    # --- agent processes (SPEC §11.11) ----------------------------------------------------
+
+    def test_agents_are_recorded_per_goal_oldest_first_and_removed(self, store):
+        one, two = agent("g1", 101, seconds=0), agent("g1", 102, seconds=5)
+        other = agent("g2", 103, seconds=1)
+        for row in (two, other, one):
+            store.add_agent(row)
+        assert store.agents("g1") == [one, two]
+        assert store.agents("g2") == [other]
+        store.remove_agent(one)
+        store.remove_agent(one)  # removing twice is harmless
+        assert store.agents("g1") == [two]
+        assert store.agents("g3") == []
+
+    def test_an_agent_is_named_by_pid_and_start_time(self, store):
+        first, reused = agent("g1", 101, ticks=7), agent("g1", 101, ticks=9)
+        store.add_agent(first)
+        store.add_agent(reused)
+        store.remove_agent(first)
+        assert store.agents("g1") == [reused]
+
+    def test_recording_an_agent_is_fenced_by_the_lease(self, store, clock):
+        stale = store.acquire_lease("g1", "runner-a", ttl_s=30)
+        store.add_agent(agent("g1", 101), lease=stale)
+        clock.advance(31)
+        current = store.acquire_lease("g1", "runner-b", ttl_s=30)
+        with pytest.raises(LeaseError, match="the agent was not recorded"):
+            store.add_agent(agent("g1", 102), lease=stale)
+        store.add_agent(agent("g1", 103), lease=current)
+        assert [a.pid for a in store.agents("g1")] == [101, 103]
+
+
+def agent(goal_id: str, pid: int, *, ticks: int = 1, seconds: float = 0) -> AgentRecord:
+    return AgentRecord(
+        goal_id, "host-1", "boot-1", pid, ticks, "r-1", "runner-a", T0 + timedelta(seconds=seconds)
+    )

@@ -13,6 +13,7 @@ import pytest
 
 from governor.core.summary import ACTIVE_STATUSES, Usage
 from governor.errors import StoreError
+from governor.store.rows import to_rows
 from governor.store.sqlite import _DUE, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_procs import ProcessCases
@@ -224,18 +225,24 @@ def test_a_version_1_database_keeps_its_summaries_and_the_next_append_fills_the_
     events = story().events
     with closing(sqlite3.connect(db, isolation_level=None)) as raw:
         migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:2])
+        raw.executemany(
+            "INSERT INTO events VALUES ('g1', ?, ?, 0, ?, ?)",
+            [(r.seq, r.type, r.body, r.crc) for r in to_rows("g1", events[:7], 0)],
+        )
         raw.execute(
-            "INSERT INTO goals VALUES ('g1', 'Test goal', 8, 'ready', 'run', NULL, NULL, 0, 0)"
+            "INSERT INTO goals VALUES ('g1', 'Test goal', 7, 'running', 'wait', NULL, NULL, 0, 0)"
         )
     with SqliteEventStore(db) as store:
         (old,) = store.goals()
         assert (old.goal_id, old.status, old.rule, old.replans, old.attempts) == (
-            "g1", "ready", None, None, None,
+            "g1", "running", None, None, None,
         )  # fmt: skip
-        store.append("g1", events[:8], expected_seq=0)
+        assert list(store.load("g1")) == events[:7]  # no chain recorded yet: not checked
+        store.append("g1", events[7:8], expected_seq=7)
         (new,) = store.goals()
         assert new.rule == "goal.7"  # p1-a passed: accept it
         assert new.attempts == Usage(used=1, charged=1, limit=100)
+        assert list(store.load("g1")) == events[:8]  # the chain, computed once, holds
 
 
 # --- read-only -------------------------------------------------------------------------------

@@ -1,0 +1,126 @@
+"""A runner's agent processes: recorded while they run, ended when they must not run on.
+
+Rules (SPEC §11.11, decision record 0007):
+    * Every agent process a runner spawns is recorded in the store right after the spawn
+      (pid, start time, host, boot id, what run it works for), fenced by the runner's
+      lease like an append: a runner whose lease was taken over cannot record one, and
+      its agent is killed at once (``governor.exec.process.watching``). The record is
+      removed once the agent is reaped.
+    * A runner that takes a goal's lease ends every agent still recorded for the goal
+      before it acts: on this machine, a process whose pid *and* start time match is
+      killed with its whole group and waited for; a record whose process is gone is
+      dropped. A record of another machine cannot be checked from here: it is dropped
+      with a note, that machine's runner having ended it (below, or its guard).
+    * A runner that learns its lease was taken over (its heartbeat is refused) kills its
+      own agents' groups at once: it may no longer act for the goal.
+    * An agent that cannot be ended (another user's, stuck in the kernel) stops the
+      takeover with ``LeaseError``: nothing runs beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+from governor.errors import LeaseError
+from governor.exec.process import SpawnWatch
+from governor.exec.procinfo import end_group, this_machine
+from governor.registry import AgentRecord
+from governor.store.base import EventStore, Lease
+
+END_TIMEOUT_S = 10.0
+"""How long a takeover waits for a previous agent's group to die after SIGKILL."""
+
+
+class Agents:
+    """The agent processes of one runner (one goal, one holder); thread-safe."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        goal_id: str,
+        holder: str,
+        *,
+        lease: Callable[[], Lease | None],
+        clock: Callable[[], datetime],
+        progress: Callable[[str], None],
+    ) -> None:
+        self.store, self.goal_id, self.holder = store, goal_id, holder
+        self._lease, self._clock, self._progress = lease, clock, progress
+        self._lock = threading.Lock()
+        self._live: dict[int, AgentRecord] = {}
+
+    def watch(self, run: str) -> SpawnWatch:
+        """The watch that records the agents of one run (a plan id or a run id)."""
+        return _RunWatch(self, run)
+
+    def started(self, run: str, pid: int, ticks: int | None) -> None:
+        if ticks is None:
+            return  # nothing can identify the process here (not Linux): nothing to record
+        host, boot_id = this_machine()
+        agent = AgentRecord(
+            self.goal_id, host, boot_id, pid, ticks, run, self.holder, self._clock()
+        )
+        with self._lock:
+            self._live[pid] = agent
+        self.store.add_agent(agent, lease=self._lease())
+
+    def ended(self, pid: int) -> None:
+        with self._lock:
+            agent = self._live.pop(pid, None)
+        if agent is not None:
+            with contextlib.suppress(Exception):  # a row left behind is dropped at takeover
+                self.store.remove_agent(agent)
+
+    def end_own(self) -> None:
+        """The lease was lost: kill the group of every agent this runner has running."""
+        with self._lock:
+            pids = list(self._live)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        if pids:
+            self._progress(f"the lease was taken over; killed {len(pids)} running agent(s)")
+
+    def end_previous(self) -> None:
+        """End every agent still recorded for the goal (the lease was just taken)."""
+        host, boot_id = this_machine()
+        for agent in self.store.agents(self.goal_id):
+            where = f"agent pid {agent.pid} of {agent.holder} ({agent.run})"
+            if agent.host != host:
+                self._progress(
+                    f"{where} ran on {agent.host}, which this machine cannot check; "
+                    "its runner ends it when it sees the lease gone"
+                )
+            elif agent.boot_id == boot_id:
+                self._end(agent, where)
+            self.store.remove_agent(agent)
+
+    def _end(self, agent: AgentRecord, where: str) -> None:
+        ending = end_group(agent.pid, agent.start_ticks, timeout_s=END_TIMEOUT_S)
+        if ending == "ended":
+            self._progress(f"{where} was still running; killed it before going on")
+        elif ending == "stuck":
+            raise LeaseError(
+                self.goal_id,
+                f"{where} is still running and could not be killed within "
+                f"{END_TIMEOUT_S:.0f}s; end it (kill -9 -{agent.pid}) and try again",
+                holder=agent.holder,
+            )
+
+
+class _RunWatch:
+    """``SpawnWatch`` of one run: each spawn is recorded under ``run``."""
+
+    def __init__(self, agents: Agents, run: str) -> None:
+        self._agents, self._run = agents, run
+
+    def started(self, pid: int, ticks: int | None) -> None:
+        self._agents.started(self._run, pid, ticks)
+
+    def ended(self, pid: int, ticks: int | None) -> None:
+        self._agents.ended(pid)

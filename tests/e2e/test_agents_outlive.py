@@ -1,0 +1,79 @@
+"""Agents never outlive their runner (issue 9, item 2; SPEC §11.11).
+
+Real ``governor run`` processes run real command agents (``tests/e2e/workers.py``: shell
+scripts that leave a grandchild in their group and lock their item). A runner killed
+with SIGKILL or SIGTERM takes its agents' groups with it; a runner that takes over the
+lease of a runner that hangs (SIGSTOP: it can neither renew nor kill anything) ends the
+hung runner's agent before its own agent starts on the item.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.cli import Project
+from tests.e2e.workers import (
+    all_dead,
+    entries,
+    install,
+    kill_all,
+    lease_free,
+    overlaps,
+    processes,
+    wait_for_ticks,
+)
+
+
+def goal(project: Project, *, ticks: int) -> None:
+    agents = install(project, ticks=ticks)
+    project.goal("g", agents, agents, max_attempts=3)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_killed_runner_takes_its_agents_with_it(tmp_path: Path, sig: signal.Signals) -> None:
+    project = Project(tmp_path)
+    goal(project, ticks=100_000)  # the planner works until it is killed
+    runner = project.popen("run", "g", "--quiet")
+    try:
+        wait_for_ticks(project, 1)
+        pids = processes(project)
+        assert len(pids) == 2  # the agent and its grandchild
+        runner.send_signal(sig)
+        runner.wait(timeout=120)
+        assert all_dead(pids) == [], "agent processes outlived their runner"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        kill_all(processes(project))
+
+
+def test_a_runner_taking_over_ends_the_hung_runners_agent_first(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    goal(project, ticks=40)
+    hung = project.popen("run", "g", "--quiet", "--lease-ttl", "1")
+    try:
+        wait_for_ticks(project, 1)
+        hung.send_signal(signal.SIGSTOP)  # it can neither renew its lease nor end its agent
+        (first,) = [e for e in entries(project) if e.kind == "start"]
+        deadline = time.monotonic() + 120
+        while not lease_free(project, "g"):
+            assert time.monotonic() < deadline, "the hung runner's lease never expired"
+            time.sleep(0.05)
+        taking_over = project.gov("run", "g", "--lease-ttl", "30", timeout=600)
+        assert taking_over.returncode == 0, taking_over.stderr + taking_over.stdout
+        assert overlaps(project) == []  # the new agent never found the item's lock taken
+        assert all_dead(processes(project)[:2]) == []
+        said = taking_over.stdout + taking_over.stderr
+        assert f"agent pid {first.pids[0]} of" in said
+        assert "killed it before going on" in said
+        started = [e for e in entries(project) if e.kind == "start"]
+        assert [e.key for e in started[:2]] == ["plan", "plan"]  # the plan was run again
+        assert project.status("g")["status"] == "succeeded"
+    finally:
+        hung.send_signal(signal.SIGKILL)
+        hung.wait(timeout=60)
+        kill_all(processes(project))
