@@ -66,7 +66,9 @@ def test_a_bad_policy_override_is_one_clear_line(tmp_path: Path) -> None:
         "replay", str(GOLDEN / "planner_upstream_bound.jsonl"), "--policy", "max_replan=3"
     )
     assert result.returncode == 3
-    assert result.stderr.strip() == "error: unknown policy field 'max_replan'"
+    assert result.stderr.strip() == (
+        "error: unknown policy field 'max_replan' (did you mean 'max_replans'?)"
+    )
 
 
 def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
