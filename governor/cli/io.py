@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import getpass
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
 from governor.store.base import EventStore
-from governor.store.url import open_store
+from governor.store.url import ENV_VAR, mask_password, open_store
 
 
 def out(text: str) -> None:
@@ -23,6 +25,22 @@ def out(text: str) -> None:
 def err(text: str) -> None:
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
+
+
+def one_line(message: str, store_url: str | None = None) -> str:
+    """An error message as the one line it is printed as: whitespace runs (a driver's
+    multi-line text) become one space, and no store password survives (the named store's,
+    ``$GOVERNOR_STORE``'s, or any URL's)."""
+    for url in (store_url, os.environ.get(ENV_VAR)):
+        message = mask_password(message, url)
+    return " ".join(message.split())
+
+
+class Parser(argparse.ArgumentParser):
+    """The argument parser of every command: a usage error is one line (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
 
 
 def json_line(obj: Any) -> None:
@@ -43,9 +61,13 @@ def default_actor() -> str:
 
 
 @contextmanager
-def store_from(url: str | None) -> Iterator[EventStore]:
-    """Open the store the ``--store`` option (or ``GOVERNOR_STORE``) names, and close it."""
-    store = open_store(url)
+def store_from(url: str | None, *, read_only: bool = False) -> Iterator[EventStore]:
+    """Open the store the ``--store`` option (or ``GOVERNOR_STORE``) names, and close it.
+
+    ``read_only`` for every command that only reads: it never creates, migrates or
+    writes a store (a missing one is ``NotFoundError``, naming it).
+    """
+    store = open_store(url, read_only=read_only)
     try:
         yield store
     finally:

@@ -8,13 +8,15 @@ maps the outcome to an exit code from ``governor.cli.exit_codes``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 
 from governor import __version__
 from governor.cli import agents, demo, goals, history, operator, service, tuning, ui
 from governor.cli.exit_codes import ExitCode, exit_code_for
-from governor.cli.io import default_actor, err
+from governor.cli.io import Parser, default_actor, err, one_line
 from governor.errors import GovernorError
 
 Command = Callable[[argparse.Namespace], int]
@@ -45,7 +47,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="governor",
         description="Drive AI-agent goals to completion under honest budgets; replay and tune them.",
     )
@@ -66,13 +68,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(func(args))
     except GovernorError as exc:
-        err(f"error: {exc}")
+        err(one_line(f"error: {exc}", args.store))
         return int(exit_code_for(exc))
     except BrokenPipeError:
         return int(ExitCode.OK)
     except KeyboardInterrupt:
         err("interrupted")
         return 130
+    except Exception as exc:
+        return _internal(exc, args.store)
+
+
+def _internal(exc: Exception, store_url: str | None) -> int:
+    """A bug reached the top: one line (the traceback only with ``GOVERNOR_DEBUG=1``)."""
+    if os.environ.get("GOVERNOR_DEBUG") == "1":
+        traceback.print_exc()
+    what = f"{type(exc).__name__}: {exc}"[:500]
+    err(
+        one_line(
+            f"internal error: {what} (a bug: please report it; GOVERNOR_DEBUG=1 shows where)",
+            store_url,
+        )
+    )
+    return int(ExitCode.FAILURE)
 
 
 if __name__ == "__main__":  # pragma: no cover
