@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 from governor.core.numbers import MAX_INT64, MAX_WAIT_S
 
@@ -25,12 +26,29 @@ def whole(text: str) -> int:
     return value
 
 
-def positive_whole(text: str) -> int:
-    """A whole number from 1 to 2^63 - 1."""
-    value = whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
-    return value
+def whole_in(low: int, high: int = MAX_INT64) -> Callable[[str], int]:
+    """The type of a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        value = whole(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be at least {low}, not {text}"
+                if high == MAX_INT64
+                else f"must be from {low} to {high}, not {text}"
+            )
+        return value
+
+    parse.__name__ = f"whole from {low}"  # argparse names the type in some errors
+    return parse
+
+
+positive_whole = whole_in(1)
+"""A whole number from 1 to 2^63 - 1."""
+natural = whole_in(0)
+"""A whole number from 0 to 2^63 - 1 (a seq to start after, a count of lines)."""
+port = whole_in(0, 65535)
+"""A TCP port (0: any free one)."""
 
 
 def wait_seconds(text: str) -> float:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal, assert_never
 
 from governor.core.budgets import ledger
@@ -47,6 +47,7 @@ from governor.core.events import (
     WorkRetried,
 )
 from governor.core.evidence import Evidence, FailureClass, effective_class
+from governor.core.numbers import later
 from governor.core.policy import Policy
 
 PlanStatus = Literal["requested", "proposed", "failed", "applied", "rejected", "completed"]
@@ -188,7 +189,7 @@ def _window(
     if failure_class != "upstream":
         return consecutive, None
     wait = view.policy.upstream_backoff.wait_s(consecutive, event.retry_after_s)
-    return consecutive, event.at + timedelta(seconds=wait)
+    return consecutive, later(event.at, wait)
 
 
 def _plan_failed(view: GoalView, event: PlanFailed) -> None:
