@@ -53,7 +53,8 @@ def _init(corpus: Corpus, job: Job) -> None:
 def _work(indices: Sequence[int]) -> Sums:
     assert _CORPUS is not None
     assert _JOB is not None
-    return run_chunk(_JOB, [(i, _CORPUS.read(i)) for i in indices])
+    # unchecked here: fitting the model checked every history, and ``evaluate`` checks again
+    return run_chunk(_JOB, [(i, _CORPUS.read(i, checked=False)) for i in indices])
 
 
 def _chunks(n: int, size: int) -> list[list[int]]:
