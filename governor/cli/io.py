@@ -13,17 +13,20 @@ from typing import Any, NoReturn
 
 import orjson
 
+from governor.render.terminal import printable
 from governor.store.base import EventStore
 from governor.store.url import ENV_VAR, mask_password, open_store
 
 
 def out(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    """Print a line of text output; control characters an agent wrote are escaped."""
+    sys.stdout.write(printable(text) + "\n")
     sys.stdout.flush()
 
 
 def err(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    """Print a line on stderr; control characters are escaped as ``out`` escapes them."""
+    sys.stderr.write(printable(text) + "\n")
     sys.stderr.flush()
 
 
@@ -40,7 +43,8 @@ class Parser(argparse.ArgumentParser):
     """The argument parser of every command: a usage error is one line (exit 2)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
+        line = one_line(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        self.exit(2, printable(line) + "\n")
 
 
 def json_line(obj: Any) -> None:
