@@ -10,10 +10,12 @@ from pathlib import Path
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
 from governor.cli.values import natural, seconds, wait_seconds
+from governor.clock import utc_now
 from governor.core.charges import describe, last_runs
 from governor.core.codec import to_dict
 from governor.core.decision import stamp
 from governor.drive import goals
+from governor.drive.goalfile import goal_from_file
 from governor.drive.runner import RunnerSettings
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summaries
@@ -23,8 +25,10 @@ from governor.store.url import describe_store
 
 
 def cmd_new(args: argparse.Namespace) -> int:
+    # the file first: a goal file that cannot be read never opens (nor creates) a store
+    events = goal_from_file(Path(args.goal_file), at=utc_now(), actor=args.actor)
     with store_from(args.store) as store:
-        view = goals.create(store, Path(args.goal_file), actor=args.actor)
+        view = goals.add(store, events)
     if args.json:
         json_line(records.created_record(view))
     else:

@@ -21,6 +21,7 @@ from typing import Literal
 from governor.clock import Clock, utc_now
 from governor.core.decide import decide
 from governor.core.decision import Decision
+from governor.core.events import Event
 from governor.core.route import Action, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
@@ -59,7 +60,12 @@ def create(
     store: EventStore, path: Path, *, clock: Clock = utc_now, actor: str = "governor"
 ) -> GoalView:
     """Create the goal a goal file describes; refuses an id that is already taken."""
-    events = goal_from_file(path, at=clock(), actor=actor)
+    return add(store, goal_from_file(path, at=clock(), actor=actor), clock=clock)
+
+
+def add(store: EventStore, events: list[Event], *, clock: Clock = utc_now) -> GoalView:
+    """Store the events of a goal file (``goal_from_file``) as a new goal; refuses an id
+    that is already taken."""
     goal_id = events[0].goal_id
     if store.last_seq(goal_id) != 0:
         raise CommandRefusedError(
