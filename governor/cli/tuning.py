@@ -7,7 +7,9 @@ import dataclasses
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from governor.analysis.corpus import corpus_of
 from governor.analysis.simulate import Model, simulate
@@ -15,7 +17,7 @@ from governor.analysis.tune import parse_grid
 from governor.analysis.tuning import plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
-from governor.cli.values import whole
+from governor.cli.values import natural, number_in, whole_in
 from governor.core.decide import decide
 from governor.core.policy import parse_assignments, policy_from
 from governor.core.view import project
@@ -106,12 +108,44 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+MAX_GOALS: Final = 1_000_000
+"""The most goals one ``simulate`` writes."""
+MAX_SAMPLES: Final = 1_000
+"""The most Monte Carlo tails per censored outcome."""
+MAX_WORKERS: Final = 256
+"""The most worker processes of a tune."""
+PROBABILITIES: Final = frozenset(
+    {
+        "retry_after_p",
+        "missing_binary",
+        "plan_success",
+        "plan_decision",
+        "complete_after_milestone",
+        "attempt_decision",
+    }
+)
+"""Model parameters that are probabilities (0 to 1); rates and times are 0 to 10^6, and
+the shapes and lengths of the draws above 0."""
+POSITIVE: Final = frozenset(
+    {"item_a", "item_b", "outage_mean_s", "planner_s", "worker_s", "refusal_s"}
+)
+
+
+def _model_type(name: str, default: object) -> Callable[[str], object]:
+    """The type of a model option: a bounded, finite value (the model is not validated)."""
+    if isinstance(default, int):
+        return whole_in(1, 100)
+    if name in PROBABILITIES:
+        return number_in(0, 1)
+    return number_in(0, 1e6, above=name in POSITIVE)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "simulate", help="write synthetic goal histories from a stated generative model"
     )
-    p.add_argument("--goals", type=whole, required=True, metavar="N")
-    p.add_argument("--seed", type=whole, default=0)
+    p.add_argument("--goals", type=whole_in(1, MAX_GOALS), required=True, metavar="N")
+    p.add_argument("--seed", type=natural, default=0)
     p.add_argument(
         "--out", required=True, metavar="DIR", help="the folder to write <goal>.jsonl files into"
     )
@@ -124,7 +158,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument(
             f"--{f.name.replace('_', '-')}",
             dest=f.name,
-            type=type(f.default),
+            type=_model_type(f.name, f.default),
             default=None,
             metavar=type(f.default).__name__.upper(),
             help=f"model: {f.name} (default {f.default})",
@@ -150,12 +184,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--samples",
-        type=whole,
+        type=whole_in(1, MAX_SAMPLES),
         default=2,
         help="Monte Carlo tails per censored outcome (default 2)",
     )
-    p.add_argument("--workers", type=whole, default=None, help="processes (default: every core)")
-    p.add_argument("--seed", type=whole, default=0)
+    p.add_argument(
+        "--workers",
+        type=whole_in(1, MAX_WORKERS),
+        default=None,
+        help="processes (default: every core)",
+    )
+    p.add_argument("--seed", type=natural, default=0)
     p.add_argument("--plot", metavar="PNG", help="write success against cost as a PNG")
     p.add_argument(
         "--all", action="store_true", help="print every candidate, not only the frontier"

@@ -70,3 +70,22 @@ def seconds(text: str) -> float:
     if value == 0:
         raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
     return value
+
+
+def number_in(low: float, high: float, *, above: bool = False) -> Callable[[str], float]:
+    """The type of a finite number from ``low`` (excluded when ``above``) to ``high``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
+        if value < low or value > high or (above and value == low):
+            side = "above" if above else "from"
+            raise argparse.ArgumentTypeError(f"must be {side} {low:g} to {high:g}, not {text}")
+        return value
+
+    parse.__name__ = f"number from {low:g}"
+    return parse
