@@ -114,12 +114,17 @@ class LineDecoder:
 
     def decode(self, raw: bytes, line: int) -> Event:
         """Decode one line (without its newline); raises ``HistoryError`` naming the line."""
-        event = decode_compiled(raw) if self.compiled else None
-        if event is None:
-            try:
-                event = EVENT_ADAPTER.validate_json(raw)
-            except ValidationError as exc:
-                event = self._decode_slow(raw, line, exc)
+        try:
+            event = decode_compiled(raw) if self.compiled else None
+            if event is None:
+                try:
+                    event = EVENT_ADAPTER.validate_json(raw)
+                except ValidationError as exc:
+                    event = self._decode_slow(raw, line, exc)
+        except RecursionError:  # a parser's depth limit: no event nests anywhere near it
+            raise HistoryError(
+                "nested too deeply to be an event", line=line, source=self.source
+            ) from None
         self.upcaster.note(event)
         return event
 
