@@ -43,8 +43,16 @@ def stored_goals(db: Path) -> int:
 @pytest.mark.parametrize("command", ["validate", "import", "explain", "replay"])
 @pytest.mark.parametrize(
     "text",
-    ['{"type":{}}\n', '{"type":[1]}\n', '{"type":null}\n', "[]\n", "\n", ""],
-    ids=["type-object", "type-list", "type-null", "a-list", "blank-line", "empty"],
+    [
+        '{"type":{}}\n',
+        '{"type":[1]}\n',
+        '{"type":null}\n',
+        "[]\n",
+        "\n",
+        "",
+        '{"deep": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+    ],
+    ids=["type-object", "type-list", "type-null", "a-list", "blank-line", "empty", "deep"],
 )
 def test_a_history_that_is_no_history_is_one_line(tmp_path: Path, command: str, text: str) -> None:
     (tmp_path / "h.jsonl").write_text(text)
