@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
 
 from governor.analysis.corpus import Corpus
 from governor.analysis.fit import Tally
@@ -27,7 +29,7 @@ from governor.analysis.tune import (
     recommend,
     run_chunk,
 )
-from governor.errors import InputError
+from governor.errors import InputError, NotFoundError
 
 Progress = Callable[[int, int], None]
 
@@ -153,5 +155,22 @@ def plot(report: TuneReport, path: str) -> None:
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--plot {path}: cannot be written ({exc})") from None
+    finally:
+        plt.close(fig)
+
+
+PLOT_FORMATS: Final = frozenset({".png", ".svg", ".pdf"})
+"""What ``--plot`` writes, by the file's suffix."""
+
+
+def check_plot_target(path: str) -> None:
+    """Refuse a ``--plot`` file before the tune runs: a known suffix, an existing folder."""
+    target = Path(path)
+    if target.suffix.lower() not in PLOT_FORMATS:
+        raise InputError(f"--plot {path}: name a .png, .svg or .pdf file")
+    if not target.parent.is_dir():
+        raise NotFoundError(f"--plot {path}: the folder {target.parent} does not exist")

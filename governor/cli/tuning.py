@@ -14,7 +14,7 @@ from typing import Final
 from governor.analysis.corpus import corpus_of
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import parse_grid
-from governor.analysis.tuning import plot, tune_corpus
+from governor.analysis.tuning import check_plot_target, plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
 from governor.cli.values import natural, number_in, whole_in
@@ -88,6 +88,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    if args.plot:
+        check_plot_target(args.plot)
     corpus = corpus_of(args.corpus, store_url=args.store)
     grid = parse_grid(args.grid)
     report = tune_corpus(

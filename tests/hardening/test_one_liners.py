@@ -275,3 +275,13 @@ def test_random_byte_flips_in_the_store_file_are_one_line(tmp_path: Path, seed: 
         assert result.returncode in DOCUMENTED, (command, result.stderr)
         assert "Traceback" not in result.stderr, (command, result.stderr)
         assert len(result.stderr.strip().splitlines()) <= 1, (command, result.stderr)
+
+
+@pytest.mark.parametrize("target", ["plot.5", "missing/plot.png"])
+def test_a_plot_that_cannot_be_written_is_refused_before_the_tune(
+    tmp_path: Path, target: str
+) -> None:
+    assert governor(tmp_path, "simulate", "--goals", "2", "--out", "sim").returncode == 0
+    result = governor(tmp_path, "tune", "sim", "--grid", "max_replans=1..2", "--plot", target)
+    assert result.returncode in (3, 4)
+    assert_one_line(result, result.returncode, f"--plot {target}")

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import os
 import resource
 import socket
 import sys
@@ -157,7 +158,7 @@ def test_a_failed_export_leaves_the_previous_file_whole(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env={"GOVERNOR_STORE": str(tmp_path / "s.db"), "PATH": "/usr/bin:/bin"},
+        env={**os.environ, "GOVERNOR_STORE": str(tmp_path / "s.db")},
         timeout=300,
         check=False,
     )
