@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from governor.analysis.whatif import Trace
@@ -224,8 +225,15 @@ def _command(decision: Decision, change: Change) -> str:
     return f"governor raise GOAL --ledger {budget.name}{item} --to {change.after} --reason …"
 
 
-def explain(events: Iterable[Event] | Reread, *, source: str | None = None) -> Explanation:
-    """Why the history ended where it did, and what would have let it go on.
+def explain(
+    events: Iterable[Event] | Reread,
+    *,
+    now: datetime | None = None,
+    source: str | None = None,
+) -> Explanation:
+    """Why the history ended where it did, and what would have let it go on — decided at
+    its last event, or at ``now`` (a goal in the store: a park may have outlasted its
+    outage wait since, SPEC §11.10).
 
     ``events`` is the history, or a function that reads it afresh on each call: then it
     is streamed (read once to analyse it, once more per policy the search re-folds), so
@@ -237,7 +245,7 @@ def explain(events: Iterable[Event] | Reread, *, source: str | None = None) -> E
     again = events if callable(events) else None
     first = events() if callable(events) else events
     gathered = LastFailures()
-    trace = Trace.of(gathered.tap(first), keep=again is None, source=source)
+    trace = Trace.of(gathered.tap(first), now=now, keep=again is None, source=source)
     decision = trace.recorded_final
     searchable = (
         decision.is_stopped

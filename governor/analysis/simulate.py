@@ -35,8 +35,9 @@ from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Outcome, Profile, WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
+from governor.core.parking import park_goal, resume_goal
 from governor.core.policy import Policy
-from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
+from governor.core.route import Accept, Apply, Dispatch, Park, Plan, Resume, Wait
 from governor.core.view import GoalView, fold, project
 from governor.drive.act import follow
 
@@ -301,6 +302,12 @@ class Episode:
     def accept(self, action: Accept) -> None:
         for work_id in action.work_ids:
             self.add(verbs.accept_work(self.view, work_id=work_id, at=self.now, actor="governor"))
+
+    def park(self, action: Park) -> None:
+        self.add(park_goal(self.view, action.outage, at=self.now))
+
+    def resume(self, action: Resume) -> None:
+        self.add(resume_goal(self.view, action.outage, at=self.now))
 
     def wait(self, action: Wait) -> bool:
         if action.until is None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, outage_wait_s
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
@@ -208,6 +208,8 @@ class Trace:
     demands: Demands
     """The most the history ever asked of each budget."""
     goal_id: str = ""
+    now: datetime | None = None
+    """When its final decision was taken (None: at its last event); ``under`` decides there too."""
 
     @classmethod
     def of(
@@ -243,13 +245,19 @@ class Trace:
         if recorded.created is None or recorded.last_at is None:
             raise empty_history(source)
         final = decide(recorded, now or recorded.last_at)
+        if now is not None:  # a park still open at ``now`` has asked that much of its budget
+            most = demands.most
+            most["outage_wait"] = max(most["outage_wait"], outage_wait_s(recorded, now))
         policy = recorded.created.policy
-        return cls(kept, frozenset(forced), final, policy, demands, recorded.goal_id)
+        return cls(
+            kept, frozenset(forced), final, policy, demands, goal_id=recorded.goal_id, now=now
+        )
 
     def under(
         self, policy: Policy, *, now: datetime | None = None, events: Iterable[Event] | None = None
     ) -> WhatIf:
         """Re-fold the recorded outcomes under ``policy`` (``events`` again, if not kept)."""
+        now = now or self.now
         view = GoalView()
         count = 0
         for count, event in enumerate(self.events if events is None else events, start=1):

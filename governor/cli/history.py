@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from governor.analysis.corpus import Corpus, corpus_of
@@ -13,6 +14,7 @@ from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
 from governor.cli.values import positive_whole
+from governor.clock import utc_now
 from governor.core.codec import LineDecoder
 from governor.core.decide import decide
 from governor.core.history import check_history
@@ -143,8 +145,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     corpus = corpus_of([args.goal], store_url=args.store)
     if len(corpus) != 1:
         raise InputError(f"{args.goal}: explain takes one history; this folder holds {len(corpus)}")
+    now = parse_time(args.now) if args.now else None
+    if now is None and not Path(args.goal).exists():
+        now = utc_now()  # a goal in the store: why it stands where it does now
     # streamed: read once to analyse, once more per policy the search re-folds
-    ex = explain(lambda: corpus.events(0, checked=False), source=corpus.name(0))
+    ex = explain(lambda: corpus.events(0, checked=False), now=now, source=corpus.name(0))
     if args.json:
         json_line(records.explanation_record(ex))
     else:
@@ -187,5 +192,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "explain", help="why a goal stopped, and the smallest policy change that lets it go on"
     )
     p.add_argument("goal", metavar="GOAL|FILE", help="a goal id in the store, or a history file")
+    p.add_argument(
+        "--now",
+        metavar="TIME",
+        help="explain at this RFC 3339 time (default: now for a goal, the last event for a file)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_explain)

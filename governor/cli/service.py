@@ -1,4 +1,5 @@
-"""Service commands: ``serve`` (run the workers) and ``service status`` (what they are doing)."""
+"""Service commands: ``serve`` (run the workers), ``service status`` (what they are doing) and
+``upstreams`` (the shared health of the vendors they call)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
 from governor.cli.values import natural, port, positive_whole, seconds
 from governor.clock import utc_now
-from governor.render.records import service_record
-from governor.render.text import format_service_status
+from governor.render.records import service_record, upstream_record
+from governor.render.text import format_service_status, format_upstreams
 from governor.service import ErrorBackoff, ServiceSettings, service_status
 
 
@@ -51,6 +52,17 @@ def cmd_service_status(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_upstreams(args: argparse.Namespace) -> int:
+    with store_from(args.store) as store:
+        records = store.upstreams()
+    if args.json:
+        for record in records:
+            json_line(upstream_record(record))
+    else:
+        out(format_upstreams(records))
+    return ExitCode.OK
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_serve(sub)
     service = sub.add_parser("service", help="the service's state: governor service status")
@@ -61,6 +73,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_service_status)
+    p = sub.add_parser(
+        "upstreams",
+        help="each upstream's shared health: state, outage, next probe, parked goals",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per upstream")
+    p.set_defaults(func=cmd_upstreams)
 
 
 def _register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

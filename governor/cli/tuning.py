@@ -7,22 +7,27 @@ import dataclasses
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
 from governor.analysis.corpus import corpus_of
+from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_fleet
+from governor.analysis.outages import savings
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import parse_grid
 from governor.analysis.tuning import check_plot_target, plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
-from governor.cli.values import natural, number_in, whole_in
+from governor.cli.values import natural, number_in, wait_seconds, whole_in
 from governor.core.decide import decide
-from governor.core.policy import parse_assignments, policy_from
+from governor.core.events import Event
+from governor.core.policy import Policy, parse_assignments, policy_from
 from governor.core.view import project
+from governor.errors import InputError
 from governor.render import records
-from governor.render.text import format_report
+from governor.render.text import format_fleet, format_report, format_savings
 from governor.store.jsonl import write_history
 
 
@@ -45,6 +50,15 @@ class Meter:
         sys.stderr.flush()
 
 
+@contextmanager
+def _writing(path: Path | str) -> Iterator[None]:
+    """Turns a file or folder that cannot be written into one line naming it."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def _model(args: argparse.Namespace) -> Model:
     values = {
         f.name: getattr(args, f.name)
@@ -54,37 +68,78 @@ def _model(args: argparse.Namespace) -> Model:
     return dataclasses.replace(Model(), **values)
 
 
+def _histories(
+    args: argparse.Namespace, model: Model, policy: Policy
+) -> tuple[Iterable[list[Event]], FleetRun | None]:
+    """The histories to write: independent goals, or one fleet under a shared vendor."""
+    if args.fleet is None:
+        return simulate(model, policy, goals=args.goals, seed=args.seed), None
+    settings = FleetSettings(
+        goals=args.goals,
+        mode=args.fleet,
+        spread_s=args.spread_s,
+        operator_delay_s=args.operator_delay_s,
+        outages=tuple(args.outage) if args.outage else None,
+    )
+    run = simulate_fleet(model, policy, seed=args.seed, settings=settings)
+    if args.plot:
+        from governor.analysis.fleet_plot import plot as plot_fleet  # noqa: PLC0415 - matplotlib
+
+        other: Mode = "per-goal" if args.fleet == "aware" else "aware"
+        twin = simulate_fleet(
+            model, policy, seed=args.seed, settings=dataclasses.replace(settings, mode=other)
+        )
+        aware, per_goal = (run, twin) if args.fleet == "aware" else (twin, run)
+        with _writing(args.plot):
+            plot_fleet(aware, per_goal, args.plot)
+        err(f"wrote the plot to {args.plot}")
+    return run.histories, run
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
+    if args.plot and args.fleet is None:
+        raise InputError("--plot draws a fleet outage: give --fleet aware or --fleet per-goal")
     model, policy = _model(args), policy_from(parse_assignments(args.policy or ""))
     folder = Path(args.out)
-    folder.mkdir(parents=True, exist_ok=True)
+    with _writing(folder):
+        folder.mkdir(parents=True, exist_ok=True)
     meter, statuses, events = Meter("simulating"), Counter[str](), 0
-    for index, history in enumerate(
-        simulate(model, policy, goals=args.goals, seed=args.seed), start=1
-    ):
-        with (folder / f"{history[0].goal_id}.jsonl").open("wb") as handle:
+    histories, fleet = _histories(args, model, policy)
+    for index, history in enumerate(histories, start=1):
+        path = folder / f"{history[0].goal_id}.jsonl"
+        with _writing(path), path.open("wb") as handle:
             write_history(history, handle)
         view = project(history)
         statuses[decide(view, view.last_at or history[-1].at, with_ledger=False).status] += 1
         events += len(history)
         meter(index, args.goals)
     if args.json:
-        json_line(
-            records.simulated_record(
-                model,
-                histories=args.goals,
-                events=events,
-                folder=str(folder),
-                seed=args.seed,
-                statuses=dict(statuses),
-            )
+        record = records.simulated_record(
+            model,
+            histories=args.goals,
+            events=events,
+            folder=str(folder),
+            seed=args.seed,
+            statuses=dict(statuses),
         )
+        json_line(record if fleet is None else records.simulated_fleet_record(record, fleet))
     else:
         out(
             f"wrote {args.goals} histories ({events} events) to {folder}: "
             + ", ".join(f"{n} {s}" for s, n in statuses.most_common())
         )
+        if fleet is not None:
+            out(format_fleet(fleet))
     return ExitCode.OK
+
+
+def _window(text: str) -> tuple[float, float]:
+    """``START:END`` in seconds from the start: finite, at most 30 days, START before END."""
+    start, sep, end = text.partition(":")
+    window = (wait_seconds(start), wait_seconds(end)) if sep else (0.0, 0.0)
+    if window[0] >= window[1]:
+        raise argparse.ArgumentTypeError(f"'{text}' is not START:END in seconds, START < END")
+    return window
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -101,12 +156,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
         progress=None if args.quiet else Meter("evaluating"),
     )
     if args.plot:
-        plot(report, args.plot)
+        with _writing(args.plot):
+            plot(report, args.plot)
         err(f"wrote the plot to {args.plot}")
+    spared = savings(corpus.events(i) for i in range(len(corpus)))
     if args.json:
-        json_line(records.tune_record(report))
+        json_line(records.tuned_record(report, spared))
     else:
         out(format_report(report, every=args.all))
+        out(format_savings(spared))
     return ExitCode.OK
 
 
@@ -165,6 +223,35 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             metavar=type(f.default).__name__.upper(),
             help=f"model: {f.name} (default {f.default})",
         )
+    p.add_argument(
+        "--fleet",
+        choices=("aware", "per-goal"),
+        help="one vendor shared by every goal: with the fleet rule (aware) or without it",
+    )
+    p.add_argument(
+        "--spread-s",
+        type=wait_seconds,
+        default=1.0,
+        help="fleet: seconds between goal starts (default 1)",
+    )
+    p.add_argument(
+        "--outage",
+        type=_window,
+        action="append",
+        metavar="START:END",
+        help="fleet: a fixed outage, in seconds from the start (repeatable; default: the model's)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="fleet: draw the outage (parked goals, probes, resumes; refusals against the other mode)",
+    )
+    p.add_argument(
+        "--operator-delay-s",
+        type=wait_seconds,
+        default=900.0,
+        help="fleet per-goal: how long after an outage a person resumes its stopped goals (900)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_simulate)
 

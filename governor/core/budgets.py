@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from governor.core.policy import Policy
     from governor.core.view import GoalView, WorkState
 
@@ -188,6 +190,18 @@ COST: Final = Budget(
     over=True,
     per=100,
 )
+OUTAGE_WAIT: Final = Budget(
+    "outage_wait",
+    "max_outage_wait_s",
+    "goal",
+    False,
+    "outage_wait_s",
+    lambda view, _item: view.outage_wait_s,
+    "outage_wait",
+    over=True,
+)
+"""Time parked on failing upstreams (SPEC §11.10). Its counter holds the parks that ended;
+``outage_wait_over`` adds the one still open at ``now``."""
 CONTINUATIONS: Final = Budget(
     "continuations",
     "max_continuations",
@@ -219,6 +233,7 @@ BUDGETS: Final[tuple[Budget, ...]] = (
     CONTINUATIONS,
     RUNTIME,
     COST,
+    OUTAGE_WAIT,
     MILESTONES,
 )
 """Every budget; explain tries them in this order (the first of equally small changes wins)."""
@@ -302,6 +317,18 @@ def runtime_over(view: GoalView) -> bool:
 
 def cost_over(view: GoalView) -> bool:
     return COST.spent(view)
+
+
+def outage_wait_s(view: GoalView, now: datetime) -> float:
+    """Seconds the goal has waited parked on failing upstreams, the open park up to ``now``."""
+    parked = view.parked
+    open_s = max((now - parked.at).total_seconds(), 0.0) if parked is not None else 0.0
+    return view.outage_wait_s + open_s
+
+
+def outage_wait_over(view: GoalView, now: datetime) -> bool:
+    """The goal's parked time is over ``max_outage_wait_s``."""
+    return OUTAGE_WAIT.is_spent(outage_wait_s(view, now), OUTAGE_WAIT.limit(view))
 
 
 def continuations_left(view: GoalView, item: WorkState | None = None) -> bool:

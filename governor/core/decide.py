@@ -16,6 +16,8 @@ Rules (first match wins; work item rules live in ``governor.core.work``):
     goal.10 an item stopped on environment, decision or the upstream bound -> blocked
     goal.11 items out of budget -> plan (replan)
     goal.12 fallback -> blocked on work: no legal progress action
+    fleet.* the shared health of the upstreams, over the rule that fired
+            (``governor.core.parking``): park, wait parked, resume
 
 Wherever a rule says ``ready/plan``, charged replans must be below ``max_replans`` and
 the raw plan count below ``max_plan_records``; otherwise ``budget_exhausted`` naming
@@ -47,6 +49,7 @@ from governor.core.budgets import (
 from governor.core.decision import Decision, Status, WorkDecision, count, last_line, stamp
 from governor.core.events import PlanTrigger
 from governor.core.ledger import NO_LEDGER, Ledger, attempt_ledger, replan_ledger, work_ledger
+from governor.core.parking import Upstreams, fleet
 from governor.core.view import GoalView
 from governor.core.work import decide_work
 
@@ -284,12 +287,20 @@ def _ledger(view: GoalView, decisions: dict[str, WorkDecision]) -> Ledger:
     return Ledger(replan_ledger(view), attempt_ledger(view), work, view.runtime_s, view.cost_usd)
 
 
-def decide(view: GoalView, now: datetime, *, with_ledger: bool = True) -> Decision:
+def decide(
+    view: GoalView,
+    now: datetime,
+    *,
+    with_ledger: bool = True,
+    upstreams: Upstreams | None = None,
+) -> Decision:
     """The goal's decision (SPEC §6.2), with its item decisions and the full ledger.
 
     ``with_ledger=False`` skips the ledger (``NO_LEDGER``) and every item outside the active
     plan: the same status, action and reason, for callers that only act on them (what-if,
-    simulation).
+    simulation). ``upstreams`` is the shared health of the upstreams the goal's profiles
+    reach (profile name -> record), an input like ``now`` (``governor.core.parking``);
+    without it only a recorded park holds the goal.
     """
     active = view.active_plan
     active_ids = view.items_by_plan.get(active.plan_id, ()) if active else ()
@@ -303,5 +314,7 @@ def decide(view: GoalView, now: datetime, *, with_ledger: bool = True) -> Decisi
     for rule in GOAL_RULES:
         decision = rule(ctx)
         if decision is not None:
-            return decision
+            if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
+                return decision
+            return fleet(view, now, decision, upstreams)
     raise AssertionError("the fallback rule always decides")  # pragma: no cover

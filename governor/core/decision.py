@@ -6,16 +6,22 @@ Rules:
       what it is blocked on, when it may go on (``not_before``) and which ledger ran out.
     * ``blocked_on`` is ``operator`` while awaiting review, ``upstream`` while waiting,
       and null for ready, running, succeeded, cancelled and budget_exhausted.
+    * A goal parked on a failing upstream is ``waiting`` on ``upstream`` with next action
+      ``park`` (to record it) or ``wait``; ``resume`` when the upstream is back
+      (``governor.core.parking``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from governor.core.events import PlanTrigger
 from governor.core.ledger import Ledger
+
+if TYPE_CHECKING:
+    from governor.core.upstream import Outage
 
 Status = Literal[
     "ready",
@@ -39,10 +45,14 @@ Action = Literal[
     "retry",
     "wait",
     "wait_for_dependencies",
+    "park",
+    "resume",
     "none",
 ]
 BlockedOn = Literal["environment", "upstream", "decision", "work", "operator"]
-Exhausted = Literal["replans", "plan_records", "attempts", "total_attempts", "runtime", "cost"]
+Exhausted = Literal[
+    "replans", "plan_records", "attempts", "total_attempts", "runtime", "cost", "outage_wait"
+]
 
 STOPPED: Final = frozenset({"succeeded", "cancelled", "blocked", "budget_exhausted"})
 """Goal statuses after which nothing happens without an operator."""
@@ -84,6 +94,8 @@ class Decision:
     while ``running`` or ``waiting``: the items in flight or cooling down."""
     items: tuple[WorkDecision, ...] = ()
     """Decisions of the active plan's items, in plan order."""
+    outage: Outage | None = None
+    """For ``park``, ``resume`` and a parked wait: the upstream concerned (SPEC §11.10)."""
 
     @property
     def is_stopped(self) -> bool:

@@ -74,6 +74,11 @@ class Profile(_Frozen):
     """Names of variables passed through the scrubbed environment."""
     args: tuple[str, ...] = ()
     """Harness arguments (for ``command``: the executable and its arguments)."""
+    probe: tuple[str, ...] | None = None
+    """The harness arguments of this agent's upstream health probe, used instead of ``args``
+    (SPEC §11.10): for ``command`` an executable and its arguments, for ``python`` a
+    ``module:function``, for ``scripted`` a scenario file. ``codex`` and ``claude`` probe
+    with the profile itself; a profile that cannot probe is never parked. Default none."""
 
 
 class WorkSpec(_Frozen):
@@ -282,6 +287,31 @@ class GoalResumed(_ReasonRequired):
     type: Literal["goal.resumed"] = "goal.resumed"
 
 
+class GoalParked(_Event):
+    """The goal waits, uncharged, because an upstream it would call is failing (SPEC §11.10).
+
+    Recorded once per outage, when the upstream's shared health first stops the goal from
+    calling it; ``goal.resumed`` (by ``governor``, naming the probe and the outage span)
+    ends the park.
+    """
+
+    type: Literal["goal.parked"] = "goal.parked"
+    upstream: Name
+    """The failing upstream: harness, endpoint and model family."""
+    profile: Name
+    """The goal's profile whose calls reach it."""
+    since: UtcTime
+    """When the upstream was first seen failing."""
+    until: UtcTime
+    """Its next probe, when the goal was parked."""
+
+    @model_validator(mode="after")
+    def _until_not_before_since(self) -> GoalParked:
+        if self.until < self.since:
+            raise ValueError("until must not be before since")
+        return self
+
+
 class GoalCancelled(_Event):
     type: Literal["goal.cancelled"] = "goal.cancelled"
 
@@ -327,6 +357,7 @@ Event = Annotated[
     | WorkReopened
     | WorkRetried
     | GoalResumed
+    | GoalParked
     | GoalCancelled
     | BudgetRaised,
     Field(discriminator="type"),
@@ -353,6 +384,7 @@ EVENT_CLASSES: Final[dict[str, type[_Event]]] = {
         WorkReopened,
         WorkRetried,
         GoalResumed,
+        GoalParked,
         GoalCancelled,
         BudgetRaised,
     )

@@ -12,6 +12,8 @@ Rules (SPEC §3):
       reply gets, ``check_proposal``).
     * ``budget.raised`` only raises: the new limit is above the current one.
     * Nothing follows ``plan.completed`` or ``goal.cancelled`` (SPEC §11.2).
+    * ``goal.parked`` names one of the goal's profiles, and a goal is parked once until a
+      ``goal.resumed`` ends the park (SPEC §11.10).
 
 The checker is a fold beside the view: it checks each event against the view of
 everything before it, then evolves the view. It stops at the first broken rule.
@@ -31,6 +33,7 @@ from governor.core.events import (
     BudgetRaised,
     Event,
     GoalCreated,
+    GoalParked,
     PlanApplied,
     PlanCompleted,
     PlanContinued,
@@ -172,6 +175,8 @@ class HistoryChecker:
                     return f"{event.type} names unknown work item '{event.work_id}'"
             case BudgetRaised():
                 return self._raise_problem(event)
+            case GoalParked():
+                return self._parked_problem(event)
             case _:
                 return None
         return None
@@ -242,6 +247,14 @@ class HistoryChecker:
                 f"attempt.finished: run '{event.run_id}' is not a run of attempt "
                 f"{event.attempt} of '{event.work_id}'"
             )
+        return None
+
+    def _parked_problem(self, event: GoalParked) -> str | None:
+        view = self.view
+        if view.parked is not None:
+            return f"goal.parked: the goal is parked on '{view.parked.upstream}' already"
+        if view.created and event.profile not in view.created.profiles:
+            return f"goal.parked names unknown profile '{event.profile}'"
         return None
 
     def _raise_problem(self, event: BudgetRaised) -> str | None:

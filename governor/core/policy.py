@@ -44,6 +44,7 @@ LedgerName = Literal[
     "uncharged_attempts",
     "runtime",
     "cost",
+    "outage_wait",
 ]
 """A budget that ``budget.raised`` may lift: the raisable rows of ``governor.core.budgets``."""
 
@@ -138,6 +139,10 @@ class Policy(BaseModel):
     max_cost_usd: Usd | None = None
     """Cumulative reported cost in US dollars, 0 to ``MAX_USD`` (10^9); ``None`` means no
     limit. Default none."""
+    max_outage_wait_s: RuntimeS = 21600.0
+    """Cumulative time the goal may wait parked on failing upstreams, in seconds, above 0
+    and at most ``MAX_RUNTIME_S`` (SPEC §11.10); past it the goal stops
+    ``budget_exhausted`` (``outage_wait``). Default 21600 (6 h)."""
 
     @model_validator(mode="before")
     @classmethod

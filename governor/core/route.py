@@ -2,13 +2,15 @@
 
 Rules (SPEC §8):
     * ``route(decision)`` returns exactly one of ``Plan``, ``Apply``, ``Dispatch``,
-      ``Accept``, ``Wait`` or ``Stop``. It reads the decision's status, next action and
+      ``Accept``, ``Park``, ``Resume``, ``Wait`` or ``Stop``. It reads the decision's status, next action and
       the plan or items it names — never the rule that fired.
     * ``Plan`` asks the planner (``plan_id`` set: the plan was requested but its run was
       lost, so it is continued under that id). ``Dispatch`` runs worker attempts on the
       items named (an item whose attempt is in flight was lost: it is continued).
-      ``Wait`` sleeps until ``until`` (``None``: until something else changes). ``Stop``
-      ends the drive: ``review`` when an operator must review, else ``stopped``.
+      ``Park`` records that the goal waits on a failing upstream; ``Resume`` records that
+      it goes on once that upstream is back (SPEC §11.10). ``Wait`` sleeps until
+      ``until`` (``None``: until something else changes). ``Stop`` ends the drive:
+      ``review`` when an operator must review, else ``stopped``.
     * The drivers — the LangGraph graph, ``tick``, the service and the simulator —
       perform these actions and nothing else.
 """
@@ -21,6 +23,7 @@ from typing import Final, Literal
 
 from governor.core.decision import Decision
 from governor.core.events import PlanTrigger
+from governor.core.upstream import Outage
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,21 @@ class Accept:
 
 
 @dataclass(frozen=True, slots=True)
+class Park:
+    """Record that the goal waits, uncharged, on a failing upstream (``goal.parked``)."""
+
+    outage: Outage
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Record that the goal goes on now that its upstream is back (``goal.resumed``, and
+    ``work.retried`` for the items it refused)."""
+
+    outage: Outage
+
+
+@dataclass(frozen=True, slots=True)
 class Wait:
     """Nothing to do before ``until`` (an outside service's cooldown)."""
 
@@ -68,8 +86,8 @@ class Stop:
     reason: Literal["stopped", "review"]
 
 
-Action = Plan | Apply | Dispatch | Accept | Wait | Stop
-ACTING: Final = (Plan, Apply, Dispatch, Accept)
+Action = Plan | Apply | Dispatch | Accept | Park | Resume | Wait | Stop
+ACTING: Final = (Plan, Apply, Dispatch, Accept, Park, Resume)
 """The actions that append events; after each the goal is decided again."""
 
 
@@ -84,6 +102,10 @@ def route(decision: Decision) -> Action:  # noqa: PLR0911 - one return per actio
             return Dispatch(decision.work_ids)
         case "accept":
             return Accept(decision.work_ids)
+        case "park" if decision.outage is not None:
+            return Park(decision.outage)
+        case "resume" if decision.outage is not None:
+            return Resume(decision.outage)
         case "wait" if decision.status == "running" and decision.plan_id is not None:
             return Plan(None, decision.plan_id)
         case "wait" if decision.status == "running":
@@ -99,5 +121,6 @@ def acts(action: Action) -> bool:
 
 
 def name_of(action: Action) -> str:
-    """The action's one name: ``plan``, ``apply``, ``dispatch``, ``accept``, ``wait``, ``stop``."""
+    """The action's one name: ``plan``, ``apply``, ``dispatch``, ``accept``, ``park``,
+    ``resume``, ``wait``, ``stop``."""
     return type(action).__name__.lower()

@@ -6,6 +6,8 @@ Rules (SPEC §8):
       the same transaction.
     * A goal is due when it is ready or running (its runner may have died), or waiting
       with its ``not_before`` passed; nothing else is ever stepped by a scheduler.
+    * A goal parked on a failing upstream names it (``upstream``), so a store can move
+      every goal parked on one upstream at once when its health changes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Final
 
 from governor.core.budgets import charged_attempts, charged_replans
 from governor.core.decide import decide
+from governor.core.decision import Decision
+from governor.core.parking import Upstreams
 from governor.core.view import GoalView
 
 ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
@@ -55,6 +59,8 @@ class GoalSummary:
     """Planner runs: used, charged, ``max_replans``."""
     attempts: Usage | None = None
     """Worker attempts across the goal: used, charged, ``max_total_attempts``."""
+    upstream: str | None = None
+    """While the goal waits parked (SPEC §11.10): the failing upstream it waits on."""
 
     @property
     def due_at(self) -> datetime:
@@ -70,15 +76,16 @@ class GoalSummary:
         return self.status in ACTIVE_STATUSES
 
 
-def summarize(view: GoalView, now: datetime) -> GoalSummary:
-    """The summary row of a goal: its view and the decision taken at ``now``.
+def summarize(view: GoalView, now: datetime, upstreams: Upstreams | None = None) -> GoalSummary:
+    """The summary row of a goal: its view and the decision taken at ``now`` (given the
+    shared health of its upstreams, when known).
 
     Raises:
         ValueError: when the view holds no ``goal.created``.
     """
     if view.created is None or view.last_at is None:
         raise ValueError("cannot summarise a goal without goal.created")
-    decision = decide(view, now, with_ledger=False)
+    decision = decide(view, now, with_ledger=False, upstreams=upstreams)
     return GoalSummary(
         goal_id=view.goal_id,
         title=view.created.title,
@@ -92,4 +99,12 @@ def summarize(view: GoalView, now: datetime) -> GoalSummary:
         reason=decision.reason,
         replans=Usage(view.plans_used, charged_replans(view), view.policy.max_replans),
         attempts=Usage(view.attempts_used, charged_attempts(view), view.policy.max_total_attempts),
+        upstream=parked_on(decision),
     )
+
+
+def parked_on(decision: Decision) -> str | None:
+    """The upstream a waiting goal is parked on, if it is parked."""
+    if decision.status != "waiting" or decision.outage is None:
+        return None
+    return decision.outage.upstream

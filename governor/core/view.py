@@ -30,6 +30,7 @@ from governor.core.events import (
     Event,
     GoalCancelled,
     GoalCreated,
+    GoalParked,
     GoalResumed,
     Outcome,
     PlanApplied,
@@ -106,6 +107,20 @@ class WorkState:
     """The reason of the latest ``work.retried`` (for a decision: the answer)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Parked:
+    """The goal's open park on a failing upstream (``goal.parked``, not yet resumed)."""
+
+    upstream: str
+    profile: str
+    since: datetime
+    """When the upstream was first seen failing."""
+    until: datetime
+    """Its next probe when the goal was parked."""
+    at: datetime
+    """When the goal was parked."""
+
+
 @dataclass(slots=True)
 class GoalView:
     """Everything the decision rules need about one goal. Mutated in place by the fold."""
@@ -136,6 +151,10 @@ class GoalView:
     completed: bool = False
     guidance: str | None = None
     """The reason of the latest ``goal.resumed`` (for a decision: the answer)."""
+    parked: Parked | None = None
+    """The open park on a failing upstream, if any (SPEC §11.10)."""
+    outage_wait_s: float = 0.0
+    """Seconds spent parked in parks that ended (``goal.resumed``)."""
 
     def copy(self) -> GoalView:
         """An independent snapshot: state objects are copied, frozen events are shared."""
@@ -379,7 +398,15 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 item.fresh = True
                 item.consecutive_uncharged = 0
                 item.guidance = event.reason
+        case GoalParked():
+            if view.parked is None:
+                view.parked = Parked(
+                    event.upstream, event.profile, event.since, event.until, event.at
+                )
         case GoalResumed():
+            if view.parked is not None:
+                view.outage_wait_s += max((event.at - view.parked.at).total_seconds(), 0.0)
+                view.parked = None
             view.consecutive_uncharged_plans = 0
             view.guidance = event.reason
             if view.latest_plan is not None and view.latest_plan.status == "failed":

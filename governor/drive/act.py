@@ -15,7 +15,18 @@ from collections.abc import Callable
 from typing import Protocol, assert_never
 
 from governor.core.decision import Decision
-from governor.core.route import Accept, Action, Apply, Dispatch, Plan, Stop, Wait, route
+from governor.core.route import (
+    Accept,
+    Action,
+    Apply,
+    Dispatch,
+    Park,
+    Plan,
+    Resume,
+    Stop,
+    Wait,
+    route,
+)
 
 
 class Actor(Protocol):
@@ -32,6 +43,12 @@ class Actor(Protocol):
 
     def accept(self, action: Accept) -> None:
         """Accept the items."""
+
+    def park(self, action: Park) -> None:
+        """Record that the goal waits on a failing upstream."""
+
+    def resume(self, action: Resume) -> None:
+        """Record that the goal goes on now that its upstream is back."""
 
     def wait(self, action: Wait) -> bool:
         """Wait until ``action.until``; False when it will not wait that long (nor at all)."""
@@ -50,6 +67,10 @@ def act(actor: Actor, action: Action) -> bool:
             actor.dispatch(action)
         case Accept():
             actor.accept(action)
+        case Park():
+            actor.park(action)
+        case Resume():
+            actor.resume(action)
         case Wait():
             return actor.wait(action)
         case Stop():

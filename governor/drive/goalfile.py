@@ -4,8 +4,8 @@ Rules (SPEC §7):
     * Keys: ``id`` (optional; generated from the title when absent), ``title``,
       ``objective``, ``acceptance``, ``planner``, ``worker``, ``policy`` (any §5 field),
       ``profiles`` ({name: profile}). Anything else is refused, naming the key.
-    * Relative paths in a profile's ``args`` (a command's executable, a scripted
-      scenario, a python file) are resolved against the goal file's folder when the goal
+    * Relative paths in a profile's ``args`` and ``probe`` (a command's executable, a
+      scripted scenario, a python file) are resolved against the goal file's folder when the goal
       is created, so the recorded goal runs the same from any directory.
     * Every problem is one line naming the file and the key: ``goal.toml: policy.max_replans: …``.
 """
@@ -140,9 +140,11 @@ def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
             profile = Profile.model_validate(fields)
         except ValidationError as exc:
             raise GoalFileError(f"{where}: profiles.{name}: {describe(exc)}") from exc
-        if profile.args:
-            resolved = (_resolve(profile.args[0], base), *profile.args[1:])
-            profile = profile.model_copy(update={"args": resolved})
+        for key in ("args", "probe"):
+            given: tuple[str, ...] | None = getattr(profile, key)
+            if given:
+                resolved = (_resolve(given[0], base), *given[1:])
+                profile = profile.model_copy(update={key: resolved})
         profiles[name] = profile
     return profiles
 

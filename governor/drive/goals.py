@@ -22,12 +22,13 @@ from governor.clock import Clock, utc_now
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.route import Action, acts, route
+from governor.core.route import Action, Park, Resume, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
 from governor.drive.goalfile import goal_from_file
 from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
+from governor.drive.upstreams import OnChange
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 from governor.exec.harness import harness_for
 from governor.store.base import EventStore
@@ -107,10 +108,12 @@ def runner(
     progress: Progress | None = None,
     harnesses: HarnessFactory = harness_for,
     observer: Observer | None = None,
+    on_upstream: OnChange | None = None,
 ) -> Runner:
     """A runner for one goal (it does not hold the lease yet).
 
-    ``observer`` is told of every batch of events the runner appends (logs, metrics).
+    ``observer`` is told of every batch of events the runner appends (logs, metrics);
+    ``on_upstream`` of every upstream that goes down, comes back or refuses a probe.
     """
     exists(store, goal_id)
     return Runner(
@@ -122,6 +125,7 @@ def runner(
         progress=progress,
         harnesses=harnesses,
         observer=observer,
+        on_upstream=on_upstream,
     )
 
 
@@ -132,10 +136,22 @@ def outcome_of(decision: Decision) -> Outcome:
     return "review" if decision.status == "awaiting_review" else "stopped"
 
 
+def needs_step(goal_runner: Runner) -> bool:
+    """Whether a step would do anything: act, or probe the upstream the goal is parked on."""
+    decision = goal_runner.decide()
+    if acts(route(decision)):
+        return True
+    created = goal_runner.view.created
+    return created is not None and goal_runner.monitor.probe_due(decision, created.profiles)
+
+
 def tick(
     goal_runner: Runner, *, on_decision: Callable[[Decision, Action], None] | None = None
 ) -> RunReport:
-    """One step: decide, then act once (plan, apply, dispatch, accept) — never wait.
+    """One step: decide, then act once (plan, apply, dispatch, accept, park, resume) —
+    never wait. A run an upstream refused parks the goal in the same step (or resumes it,
+    when the upstream came back meanwhile), so no goal stopped on a failing upstream
+    waits for a person (SPEC §11.10).
 
     ``on_decision`` is told of the decision acted on and its action, before it is done.
     """
@@ -148,6 +164,9 @@ def tick(
             on_decision(decision, action)
         if acts(action):
             act(goal_runner, action)
+            then = route(goal_runner.decide())
+            if isinstance(then, Park | Resume) and not isinstance(action, Park | Resume):
+                act(goal_runner, then)
         after = goal_runner.decide(with_ledger=True)
         return RunReport(after, outcome_of(after), 1, goal_runner.title)
     finally:

@@ -34,9 +34,13 @@ from governor.core.classify import ENVIRONMENT_ERRNOS
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
-from governor.core.route import Accept, Apply, Dispatch, Plan, Wait
+from governor.core.parking import park_goal, resume_goal
+from governor.core.route import Accept, Apply, Dispatch, Park, Plan, Resume, Wait
+from governor.core.summary import summarize
+from governor.core.upstream import UpstreamHealth
 from governor.core.view import WorkState, fold, project
 from governor.drive.append import Build, append_built
+from governor.drive.upstreams import MonitorSettings, OnChange, UpstreamMonitor
 from governor.errors import CommandRefusedError, LeaseError
 from governor.exec.harness import Harness, harness_for
 from governor.exec.startable import startable
@@ -103,6 +107,7 @@ class Runner:
         progress: Progress | None = None,
         harnesses: HarnessFactory = harness_for,
         observer: Observer | None = None,
+        on_upstream: OnChange | None = None,
     ) -> None:
         self.store, self.goal_id, self.settings = store, goal_id, settings
         self.harnesses, self.observer = harnesses, observer
@@ -110,6 +115,13 @@ class Runner:
         self.runtime = runtime or Runtime(sleep=sleep)
         self.progress = progress or (lambda _message: None)
         self.view = project(store.load(goal_id))
+        self.monitor = UpstreamMonitor(
+            store,
+            MonitorSettings(settings.workdir, self._env(), settings.holder),
+            clock=clock,
+            harnesses=harnesses,
+            on_change=on_upstream,
+        )
         self.lease: Lease | None = None
         self._lock = threading.RLock()
         self._heartbeat: threading.Event | None = None
@@ -126,15 +138,37 @@ class Runner:
         return self.view.created.title if self.view.created else self.goal_id
 
     def settle(self) -> Decision:
-        """The decision now, after clearing environment stops whose binary came back."""
+        """The decision now, after clearing environment stops whose binary came back and
+        probing the failing upstream the goal is parked on when its probe is due."""
         decision = self.decide()
-        while decision.is_stopped and self.reprobe(decision):
+        while (decision.is_stopped and self.reprobe(decision)) or self.probe(decision):
             decision = self.decide()
         return decision
 
     def decide(self, *, with_ledger: bool = False) -> Decision:
-        """The goal's decision now; the full ledger only when asked (routing never reads it)."""
-        return decide(self.view, self.clock(), with_ledger=with_ledger)
+        """The goal's decision now, given the shared health of its upstreams; the full
+        ledger only when asked (routing never reads it)."""
+        return decide(self.view, self.clock(), with_ledger=with_ledger, upstreams=self.upstreams())
+
+    def upstreams(self) -> dict[str, UpstreamHealth]:
+        """The shared health of the upstreams the goal's profiles reach (by profile name)."""
+        created = self.view.created
+        return self.monitor.health(created.profiles) if created is not None else {}
+
+    def probe(self, decision: Decision) -> bool:
+        """Probe the upstream the goal waits parked on, when its probe is due; True if it ran."""
+        created = self.view.created
+        after = self.monitor.probe_parked(decision, created.profiles) if created else None
+        if after is not None:
+            self.progress(f"probed {after.upstream}: {'answered' if after.healthy else 'refused'}")
+        return after is not None
+
+    def reschedule(self) -> None:
+        """Store the summary the decision now gives (no event), so a goal that had nothing
+        to do is not due again before its state may change."""
+        with self._lock:
+            if self.view.created is not None:
+                self.store.reschedule(summarize(self.view, self.clock(), self.upstreams()))
 
     def refresh(self) -> None:
         with self._lock:
@@ -206,9 +240,19 @@ class Runner:
 
     def _call(self, agent: str, profile_name: str, prompt: str) -> AgentCall:
         profile = self._profile(profile_name)
-        harness = self.harnesses(profile, self.settings.workdir)
+        backoff = self.view.policy.upstream_backoff
+        harness = self.monitor.wrap(
+            self.harnesses(profile, self.settings.workdir), profile, backoff
+        )
         return AgentCall(
-            agent, harness, profile, prompt, self.settings.workdir, self._env(), profile_name
+            agent,
+            harness,
+            profile,
+            prompt,
+            self.settings.workdir,
+            self._env(),
+            profile_name,
+            parked=lambda: self.monitor.is_failing(profile),
         )
 
     # ------------------------------------------------------------ actions
@@ -252,6 +296,17 @@ class Runner:
             if events[-1].type == "plan.applied"
             else f"plan {plan_id}: the goal is complete"
         )
+
+    def park(self, action: Park) -> None:
+        """Record that the goal waits, uncharged, on a failing upstream."""
+        if self.record(lambda v: park_goal(v, action.outage, at=self.now())):
+            self.progress(action.outage.reason)
+
+    def resume(self, action: Resume) -> None:
+        """Record that the goal goes on now that its upstream is back."""
+        events = self.record(lambda v: resume_goal(v, action.outage, at=self.now()))
+        if events:
+            self.progress(f"{action.outage.reason}; resumed ({len(events)} events)")
 
     def accept(self, action: Accept) -> None:
         for work_id in action.work_ids:

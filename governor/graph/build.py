@@ -1,4 +1,5 @@
-"""The planning graph: ``assess`` -> ``plan`` | ``apply`` | ``dispatch`` | ``accept`` | ``wait`` | END.
+"""The planning graph: ``assess`` -> ``plan`` | ``apply`` | ``dispatch`` | ``accept`` | ``park`` |
+``resume`` | ``wait`` | END.
 
 Rules (SPEC §8):
     * ``assess`` re-derives the view from the store and takes the core's decision; the

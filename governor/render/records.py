@@ -10,11 +10,15 @@ Rules:
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from governor.analysis.explain import Explanation
+from governor.analysis.fleet import FleetRun
+from governor.analysis.outages import Savings
 from governor.analysis.replay import ReplayStep
 from governor.analysis.simulate import Model
 from governor.analysis.tuning import TuneReport
@@ -22,6 +26,7 @@ from governor.analysis.whatif import WhatIf
 from governor.core.decision import Decision, stamp
 from governor.core.ledger import Ledger
 from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.service.status import ServiceStatus
 from governor.store.base import Lease
@@ -218,6 +223,20 @@ def tune_record(report: TuneReport) -> Record:
     }
 
 
+def tuned_record(report: TuneReport, spared: Savings) -> Record:
+    """``tune --json``: the SPEC §9 object, and ``fleet``: the corpus's outages and the calls
+    the fleet rule would save (SPEC §11.10)."""
+    return {
+        **tune_record(report),
+        "fleet": {
+            "outages": spared.outages,
+            "refused_calls": spared.refused,
+            "sent_under_fleet_rule": spared.sent,
+            "calls_saved": spared.saved,
+        },
+    }
+
+
 def simulated_record(
     model: Model, *, histories: int, events: int, folder: str, seed: int, statuses: dict[str, int]
 ) -> Record:
@@ -229,6 +248,60 @@ def simulated_record(
         "seed": seed,
         "statuses": statuses,
         "model": asdict(model),
+    }
+
+
+def simulated_fleet_record(simulated: Record, run: FleetRun) -> Record:
+    """``simulate --fleet --json``: ``simulated_record``'s object and ``fleet``: what reached
+    the shared vendor and what the outages cost."""
+    return {**simulated, "fleet": _fleet(run)}
+
+
+def _fleet(run: FleetRun) -> Record:
+    t, waits = run.tally, [w for w in run.recoveries_s() if w != float("inf")]
+    return {
+        "vendor_calls": t.calls,
+        "refused_calls": t.refused,
+        "probes": t.probes,
+        "parks": t.parks,
+        "manual_resumes": t.manual_resumes,
+        "outages": [[start, end] for start, end in run.outages],
+        "recovery_s": {
+            "goals": len(waits),
+            "median": statistics.median(waits) if waits else None,
+            "max": max(waits) if waits else None,
+        },
+    }
+
+
+def upstream_record(record: UpstreamHealth) -> Record:
+    """``upstreams --json`` (one line per upstream), and each of ``service status``'s:
+    its state, the outage it is in (or the last one), its next probe, the goals parked on it."""
+
+    def at(when: datetime | None) -> str | None:
+        return stamp(when) if when else None
+
+    return {
+        "upstream": record.upstream,
+        "harness": record.harness,
+        "endpoint": record.endpoint,
+        "model_family": record.model_family,
+        "state": "healthy" if record.healthy else "failing",
+        "failing_since": at(record.failing_since),
+        "last_status": record.last_status,
+        "retry_after_s": record.retry_after_s,
+        "next_probe_at": at(record.probe_due_at),
+        "probes_refused": record.probes,
+        "refusals": record.refusals,
+        "parked_goals": record.parked or 0,
+        "last_outage": {
+            "started": at(record.outage_started),
+            "ended": at(record.recovered_at),
+            "ended_by": record.recovered_by,
+        }
+        if record.recovered_at
+        else None,
+        "updated_at": stamp(record.updated_at),
     }
 
 
@@ -259,4 +332,5 @@ def service_record(status: ServiceStatus) -> Record:
             {"at": stamp(e.at), "worker_id": e.worker_id, "goal_id": e.goal_id, "error": e.error}
             for e in status.errors
         ],
+        "upstreams": [upstream_record(u) for u in status.upstreams],
     }

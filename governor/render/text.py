@@ -7,17 +7,20 @@ from collections.abc import Sequence
 import orjson
 
 from governor.analysis.explain import Explanation
+from governor.analysis.fleet import FleetRun
+from governor.analysis.outages import Savings
 from governor.analysis.replay import ReplayStep
 from governor.analysis.tune import Estimate
 from governor.analysis.tuning import TuneReport
 from governor.analysis.whatif import WhatIf
 from governor.core.classify import GENERIC_REMEDY, SpawnResult
 from governor.core.codec import to_dict
-from governor.core.decision import Decision, stamp
-from governor.core.events import Event
+from governor.core.decision import Decision, count, stamp
+from governor.core.events import Event, GoalResumed, WorkRetried
 from governor.core.evidence import is_uncharged
 from governor.core.ledger import Ledger
 from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
 from governor.service.status import ServiceStatus
 
 
@@ -59,7 +62,17 @@ def format_decision(decision: Decision) -> str:
 def format_step(step: ReplayStep) -> str:
     """One replay line: the event, then the decision after it and the rule that fired."""
     event = step.event
-    return f"{event.seq:>6}  {event.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
+    return (
+        f"{event.seq:>6}  {event.type:<18} -> {format_decision(step.decision)}  ({step.decision.rule})"
+        + _why(event)
+    )
+
+
+def _why(event: Event) -> str:
+    """A resume's own reason under its replay line (governor's names the probe and the outage)."""
+    if isinstance(event, GoalResumed | WorkRetried):
+        return f"\n{'':8}{event.type} by {event.actor}: {event.reason}"
+    return ""
 
 
 def format_validation(
@@ -130,7 +143,10 @@ def _short(value: object, limit: int = 80) -> str:
 def format_timeline(step: ReplayStep) -> str:
     """One timeline line: when the decision changed, to what, and by which rule."""
     event = step.event
-    return f"{event.seq:>6}  {stamp(event.at)}  {event.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
+    return (
+        f"{event.seq:>6}  {stamp(event.at)}  {event.type:<18} {format_decision(step.decision)}  ({step.decision.rule})"
+        + _why(event)
+    )
 
 
 def format_whatif(result: WhatIf, overrides: dict[str, object]) -> str:
@@ -220,11 +236,62 @@ def format_service_status(status: ServiceStatus) -> str:
     lines.append(f"due now: {due}")
     wake = stamp(status.soonest_wakeup) if status.soonest_wakeup else "no goal waits"
     lines.append(f"soonest wake-up: {wake}")
+    lines.append(f"upstreams: {len(status.upstreams) or 'none recorded'}")
+    lines += [f"  {line}" for line in _upstream_lines(status.upstreams)]
     lines.append(f"recent errors: {len(status.errors) or 'none'}")
     for e in status.errors:
         where = f" goal {e.goal_id}" if e.goal_id else ""
         lines.append(f"  {stamp(e.at)} {e.worker_id}{where}: {e.error.splitlines()[0][:200]}")
     return "\n".join(lines)
+
+
+def _upstream_lines(records: Sequence[UpstreamHealth]) -> list[str]:
+    lines = []
+    for r in records:
+        if r.healthy:
+            last = (
+                f"; last outage {stamp(r.outage_started)} to {stamp(r.recovered_at)}"
+                if r.outage_started and r.recovered_at
+                else ""
+            )
+            lines.append(f"{r.upstream}: healthy{last}")
+            continue
+        due = r.probe_due_at
+        lines.append(
+            f"{r.upstream}: FAILING since {stamp(r.failing_since) if r.failing_since else '?'}"
+            f" (last status {r.last_status or 'unknown'}), {count(r.probes, 'probe')} refused, "
+            f"next probe {stamp(due) if due else '?'}, {count(r.parked or 0, 'goal')} parked"
+        )
+    return lines
+
+
+def format_fleet(run: FleetRun) -> str:
+    """``simulate --fleet``: what reached the shared vendor, and what the outages cost."""
+    t = run.tally
+    waits = sorted(w for w in run.recoveries_s() if w != float("inf"))
+    back = f"median {waits[len(waits) // 2]:.0f}s, at most {waits[-1]:.0f}s" if waits else "none"
+    return (
+        f"the vendor got {t.calls} calls ({t.refused} refused, {count(t.probes, 'probe')}); "
+        f"{count(t.parks, 'park')}, {count(t.manual_resumes, 'manual resume')}; "
+        f"from an outage's end to a goal's next call: {back}"
+    )
+
+
+def format_savings(spared: Savings) -> str:
+    """``tune``'s last line: the refused calls of the corpus the fleet rule would spare."""
+    if not spared.refused:
+        return "fleet outages: no call of the corpus was refused by its upstream"
+    return (
+        f"fleet outages: {count(spared.outages, 'outage')}, {count(spared.refused, 'refused call')}; "
+        f"with the fleet rule {spared.sent} would have reached the vendor ({spared.saved} saved)"
+    )
+
+
+def format_upstreams(records: Sequence[UpstreamHealth]) -> str:
+    """``upstreams``: each upstream's state, its outage, its next probe, its parked goals."""
+    if not records:
+        return "no upstream recorded yet (records appear with the first agent call)"
+    return "\n".join(_upstream_lines(records))
 
 
 def format_probe(result: SpawnResult) -> str:

@@ -13,6 +13,7 @@ Rules:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final, get_args
 
 from governor.core.decision import Status
+from governor.core.upstream import UpstreamHealth
 from governor.service.observe import COUNTERS, Labels, Snapshot
 from governor.store.files import write_atomically
 
@@ -35,6 +37,7 @@ class MetricsSnapshot:
     goals: dict[str, int]
     workers: int
     soonest_wakeup: datetime | None
+    upstreams: tuple[UpstreamHealth, ...] = ()
 
 
 def _escape(value: str) -> str:
@@ -70,11 +73,40 @@ def render(snapshot: MetricsSnapshot) -> str:
         "When the earliest waiting goal may go on (Unix time; 0: no goal waits).",
         [_sample("governor_soonest_wakeup_timestamp_seconds", (), wakeup)],
     )  # fmt: skip
+    lines += _upstreams(snapshot.upstreams)
     for name, help_text in COUNTERS.items():
         family = snapshot.counters.get(name, {})
         samples = [_sample(name, labels, v) for labels, v in sorted(family.items())]
         lines += _family(name, "counter", help_text, samples or [_sample(name, (), 0)])
     return "\n".join(lines) + "\n"
+
+
+UPSTREAM_GAUGES: Final = (
+    ("governor_upstream_healthy", "1 when the upstream answers, 0 while it is failing."),
+    ("governor_upstream_failing_since_timestamp_seconds",
+     "When the upstream's current outage began (Unix time; 0 while healthy)."),
+    ("governor_upstream_next_probe_timestamp_seconds",
+     "When the failing upstream is probed next (Unix time; 0 while healthy)."),
+    ("governor_upstream_parked_goals", "Goals waiting parked on the upstream."),
+)  # fmt: skip
+"""One gauge family per fact of each upstream's health record (SPEC §11.10)."""
+
+
+def _upstreams(records: tuple[UpstreamHealth, ...]) -> list[str]:
+    def seconds(when: datetime | None) -> float:
+        return when.timestamp() if when else 0
+
+    values: dict[str, Callable[[UpstreamHealth], float]] = {
+        "governor_upstream_healthy": lambda r: int(r.healthy),
+        "governor_upstream_failing_since_timestamp_seconds": lambda r: seconds(r.failing_since),
+        "governor_upstream_next_probe_timestamp_seconds": lambda r: seconds(r.probe_due_at),
+        "governor_upstream_parked_goals": lambda r: r.parked or 0,
+    }
+    lines: list[str] = []
+    for name, help_text in UPSTREAM_GAUGES:
+        samples = [_sample(name, (("upstream", r.upstream),), values[name](r)) for r in records]
+        lines += _family(name, "gauge", help_text, samples)
+    return lines
 
 
 def write_text_atomically(path: Path, text: str) -> None:

@@ -6,7 +6,8 @@ Rules:
       beside the code that does the work. Charged or not is ``is_uncharged``, the
       core's one definition, applied to the recorded outcome, class and evidence.
     * One log line per decision and per agent call (a planner or worker run that
-      finished), plus lease takeovers, step errors and the worker's life cycle.
+      finished), plus lease takeovers, step errors, the worker's life cycle, and each
+      upstream that goes down, comes back or refuses a probe (SPEC §11.10).
     * Every string written to a log line goes through the ``Redactor`` of the
       service's environment first: secrets never reach a log.
 """
@@ -36,6 +37,8 @@ from governor.core.events import (
 )
 from governor.core.evidence import Evidence, FailureClass, is_uncharged
 from governor.core.route import Action, acts, name_of
+from governor.core.upstream import UpstreamHealth
+from governor.drive.upstreams import ChangeKind
 from governor.exec.environment import Redactor
 from governor.store.url import ENV_VAR, mask_password
 
@@ -50,6 +53,7 @@ COUNTERS: Final[dict[str, str]] = {
     "governor_continuations_total": "Runs found lost and continued (uncharged), by kind.",
     "governor_lease_takeovers_total": "Goals taken over from a worker whose lease expired.",
     "governor_step_errors_total": "Steps that raised (infrastructure errors; nothing charged).",
+    "governor_upstream_changes_total": "Upstreams that went down, came back, or refused a probe.",
 }
 """Every counter the service keeps, with its help text."""
 
@@ -146,6 +150,28 @@ class Observation:
         )
         if acts(action):
             self.counters.add("governor_steps_total", node=node)
+
+    def upstream(self, kind: ChangeKind, record: UpstreamHealth) -> None:
+        """An upstream went down, came back, or refused a probe (the runner's monitor)."""
+        self.counters.add("governor_upstream_changes_total", change=kind)
+        outage = (
+            (record.recovered_at - record.outage_started).total_seconds()
+            if record.recovered_at and record.outage_started
+            else None
+        )
+        self.log.write(
+            f"upstream.{kind.replace('_', '.')}",
+            record.updated_at,
+            upstream=record.upstream,
+            failing_since=stamp(record.failing_since) if record.failing_since else None,
+            last_status=record.last_status,
+            retry_after_s=record.retry_after_s,
+            next_probe_at=stamp(record.next_probe_at) if record.next_probe_at else None,
+            probes_refused=record.probes if kind != "up" else None,
+            refusals=record.refusals,
+            recovered_by=record.recovered_by if kind == "up" else None,
+            outage_s=outage if kind == "up" else None,
+        )
 
     def appended(self, events: Sequence[Event]) -> None:
         """Every batch the runner appended (its observer)."""

@@ -1,4 +1,5 @@
-"""``service_status``: what the workers sharing a store are doing, read from the store alone.
+"""``service_status``: what the workers sharing a store are doing, read from the store alone:
+workers, goals by status, the soonest wake-up, each upstream's health, recent errors.
 
 Rules:
     * Everything comes from the store (the registry rows, the goal summaries), so the
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final
 
+from governor.core.upstream import UpstreamHealth
 from governor.registry import ServiceError, WorkerBeat
 from governor.store.base import EventStore
 
@@ -48,6 +50,8 @@ class ServiceStatus:
     """The earliest ``not_before`` among waiting goals."""
     errors: tuple[ServiceError, ...]
     """The most recent infrastructure errors, newest first."""
+    upstreams: tuple[UpstreamHealth, ...] = ()
+    """Each upstream's shared health, with the goals parked on it (SPEC §11.10)."""
 
 
 def service_status(store: EventStore, now: datetime, *, errors: int = 10) -> ServiceStatus:
@@ -64,6 +68,7 @@ def service_status(store: EventStore, now: datetime, *, errors: int = 10) -> Ser
         due_now=len(store.due(now, limit=DUE_SHOWN)),
         soonest_wakeup=store.soonest_wakeup(),
         errors=tuple(store.service_errors(limit=errors)),
+        upstreams=tuple(store.upstreams()),
     )
 
 

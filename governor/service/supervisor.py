@@ -114,10 +114,11 @@ class Publisher:
         counters = merge([*self.reports.values(), *(c.snapshot() for c in self.local)])
         try:
             goals, soonest = self.store.goal_counts(), self.store.soonest_wakeup()
+            upstreams = tuple(self.store.upstreams())
         except Exception as exc:
             self.log.write("metrics.error", utc_now(), error=f"{type(exc).__name__}: {exc}")
             return
-        text = render(MetricsSnapshot(counters, goals, self.workers(), soonest))
+        text = render(MetricsSnapshot(counters, goals, self.workers(), soonest, upstreams))
         if self._server is not None:
             self._server.text = text
         if self.settings.metrics_file is not None:

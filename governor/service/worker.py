@@ -29,7 +29,7 @@ from typing import Final
 
 from governor.clock import utc_now
 from governor.core.decision import Decision
-from governor.core.route import Action, acts, route
+from governor.core.route import Action, acts
 from governor.drive import goals
 from governor.drive.runner import HarnessFactory, holder_id
 from governor.errors import LeaseError
@@ -140,9 +140,13 @@ class Worker:
             self.settings.runner_settings(self.worker_id),
             observer=self.observation.appended,
             harnesses=self.harnesses,
+            on_upstream=self.observation.upstream,
         )
-        if not acts(route(runner.decide())):
-            return  # another worker stepped it since the store said it was due
+        if not goals.needs_step(runner):
+            # another worker stepped it since the store said it was due, or it waits parked
+            # on an upstream whose probe someone else holds: store when it is due next
+            runner.reschedule()
+            return
 
         def on_decision(decision: Decision, action: Action) -> None:
             decided.append(action)

@@ -28,6 +28,7 @@ from typing import Protocol
 
 from governor.core.events import Event
 from governor.core.summary import GoalSummary, Usage
+from governor.core.upstream import UpstreamHealth
 from governor.registry import ServiceError, WorkerBeat
 
 
@@ -170,6 +171,27 @@ class EventStore(Protocol):
 
     def service_errors(self, *, limit: int = 20) -> list[ServiceError]:
         """The most recent errors, newest first."""
+        ...
+
+    def reschedule(self, summary: GoalSummary) -> bool:
+        """Replace the goal's summary (no event) if its last seq is still ``summary.seq``."""
+        ...
+
+    # --- upstream health: shared by every runner (SPEC §11.10) ---------------------------
+
+    def upstreams(self) -> list[UpstreamHealth]:
+        """Every upstream's record, by name, with the number of goals parked on it."""
+        ...
+
+    def upstream_health(self, names: Collection[str]) -> dict[str, UpstreamHealth]:
+        """The records of the upstreams named (those that have one)."""
+        ...
+
+    def change_upstream(
+        self, name: str, change: Callable[[UpstreamHealth | None], UpstreamHealth | None]
+    ) -> UpstreamHealth | None:
+        """Apply a transition to the upstream's record in one transaction, writing only when
+        it changes it, and move the goals parked on it; the new record, or None."""
         ...
 
     def close(self) -> None:

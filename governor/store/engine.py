@@ -11,6 +11,7 @@ Rules (SPEC §8; the values and the contract are in ``governor.store.base``):
       between pages; a load returns the stream as it was when ``load`` was called.
     * The service registry (worker rows, recent errors) is written in transactions
       keyed ``REGISTRY_KEY``, which no goal id can equal (goal ids hold no ``:``).
+    * Upstream health records are kept by ``governor.store.health`` (a part of every store).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from governor.errors import (
 )
 from governor.registry import ERRORS_KEPT, ServiceError, WorkerBeat
 from governor.store.base import Lease
+from governor.store.health import HealthRecords
 from governor.store.rows import StoredEvent, read_row, to_rows
 
 Tx = TypeVar("Tx")
@@ -65,7 +67,7 @@ def _whereabouts(current: Lease | None) -> str:
     return f"{current.holder} took it over with token {current.token}"
 
 
-class BaseEventStore(ABC, Generic[Tx]):
+class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
     """The event store contract, implemented over a backend's storage primitives."""
 
     page_size: int = 1000
@@ -265,6 +267,16 @@ class BaseEventStore(ABC, Generic[Tx]):
             return []
         with self._read() as tx, _damaged("a service error row"):
             return self._errors(tx, limit)
+
+    def reschedule(self, summary: GoalSummary) -> bool:
+        """Replace the goal's summary if its last seq is still ``summary.seq`` (no event is
+        written: a decision taken later, or with the upstreams' health, may differ from the
+        one the last append stored). False when the goal moved on meanwhile."""
+        with self._write(summary.goal_id) as tx:
+            if self._last_seq(tx, summary.goal_id) != summary.seq:
+                return False
+            self._put_summary(tx, summary)
+        return True
 
     def close(self) -> None:
         """Release the store's resources (nothing to release by default)."""

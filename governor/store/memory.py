@@ -13,10 +13,12 @@ import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
 from governor.registry import ServiceError, WorkerBeat
 from governor.store.engine import BaseEventStore, LeaseRecord
 from governor.store.rows import StoredEvent
@@ -34,6 +36,7 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
         self._leases: dict[str, LeaseRecord] = {}
         self._workers_by_id: dict[str, WorkerBeat] = {}
         self._errors_kept: list[ServiceError] = []
+        self._upstreams: dict[str, UpstreamHealth] = {}
 
     @contextmanager
     def _write(self, goal_id: str) -> Iterator[MemoryEventStore]:
@@ -116,6 +119,29 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
 
     def _errors(self, tx: MemoryEventStore, limit: int) -> list[ServiceError]:
         return self._errors_kept[::-1][:limit]
+
+    def _upstream_records(
+        self, tx: MemoryEventStore, names: Sequence[str] | None
+    ) -> list[UpstreamHealth]:
+        wanted = sorted(self._upstreams) if names is None else sorted(names)
+        return [self._upstreams[n] for n in wanted if n in self._upstreams]
+
+    def _put_upstream(self, tx: MemoryEventStore, record: UpstreamHealth) -> None:
+        self._upstreams[record.upstream] = replace(record, parked=None)
+
+    def _move_parked(self, tx: MemoryEventStore, upstream: str, due: datetime, reason: str) -> None:
+        for goal_id, s in list(self._summaries_by_goal.items()):
+            if s.upstream == upstream and s.status == "waiting":
+                self._summaries_by_goal[goal_id] = replace(s, not_before=due, reason=reason)
+
+    def _parked_counts(self, tx: MemoryEventStore) -> dict[str, int]:
+        return dict(
+            Counter(
+                s.upstream
+                for s in self._summaries_by_goal.values()
+                if s.upstream is not None and s.status == "waiting"
+            )
+        )
 
     def _lease_record(self, tx: MemoryEventStore, goal_id: str) -> LeaseRecord | None:
         return self._leases.get(goal_id)

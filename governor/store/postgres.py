@@ -34,10 +34,12 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
 from governor.errors import StoreError
 from governor.registry import ServiceError, WorkerBeat
 from governor.store.base import Lease, usage_of, usage_row
 from governor.store.engine import BaseEventStore, LeaseRecord, read_only_error
+from governor.store.health import as_row, from_row
 from governor.store.postgres_schema import Conn, check_current, migrate, one_row
 from governor.store.rows import StoredEvent
 from governor.store.url import mask_password
@@ -54,8 +56,8 @@ LOCK_TIMEOUT_S: Final = 30.0
 _PUT_SUMMARY: Final = """INSERT INTO goals
     (goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at, due_at,
      rule, reason, replans_used, replans_charged, replans_limit,
-     attempts_used, attempts_charged, attempts_limit)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+     attempts_used, attempts_charged, attempts_limit, upstream)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
     ON CONFLICT (goal_id) DO UPDATE SET title = EXCLUDED.title, seq = EXCLUDED.seq,
         status = EXCLUDED.status, next_action = EXCLUDED.next_action,
         blocked_on = EXCLUDED.blocked_on, not_before = EXCLUDED.not_before,
@@ -63,24 +65,25 @@ _PUT_SUMMARY: Final = """INSERT INTO goals
         rule = EXCLUDED.rule, reason = EXCLUDED.reason,
         replans_used = EXCLUDED.replans_used, replans_charged = EXCLUDED.replans_charged,
         replans_limit = EXCLUDED.replans_limit, attempts_used = EXCLUDED.attempts_used,
-        attempts_charged = EXCLUDED.attempts_charged, attempts_limit = EXCLUDED.attempts_limit"""
+        attempts_charged = EXCLUDED.attempts_charged, attempts_limit = EXCLUDED.attempts_limit,
+        upstream = EXCLUDED.upstream"""
 # LIMIT NULL is PostgreSQL's "no limit".
 _GOALS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit
+    attempts_used, attempts_charged, attempts_limit, upstream
     FROM goals ORDER BY goal_id LIMIT %s OFFSET %s"""
 _GOALS_WITH_STATUS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit
+    attempts_used, attempts_charged, attempts_limit, upstream
     FROM goals WHERE status = ANY(%s) ORDER BY goal_id LIMIT %s OFFSET %s"""
 # The status test repeats the partial index's WHERE word for word, so the planner can
 # prove the query implies it and walk goals_due in due order over the active goals only.
 _DUE: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit
+    attempts_used, attempts_charged, attempts_limit, upstream
     FROM goals
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_at <= %s)
     ORDER BY due_at, goal_id LIMIT %s"""
@@ -98,6 +101,35 @@ _WORKERS: Final = """SELECT worker_id, host, pid, started_at, heartbeat_at, goal
 # Keeps the newest rows exactly, even where a rolled-back insert left a gap in the ids.
 _TRIM_ERRORS: Final = """DELETE FROM service_errors WHERE id <=
     (SELECT id FROM service_errors ORDER BY id DESC OFFSET %s LIMIT 1)"""
+_PUT_UPSTREAM: Final = """INSERT INTO upstreams (name, harness, endpoint, model_family, healthy, updated_at,
+    failing_since, last_status, retry_after_s, next_probe_at, probes, refusals,
+    probing_until, prober, backoff_initial_s, backoff_factor, backoff_max_s,
+    outage_started, recovered_at, recovered_by)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+    ON CONFLICT (name) DO UPDATE SET harness = EXCLUDED.harness, endpoint = EXCLUDED.endpoint,
+        model_family = EXCLUDED.model_family, healthy = EXCLUDED.healthy,
+        updated_at = EXCLUDED.updated_at, failing_since = EXCLUDED.failing_since,
+        last_status = EXCLUDED.last_status, retry_after_s = EXCLUDED.retry_after_s,
+        next_probe_at = EXCLUDED.next_probe_at, probes = EXCLUDED.probes,
+        refusals = EXCLUDED.refusals, probing_until = EXCLUDED.probing_until,
+        prober = EXCLUDED.prober, backoff_initial_s = EXCLUDED.backoff_initial_s,
+        backoff_factor = EXCLUDED.backoff_factor, backoff_max_s = EXCLUDED.backoff_max_s,
+        outage_started = EXCLUDED.outage_started, recovered_at = EXCLUDED.recovered_at,
+        recovered_by = EXCLUDED.recovered_by"""
+_UPSTREAMS: Final = """SELECT name, harness, endpoint, model_family, healthy, updated_at,
+    failing_since, last_status, retry_after_s, next_probe_at, probes, refusals,
+    probing_until, prober, backoff_initial_s, backoff_factor, backoff_max_s,
+    outage_started, recovered_at, recovered_by
+    FROM upstreams ORDER BY name"""
+_UPSTREAMS_NAMED: Final = """SELECT name, harness, endpoint, model_family, healthy, updated_at,
+    failing_since, last_status, retry_after_s, next_probe_at, probes, refusals,
+    probing_until, prober, backoff_initial_s, backoff_factor, backoff_max_s,
+    outage_started, recovered_at, recovered_by
+    FROM upstreams WHERE name = ANY(%s) ORDER BY name"""
+_MOVE_PARKED: Final = """UPDATE goals SET not_before = %s, due_at = %s, reason = %s
+    WHERE upstream = %s AND status = 'waiting'"""
+_PARKED: Final = """SELECT upstream, COUNT(*) FROM goals
+    WHERE upstream IS NOT NULL AND status = 'waiting' GROUP BY upstream"""
 _PUT_LEASE: Final = """INSERT INTO leases (goal_id, token, holder, expires_at)
     VALUES (%s, %s, %s, %s)
     ON CONFLICT (goal_id) DO UPDATE SET
@@ -159,12 +191,17 @@ def _translated(where: str) -> Iterator[None]:
         raise _translate(exc, where) from exc
 
 
+def _same_time(when: datetime | None) -> datetime | None:
+    """PostgreSQL stores times as they are (``TIMESTAMPTZ``)."""
+    return when
+
+
 def _summary(row: TupleRow) -> GoalSummary:
     goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at = row[:8]
-    rule, reason, *usage = row[8:]
+    rule, reason, *usage, upstream = row[8:]
     return GoalSummary(
         goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
-        rule, reason, usage_of(usage[0:3]), usage_of(usage[3:6]),
+        rule, reason, usage_of(usage[0:3]), usage_of(usage[3:6]), upstream,
     )  # fmt: skip
 
 
@@ -299,6 +336,7 @@ class PostgresEventStore(BaseEventStore[Conn]):
                 summary.reason,
                 *usage_row(summary.replans),
                 *usage_row(summary.attempts),
+                summary.upstream,
             ),
         )
 
@@ -350,6 +388,22 @@ class PostgresEventStore(BaseEventStore[Conn]):
             (limit,),
         )
         return [ServiceError(*row) for row in rows]
+
+    def _upstream_records(self, tx: Conn, names: Sequence[str] | None) -> list[UpstreamHealth]:
+        if names is None:
+            rows = tx.execute(_UPSTREAMS)
+        else:
+            rows = tx.execute(_UPSTREAMS_NAMED, (list(names),))
+        return [from_row(row, _same_time) for row in rows]
+
+    def _put_upstream(self, tx: Conn, record: UpstreamHealth) -> None:
+        tx.execute(_PUT_UPSTREAM, as_row(record, _same_time))
+
+    def _move_parked(self, tx: Conn, upstream: str, due: datetime, reason: str) -> None:
+        tx.execute(_MOVE_PARKED, (due, due, reason, upstream))
+
+    def _parked_counts(self, tx: Conn) -> dict[str, int]:
+        return {upstream: int(n) for upstream, n in tx.execute(_PARKED)}
 
     def _lease_record(self, tx: Conn, goal_id: str) -> LeaseRecord | None:
         row = tx.execute(

@@ -80,6 +80,33 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
             ADD COLUMN replans_limit BIGINT, ADD COLUMN attempts_used BIGINT,
             ADD COLUMN attempts_charged BIGINT, ADD COLUMN attempts_limit BIGINT""",
     ),
+    (
+        """CREATE TABLE upstreams (
+            name TEXT COLLATE "C" PRIMARY KEY,
+            harness TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            model_family TEXT NOT NULL,
+            healthy BOOLEAN NOT NULL,
+            updated_at TIMESTAMPTZ NOT NULL,
+            failing_since TIMESTAMPTZ,
+            last_status INTEGER,
+            retry_after_s DOUBLE PRECISION,
+            next_probe_at TIMESTAMPTZ,
+            probes INTEGER NOT NULL,
+            refusals INTEGER NOT NULL,
+            probing_until TIMESTAMPTZ,
+            prober TEXT,
+            backoff_initial_s DOUBLE PRECISION NOT NULL,
+            backoff_factor DOUBLE PRECISION NOT NULL,
+            backoff_max_s DOUBLE PRECISION NOT NULL,
+            outage_started TIMESTAMPTZ,
+            recovered_at TIMESTAMPTZ,
+            recovered_by TEXT
+        )""",
+        'ALTER TABLE goals ADD COLUMN upstream TEXT COLLATE "C"',
+        """CREATE INDEX goals_upstream ON goals (upstream, goal_id)
+            WHERE upstream IS NOT NULL""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

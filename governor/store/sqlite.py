@@ -27,10 +27,12 @@ from typing import Any, Final
 from governor.clock import Clock
 from governor.core.decision import stamp
 from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
 from governor.errors import StoreError
 from governor.registry import ServiceError, WorkerBeat
 from governor.store.base import Lease, usage_of, usage_row
 from governor.store.engine import BaseEventStore, LeaseRecord, read_only_error
+from governor.store.health import as_row, from_row
 from governor.store.migrate import check_readable
 from governor.store.migrate import migrate as run_migrations
 from governor.store.rows import StoredEvent
@@ -95,6 +97,33 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE goals ADD COLUMN attempts_charged INTEGER",
         "ALTER TABLE goals ADD COLUMN attempts_limit INTEGER",
     ),
+    (
+        """CREATE TABLE upstreams (
+            name TEXT PRIMARY KEY,
+            harness TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            model_family TEXT NOT NULL,
+            healthy INTEGER NOT NULL,
+            updated_at_us INTEGER NOT NULL,
+            failing_since_us INTEGER,
+            last_status INTEGER,
+            retry_after_s REAL,
+            next_probe_at_us INTEGER,
+            probes INTEGER NOT NULL,
+            refusals INTEGER NOT NULL,
+            probing_until_us INTEGER,
+            prober TEXT,
+            backoff_initial_s REAL NOT NULL,
+            backoff_factor REAL NOT NULL,
+            backoff_max_s REAL NOT NULL,
+            outage_started_us INTEGER,
+            recovered_at_us INTEGER,
+            recovered_by TEXT
+        )""",
+        "ALTER TABLE goals ADD COLUMN upstream TEXT",
+        """CREATE INDEX goals_upstream ON goals (upstream, goal_id)
+            WHERE upstream IS NOT NULL""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
@@ -110,18 +139,18 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _PUT_SUMMARY: Final = """INSERT OR REPLACE INTO goals
     (goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us, due_us,
      rule, reason, replans_used, replans_charged, replans_limit,
-     attempts_used, attempts_charged, attempts_limit)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+     attempts_used, attempts_charged, attempts_limit, upstream)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 # LIMIT -1 is SQLite's "no limit".
 _GOALS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit
+    attempts_used, attempts_charged, attempts_limit, upstream
     FROM goals ORDER BY goal_id LIMIT ? OFFSET ?"""
 _GOALS_WITH_STATUS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit
+    attempts_used, attempts_charged, attempts_limit, upstream
     FROM goals WHERE status IN (SELECT value FROM json_each(?)) ORDER BY goal_id
     LIMIT ? OFFSET ?"""
 # The status test repeats the partial index's WHERE word for word, so SQLite can use
@@ -129,7 +158,7 @@ _GOALS_WITH_STATUS: Final = """SELECT
 _DUE: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit
+    attempts_used, attempts_charged, attempts_limit, upstream
     FROM goals INDEXED BY goals_due
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_us <= ?)
     ORDER BY due_us, goal_id LIMIT ?"""
@@ -140,6 +169,25 @@ _PUT_WORKER: Final = """INSERT OR REPLACE INTO workers (worker_id, host, pid, st
     heartbeat_at_us, goal_id, step_started_at_us) VALUES (?, ?, ?, ?, ?, ?, ?)"""
 _WORKERS: Final = """SELECT worker_id, host, pid, started_at_us, heartbeat_at_us, goal_id,
     step_started_at_us FROM workers ORDER BY worker_id"""
+_PUT_UPSTREAM: Final = """INSERT OR REPLACE INTO upstreams (name, harness, endpoint, model_family, healthy, updated_at_us,
+    failing_since_us, last_status, retry_after_s, next_probe_at_us, probes, refusals,
+    probing_until_us, prober, backoff_initial_s, backoff_factor, backoff_max_s,
+    outage_started_us, recovered_at_us, recovered_by)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+_UPSTREAMS: Final = """SELECT name, harness, endpoint, model_family, healthy, updated_at_us,
+    failing_since_us, last_status, retry_after_s, next_probe_at_us, probes, refusals,
+    probing_until_us, prober, backoff_initial_s, backoff_factor, backoff_max_s,
+    outage_started_us, recovered_at_us, recovered_by
+    FROM upstreams ORDER BY name"""
+_UPSTREAMS_NAMED: Final = """SELECT name, harness, endpoint, model_family, healthy, updated_at_us,
+    failing_since_us, last_status, retry_after_s, next_probe_at_us, probes, refusals,
+    probing_until_us, prober, backoff_initial_s, backoff_factor, backoff_max_s,
+    outage_started_us, recovered_at_us, recovered_by
+    FROM upstreams WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name"""
+_MOVE_PARKED: Final = """UPDATE goals SET not_before_us = ?, due_us = ?, reason = ?
+    WHERE upstream = ? AND status = 'waiting'"""
+_PARKED: Final = """SELECT upstream, COUNT(*) FROM goals
+    WHERE upstream IS NOT NULL AND status = 'waiting' GROUP BY upstream"""
 
 
 def _us(when: datetime) -> int:
@@ -234,11 +282,11 @@ def migrate(
 
 def _summary(row: tuple[Any, ...]) -> GoalSummary:
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us = row[:8]
-    rule, reason, *usage = row[8:]
+    rule, reason, *usage, upstream = row[8:]
     return GoalSummary(
         goal_id, title, seq, status, next_action, blocked_on,
         _maybe_time(not_before_us), _time(updated_at_us), rule, reason,
-        usage_of(usage[0:3]), usage_of(usage[3:6]),
+        usage_of(usage[0:3]), usage_of(usage[3:6]), upstream,
     )  # fmt: skip
 
 
@@ -354,7 +402,7 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
             _PUT_SUMMARY,
             (s.goal_id, s.title, s.seq, s.status, s.next_action, s.blocked_on,
              _maybe_us(s.not_before), _us(s.updated_at), _us(s.due_at), s.rule, s.reason,
-             *usage_row(s.replans), *usage_row(s.attempts)),
+             *usage_row(s.replans), *usage_row(s.attempts), s.upstream),
         )  # fmt: skip
 
     def _summaries(
@@ -413,6 +461,26 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
             (limit,),
         )
         return [ServiceError(_time(at), worker, goal, text) for at, worker, goal, text in rows]
+
+    def _upstream_records(
+        self, tx: sqlite3.Connection, names: Sequence[str] | None
+    ) -> list[UpstreamHealth]:
+        if names is None:
+            rows = tx.execute(_UPSTREAMS)
+        else:
+            rows = tx.execute(_UPSTREAMS_NAMED, (json.dumps(list(names)),))
+        return [from_row(row, _maybe_time) for row in rows]
+
+    def _put_upstream(self, tx: sqlite3.Connection, record: UpstreamHealth) -> None:
+        tx.execute(_PUT_UPSTREAM, as_row(record, _maybe_us))
+
+    def _move_parked(
+        self, tx: sqlite3.Connection, upstream: str, due: datetime, reason: str
+    ) -> None:
+        tx.execute(_MOVE_PARKED, (_us(due), _us(due), reason, upstream))
+
+    def _parked_counts(self, tx: sqlite3.Connection) -> dict[str, int]:
+        return {upstream: int(n) for upstream, n in tx.execute(_PARKED)}
 
     def _lease_record(self, tx: sqlite3.Connection, goal_id: str) -> LeaseRecord | None:
         row = tx.execute(

@@ -20,13 +20,14 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Protocol, get_args, runtime_checkable
+from typing import Final, get_args
 
 from governor.analysis.explain import Explanation, explain
 from governor.core.decide import decide
-from governor.core.decision import Decision, Status
+from governor.core.decision import Decision, Status, count, stamp
 from governor.core.events import Event
 from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView, project
 from governor.errors import InputError
 from governor.store.base import EventStore
@@ -217,14 +218,7 @@ def goal_page(
     )
 
 
-# --- upstreams: the seam for the fleet-outage work -------------------------------------------
-
-
-@runtime_checkable
-class UpstreamSource(Protocol):
-    """A store that keeps one health record per upstream (SPEC §11.10)."""
-
-    def upstreams(self) -> Sequence[object]: ...
+# --- upstreams: each one's shared health (SPEC §11.10) --------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,37 +226,37 @@ class UpstreamRow:
     """One upstream as the page shows it."""
 
     name: str
-    healthy: bool | None
+    healthy: bool
     since: datetime | None
-    """When it started failing (or came back)."""
+    """When its current outage began (None while healthy)."""
     next_probe: datetime | None
     detail: str | None
-    parked: int | None
-    """Goals waiting on it."""
+    """The last status it refused with, or how its last outage ended."""
+    parked: int
+    """Goals waiting parked on it."""
 
     @classmethod
-    def of(cls, record: object) -> UpstreamRow:
-        """Read a health record by the attribute names the fleet-outage work uses."""
-        healthy, parked = _first(record, "healthy"), _first(record, "parked", "parked_goals")
-        since, probe = _first(record, "failing_since", "since"), _first(record, "next_probe_at")
-        detail = _first(record, "last_status", "detail", "reason")
+    def of(cls, record: UpstreamHealth) -> UpstreamRow:
+        """The row of one health record (``governor.core.upstream.UpstreamHealth``)."""
+        if record.healthy:
+            detail = (
+                f"back since {stamp(record.recovered_at)} (by a {record.recovered_by})"
+                if record.recovered_at
+                else None
+            )
+        else:
+            status = f"HTTP {record.last_status}" if record.last_status else "no status"
+            detail = f"{status}; {count(record.probes, 'probe')} refused"
         return cls(
-            name=str(_first(record, "upstream", "name", "key") or record),
-            healthy=None if healthy is None else bool(healthy),
-            since=since if isinstance(since, datetime) else None,
-            next_probe=probe if isinstance(probe, datetime) else None,
-            detail=None if detail is None else str(detail),
-            parked=parked if isinstance(parked, int) else None,
+            name=record.upstream,
+            healthy=record.healthy,
+            since=record.failing_since,
+            next_probe=record.probe_due_at,
+            detail=detail,
+            parked=record.parked or 0,
         )
 
 
-def _first(record: object, *names: str) -> object:
-    """The first of the attributes that the record has and is not None."""
-    return next((v for n in names if (v := getattr(record, n, None)) is not None), None)
-
-
-def upstream_rows(store: EventStore) -> list[UpstreamRow] | None:
-    """Each upstream's health, or None when the store keeps no health records."""
-    if not isinstance(store, UpstreamSource):
-        return None
+def upstream_rows(store: EventStore) -> list[UpstreamRow]:
+    """Each upstream's health, by name."""
     return [UpstreamRow.of(record) for record in store.upstreams()]

@@ -1,6 +1,6 @@
 """The goals list: one page of summaries, the filter by status, paging, and the upstreams.
 
-Pure: a ``GoalList`` (and the upstream rows, if the store keeps them) in, ``Html`` out.
+Pure: a ``GoalList`` and the upstream rows in, ``Html`` out.
 """
 
 from __future__ import annotations
@@ -107,8 +107,6 @@ def _pager(goals: GoalList) -> Html:
 
 def _upstreams(rows: list[UpstreamRow], now: datetime) -> Html:
     def health(row: UpstreamRow) -> Html:
-        if row.healthy is None:
-            return badge("other", "unknown")
         return badge("succeeded", "healthy") if row.healthy else badge("blocked", "failing")
 
     body = [
@@ -127,7 +125,7 @@ def _upstreams(rows: list[UpstreamRow], now: datetime) -> Html:
         "tr",
         *(
             el("th", h)
-            for h in ("upstream", "health", "since", "next probe", "parked goals", "last status")
+            for h in ("upstream", "health", "failing since", "next probe", "parked goals", "detail")
         ),
     )
     table = (
@@ -151,7 +149,7 @@ HEADINGS = (
 )
 
 
-def list_main(goals: GoalList, upstreams: list[UpstreamRow] | None, now: datetime) -> Html:
+def list_main(goals: GoalList, upstreams: list[UpstreamRow], now: datetime) -> Html:
     """The ``main`` of the list page."""
     noun = "goal" if goals.total == 1 else "goals"
     heading = noun if goals.status is None else f"{noun} {goals.status.replace('_', ' ')}"
@@ -173,7 +171,7 @@ def list_main(goals: GoalList, upstreams: list[UpstreamRow] | None, now: datetim
     return join(
         [
             el("h1", "Goals ", el("span", f"{goals.total} {heading}", class_="sub")),
-            _upstreams(upstreams, now) if upstreams is not None else Html(""),
+            _upstreams(upstreams, now),
             _filters(goals),
             table,
             _pager(goals),

@@ -9,6 +9,8 @@ Rules (SPEC §4 "In-agent retry", decision record 0046):
     * A reply that does not parse or validate is retried with the problems appended to
       the prompt; that attempt reached the model, so it is productive (charged).
     * A timed-out spawn is not retried in-agent: it already ran to its limit.
+    * An upstream refusal is not retried in-agent once the upstream is known to be
+      failing (``AgentCall.parked``): the fleet probes it instead (SPEC §11.10).
     * Every spawn is recorded in the ``ProofRecorder`` *before* anything can raise, so a
       parallel fan-out that swallows an exception cannot erase a class.
     * A run that took more than one try says so (``tries_of``: the count, what each try
@@ -74,6 +76,9 @@ class AgentCall:
     env: Mapping[str, str]
     profile_name: str | None = None
     """The profile's name in the goal, for messages (else ``agent``)."""
+    parked: Callable[[], bool] | None = None
+    """Whether the call's upstream is known to be failing (SPEC §11.10): an upstream
+    refusal is then not retried in-agent — the fleet's probe retries that upstream."""
 
     @property
     def who(self) -> str:
@@ -207,6 +212,18 @@ class _RetryAfterTooLong(stop_base):
         return (last.result.retry_after_s or 0.0) > self.max_wait_s
 
 
+class _UpstreamParked(stop_base):
+    """Stop after an upstream refusal when the upstream is known to be failing."""
+
+    def __init__(self, parked: Callable[[], bool] | None) -> None:
+        self.parked = parked
+
+    def __call__(self, state: RetryCallState) -> bool:
+        last: _Try[Any] = state.outcome.result()  # type: ignore[union-attr]
+        refused = last.result.failure_class == "upstream" and last.answer is None
+        return refused and self.parked is not None and self.parked()
+
+
 def _wait(
     settings: RetrySettings, jitter: Callable[[], float]
 ) -> Callable[[RetryCallState], float]:
@@ -264,7 +281,9 @@ def call_agent(
 
     retrying = Retrying(
         stop=stop_any(
-            stop_after_attempt(call.profile.max_attempts), _RetryAfterTooLong(settings.max_wait_s)
+            stop_after_attempt(call.profile.max_attempts),
+            _RetryAfterTooLong(settings.max_wait_s),
+            _UpstreamParked(call.parked),
         ),
         retry=retry_if_result(lambda t: t.retry),
         wait=_wait(settings, jitter),

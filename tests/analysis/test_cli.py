@@ -104,7 +104,13 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
     )
     assert tuned.returncode == 0, tuned.stderr
     report = orjson.loads(tuned.stdout)
-    assert list(report) == ["corpus", "policies", "recommended"]
+    assert list(report) == ["corpus", "policies", "recommended", "fleet"]
+    assert list(report["fleet"]) == [
+        "outages",
+        "refused_calls",
+        "sent_under_fleet_rule",
+        "calls_saved",
+    ]
     assert report["corpus"]["histories"] == 60
     assert len(report["policies"]) == 6
     first = report["policies"][0]
@@ -133,3 +139,52 @@ def test_tune_names_a_bad_input(tmp_path: Path) -> None:
     result = project.gov("tune", "bad", "--grid", "max_replans=1..2", "--quiet")
     assert result.returncode == 3
     assert "h.jsonl: line 1:" in result.stderr
+
+
+def test_simulate_and_tune_name_a_file_they_cannot_write_in_one_line(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    missing = tmp_path / "no" / "such" / "folder"
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    plot = project.gov(
+        "simulate", "--fleet", "aware", "--goals", "2", "--out", "o", "--plot", f"{missing}.png"
+    )
+    assert (plot.returncode, plot.stderr) == (
+        3,
+        f"error: cannot write {missing}.png: No such file or directory\n",
+    )
+    out = project.gov("simulate", "--goals", "2", "--out", str(tmp_path / "taken" / "o"))
+    assert out.returncode == 3
+    assert out.stderr.startswith(f"error: cannot write {tmp_path / 'taken' / 'o'}: ")
+    assert out.stderr.count("\n") == 1
+    assert project.gov("simulate", "--goals", "4", "--out", "corpus").returncode == 0
+    tuned = project.gov(
+        "tune", "corpus", "--grid", "max_replans=1..2", "--quiet", "--plot", f"{missing}.png"
+    )
+    assert (tuned.returncode, tuned.stderr) == (
+        3,
+        f"error: cannot write {missing}.png: No such file or directory\n",
+    )
+
+
+def test_simulate_refuses_a_plot_without_a_fleet_and_a_fleet_of_no_goals(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    alone = project.gov("simulate", "--goals", "2", "--out", "o", "--plot", "p.png")
+    assert (alone.returncode, alone.stderr) == (
+        3,
+        "error: --plot draws a fleet outage: give --fleet aware or --fleet per-goal\n",
+    )
+    assert not (tmp_path / "p.png").exists()
+    none = project.gov("simulate", "--fleet", "aware", "--goals", "0", "--out", "o")
+    assert none.returncode == 2
+    assert none.stderr.splitlines()[-1].endswith("argument --goals: must be above 0, not 0")
+    assert "Traceback" not in none.stderr
+
+
+def test_the_timeline_says_why_a_parked_goal_was_resumed(tmp_path: Path) -> None:
+    result = Project(tmp_path).gov("replay", str(GOLDEN / "fleet_parked_then_resumed.jsonl"))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    [at] = [n for n, line in enumerate(lines) if "  goal.resumed  " in line]
+    assert lines[at + 1].strip().startswith("goal.resumed by governor: codex ")
+    assert "is back: its probe at" in lines[at + 1]
+    assert "the outage lasted from" in lines[at + 1]

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from governor.analysis.explain import explain
+from governor.core.decide import decide
+from governor.core.parking import park_goal
+from governor.core.policy import UpstreamBackoff
+from governor.core.upstream import Seen, Upstream, observed
 from governor.store.jsonl import read_history
+from tests.story import Story
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -100,3 +106,24 @@ def test_a_goal_that_has_not_stopped_is_not_a_budget_problem() -> None:
     ex = explain(e for _, e in read_history(GOLDEN / "work_upstream_cooldown.jsonl"))
     assert ex.change is None
     assert ex.advice == "the goal has not stopped: it waits for an outside service"
+
+
+def test_a_park_past_its_outage_wait_is_a_stop_explained_with_the_raise_that_lets_it_wait_on() -> (
+    None
+):
+    s = Story(max_outage_wait_s=600)
+    s.plan("a")
+    upstream = Upstream("codex", "https://api.openai.com/v1", "gpt-5-codex")
+    health = observed(None, upstream, Seen("refused", 503), s.now, UpstreamBackoff())
+    assert health is not None
+    d = decide(s.view, s.now, upstreams={"worker": health})
+    assert d.outage is not None
+    s.add(park_goal(s.view, d.outage, at=s.now))
+    parked_at = s.now
+    assert explain(s.events).decision.status == "waiting"  # at its last event
+    later = explain(s.events, now=parked_at + timedelta(seconds=900))
+    assert (later.decision.status, later.decision.exhausted) == ("budget_exhausted", "outage_wait")
+    assert later.change is not None
+    assert later.change.field == "max_outage_wait_s"
+    assert later.change.after > 900
+    assert "--ledger outage_wait --to" in later.advice

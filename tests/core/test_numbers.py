@@ -192,7 +192,12 @@ def test_check_policy_value_says_what_is_wrong(field, value, problem) -> None:
 def test_raise_checks_the_policy_field_its_budget_names(budget: Budget) -> None:
     """The verb and the event model refuse a limit past the range of the very field the
     budget table says the ledger lifts, with the same words: there is one such list."""
-    top = {"max_runtime_s": MAX_RUNTIME_S, "max_cost_usd": MAX_USD}.get(budget.field, MAX_COUNT)
+    ceilings = {
+        "max_runtime_s": MAX_RUNTIME_S,
+        "max_cost_usd": MAX_USD,
+        "max_outage_wait_s": MAX_RUNTIME_S,
+    }
+    top = ceilings.get(budget.field, MAX_COUNT)
     past = float(top) * 10
     problem = check_policy_value(budget.field, past)
     assert problem is not None

@@ -3,12 +3,14 @@
 A vendor outage of three model requests must not cost the goal a charged replan
 (SPEC §1, §11.9): the goal finishes with the same ``replans.charged`` as the same goal
 without the outage, and the refused plan is recorded uncharged with claude's stream as
-its evidence.
+its evidence. Governor's health probes during the outage (SPEC §11.10) are answered and
+counted apart: the outage is the planner's own requests.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +19,7 @@ import pytest
 from tests.e2e.cli import COMPLETE, Project, done, plan, worker_script
 from tests.fakevendor import scenario as sc
 from tests.fakevendor.clis import claude_env, require_cli
-from tests.fakevendor.server import FakeVendor
+from tests.fakevendor.server import FakeVendor, RecordedRequest
 
 FAST_BACKOFF = {"upstream_backoff": {"initial_s": 0.05, "factor": 1, "max_s": 0.05}}
 OUTAGE_REQUESTS = 3
@@ -29,17 +31,37 @@ def vendor() -> Iterator[FakeVendor]:
         yield fake
 
 
+class Outage:
+    """Refuses the first ``refusals`` planner requests with 503, then answers each by what
+    its prompt asks. Health probes (SPEC §11.10: one per back-off step while the upstream
+    is failing) are answered: the outage is the planner's requests, counted exactly."""
+
+    def __init__(self, refusals: int) -> None:
+        self.left, self.lock = refusals, threading.Lock()
+
+    def __call__(self, request: RecordedRequest) -> sc.Step:
+        text = json.dumps(request.body)
+        if is_probe(request):
+            return sc.Step("reply", text="ok")
+        with self.lock:
+            refuse, self.left = self.left > 0, max(self.left - 1, 0)
+        if refuse:
+            return sc.Step("status", status=503)
+        if "asked now: milestone" in text:
+            return sc.Step("reply", text=json.dumps(COMPLETE))
+        return sc.Step("reply", text=json.dumps(plan("hello")))
+
+
+def is_probe(request: RecordedRequest) -> bool:
+    return "role: probe" in json.dumps(request.body)
+
+
 def claude_goal(root: Path, vendor: FakeVendor, outage: int) -> Project:
     """A project whose planner is claude against ``vendor`` (after ``outage`` refusals)."""
     cli = require_cli("claude")
     project = Project(root)
     project.env.update(claude_env(root / "home", vendor.url, cli))
-    steps = [sc.Step("status", status=503)] * outage
-    steps += [
-        sc.Step("reply", text=json.dumps(plan("hello"))),
-        sc.Step("reply", text=json.dumps(COMPLETE)),
-    ]
-    vendor.play(sc.Scenario(tuple(steps)))
+    vendor.respond(Outage(outage))
     worker = {
         "harness": "scripted",
         "args": [
@@ -62,14 +84,16 @@ def test_a_three_request_outage_leaves_the_charged_replans_unchanged(
     tmp_path: Path, vendor: FakeVendor
 ) -> None:
     calm = finish(claude_goal(tmp_path / "calm", vendor, outage=0))
-    calm_requests = len(vendor.model_requests)
+    calm_requests = [r for r in vendor.model_requests if not is_probe(r)]
 
     project = claude_goal(tmp_path / "outage", vendor, outage=OUTAGE_REQUESTS)
     stormy = finish(project)
 
     assert stormy["ledger"]["replans"]["charged"] == calm["ledger"]["replans"]["charged"] == 2
     assert stormy["ledger"]["replans"]["uncharged"] >= 1
-    assert len(vendor.model_requests) == calm_requests + OUTAGE_REQUESTS
+    planner = [r for r in vendor.model_requests if not is_probe(r)]
+    assert len(planner) == len(calm_requests) + OUTAGE_REQUESTS
+    assert any(is_probe(r) for r in vendor.model_requests)  # governor probed, then resumed
     failed = [e for e in project.events("g") if e["type"] == "plan.failed"]
     assert failed
     for event in failed:

@@ -9,19 +9,23 @@ neutral answer that consumes no step.
 
 Every request is recorded (method, path, headers with credentials redacted, JSON body),
 so a test can assert how many model requests a CLI made — e.g. that in-CLI retries are
-really off.
+really off — and when (``RecordedRequest.at``, on the monotonic clock). Instead of a
+scenario, a test may give a *responder*: a function of each model request that returns
+the step to play (many goals at once, each answered by what its prompt asks).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakevendor import anthropic_api, openai_api
-from tests.fakevendor.scenario import Scenario, reply
+from tests.fakevendor.scenario import Scenario, Step, reply
 from tests.fakevendor.wire import Answer, json_answer
 
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "cookie", "proxy-authorization"})
@@ -39,6 +43,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    at: float = 0.0
+    """When it arrived (``time.monotonic()``)."""
 
     @property
     def route(self) -> str:
@@ -59,11 +65,19 @@ def redact_headers(headers: dict[str, str]) -> dict[str, str]:
     }
 
 
+Responder = Callable[[RecordedRequest], Step]
+"""Chooses the step that answers one model request."""
+
+
 @dataclass
 class _Recorder:
     scenario: Scenario
     requests: list[RecordedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    responder: Responder | None = None
+
+    def step(self, request: RecordedRequest, index: int) -> Step:
+        return self.responder(request) if self.responder else self.scenario.step(index)
 
     def record(self, request: RecordedRequest) -> int:
         """Record a request; return its 0-based index among model requests (-1: not one)."""
@@ -84,10 +98,10 @@ def _route(recorder: _Recorder, request: RecordedRequest, index: int) -> Answer:
     body = request.body if isinstance(request.body, dict) else {}
     model = str(body.get("model", "claude-fake"))
     if request.route == RESPONSES_PATH and index >= 0:
-        return openai_api.answer(recorder.scenario.step(index))
+        return openai_api.answer(recorder.step(request, index))
     if request.route == MESSAGES_PATH and index >= 0:
         streaming = bool(body.get("stream", False))
-        return anthropic_api.answer(recorder.scenario.step(index), model, streaming)
+        return anthropic_api.answer(recorder.step(request, index), model, streaming)
     if request.route.startswith("/v1/messages"):
         return json_answer(200, {"input_tokens": 120})
     return json_answer(404, {"error": {"message": f"fake vendor has no {request.route}"}})
@@ -113,7 +127,11 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         request = RecordedRequest(
-            self.command, self.path, redact_headers(dict(self.headers)), _parse_body(raw)
+            self.command,
+            self.path,
+            redact_headers(dict(self.headers)),
+            _parse_body(raw),
+            time.monotonic(),
         )
         index = self.server.recorder.record(request)
         self._write(_route(self.server.recorder, request, index))
@@ -168,6 +186,15 @@ class FakeVendor:
         recorder = self._server.recorder
         with recorder.lock:
             recorder.scenario = scenario
+            recorder.responder = None
+            recorder.requests.clear()
+
+    def respond(self, responder: Responder) -> None:
+        """Answer each next model request with the step ``responder`` picks for it; forget
+        earlier requests."""
+        recorder = self._server.recorder
+        with recorder.lock:
+            recorder.responder = responder
             recorder.requests.clear()
 
     def start(self) -> FakeVendor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import urllib.request
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import orjson
 import pytest
 
 from governor.cli.main import main
+from governor.core import upstream as health
 from governor.core.evidence import Evidence, Tries
+from governor.core.policy import UpstreamBackoff
 from governor.core.summary import GoalSummary
 from governor.registry import ServiceError, WorkerBeat
 from governor.service.backoff import GoalBackoff
@@ -147,6 +150,29 @@ def test_the_metrics_text_is_prometheus_exposition_with_every_family() -> None:
     assert "# TYPE governor_lease_takeovers_total counter" in text
     assert "governor_lease_takeovers_total 0" in text
     assert text.endswith("\n")
+
+
+def test_the_metrics_show_each_upstream_its_outage_and_the_goals_parked_on_it() -> None:
+    codex = health.Upstream("codex", "https://api.openai.com/v1", "gpt-5-codex")
+    claude = health.Upstream("claude", "https://api.anthropic.com", "default")
+    failing = health.observed(None, codex, health.Seen("refused", 503), T0, UpstreamBackoff())
+    healthy = health.observed(None, claude, health.Seen("answered"), T0, UpstreamBackoff())
+    assert failing is not None
+    assert healthy is not None
+    records = (replace(failing, parked=7), replace(healthy, parked=0))
+    text = render(MetricsSnapshot({}, {"waiting": 7}, 1, None, records))
+    name = f'upstream="{codex.name}"'
+    assert f"governor_upstream_healthy{{{name}}} 0" in text
+    assert f'governor_upstream_healthy{{upstream="{claude.name}"}} 1' in text
+    assert (
+        f"governor_upstream_failing_since_timestamp_seconds{{{name}}} {int(T0.timestamp())}" in text
+    )
+    assert (
+        f"governor_upstream_next_probe_timestamp_seconds{{{name}}} {int(T0.timestamp()) + 30}"
+        in text
+    )
+    assert f"governor_upstream_parked_goals{{{name}}} 7" in text
+    assert "# TYPE governor_upstream_changes_total counter" in text
 
 
 def test_the_metrics_file_is_replaced_whole_and_served_over_http(tmp_path: Path) -> None:

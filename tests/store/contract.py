@@ -6,7 +6,8 @@ A backend's test module defines ``class TestXStore(StoreContract)`` and override
 ``tests/store/streams.py``. Everything else is asserted once, for all of them: here
 streams, optimistic concurrency, summaries and scheduling; leases and fencing in
 ``contract_leases.py``; export and import in ``contract_transfer.py``; damaged rows in
-``contract_damage.py``; the service registry in ``contract_registry.py``.
+``contract_damage.py``; the service registry in ``contract_registry.py``; upstream health
+in ``contract_health.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from governor.core.view import project
 from governor.errors import ConcurrencyConflictError, InvalidEventError, NotFoundError
 from governor.store import summarize
 from tests.store.contract_damage import DamageCases
+from tests.store.contract_health import HealthCases
 from tests.store.contract_leases import LeaseCases
 from tests.store.contract_registry import RegistryCases
 from tests.store.contract_transfer import TransferCases
@@ -31,7 +33,7 @@ from tests.store.streams import Backend, resumed, story, summary
 from tests.story import T0
 
 
-class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, Backend):
+class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, HealthCases, Backend):
     """The behaviour every ``EventStore`` backend must show."""
 
     # --- append and load --------------------------------------------------------------

@@ -45,6 +45,7 @@ EXPECTED: Final[dict[str, tuple[str, str | None]]] = {
     "g-ready": ("ready", None),
     "g-running": ("running", None),
     "g-waiting": ("waiting", "upstream"),
+    "g-parked": ("waiting", "upstream"),
     "g-blocked-environment": ("blocked", "environment"),
     "g-blocked-upstream": ("blocked", "upstream"),
     "g-blocked-decision": ("blocked", "decision"),
@@ -148,6 +149,13 @@ def build(root: Path) -> Fleet:
     s = fleet.scenario("g-waiting", planner(OUTAGE))
     fleet.goal("g-waiting", s, upstream_backoff={"initial_s": 3600, "factor": 2, "max_s": 7200})
     fleet.run("g-waiting")
+
+    # its planner's upstream refuses, and so does the probe: the goal waits parked on it
+    probe = {"name": "probe", "match": "role: probe", "steps": [OUTAGE]}
+    s = fleet.scenario("g-parked", planner(OUTAGE), probe)
+    s["probe"] = s["args"]
+    fleet.goal("g-parked", s, upstream_backoff={"initial_s": 3600, "factor": 2, "max_s": 7200})
+    fleet.run("g-parked")
 
     missing = {"harness": "command", "args": ["bin/no-such-planner"], "max_attempts": 1}
     fleet.goal("g-blocked-environment", missing, fleet.scenario("env-worker", planner(COMPLETE)))

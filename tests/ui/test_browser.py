@@ -76,6 +76,27 @@ def test_the_list_shows_rule_wake_up_and_budgets_from_the_summaries(page: Any, u
     assert row.nth(7).inner_text().strip().endswith("0/100")
 
 
+def test_the_list_shows_each_upstream_its_outage_and_the_goals_parked_on_it(
+    page: Any, ui: Server
+) -> None:
+    page.goto(ui.url)
+    section = page.locator("section#upstreams")
+    assert section.locator("h2").inner_text() == "Upstreams"
+    row = section.locator("tbody tr", has_text="g-parked.scenario.json")
+    cells = row.locator("td")
+    assert cells.nth(0).inner_text().startswith("scripted ")
+    assert cells.nth(1).locator(".badge").inner_text() == "failing"
+    assert cells.nth(3).inner_text().startswith("in 59 m")  # its next probe
+    assert cells.nth(4).inner_text() == "1"  # g-parked waits on it
+    assert cells.nth(5).inner_text() == "HTTP 503; 0 probes refused"
+    healthy = section.locator("tbody tr", has_text="g-succeeded.scenario.json")
+    assert healthy.locator(".badge").inner_text() == "healthy"
+    page.goto(ui.url + "?status=waiting")
+    parked = page.locator("tr[data-goal=g-parked] td")
+    assert parked.nth(3).inner_text() == "fleet.3"
+    assert_inert(page)
+
+
 def test_a_goal_page_shows_its_timeline_and_ledger(page: Any, ui: Server) -> None:
     page.goto(ui.url + "goals/g-succeeded")
     runs = page.locator("table.timeline tr.run")

@@ -7,12 +7,13 @@ are the in-memory backend, which keeps the store contract.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from governor.core.policy import UpstreamBackoff
+from governor.core.upstream import Seen, Upstream, observed
 from governor.core.view import project
 from governor.errors import InputError, NotFoundError
 from governor.store import summarize
@@ -183,34 +184,30 @@ def test_a_goal_page_reads_one_goal_once_and_an_unknown_goal_is_not_found() -> N
         goal_page(store, "nope", T0)
 
 
-# --- upstreams: the seam for the fleet-outage work -------------------------------------------
+# --- upstreams: each one's shared health ---------------------------------------------------
 
 
-@dataclass
-class Health:
-    upstream: str
-    healthy: bool
-    failing_since: object = None
-    parked: int = 0
-
-
-class StoreWithHealth(MemoryEventStore):
-    def upstreams(self) -> list[Health]:
-        return [Health("claude:api.anthropic.com", False, T0, 12), Health("codex:default", True)]
-
-
-def test_the_upstreams_section_appears_only_when_the_store_keeps_health_records() -> None:
-    plain = MemoryEventStore()
-    assert upstream_rows(plain) is None
-    assert "Upstreams" not in list_main(goal_list(plain), upstream_rows(plain), T0)
-    rows = upstream_rows(StoreWithHealth())
+def test_the_upstreams_section_shows_each_record_of_the_store() -> None:
+    store = MemoryEventStore()
+    assert upstream_rows(store) == []
+    assert "no upstream recorded yet" in list_main(goal_list(store), upstream_rows(store), T0)
+    claude = Upstream("claude", "https://api.anthropic.com", "claude-sonnet-4-5")
+    codex = Upstream("codex", "https://api.openai.com/v1", "gpt-5-codex")
+    backoff = UpstreamBackoff()
+    store.change_upstream(
+        claude.name, lambda r: observed(r, claude, Seen("refused", 529), T0, backoff)
+    )
+    store.change_upstream(codex.name, lambda r: observed(r, codex, Seen("answered"), T0, backoff))
+    rows = upstream_rows(store)
     assert rows == [
-        UpstreamRow("claude:api.anthropic.com", False, T0, None, None, 12),
-        UpstreamRow("codex:default", True, None, None, None, 0),
+        UpstreamRow(
+            claude.name, False, T0, T0 + timedelta(seconds=30), "HTTP 529; 0 probes refused", 0
+        ),
+        UpstreamRow(codex.name, True, None, None, None, 0),
     ]
-    page = list_main(goal_list(plain), rows, T0 + timedelta(minutes=5))
+    page = list_main(goal_list(store), rows, T0 + timedelta(seconds=5))
     assert 'id="upstreams"' in page
-    assert "claude:api.anthropic.com" in page
+    assert "claude https://api.anthropic.com claude-sonnet-4-5" in page
     assert ">failing<" in page
     assert ">healthy<" in page
 

@@ -1,0 +1,275 @@
+"""Upstream health: one record per vendor endpoint, shared by every runner, and its transitions.
+
+Rules (SPEC §11.10; docs/fleet-outages.md):
+    * An *upstream* is what an agent call reaches: its harness, its endpoint (base URL)
+      and its model family. The shell names the upstream of each profile; the core only
+      sees names and records.
+    * Every classified agent call says something about its upstream (``Contact``): it was
+      ``refused`` (an ``upstream`` failure), it was ``answered`` (the vendor spoke: a
+      reply, or any failure after contact), or there was no contact (a missing binary, a
+      timeout): then nothing is learned.
+    * A refusal marks a healthy upstream failing from that moment; the next probe is due
+      one back-off step later (``UpstreamBackoff.wait_s`` of the step, or the vendor's
+      Retry-After when longer). While it is failing, one probe per step may be claimed
+      (exclusively, until its deadline); a refused probe moves the next probe one step
+      further; an answer — a probe's or a late call's — makes the upstream healthy again
+      and remembers the outage's span.
+    * The transitions are pure functions of (record, observation, now); they return None
+      when nothing changes, so a store writes only when a record really changes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Final, Literal
+
+from governor.core.decision import count, stamp
+from governor.core.policy import UpstreamBackoff
+
+DEFAULT_BACKOFF: Final = UpstreamBackoff()
+"""The back-off of a record no refusal has set yet (the policy's default)."""
+
+Contact = Literal["refused", "answered", "none"]
+"""What one call said about its upstream: refused, answered, or nothing (no contact)."""
+
+_DATED: Final = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$")
+
+
+def model_family(model: str | None) -> str:
+    """The family of a model name: lower-cased, without a trailing date or ``-latest``
+    (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``); ``default`` when none is named."""
+    if not model or not model.strip():
+        return "default"
+    return _DATED.sub("", model.strip().lower())
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """What an agent call reaches: harness, endpoint and model family."""
+
+    harness: str
+    endpoint: str
+    model_family: str
+
+    @property
+    def name(self) -> str:
+        """The upstream's one name, as records, logs and events show it."""
+        return f"{self.harness} {self.endpoint} {self.model_family}"
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What one call (or probe) said about its upstream."""
+
+    contact: Contact
+    status: int | None = None
+    """The vendor status of a refusal, when the adapter read one."""
+    retry_after_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamHealth:
+    """One upstream's shared health record (the store keeps one per upstream)."""
+
+    upstream: str
+    """The upstream's name (``Upstream.name``)."""
+    harness: str
+    endpoint: str
+    model_family: str
+    healthy: bool
+    updated_at: datetime
+    failing_since: datetime | None = None
+    """When the current outage was first seen (None while healthy)."""
+    last_status: int | None = None
+    """The vendor status of the latest refusal, when known."""
+    retry_after_s: float | None = None
+    """The latest refusal's Retry-After, when the vendor gave one."""
+    next_probe_at: datetime | None = None
+    """When the next probe is due (None while healthy)."""
+    probes: int = 0
+    """Probes refused in the current outage (the back-off step is ``probes + 1``)."""
+    refusals: int = 0
+    """Refused calls and probes in the current (or, once healthy, the last) outage."""
+    probing_until: datetime | None = None
+    """The deadline of a probe claimed and in flight (None when none is)."""
+    prober: str | None = None
+    """Who claimed that probe."""
+    backoff: UpstreamBackoff = DEFAULT_BACKOFF
+    """The back-off between probes (the policy of the goal whose call first saw it fail)."""
+    outage_started: datetime | None = None
+    """Once healthy again: when the last outage began."""
+    recovered_at: datetime | None = None
+    """Once healthy again: when the last outage ended."""
+    recovered_by: Literal["probe", "call"] | None = None
+    """What ended the last outage: a probe that was answered, or a call that was."""
+    parked: int | None = None
+    """Goals parked on it (filled in by the store when it lists records; not stored)."""
+
+    @property
+    def probe_due_at(self) -> datetime | None:
+        """When something may change: the claimed probe's deadline, else the next probe."""
+        if self.healthy:
+            return None
+        if self.probing_until is not None and (
+            self.next_probe_at is None or self.probing_until > self.next_probe_at
+        ):
+            return self.probing_until
+        return self.next_probe_at
+
+    def probe_claimable(self, now: datetime) -> bool:
+        """A probe is due and nobody holds a live claim on it."""
+        if self.healthy or self.next_probe_at is None or self.next_probe_at > now:
+            return False
+        return self.probing_until is None or self.probing_until <= now
+
+
+def _first_record(upstream: Upstream, now: datetime) -> UpstreamHealth:
+    """A new, healthy record of an upstream (a refusal turns it failing at once)."""
+    return UpstreamHealth(
+        upstream.name, upstream.harness, upstream.endpoint, upstream.model_family, True, now
+    )
+
+
+def _next_probe(backoff: UpstreamBackoff, step: int, now: datetime, seen: Seen) -> datetime:
+    return now + timedelta(seconds=backoff.wait_s(step, seen.retry_after_s))
+
+
+def observed(
+    record: UpstreamHealth | None,
+    upstream: Upstream,
+    seen: Seen,
+    now: datetime,
+    backoff: UpstreamBackoff,
+) -> UpstreamHealth | None:
+    """The record after one classified call; None when it does not change."""
+    if seen.contact == "none":
+        return None
+    if seen.contact == "answered":
+        if record is None:
+            return _first_record(upstream, now)
+        return None if record.healthy else recovered(record, now, "call")
+    if record is None or record.healthy:
+        base = record or _first_record(upstream, now)
+        return replace(
+            base,
+            healthy=False,
+            updated_at=now,
+            failing_since=now,
+            last_status=seen.status,
+            retry_after_s=seen.retry_after_s,
+            next_probe_at=_next_probe(backoff, 1, now, seen),
+            probes=0,
+            refusals=1,
+            probing_until=None,
+            prober=None,
+            backoff=backoff,
+        )
+    later = now + timedelta(seconds=seen.retry_after_s or 0.0)
+    return replace(
+        record,
+        updated_at=now,
+        last_status=seen.status or record.last_status,
+        retry_after_s=seen.retry_after_s,
+        next_probe_at=max(record.next_probe_at or later, later),
+        refusals=record.refusals + 1,
+    )
+
+
+def recovered(
+    record: UpstreamHealth, now: datetime, by: Literal["probe", "call"]
+) -> UpstreamHealth:
+    """The record of an upstream that answered again: healthy, with its outage's span."""
+    return replace(
+        record,
+        healthy=True,
+        updated_at=now,
+        outage_started=record.failing_since,
+        recovered_at=now,
+        recovered_by=by,
+        failing_since=None,
+        next_probe_at=None,
+        probing_until=None,
+        prober=None,
+        retry_after_s=None,
+    )
+
+
+def claimed(
+    record: UpstreamHealth | None, now: datetime, holder: str, deadline: datetime
+) -> UpstreamHealth | None:
+    """The record with a probe claimed by ``holder`` until ``deadline``; None when no
+    probe may be claimed now (healthy, not due yet, or claimed by someone else)."""
+    if record is None or not record.probe_claimable(now):
+        return None
+    return replace(record, updated_at=now, probing_until=deadline, prober=holder)
+
+
+def probed(record: UpstreamHealth, seen: Seen, now: datetime) -> UpstreamHealth:
+    """The record after a probe: healthy when it was answered, else one step further.
+
+    A probe that made no contact (it timed out, its binary is gone) counts as refused:
+    the upstream has not been shown to be back.
+    """
+    if seen.contact == "answered":
+        return recovered(record, now, "probe") if not record.healthy else record
+    step = record.probes + 2
+    return replace(
+        record,
+        updated_at=now,
+        last_status=seen.status or record.last_status,
+        retry_after_s=seen.retry_after_s,
+        next_probe_at=_next_probe(record.backoff, step, now, seen),
+        probes=record.probes + 1,
+        refusals=record.refusals + 1,
+        probing_until=None,
+        prober=None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Outage:
+    """The upstream a park, a parked wait or a resume concerns (``Decision.outage``)."""
+
+    upstream: str
+    profiles: tuple[str, ...]
+    """The goal's profiles that reach it (the first is the one recorded in ``goal.parked``)."""
+    since: datetime
+    """When it was first seen failing."""
+    until: datetime | None
+    """Its next probe (None for a resume)."""
+    reason: str
+    """For a resume: how it came back (``recovery_text``); else why the goal waits."""
+
+
+# --- what a person reads ----------------------------------------------------------------
+
+
+def failing_text(record: UpstreamHealth) -> str:
+    """``<upstream> has been failing since <t> (last status 503)``."""
+    status = f" (last status {record.last_status})" if record.last_status else ""
+    since = stamp(record.failing_since) if record.failing_since else "?"
+    return f"{record.upstream} has been failing since {since}{status}"
+
+
+def parked_reason(record: UpstreamHealth) -> str:
+    """Why a goal waits on a failing upstream, naming it and its next probe."""
+    due = record.probe_due_at
+    probe = f"its next probe at {stamp(due)}" if due else "its next probe"
+    return f"parked: {failing_text(record)}; no call until {probe}"
+
+
+def recovery_text(record: UpstreamHealth) -> str:
+    """How an upstream came back: the probe (or call) that was answered, and the outage span."""
+    end = record.recovered_at
+    start = record.outage_started
+    what = "its probe" if record.recovered_by == "probe" else "a call"
+    when = stamp(end) if end else "?"
+    span = (
+        f"the outage lasted from {stamp(start)} to {when} ({(end - start).total_seconds():.0f}s, "
+        f"{count(record.refusals, 'refused call')})"
+        if start and end
+        else "the outage is over"
+    )
+    return f"{record.upstream} is back: {what} at {when} was answered; {span}"

@@ -1,0 +1,196 @@
+"""The shared upstream health as one runner sees it: resolve, read, observe, probe (SPEC §11.10).
+
+Rules:
+    * Each profile of the goal is resolved once to the upstream it reaches
+      (``governor.exec.upstream.upstream_of``). Every agent call goes through
+      ``ObservedHarness``, which records what the call said about its upstream with the
+      core's transition: the store writes only when the record changes.
+    * A decision is given the records of the profiles that can be probed; a profile that
+      cannot is never parked (its health is still recorded and shown).
+    * A probe is claimed in the store first — one per upstream per back-off step, whoever
+      asks — then run with the parked profile's own credentials through its harness,
+      bounded by ``PROBE_TIMEOUT_S``, and its result recorded. The claim expires with its
+      deadline, so a runner that died while probing blocks nobody for long.
+    * Every change of a record that matters to a person (an upstream went down, came
+      back, a probe was refused) is told to ``on_change``: the service logs it, ``run``
+      prints it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Final, Literal
+
+from governor.core.classify import SpawnResult
+from governor.core.decision import Decision
+from governor.core.events import Profile
+from governor.core.policy import UpstreamBackoff
+from governor.core.upstream import Upstream, UpstreamHealth, claimed, observed, probed
+from governor.exec.harness import Harness
+from governor.exec.upstream import PROBE_PROMPT, probe_profile, seen, upstream_of
+from governor.store.base import EventStore
+
+HarnessFactory = Callable[[Profile, Path], Harness]
+ChangeKind = Literal["down", "up", "probe_refused"]
+OnChange = Callable[[ChangeKind, UpstreamHealth], None]
+"""Told of an upstream that went down, came back, or whose probe was refused."""
+CLAIM_MARGIN_S: Final = 15.0
+"""How much longer than its timeout a claimed probe keeps its claim."""
+
+
+def change_kind(before: UpstreamHealth | None, after: UpstreamHealth) -> ChangeKind | None:
+    """What a person should hear of a record's change (None: nothing)."""
+    was_healthy = before is None or before.healthy
+    if was_healthy and not after.healthy:
+        return "down"
+    if not was_healthy and after.healthy:
+        return "up"
+    if before is not None and after.probes > before.probes:
+        return "probe_refused"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorSettings:
+    """Where a monitor's probes run and how they are named."""
+
+    workdir: Path
+    env: Mapping[str, str]
+    """The source environment (the upstream's endpoint is read from it, as the CLI would)."""
+    holder: str
+    """Who claims probes (the runner's lease holder name)."""
+
+
+class UpstreamMonitor:
+    """The health of the upstreams one goal's profiles reach; see the module rules."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        settings: MonitorSettings,
+        *,
+        clock: Callable[[], datetime],
+        harnesses: HarnessFactory,
+        on_change: OnChange | None = None,
+    ) -> None:
+        self.store, self.settings, self.clock = store, settings, clock
+        self.harnesses, self.on_change = harnesses, on_change
+        self._upstreams: dict[Profile, Upstream] = {}
+        self._lock = threading.Lock()
+
+    def upstream(self, profile: Profile) -> Upstream:
+        """The upstream a profile reaches (resolved once)."""
+        with self._lock:
+            if profile not in self._upstreams:
+                self._upstreams[profile] = upstream_of(
+                    profile, self.settings.env, self.settings.workdir
+                )
+            return self._upstreams[profile]
+
+    def health(self, profiles: Mapping[str, Profile]) -> dict[str, UpstreamHealth]:
+        """Profile name -> its upstream's record, for the profiles that can be probed."""
+        names = {p: self.upstream(prof).name for p, prof in profiles.items() if probe_profile(prof)}
+        if not names:
+            return {}
+        records = self.store.upstream_health(set(names.values()))
+        return {p: records[n] for p, n in names.items() if n in records}
+
+    def is_failing(self, profile: Profile) -> bool:
+        """Whether the profile's upstream is known to be failing (and can be probed)."""
+        if probe_profile(profile) is None:
+            return False
+        name = self.upstream(profile).name
+        record = self.store.upstream_health([name]).get(name)
+        return record is not None and not record.healthy
+
+    def observe(self, profile: Profile, result: SpawnResult, backoff: UpstreamBackoff) -> None:
+        """Record what one classified call said about its upstream."""
+        upstream, what, now = self.upstream(profile), seen(result), self.clock()
+        self._change(upstream.name, lambda r: observed(r, upstream, what, now, backoff))
+
+    def wrap(self, harness: Harness, profile: Profile, backoff: UpstreamBackoff) -> Harness:
+        """The harness, with every call it makes observed."""
+        return ObservedHarness(harness, lambda result: self.observe(profile, result, backoff))
+
+    def probe(self, profile: Profile) -> UpstreamHealth | None:
+        """Claim the profile's upstream's probe and run it; the new record, or None when
+        no probe was due (or another runner holds it)."""
+        probing = probe_profile(profile)
+        if probing is None:
+            return None
+        name, now = self.upstream(profile).name, self.clock()
+        deadline = now + timedelta(seconds=probing.timeout_s + CLAIM_MARGIN_S)
+        holder = self.settings.holder
+        if self.store.change_upstream(name, lambda r: claimed(r, now, holder, deadline)) is None:
+            return None
+        harness = self.harnesses(probing, self.settings.workdir)
+        result = harness.run(
+            PROBE_PROMPT, probing, cwd=self.settings.workdir, env=self.settings.env
+        )
+        what, done = seen(result), self.clock()
+        after = self._change(name, lambda r: probed(r, what, done) if r is not None else None)
+        return after or self.store.upstream_health([name]).get(name)
+
+    def probe_due(self, decision: Decision, profiles: Mapping[str, Profile]) -> bool:
+        """The decision waits parked and its upstream's probe may be claimed now."""
+        profile = _parked_profile(decision, profiles)
+        if profile is None or probe_profile(profile) is None:
+            return False
+        name = self.upstream(profile).name
+        record = self.store.upstream_health([name]).get(name)
+        return record is not None and record.probe_claimable(self.clock())
+
+    def probe_parked(
+        self, decision: Decision, profiles: Mapping[str, Profile]
+    ) -> UpstreamHealth | None:
+        """Probe the upstream a parked wait waits on, if its probe is due (``probe``)."""
+        profile = _parked_profile(decision, profiles)
+        return self.probe(profile) if profile is not None else None
+
+    def _change(
+        self, name: str, transition: Callable[[UpstreamHealth | None], UpstreamHealth | None]
+    ) -> UpstreamHealth | None:
+        before: list[UpstreamHealth | None] = []
+
+        def change(record: UpstreamHealth | None) -> UpstreamHealth | None:
+            before[:] = [record]
+            return transition(record)
+
+        after = self.store.change_upstream(name, change)
+        kind = change_kind(before[0], after) if after is not None and before else None
+        if kind is not None and self.on_change is not None:
+            self.on_change(kind, after)  # type: ignore[arg-type]
+        return after
+
+
+def _parked_profile(decision: Decision, profiles: Mapping[str, Profile]) -> Profile | None:
+    """The profile whose upstream a parked wait waits on (None for another decision)."""
+    outage = decision.outage
+    if decision.next_action != "wait" or outage is None or not outage.profiles:
+        return None
+    return profiles.get(outage.profiles[0])
+
+
+class ObservedHarness:
+    """A harness whose every call is told to an observer after it returns."""
+
+    def __init__(self, inner: Harness, observe: Callable[[SpawnResult], None]) -> None:
+        self.inner, self.observe = inner, observe
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def binary(self, profile: Profile) -> str | None:
+        return self.inner.binary(profile)
+
+    def run(
+        self, prompt: str, profile: Profile, *, cwd: Path, env: Mapping[str, str]
+    ) -> SpawnResult:
+        result = self.inner.run(prompt, profile, cwd=cwd, env=env)
+        self.observe(result)
+        return result
