@@ -29,7 +29,7 @@ from governor.analysis.tune import (
     recommend,
     run_chunk,
 )
-from governor.errors import InputError, NotFoundError
+from governor.errors import InputError
 
 Progress = Callable[[int, int], None]
 
@@ -157,8 +157,6 @@ def plot(report: TuneReport, path: str) -> None:
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=120)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"--plot {path}: cannot be written ({exc})") from None
     finally:
         plt.close(fig)
 
@@ -168,9 +166,6 @@ PLOT_FORMATS: Final = frozenset({".png", ".svg", ".pdf"})
 
 
 def check_plot_target(path: str) -> None:
-    """Refuse a ``--plot`` file before the tune runs: a known suffix, an existing folder."""
-    target = Path(path)
-    if target.suffix.lower() not in PLOT_FORMATS:
+    """Refuse a ``--plot`` file of an unknown format before the tune runs."""
+    if Path(path).suffix.lower() not in PLOT_FORMATS:
         raise InputError(f"--plot {path}: name a .png, .svg or .pdf file")
-    if not target.parent.is_dir():
-        raise NotFoundError(f"--plot {path}: the folder {target.parent} does not exist")

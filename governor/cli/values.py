@@ -31,12 +31,11 @@ def whole_in(low: int, high: int = MAX_INT64) -> Callable[[str], int]:
 
     def parse(text: str) -> int:
         value = whole(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(
-                f"must be at least {low}, not {text}"
-                if high == MAX_INT64
-                else f"must be from {low} to {high}, not {text}"
-            )
+        if value < low:
+            floor = "above 0" if low == 1 else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"must be {floor}, not {text}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, not {text}")
         return value
 
     parse.__name__ = f"whole from {low}"  # argparse names the type in some errors
