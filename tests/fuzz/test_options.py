@@ -63,6 +63,7 @@ BASES: Final[dict[str, tuple[str, ...]]] = {
     "tune": ("sim", "--grid", "max_replans=1..2", "--workers", "1", "--quiet"),
     "doctor": ("goal.toml",),
     "service status": (),
+    "upstreams": (),
 }
 """Each command that finishes by itself, with valid values for what it requires."""
 PARSED_ONLY: Final = {"serve": (), "ui": (), "demo": (), "probe": ("scripted",)}
