@@ -50,14 +50,20 @@ port = whole_in(0, 65535)
 """A TCP port (0: any free one)."""
 
 
-def wait_seconds(text: str) -> float:
-    """A finite number of seconds from 0 to ``MAX_WAIT_S`` (30 days)."""
+def _finite(text: str, what: str = "number") -> float:
+    """``text`` as a finite float; ``what`` names it in the errors."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(f"'{text}' is not a {what}") from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, not {text}")
+        raise argparse.ArgumentTypeError(f"must be a finite {what}, not {text}")
+    return value
+
+
+def wait_seconds(text: str) -> float:
+    """A finite number of seconds from 0 to ``MAX_WAIT_S`` (30 days)."""
+    value = _finite(text, "number of seconds")
     if not 0 <= value <= MAX_WAIT_S:
         raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_WAIT_S} seconds, not {text}")
     return value
@@ -75,12 +81,7 @@ def number_in(low: float, high: float, *, above: bool = False) -> Callable[[str]
     """The type of a finite number from ``low`` (excluded when ``above``) to ``high``."""
 
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
+        value = _finite(text)
         if value < low or value > high or (above and value == low):
             side = "above" if above else "from"
             raise argparse.ArgumentTypeError(f"must be {side} {low:g} to {high:g}, not {text}")
