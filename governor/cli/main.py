@@ -13,10 +13,13 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 
+from pydantic import ValidationError
+
 from governor import __version__
 from governor.cli import agents, demo, goals, history, operator, service, tuning, ui
 from governor.cli.exit_codes import ExitCode, exit_code_for
 from governor.cli.io import Parser, default_actor, err, one_line
+from governor.core.codec import describe
 from governor.errors import GovernorError
 
 Command = Callable[[argparse.Namespace], int]
@@ -70,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GovernorError as exc:
         err(one_line(f"error: {exc}", args.store))
         return int(exit_code_for(exc))
+    except ValidationError as exc:  # a value the event models refuse: nothing was written
+        err(one_line(f"error: {describe(exc)}", args.store))
+        return int(ExitCode.INVALID_INPUT)
     except BrokenPipeError:
         return int(ExitCode.OK)
     except KeyboardInterrupt:

@@ -286,3 +286,10 @@ def test_a_plot_that_cannot_be_written_is_refused_before_the_tune(
         tmp_path, "tune", "sim", "--grid", "max_replans=1..2", "--plot", target, "--quiet"
     )
     assert_one_line(result, 3, target)
+
+
+@pytest.mark.parametrize("verb", [("cancel", GOAL, "--reason", "")])
+def test_a_value_the_event_models_refuse_is_one_line(tmp_path: Path, verb: tuple[str, ...]) -> None:
+    imported(tmp_path)
+    assert_one_line(governor(tmp_path, *verb), 3, "reason")
+    assert governor(tmp_path, "validate", str(UPSTREAM)).returncode == 0
