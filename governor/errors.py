@@ -25,6 +25,9 @@ Every error carries structured fields so that nobody parses its message, and a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from difflib import get_close_matches
+
 
 class GovernorError(Exception):
     """Base of every error governor raises."""
@@ -179,3 +182,9 @@ class LeaseError(StoreError):
         self.goal_id = goal_id
         self.holder = holder
         super().__init__(f"{goal_id}: {detail}")
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the known name closest to a misspelt one, else ``""``."""
+    close = get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

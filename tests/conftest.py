@@ -14,6 +14,15 @@ import pytest
 REQUIRE_ALL = os.environ.get("GOVERNOR_REQUIRE_ALL") == "1"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz-long",
+        action="store_true",
+        default=False,
+        help="run the fuzz suite (tests/fuzz) with its long case counts (docs/reliability.md)",
+    )
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]

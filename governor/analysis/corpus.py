@@ -1,8 +1,9 @@
 """Histories to analyse: files, folders of files, goals of a store — read lazily, by index.
 
 Rules: a history is streamed one line at a time (a long history or a 10,000-goal corpus
-never sits in memory whole, unless a caller collects it), every problem names the file
-and line it is on, and a corpus is a plain value that worker processes can receive.
+never sits in memory whole, unless a caller collects it), it is checked against the
+history format as it is read (``events``), every problem names the file and line it is
+on, and a corpus is a plain value that worker processes can receive.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from governor.core.codec import LineDecoder
 from governor.core.events import Event
+from governor.core.history import check_history
 from governor.errors import NotFoundError
 from governor.store.jsonl import history_files, read_history
 from governor.store.url import open_store
@@ -42,18 +44,27 @@ class Corpus:
         if index < len(self.files):
             yield from read_history(self.files[index], allow_torn=self.allow_torn, decoder=decoder)
             return
-        store = open_store(self.store_url)
+        store = open_store(self.store_url, read_only=True)
         try:
             yield from enumerate(store.load(self.goal_ids[index - len(self.files)]), start=1)
         finally:
             store.close()
 
-    def events(self, index: int) -> Iterator[Event]:
-        return (event for _, event in self.lines(index))
+    def events(self, index: int, *, checked: bool = True) -> Iterator[Event]:
+        """The events of history ``index`` (a fresh pass each call), checked against the
+        history format as they are read unless the caller checks them itself (``Trace.of``).
 
-    def read(self, index: int) -> list[Event]:
+        Raises:
+            HistoryError: while iterating, at the first line that breaks the history
+                format, naming the history and the line.
+        """
+        if not checked:
+            return (event for _, event in self.lines(index))
+        return (event for _, event, _ in check_history(self.lines(index), source=self.name(index)))
+
+    def read(self, index: int, *, checked: bool = True) -> list[Event]:
         """History number ``index``, whole."""
-        return list(self.events(index))
+        return list(self.events(index, checked=checked))
 
     def __iter__(self) -> Iterator[list[Event]]:
         return (self.read(i) for i in range(len(self)))
@@ -76,7 +87,14 @@ def corpus_of(
     everything = not specs or "store" in specs
     goal_ids: list[str] = []
     if named or everything:
-        store = open_store(store_url)
+        try:
+            store = open_store(store_url, read_only=True)
+        except NotFoundError as exc:
+            if not named:
+                raise
+            raise NotFoundError(
+                f"{named[0]}: no such file or folder, and no store to find such a goal in ({exc})"
+            ) from None
         try:
             for spec in named:
                 if store.last_seq(spec) == 0:

@@ -13,7 +13,8 @@ Rules (SPEC §9):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -67,14 +68,28 @@ class Explanation:
     advice: str
 
 
-def failures(events: Iterable[Event], *, last: int = 5) -> tuple[FailureNote, ...]:
-    """The last ``last`` failed planner or worker runs, as the rules saw them.
+class LastFailures:
+    """The last ``last`` failed planner or worker runs of a history, as the rules saw them,
+    gathered one event at a time (a long history keeps only those).
 
     A run that succeeded after in-agent tries is listed too: its failed tries are
     failures nobody would otherwise see (SPEC §11.9).
     """
-    notes: list[FailureNote] = []
-    for e in events:
+
+    def __init__(self, last: int = 5) -> None:
+        self._notes: deque[FailureNote] = deque(maxlen=last)
+
+    @property
+    def notes(self) -> tuple[FailureNote, ...]:
+        return tuple(self._notes)
+
+    def tap(self, events: Iterable[Event]) -> Iterator[Event]:
+        """``events`` passed through, each noted on its way."""
+        for event in events:
+            self.note(event)
+            yield event
+
+    def note(self, e: Event) -> None:
         tries = e.evidence.tries if isinstance(e, RunEvent) and e.evidence else None
         if isinstance(e, PlanFailed):
             outcome, what = "failed", f"plan {e.plan_id}"
@@ -86,37 +101,54 @@ def failures(events: Iterable[Event], *, last: int = 5) -> tuple[FailureNote, ..
                 if isinstance(e, PlanProposed)
                 else f"{e.work_id} attempt {e.attempt}"
             )
-            notes.append(
-                FailureNote(
-                    e.seq, what, None, None, True, describe(e), e.evidence, tries.last_error or ""
-                )
+            error = tries.last_error or ""
+            self._notes.append(
+                FailureNote(e.seq, what, None, None, True, describe(e), e.evidence, error)
             )
-            continue
+            return
         else:
-            continue
+            return
         charged, why = explain_failure(outcome, e.failure_class, e.evidence, e.error)
         if tries is not None:
             why += f" ({describe_tries(tries)})"
         rule = e.evidence.rule if e.evidence else None
-        notes.append(
+        self._notes.append(
             FailureNote(
                 e.seq, what, e.failure_class, rule, charged, why, e.evidence, last_line(e.error, "")
             )
         )
-    return tuple(notes[-last:])
 
 
-def _continues(trace: Trace, policy: Policy) -> bool:
-    result = trace.under(policy)
+def failures(events: Iterable[Event], *, last: int = 5) -> tuple[FailureNote, ...]:
+    """The last ``last`` failed planner or worker runs, as the rules saw them (``LastFailures``)."""
+    gathered = LastFailures(last)
+    for event in events:
+        gathered.note(event)
+    return gathered.notes
+
+
+Reread = Callable[[], Iterable[Event]]
+"""A fresh pass over a history each call (a long history is re-read, never held)."""
+
+
+def _continues(trace: Trace, policy: Policy, again: Reread | None) -> bool:
+    result = trace.under(policy, events=again() if again else None)
     return result.outcome == "censored" and not (
         result.divergence and result.divergence.kind == "stop"
     )
 
 
-def smallest_change(trace: Trace) -> Change | None:
-    """The smallest single raise of a budget field that would have let the goal go on."""
+def smallest_change(trace: Trace, again: Reread | None = None) -> Change | None:
+    """The smallest single raise of a budget field that would have let the goal go on.
+
+    A raise the history cannot tell from its recorded limit (``Demands.key``: the
+    budget was never used up to it) re-folds exactly as recorded, where the goal
+    stopped: it is skipped without re-folding. So only the budgets the history reached
+    cost a pass (``again`` supplies it when the trace did not keep the events).
+    """
     decision = trace.recorded_final
     direct = DIRECT.get(decision.exhausted or "", ()) or DIRECT.get(decision.blocked_on or "", ())
+    recorded = trace.demands.key(trace.policy)
     found: list[tuple[int, float, Change]] = []
     for field in SEARCHED:
         budget = BY_FIELD[field]
@@ -126,7 +158,9 @@ def smallest_change(trace: Trace) -> Change | None:
                 policy = with_overrides(trace.policy, {field: after})
             except PolicyError:  # e.g. more milestones than replans: not a policy
                 break
-            if _continues(trace, policy):
+            if trace.demands.key(policy) == recorded:
+                continue
+            if _continues(trace, policy, again):
                 relative = (
                     (after - before) / max(before, 1) if isinstance(before, int | float) else 0.0
                 )
@@ -191,17 +225,32 @@ def _command(decision: Decision, change: Change) -> str:
     return f"governor raise GOAL --ledger {budget.name}{item} --to {change.after} --reason …"
 
 
-def explain(events: Iterable[Event], *, now: datetime | None = None) -> Explanation:
+def explain(
+    events: Iterable[Event] | Reread,
+    *,
+    now: datetime | None = None,
+    source: str | None = None,
+) -> Explanation:
     """Why the history ended where it did, and what would have let it go on — decided at
     its last event, or at ``now`` (a goal in the store: a park may have outlasted its
-    outage wait since, SPEC §11.10)."""
-    trace = Trace.of(events, now=now)
+    outage wait since, SPEC §11.10).
+
+    ``events`` is the history, or a function that reads it afresh on each call: then it
+    is streamed (read once to analyse it, once more per policy the search re-folds), so
+    a history of any length is explained in bounded memory.
+
+    Raises:
+        HistoryError: when the history breaks the history format (``source`` names it).
+    """
+    again = events if callable(events) else None
+    first = events() if callable(events) else events
+    gathered = LastFailures()
+    trace = Trace.of(gathered.tap(first), now=now, keep=again is None, source=source)
     decision = trace.recorded_final
     searchable = (
         decision.is_stopped
         and decision.status not in ("succeeded", "cancelled")
         and not _person(decision)
     )
-    change = smallest_change(trace) if searchable else None
-    goal_id = trace.events[0].goal_id
-    return Explanation(goal_id, decision, failures(trace.events), change, advise(decision, change))
+    change = smallest_change(trace, again) if searchable else None
+    return Explanation(trace.goal_id, decision, gathered.notes, change, advise(decision, change))

@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from governor.analysis.simulate import Model
 from governor.core.events import (
@@ -28,6 +28,7 @@ from governor.core.events import (
     PlanProposed,
     PlanRequested,
 )
+from governor.core.numbers import later
 
 
 @dataclass(slots=True)
@@ -156,7 +157,7 @@ class _History:
             # it ended between the last refusal and this call: when the vendor said, else midway
             end = self.last_refusal + (at - self.last_refusal) / 2
             if self.hint is not None:
-                end = min(at, self.last_refusal + timedelta(seconds=self.hint))
+                end = min(at, later(self.last_refusal, self.hint))
             self.t.outage_s.append((end - self.outage_since).total_seconds())
             self.outage_since = None
         self.last_through = at

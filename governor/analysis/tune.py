@@ -22,7 +22,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from governor.analysis.simulate import T0, Episode, Model, Vendor, World
 from governor.analysis.whatif import Trace, WhatIf
@@ -54,16 +54,31 @@ def _values(name: str, text: str) -> list[Any]:
         high, _, step = rest.partition(":")
         a, b = parse_assignments(f"x={low}")["x"], parse_assignments(f"x={high}")["x"]
         s = parse_assignments(f"x={step}")["x"] if step else 1
-        if not all(isinstance(v, int | float) for v in (a, b, s)) or s <= 0 or b < a:
+        numbers = all(isinstance(v, int | float) and math.isfinite(v) for v in (a, b, s))
+        if not numbers or s <= 0 or b < a:
             raise PolicyError(
-                f"--grid {name}={text}: a range is low..high[:step] of numbers, low <= high"
+                f"--grid {name}={text}: a range is low..high[:step] of finite numbers, low <= high"
             )
         count = math.floor((b - a) / s + 1e-9) + 1
+        _check_size(f"--grid {name}={text}", count)
         return [
             type(a)(a + i * s) if isinstance(a, int) and isinstance(s, int) else a + i * s
             for i in range(count)
         ]
     return [parse_assignments(f"x={v}")["x"] for v in text.split(",")]
+
+
+MAX_CANDIDATES: Final = 10_000
+"""The most candidate policies one tune evaluates (each is re-folded over every history)."""
+
+
+def _check_size(what: str, count: int) -> None:
+    if count > MAX_CANDIDATES:
+        shown = f"{count:,}" if count < 10**9 else "over a billion"
+        raise PolicyError(
+            f"{what} has {shown} candidate policies; a tune evaluates at most "
+            f"{MAX_CANDIDATES:,}: narrow the ranges or take larger steps"
+        )
 
 
 def candidates(grid: Grid) -> list[dict[str, Any]]:
@@ -76,6 +91,7 @@ def candidates(grid: Grid) -> list[dict[str, Any]]:
         PolicyError: for milestones without replans, or when no combination is valid.
     """
     names = list(grid)
+    _check_size("the grid", math.prod(len(values) for values in grid.values()))
     if "max_milestones" in grid and "max_replans" not in grid:
         raise PolicyError(
             "--grid max_milestones needs a --grid max_replans too: a policy's max_milestones "

@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
 
 from governor.analysis.corpus import Corpus
 from governor.analysis.fit import Tally
@@ -53,7 +55,8 @@ def _init(corpus: Corpus, job: Job) -> None:
 def _work(indices: Sequence[int]) -> Sums:
     assert _CORPUS is not None
     assert _JOB is not None
-    return run_chunk(_JOB, [(i, _CORPUS.read(i)) for i in indices])
+    # unchecked here: fitting the model checked every history, and ``evaluate`` checks again
+    return run_chunk(_JOB, [(i, _CORPUS.read(i, checked=False)) for i in indices])
 
 
 def _chunks(n: int, size: int) -> list[list[int]]:
@@ -152,5 +155,17 @@ def plot(report: TuneReport, path: str) -> None:
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
+
+
+PLOT_FORMATS: Final = frozenset({".png", ".svg", ".pdf"})
+"""What ``--plot`` writes, by the file's suffix."""
+
+
+def check_plot_target(path: str) -> None:
+    """Refuse a ``--plot`` file of an unknown format before the tune runs."""
+    if Path(path).suffix.lower() not in PLOT_FORMATS:
+        raise InputError(f"--plot {path}: name a .png, .svg or .pdf file")

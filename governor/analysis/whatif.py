@@ -39,7 +39,7 @@ from governor.core.events import (
     WorkAccepted,
     WorkCreated,
 )
-from governor.core.history import check_proposal
+from governor.core.history import HistoryChecker, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
 from governor.core.view import GoalView, WorkState, evolve
@@ -207,29 +207,51 @@ class Trace:
     """The recorded policy (from ``goal.created``)."""
     demands: Demands
     """The most the history ever asked of each budget."""
+    goal_id: str = ""
     now: datetime | None = None
     """When its final decision was taken (None: at its last event); ``under`` decides there too."""
 
     @classmethod
     def of(
-        cls, events: Iterable[Event], *, now: datetime | None = None, keep: bool = True
+        cls,
+        events: Iterable[Event],
+        *,
+        now: datetime | None = None,
+        keep: bool = True,
+        source: str | None = None,
     ) -> Trace:
-        """Analyse a history once; ``keep=False`` streams it (pass the events again to ``under``)."""
-        recorded, forced, kept, demands = GoalView(), set(), [], Demands()
-        for event in events:
+        """Check and analyse a history once; ``keep=False`` streams it (pass the events
+        again to ``under``).
+
+        The history is checked as it is read (``governor.core.history``; positions count
+        as lines): a what-if, an explanation or a tune never advises on a history that
+        breaks the format.
+
+        Raises:
+            HistoryError: at the first event that breaks a rule of the history format
+                (``source`` names the history).
+        """
+        checker, forced, kept, demands = HistoryChecker(source), set(), [], Demands()
+        for line, event in enumerate(events, start=1):
+            checker.verify(event, line)
+            recorded = checker.view
             if recorded.created is not None and _diverges(recorded, event) is not None:
                 forced.add(event.seq)
-            evolve(recorded, event)
+            checker.advance(event)
             demands.note(recorded, event)
             if keep:
                 kept.append(event)
+        recorded = checker.view
         if recorded.created is None or recorded.last_at is None:
-            raise ValueError("a what-if needs a history that starts with goal.created")
+            raise empty_history(source)
         final = decide(recorded, now or recorded.last_at)
         if now is not None:  # a park still open at ``now`` has asked that much of its budget
             most = demands.most
             most["outage_wait"] = max(most["outage_wait"], outage_wait_s(recorded, now))
-        return cls(kept, frozenset(forced), final, recorded.created.policy, demands, now)
+        policy = recorded.created.policy
+        return cls(
+            kept, frozenset(forced), final, policy, demands, goal_id=recorded.goal_id, now=now
+        )
 
     def under(
         self, policy: Policy, *, now: datetime | None = None, events: Iterable[Event] | None = None
@@ -242,7 +264,8 @@ class Trace:
             if view.created is not None and event.seq not in self.forced:
                 diverged = _diverges(view, event)
                 if diverged is not None:
-                    kind, before = diverged
+                    kind = diverged[0]
+                    before = decide(view, event.at)  # again, with the ledger the record shows
                     outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
                     divergence = Divergence(event.seq, event.type, kind, before)
                     return WhatIf(

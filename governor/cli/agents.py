@@ -21,6 +21,7 @@ from governor.exec.environment import scrubbed_env
 from governor.exec.harness import harness_for
 from governor.exec.process import run_process
 from governor.exec.python import PythonHarness
+from governor.exec.startable import has_start_format
 from governor.render.text import format_probe
 
 DEFAULT_PROMPT: Final = (
@@ -60,22 +61,36 @@ class Check:
     problem: str | None
 
 
+VERSIONED: Final = frozenset({"codex", "claude"})
+"""Harnesses whose binary is a known vendor CLI: ``--version`` prints its version and
+starts no agent session. Any other binary is an agent itself and is never run here."""
+
+
 def check_binary(profile_name: str, profile: Profile, env: dict[str, str]) -> Check:
-    """Is the profile's binary on PATH, and does it start (``--version``)? A python agent
-    is imported for real instead."""
+    """Is the profile's binary on PATH and executable (and, for codex and claude, does
+    ``--version`` run)? A command agent is looked at, never run; a python agent is
+    imported for real instead."""
     harness = harness_for(profile, Path.cwd())
     if isinstance(harness, PythonHarness):
         return check_import(profile_name, profile, harness)
-    binary = harness.binary(profile)
+    return _check_path(profile_name, profile, env, harness.binary(profile))
+
+
+def _check_path(
+    profile_name: str, profile: Profile, env: dict[str, str], binary: str | None
+) -> Check:
     if binary is None:
         return Check(profile_name, profile.harness, None, None, None, None)
-    path = shutil.which(binary, path=env.get("PATH"))
-    if path is None:
+    found = shutil.which(binary, path=env.get("PATH"))
+    if found is None:
         hint = INSTALL.get(profile.harness, f"install {binary} or put it on PATH")
-        return Check(
-            profile_name, profile.harness, binary, None, None, f"{binary} is not on PATH: {hint}"
-        )
-    result = run_process([path, "--version"], env=scrubbed_env(env, ()), timeout_s=30)
+        return Check(profile_name, profile.harness, binary, None, None, _absent(binary, hint))
+    if profile.harness not in VERSIONED:
+        if not has_start_format(found):
+            why = "it does not begin with #! or a binary header, so the system cannot start it"
+            return Check(profile_name, profile.harness, binary, found, None, f"{found}: {why}")
+        return Check(profile_name, profile.harness, binary, found, None, None)
+    result = run_process([found, "--version"], env=scrubbed_env(env, ()), timeout_s=30)
     text = (
         (result.stdout_head or result.stderr_tail).decode("utf-8", "replace").strip().splitlines()
     )
@@ -84,9 +99,16 @@ def check_binary(profile_name: str, profile: Profile, env: dict[str, str]) -> Ch
             "timed out" if result.timed_out else f"exited {result.exit_code}"
         )
         return Check(
-            profile_name, profile.harness, binary, path, None, f"{path} does not run: {why}"
+            profile_name, profile.harness, binary, found, None, f"{found} does not run: {why}"
         )
-    return Check(profile_name, profile.harness, binary, path, text[0] if text else None, None)
+    return Check(profile_name, profile.harness, binary, found, text[0] if text else None, None)
+
+
+def _absent(binary: str, hint: str) -> str:
+    """Why ``shutil.which`` found nothing: not there, or there but not executable."""
+    if "/" in binary and Path(binary).is_file():
+        return f"{binary} is not executable: chmod +x {binary}"
+    return f"{binary} is not on PATH: {hint}"
 
 
 def check_import(profile_name: str, profile: Profile, harness: PythonHarness) -> Check:
@@ -123,7 +145,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         elif check.binary is None:
             out(f"ok: {check.profile}: the {check.harness} harness needs no binary")
         else:
-            out(f"ok: {check.profile}: {check.path} ({check.version or 'no version printed'})")
+            version = check.version or (
+                "no version printed" if check.harness in VERSIONED else "executable; not run"
+            )
+            out(f"ok: {check.profile}: {check.path} ({version})")
     return ExitCode.AGENT_FAILED if any(c.problem for c in checks) else ExitCode.OK
 
 

@@ -10,21 +10,26 @@ from typing import TYPE_CHECKING
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
-from governor.cli.values import seconds, wait_seconds, whole
+from governor.cli.values import natural, seconds, wait_seconds
+from governor.clock import utc_now
 from governor.core.charges import describe, last_runs
 from governor.core.codec import to_dict
 from governor.core.decision import stamp
 from governor.drive import goals
 from governor.render import records
-from governor.render.text import format_event, format_status, format_summary_row
+from governor.render.text import format_event, format_status, format_summaries
 
 if TYPE_CHECKING:
     from governor.drive.runner import RunnerSettings
 
 
 def cmd_new(args: argparse.Namespace) -> int:
+    # the file first: a goal file that cannot be read never opens (nor creates) a store
+    from governor.drive.goalfile import goal_from_file  # noqa: PLC0415 - start-up
+
+    events = goal_from_file(Path(args.goal_file), at=utc_now(), actor=args.actor)
     with store_from(args.store) as store:
-        view = goals.create(store, Path(args.goal_file), actor=args.actor)
+        view = goals.create_from(store, events)
     if args.json:
         json_line(records.created_record(view))
     else:
@@ -81,7 +86,7 @@ def cmd_tick(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     if args.goal is None:
         return cmd_list(args)
-    with store_from(args.store) as store:
+    with store_from(args.store, read_only=True) as store:
         goals.exists(store, args.goal)
         view, decision = goals.status(store, args.goal)
         lease = store.current_lease(args.goal)
@@ -96,23 +101,22 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    with store_from(args.store) as store:
+    with store_from(args.store, read_only=True) as store:
         rows = (
             store.goals(statuses=args.status or None) if hasattr(args, "status") else store.goals()
         )
     if args.json:
         for row in rows:
             json_line(records.summary_record(row))
-    elif not rows:
-        out("no goals in this store (governor new GOAL_FILE creates one)")
     else:
-        for row in rows:
-            out(format_summary_row(row))
+        from governor.store.url import describe_store  # noqa: PLC0415 - start-up
+
+        out(format_summaries(describe_store(args.store), rows, getattr(args, "status", None) or ()))
     return ExitCode.OK
 
 
 def cmd_events(args: argparse.Namespace) -> int:
-    with store_from(args.store) as store:
+    with store_from(args.store, read_only=True) as store:
         goals.exists(store, args.goal)
         for event in store.load(args.goal, after_seq=args.after):
             if args.json:
@@ -123,12 +127,13 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from governor.store.files import write_atomically  # noqa: PLC0415 - start-up
     from governor.store.transfer import export_history  # noqa: PLC0415 - start-up
 
-    with store_from(args.store) as store:
+    with store_from(args.store, read_only=True) as store:
         goals.exists(store, args.goal)
-        if args.output:
-            with open(args.output, "wb") as handle:
+        if args.output:  # whole or not at all: a full disk never leaves a torn file
+            with write_atomically(args.output) as handle:
                 export_history(store, args.goal, handle)
         else:
             export_history(store, args.goal, sys.stdout.buffer)
@@ -201,7 +206,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("events", help="a goal's events, in order")
     p.add_argument("goal", metavar="GOAL")
     p.add_argument(
-        "--after", type=whole, default=0, metavar="SEQ", help="only events after this seq"
+        "--after", type=natural, default=0, metavar="SEQ", help="only events after this seq"
     )
     p.add_argument("--json", action="store_true", help="print the events as JSON Lines")
     p.set_defaults(func=cmd_events)

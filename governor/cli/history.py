@@ -14,7 +14,7 @@ from governor.analysis.replay import ReplayStep, replay
 from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out, write_lines
-from governor.cli.values import whole
+from governor.cli.values import positive_whole
 from governor.clock import utc_now
 from governor.core.codec import LineDecoder
 from governor.core.decide import decide
@@ -44,7 +44,10 @@ def parse_time(text: str) -> datetime:
         ) from None
     if value.tzinfo is None:
         raise InputError(f"--now: '{text}' has no time zone; end it with Z")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InputError(f"--now: '{text}' is outside the years 1 to 9999 in UTC") from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -124,7 +127,10 @@ def _whatif_one(
     corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None
 ) -> WhatIf:
     overrides = parse_assignments(args.policy)
-    trace = Trace.of(corpus.events(index), now=now, keep=False)  # two streamed passes, nothing held
+    # two streamed passes, nothing held; the first checks the history
+    trace = Trace.of(
+        corpus.events(index, checked=False), now=now, keep=False, source=corpus.name(index)
+    )
     policy = with_overrides(trace.policy, overrides)
     result = trace.under(policy, now=now, events=corpus.events(index))
     if args.json:
@@ -163,7 +169,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     now = parse_time(args.now) if args.now else None
     if now is None and not Path(args.goal).exists():
         now = utc_now()  # a goal in the store: why it stands where it does now
-    ex = explain(corpus.events(0), now=now)
+    # streamed: read once to analyse, once more per policy the search re-folds
+    ex = explain(lambda: corpus.events(0, checked=False), now=now, source=corpus.name(0))
     if args.json:
         json_line(records.explanation_record(ex))
     else:
@@ -185,7 +192,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="HISTORY",
         help="a history file, a folder of them, or a goal id in the store",
     )
-    p.add_argument("--at", type=whole, metavar="SEQ", help="show only the decision after this seq")
+    p.add_argument(
+        "--at", type=positive_whole, metavar="SEQ", help="show only the decision after this seq"
+    )
     p.add_argument(
         "--now", metavar="TIME", help="decide at this RFC 3339 time instead of each event's"
     )

@@ -2,26 +2,51 @@
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
+
+from governor.render.terminal import printable
 
 if TYPE_CHECKING:
     from governor.store.base import EventStore
 
 
 def out(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    """Print a line of text output; control characters an agent wrote are escaped."""
+    sys.stdout.write(printable(text) + "\n")
     sys.stdout.flush()
 
 
 def err(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    """Print a line on stderr; control characters are escaped as ``out`` escapes them."""
+    sys.stderr.write(printable(text) + "\n")
     sys.stderr.flush()
+
+
+def one_line(message: str, store_url: str | None = None) -> str:
+    """An error message as the one line it is printed as: whitespace runs (a driver's
+    multi-line text) become one space, and no store password survives (the named store's,
+    ``$GOVERNOR_STORE``'s, or any URL's)."""
+    from governor.store.url import ENV_VAR, mask_password  # noqa: PLC0415 - lazy: start-up
+
+    for url in (store_url, os.environ.get(ENV_VAR)):
+        message = mask_password(message, url)
+    return " ".join(message.split())
+
+
+class Parser(argparse.ArgumentParser):
+    """The argument parser of every command: a usage error is one line (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        line = one_line(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        self.exit(2, printable(line) + "\n")
 
 
 def json_line(obj: Any) -> None:
@@ -43,11 +68,15 @@ def progress(message: str) -> None:
 
 
 @contextmanager
-def store_from(url: str | None) -> Iterator[EventStore]:
-    """Open the store the ``--store`` option (or ``GOVERNOR_STORE``) names, and close it."""
+def store_from(url: str | None, *, read_only: bool = False) -> Iterator[EventStore]:
+    """Open the store the ``--store`` option (or ``GOVERNOR_STORE``) names, and close it.
+
+    ``read_only`` for every command that only reads: it never creates, migrates or
+    writes a store (a missing one is ``NotFoundError``, naming it).
+    """
     from governor.store.url import open_store  # noqa: PLC0415 - lazy: --help opens no store
 
-    store = open_store(url)
+    store = open_store(url, read_only=read_only)
     try:
         yield store
     finally:

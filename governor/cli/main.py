@@ -15,12 +15,13 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from governor import __version__
 from governor.cli.exit_codes import ExitCode, exit_code_for
-from governor.cli.io import err
+from governor.cli.io import Parser, err, one_line
 from governor.errors import GovernorError
 
 Command = Callable[[argparse.Namespace], int]
@@ -96,7 +97,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
     """The argument parser: every command's full parser, or only those of ``commands``
     (their modules' commands) and a name and help for each other command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="governor",
         description="Drive AI-agent goals to completion under honest budgets; replay and tune them.",
     )
@@ -137,6 +138,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = _parse(sys.argv[1:] if argv is None else argv)
+    from pydantic import ValidationError  # noqa: PLC0415 - start-up (see above)
+
+    from governor.core.codec import describe  # noqa: PLC0415 - start-up (see above)
     from governor.drive.goals import default_actor  # noqa: PLC0415 - start-up (see above)
     from governor.drive.spans import instrument_from  # noqa: PLC0415 - start-up (see above)
 
@@ -147,13 +151,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         instrument_from(os.environ)
         return int(func(args))
     except GovernorError as exc:
-        err(f"error: {exc}")
+        err(one_line(f"error: {exc}", args.store))
         return int(exit_code_for(exc))
+    except ValidationError as exc:  # a value the event models refuse: nothing was written
+        err(one_line(f"error: {describe(exc)}", args.store))
+        return int(ExitCode.INVALID_INPUT)
     except BrokenPipeError:
         return int(ExitCode.OK)
     except KeyboardInterrupt:
         err("interrupted")
         return 130
+    except Exception as exc:
+        return _internal(exc, args.store)
+
+
+def _internal(exc: Exception, store_url: str | None) -> int:
+    """A bug reached the top: one line (the traceback only with ``GOVERNOR_DEBUG=1``)."""
+    if os.environ.get("GOVERNOR_DEBUG") == "1":
+        traceback.print_exc()
+    what = f"{type(exc).__name__}: {exc}"[:500]
+    err(
+        one_line(
+            f"internal error: {what} (a bug: please report it; GOVERNOR_DEBUG=1 shows where)",
+            store_url,
+        )
+    )
+    return int(ExitCode.FAILURE)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
-from governor.cli.values import positive_whole, seconds, whole
+from governor.cli.values import natural, port, positive_whole, seconds
 from governor.clock import utc_now
 from governor.render.records import service_record, upstream_record
 from governor.render.text import format_service_status, format_upstreams
@@ -43,7 +43,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_service_status(args: argparse.Namespace) -> int:
-    with store_from(args.store) as store:
+    with store_from(args.store, read_only=True) as store:
         status = service_status(store, utc_now(), errors=args.errors)
     if args.json:
         json_line(service_record(status))
@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verbs = service.add_subparsers(dest="service_command", required=True, metavar="VERB")
     p = verbs.add_parser("status", help="workers, goals by status, the soonest wake-up, errors")
     p.add_argument(
-        "--errors", type=whole, default=10, metavar="N", help="recent errors shown (default 10)"
+        "--errors", type=natural, default=10, metavar="N", help="recent errors shown (default 10)"
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_service_status)
@@ -106,7 +106,7 @@ SERVE_OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
     ("--log-file", {"metavar": "PATH", "help": "append JSON log lines here (default: stderr)"}),
     ("--metrics-file", {"metavar": "PATH",
                         "help": "rewrite this Prometheus text file every --metrics-interval seconds"}),
-    ("--metrics-port", {"type": int, "metavar": "PORT",
+    ("--metrics-port", {"type": port, "metavar": "PORT",
                         "help": "serve the metrics at http://HOST:PORT/metrics"}),
     ("--metrics-host", {"default": "127.0.0.1", "metavar": "HOST",
                         "help": "the address the metrics endpoint binds (default 127.0.0.1)"}),

@@ -7,19 +7,20 @@ import dataclasses
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Final
 
 from governor.analysis.corpus import corpus_of
 from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_fleet
 from governor.analysis.outages import savings
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import parse_grid
-from governor.analysis.tuning import plot, tune_corpus
+from governor.analysis.tuning import check_plot_target, plot, tune_corpus
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
-from governor.cli.values import positive_whole, wait_seconds, whole
+from governor.cli.values import natural, number_in, wait_seconds, whole_in
 from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.policy import Policy, parse_assignments, policy_from
@@ -142,6 +143,8 @@ def _window(text: str) -> tuple[float, float]:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    if args.plot:
+        check_plot_target(args.plot)
     corpus = corpus_of(args.corpus, store_url=args.store)
     grid = parse_grid(args.grid)
     report = tune_corpus(
@@ -165,12 +168,44 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+MAX_GOALS: Final = 1_000_000
+"""The most goals one ``simulate`` writes."""
+MAX_SAMPLES: Final = 1_000
+"""The most Monte Carlo tails per censored outcome."""
+MAX_WORKERS: Final = 256
+"""The most worker processes of a tune."""
+PROBABILITIES: Final = frozenset(
+    {
+        "retry_after_p",
+        "missing_binary",
+        "plan_success",
+        "plan_decision",
+        "complete_after_milestone",
+        "attempt_decision",
+    }
+)
+"""Model parameters that are probabilities (0 to 1); rates and times are 0 to 10^6, and
+the shapes and lengths of the draws above 0."""
+POSITIVE: Final = frozenset(
+    {"item_a", "item_b", "outage_mean_s", "planner_s", "worker_s", "refusal_s"}
+)
+
+
+def _model_type(name: str, default: object) -> Callable[[str], object]:
+    """The type of a model option: a bounded, finite value (the model is not validated)."""
+    if isinstance(default, int):
+        return whole_in(1, 100)
+    if name in PROBABILITIES:
+        return number_in(0, 1)
+    return number_in(0, 1e6, above=name in POSITIVE)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "simulate", help="write synthetic goal histories from a stated generative model"
     )
-    p.add_argument("--goals", type=positive_whole, required=True, metavar="N")
-    p.add_argument("--seed", type=whole, default=0)
+    p.add_argument("--goals", type=whole_in(1, MAX_GOALS), required=True, metavar="N")
+    p.add_argument("--seed", type=natural, default=0)
     p.add_argument(
         "--out", required=True, metavar="DIR", help="the folder to write <goal>.jsonl files into"
     )
@@ -183,7 +218,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument(
             f"--{f.name.replace('_', '-')}",
             dest=f.name,
-            type=type(f.default),
+            type=_model_type(f.name, f.default),
             default=None,
             metavar=type(f.default).__name__.upper(),
             help=f"model: {f.name} (default {f.default})",
@@ -238,12 +273,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--samples",
-        type=whole,
+        type=whole_in(1, MAX_SAMPLES),
         default=2,
         help="Monte Carlo tails per censored outcome (default 2)",
     )
-    p.add_argument("--workers", type=whole, default=None, help="processes (default: every core)")
-    p.add_argument("--seed", type=whole, default=0)
+    p.add_argument(
+        "--workers",
+        type=whole_in(1, MAX_WORKERS),
+        default=None,
+        help="processes (default: every core)",
+    )
+    p.add_argument("--seed", type=natural, default=0)
     p.add_argument("--plot", metavar="PNG", help="write success against cost as a PNG")
     p.add_argument(
         "--all", action="store_true", help="print every candidate, not only the frontier"

@@ -8,9 +8,12 @@ from typing import Final
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err
+from governor.cli.values import port, wait_seconds, whole_in
 from governor.errors import UnavailableError
 from governor.store.url import DEFAULT_PATH, ENV_VAR, POSTGRES_SCHEMES, open_store, sqlite_path
 
+MAX_PAGE: Final = 10_000
+"""The most goals one page of the list shows."""
 UI_PACKAGES: Final = frozenset({"starlette", "uvicorn", "anyio", "h11", "click"})
 """Imports that fail when the ``ui`` extra is not installed."""
 
@@ -36,26 +39,6 @@ examples:
 
 needs the ui extra: pip install 'governor[ui]'
 """
-
-
-def _port(text: str) -> int:
-    value = int(text) if text.isdigit() else -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)")
-    return value
-
-
-def _at_least(low: float, kind: type[int] | type[float]) -> argparse._ActionType:
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not low <= value < 10**6:
-            raise argparse.ArgumentTypeError(f"must be at least {low:g}, not {text}")
-        return value
-
-    return parse
 
 
 def store_arg(url: str | None) -> str | None:
@@ -119,17 +102,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--port",
-        type=_port,
+        type=port,
         default=8765,
         metavar="PORT",
         help="the port (default 8765; 0: any free port)",
     )
     p.add_argument(
-        "--refresh-s", type=_at_least(0, float), default=2.0, metavar="SECONDS",
+        "--refresh-s", type=wait_seconds, default=2.0, metavar="SECONDS",
         help="how often an open page refreshes itself (default 2; 0: never)",
     )  # fmt: skip
     p.add_argument(
-        "--page-size", type=_at_least(1, int), default=50, metavar="N",
+        "--page-size", type=whole_in(1, MAX_PAGE), default=50, metavar="N",
         help="goals per page of the list (default 50)",
     )  # fmt: skip
     # nothing is recorded, so no actor: hidden, and so not added by the common options

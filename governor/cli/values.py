@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 from governor.core.numbers import MAX_INT64, MAX_WAIT_S
 
@@ -25,22 +26,44 @@ def whole(text: str) -> int:
     return value
 
 
-def positive_whole(text: str) -> int:
-    """A whole number from 1 to 2^63 - 1."""
-    value = whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+def whole_in(low: int, high: int = MAX_INT64) -> Callable[[str], int]:
+    """The type of a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        value = whole(text)
+        if value < low:
+            floor = "above 0" if low == 1 else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"must be {floor}, not {text}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, not {text}")
+        return value
+
+    parse.__name__ = f"whole from {low}"  # argparse names the type in some errors
+    return parse
+
+
+positive_whole = whole_in(1)
+"""A whole number from 1 to 2^63 - 1."""
+natural = whole_in(0)
+"""A whole number from 0 to 2^63 - 1 (a seq to start after, a count of lines)."""
+port = whole_in(0, 65535)
+"""A TCP port (0: any free one)."""
+
+
+def _finite(text: str, what: str = "number") -> float:
+    """``text`` as a finite float; ``what`` names it in the errors."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a {what}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite {what}, not {text}")
     return value
 
 
 def wait_seconds(text: str) -> float:
     """A finite number of seconds from 0 to ``MAX_WAIT_S`` (30 days)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds, not {text}")
+    value = _finite(text, "number of seconds")
     if not 0 <= value <= MAX_WAIT_S:
         raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_WAIT_S} seconds, not {text}")
     return value
@@ -52,3 +75,17 @@ def seconds(text: str) -> float:
     if value == 0:
         raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
     return value
+
+
+def number_in(low: float, high: float, *, above: bool = False) -> Callable[[str], float]:
+    """The type of a finite number from ``low`` (excluded when ``above``) to ``high``."""
+
+    def parse(text: str) -> float:
+        value = _finite(text)
+        if value < low or value > high or (above and value == low):
+            side = "above" if above else "from"
+            raise argparse.ArgumentTypeError(f"must be {side} {low:g} to {high:g}, not {text}")
+        return value
+
+    parse.__name__ = f"number from {low:g}"
+    return parse

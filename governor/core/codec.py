@@ -129,11 +129,14 @@ class LineDecoder:
 
     def decode(self, raw: bytes, line: int) -> Event:
         """Decode one line (without its newline); raises ``HistoryError`` naming the line."""
-        event = None
-        if self.compiled:
-            event = decode_struct(raw) if self.structs else decode_compiled(raw)
-        if event is None:
-            event = self._validate(raw, line)
+        try:
+            event = None
+            if self.compiled:
+                event = decode_struct(raw) if self.structs else decode_compiled(raw)
+            if event is None:
+                event = self._validate(raw, line)
+        except RecursionError:
+            raise self._too_deep(line) from None
         self.upcaster.note(event)
         return event
 
@@ -150,11 +153,18 @@ class LineDecoder:
                     self.torn_line = line_no
                     return
                 raise HistoryError(TORN, line=line_no, source=self.source)
-            event = fast(raw) if fast is not None else None
-            if event is None:
-                event = self._validate(raw[:-1], line_no)
+            try:
+                event = fast(raw) if fast is not None else None
+                if event is None:
+                    event = self._validate(raw[:-1], line_no)
+            except RecursionError:
+                raise self._too_deep(line_no) from None
             note(event)
             yield line_no, event
+
+    def _too_deep(self, line: int) -> HistoryError:
+        """A parser's depth limit was reached: no event nests anywhere near it."""
+        return HistoryError("nested too deeply to be an event", line=line, source=self.source)
 
     def _validate(self, raw: bytes, line: int) -> Event:
         """What pydantic (and, for an old shape, the upcaster) makes of a line."""

@@ -107,9 +107,17 @@ class HistoryChecker:
 
     def check(self, event: Event, line: int | None = None) -> GoalView:
         """Check one event against everything before it, then fold it into the view."""
+        self.verify(event, line)
+        return self.advance(event)
+
+    def verify(self, event: Event, line: int | None = None) -> None:
+        """Check one event against everything before it (``self.view``), folding nothing."""
         problem = self._problem(event)
         if problem:
             raise HistoryError(problem, line=line, source=self.source)
+
+    def advance(self, event: Event) -> GoalView:
+        """Fold a verified event into the view; returns the view."""
         self._last_at = event.at
         return evolve(self.view, event)
 
@@ -266,7 +274,12 @@ def check_history(
         count += 1
         yield line, event, checker.check(event, line)
     if count == 0:
-        raise HistoryError("the history is empty (it must start with goal.created)", source=source)
+        raise empty_history(source)
+
+
+def empty_history(source: str | None) -> HistoryError:
+    """The error of a history without a single event."""
+    return HistoryError("the history is empty (it must start with goal.created)", source=source)
 
 
 def validate_events(events: Iterable[Event]) -> GoalView:

@@ -19,6 +19,7 @@ input to refuse: :func:`reported` makes them storable before they are recorded.
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Final
 
 from pydantic import Field
@@ -56,6 +57,22 @@ TimeoutS = Annotated[float, Field(gt=0, le=MAX_WAIT_S, allow_inf_nan=False)]
 RuntimeS = Annotated[float, Field(gt=0, le=MAX_RUNTIME_S, allow_inf_nan=False)]
 Usd = Annotated[float, Field(ge=0, le=MAX_USD, allow_inf_nan=False)]
 Factor = Annotated[float, Field(ge=1, le=MAX_FACTOR, allow_inf_nan=False)]
+
+
+MAX_TIME: Final = datetime.max.replace(tzinfo=UTC)
+"""The end of time, as far as a ``datetime`` goes: 9999-12-31T23:59:59.999999Z."""
+
+
+def later(at: datetime, seconds: float) -> datetime:
+    """``at`` plus ``seconds``, or ``MAX_TIME`` when that is past it.
+
+    A history may be dated near year 9999 (nothing refuses it); a wait after its last
+    event then ends at the end of time instead of overflowing every command that reads it.
+    """
+    try:
+        return at + timedelta(seconds=seconds)
+    except OverflowError:
+        return MAX_TIME
 
 
 def reported(value: float | None, ceiling: float) -> float | None:

@@ -28,7 +28,7 @@ from governor.core.numbers import (
     Usd,
     WaitS,
 )
-from governor.errors import PolicyError
+from governor.errors import PolicyError, did_you_mean
 
 MAX_UNCHARGED_REPLANS: Final = 3
 """Default ceiling on consecutive uncharged planner failures (decision record 0046)."""
@@ -208,11 +208,22 @@ def policy_from(values: dict[str, Any] | None = None) -> Policy:
         err = exc.errors()[0]
         field = ".".join(str(part) for part in err["loc"])
         if err["type"] == "extra_forbidden":
-            raise PolicyError(f"unknown policy field '{field}'", field=field) from exc
+            raise PolicyError(
+                f"unknown policy field '{field}'{_suggest(field)}", field=field
+            ) from exc
         message = err["msg"].removeprefix("Value error, ")
         if not field:  # a rule between fields
             raise PolicyError(f"policy: {message}", field="max_milestones") from exc
         raise PolicyError(f"policy field '{field}': {err['msg']}", field=field) from exc
+
+
+def _suggest(field: str) -> str:
+    """The nearest known name of a misspelt policy field (nested ones by their path)."""
+    head, _, tail = field.rpartition(".")
+    if head == "upstream_backoff":
+        return did_you_mean(tail, UpstreamBackoff.model_fields)
+    known = [*Policy.model_fields, *(f"upstream_backoff.{f}" for f in UpstreamBackoff.model_fields)]
+    return did_you_mean(field, known)
 
 
 def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
@@ -230,7 +241,7 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
         head, _, tail = key.partition(".")
         if tail:
             if head != "upstream_backoff":
-                raise PolicyError(f"unknown policy field '{key}'", field=key)
+                raise PolicyError(f"unknown policy field '{key}'{_suggest(key)}", field=key)
             merged["upstream_backoff"] = {**merged["upstream_backoff"], tail: value}
         else:
             merged[key] = value

@@ -47,8 +47,10 @@ class Upcaster:
         notes: list[str] = []
         version = data.get("schema_version", SCHEMA_VERSION)
         event_type = data.get("type")
+        if not isinstance(event_type, str):  # not an event at all: the models word it
+            return data, None
         while isinstance(version, int) and version < SCHEMA_VERSION:
-            step = UPCASTERS.get((str(event_type), version))
+            step = UPCASTERS.get((event_type, version))
             if step is None:
                 break
             data = step(data)

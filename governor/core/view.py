@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal, assert_never
 
 from governor.core.budgets import ledger
@@ -39,6 +39,7 @@ from governor.core.events import (
     WorkCreated,
 )
 from governor.core.evidence import Evidence, FailureClass, effective_class
+from governor.core.numbers import later
 from governor.core.policy import Policy
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def _window(
     if failure_class != "upstream":
         return consecutive, None
     wait = view.policy.upstream_backoff.wait_s(consecutive, event.retry_after_s)
-    return consecutive, event.at + timedelta(seconds=wait)
+    return consecutive, later(event.at, wait)
 
 
 def _plan_failed(view: GoalView, event: PlanFailed) -> None:

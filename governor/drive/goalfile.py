@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pydantic import ValidationError
 
@@ -31,34 +31,78 @@ from governor.core import record
 from governor.core.codec import describe
 from governor.core.events import ID_PATTERN, Event, Profile
 from governor.core.policy import policy_from
-from governor.errors import GoalFileError, PolicyError
+from governor.errors import GoalFileError, InputError, NotFoundError, PolicyError, did_you_mean
 from governor.exec.load import module_file
+from governor.store.files import MAX_GOAL_FILE_BYTES, read_bounded
 
 KEYS = frozenset(
     {"id", "title", "objective", "acceptance", "planner", "worker", "policy", "profiles"}
 )
 
 
+MAX_DEPTH: Final = 16
+"""The deepest nesting a goal file may have (a goal needs 4: policy.upstream_backoff.x)."""
+MAX_VALUES: Final = 100_000
+"""The most values (keys, items, leaves) a goal file may hold, YAML aliases counted."""
+PARSERS: Final = {".toml": "TOML", ".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
+
+
 def read_goal_file(path: Path) -> dict[str, Any]:
-    """The raw mapping of a goal file, by its extension."""
+    """The raw mapping of a goal file, by its extension.
+
+    Raises:
+        NotFoundError: when there is no such file.
+        GoalFileError: for anything else that keeps it from being read as a goal file:
+            not a regular file, too large, not UTF-8, not parsable, too deep.
+    """
+    kind = PARSERS.get(path.suffix)
+    if kind is None:
+        raise GoalFileError(f"{path}: a goal file ends in .toml, .json, .yaml or .yml")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise GoalFileError(f"{path}: {exc.strerror}") from exc
-    try:
-        if path.suffix == ".toml":
-            data: Any = tomllib.loads(text)
-        elif path.suffix == ".json":
-            data = json.loads(text)
-        elif path.suffix in (".yaml", ".yml"):
-            data = _yaml(path, text)
-        else:
-            raise GoalFileError(f"{path}: a goal file ends in .toml, .json, .yaml or .yml")
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise GoalFileError(f"{path}: {exc}") from exc
+        text = read_bounded(path, MAX_GOAL_FILE_BYTES).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GoalFileError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+    except NotFoundError:
+        raise
+    except InputError as exc:
+        raise GoalFileError(str(exc)) from None
+    data = _parse(path, kind, text)
     if not isinstance(data, dict):
         raise GoalFileError(f"{path}: a goal file holds one table of keys")
+    _check_shape(path, data)
     return data
+
+
+def _parse(path: Path, kind: str, text: str) -> Any:
+    try:
+        if kind == "TOML":
+            return tomllib.loads(text)
+        if kind == "JSON":
+            return json.loads(text)
+        return _yaml(path, text)
+    except RecursionError:
+        raise GoalFileError(f"{path}: nested deeper than a goal file may be") from None
+    except ValueError as exc:  # TOML and JSON syntax errors, and numbers of > 4300 digits
+        detail = "a number has too many digits" if "digits" in str(exc) else str(exc)
+        raise GoalFileError(f"{path}: not valid {kind}: {detail}") from None
+
+
+def _check_shape(path: Path, data: dict[str, Any]) -> None:
+    """Refuse a goal file nested deeper than ``MAX_DEPTH`` or holding more than
+    ``MAX_VALUES`` values (walked without recursion, so nothing later recurses too deep)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    seen = 0
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if depth > MAX_DEPTH:
+            raise GoalFileError(f"{path}: nested deeper than {MAX_DEPTH} levels")
+        if seen > MAX_VALUES:
+            raise GoalFileError(f"{path}: holds more than {MAX_VALUES:,} values")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, depth + 1) for v in value)
 
 
 def _yaml(path: Path, text: str) -> Any:
@@ -71,7 +115,7 @@ def _yaml(path: Path, text: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise GoalFileError(f"{path}: {exc}") from exc
+        raise GoalFileError(f"{path}: not valid YAML: {exc}") from exc
 
 
 def _resolve(arg: str, base: Path) -> str:
@@ -106,12 +150,18 @@ def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
         raise GoalFileError(f"{where}: profiles: give at least one profile, e.g. [profiles.worker]")
     profiles = {}
     for name, fields in raw.items():
+        if not isinstance(fields, dict):
+            raise GoalFileError(f"{where}: profiles.{name}: a profile is a table of keys")
+        unknown = sorted(set(fields) - set(Profile.model_fields))
+        if unknown:
+            raise GoalFileError(
+                f"{where}: profiles.{name}: unknown key '{unknown[0]}'"
+                + did_you_mean(unknown[0], Profile.model_fields)
+            )
         try:
             profile = Profile.model_validate(fields)
         except ValidationError as exc:
-            raise GoalFileError(
-                f"{where}: profiles.{name}.{describe(exc).removeprefix('field ')}"
-            ) from exc
+            raise GoalFileError(f"{where}: profiles.{name}: {describe(exc)}") from exc
         for key in ("args", "probe"):
             given: tuple[str, ...] | None = getattr(profile, key)
             if given:
@@ -168,7 +218,8 @@ def goal_from_mapping(
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise GoalFileError(
-            f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(KEYS))})"
+            f"{where}: unknown key '{unknown[0]}'{did_you_mean(unknown[0], KEYS)} "
+            f"(known: {', '.join(sorted(KEYS))})"
         )
     for key in ("title", "objective", "planner", "worker"):
         if not isinstance(data.get(key), str) or not data[key].strip():

@@ -25,7 +25,6 @@ Rules (SPEC §6.3, §8):
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import threading
 import time
@@ -41,7 +40,7 @@ from typing import TypeVar
 from governor.clock import utc_now
 from governor.core import record, verbs
 from governor.core.charges import RunEvent, describe
-from governor.core.classify import tail
+from governor.core.classify import ENVIRONMENT_ERRNOS, tail
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
@@ -59,6 +58,7 @@ from governor.exec.call import CallInfo, in_context
 from governor.exec.environment import Redactor
 from governor.exec.harness import Harness, harness_for
 from governor.exec.process import watching
+from governor.exec.startable import startable
 from governor.store.base import EventStore, Lease
 from governor.workflow.agent import AgentCall
 from governor.workflow.briefs import planner_prompt, worker_prompt
@@ -520,7 +520,12 @@ class Runner:
         return run
 
     def reprobe(self, decision: Decision) -> bool:
-        """Clear an environment stop whose missing binary is now on PATH; True if cleared."""
+        """Clear an environment stop whose binary can start now; True if cleared.
+
+        A binary that was missing (``ENOENT``), not executable (``EACCES``) or of a format
+        the kernel refused (``ENOEXEC``) is looked at again (never run) by
+        ``governor.exec.startable``; once the cause is gone the stop is cleared.
+        """
         if decision.blocked_on != "environment":
             return False
         item = self.view.work.get(decision.work_ids[0]) if decision.work_ids else None
@@ -534,16 +539,21 @@ class Runner:
             failure is None
             or created is None
             or failure.evidence is None
-            or failure.evidence.ref != "ENOENT"
+            or failure.evidence.ref not in ENVIRONMENT_ERRNOS
         ):
             return False
+        cause = failure.evidence.ref
         profile = self._profile(item.spec.profile if item else created.planner)
         binary = self.harnesses(profile, self.settings.workdir).binary(profile)
-        found = binary and shutil.which(binary, path=self.settings.env.get("PATH"))
-        if not found:
+        path = self.settings.env.get("PATH")
+        found = binary and startable(binary, path, errno=cause)
+        if not binary or not found:
             return False
         where = "" if found == binary else f" ({found})"
-        reason = f"re-probed the environment: {binary} is there now{where}"
+        now = {"ENOENT": "is there now", "EACCES": "is executable now"}.get(
+            cause, "begins as a script or binary now"
+        )
+        reason = f"re-probed the environment ({cause} before): {binary} {now}{where}"
         if item is None:
             self.record(
                 lambda v: verbs.resume_goal(v, reason=reason, at=self.now(), actor="governor")

@@ -113,6 +113,16 @@ def format_status(
     return "\n".join(lines)
 
 
+def format_summaries(store: str, rows: Sequence[GoalSummary], statuses: Sequence[str] = ()) -> str:
+    """``governor list``: which store, then one line per goal."""
+    which = f" with status {' or '.join(statuses)}" if statuses else ""
+    if not rows:
+        hint = "" if statuses else " (governor new GOAL_FILE creates one)"
+        return f"no goals{which} in the store {store}{hint}"
+    count = f"{len(rows)} goal{'s' if len(rows) != 1 else ''}{which}"
+    return "\n".join([f"store {store}: {count}", *(format_summary_row(row) for row in rows)])
+
+
 def format_summary_row(summary: GoalSummary) -> str:
     """One line of ``governor list``."""
     state = f"{summary.status}/{summary.next_action}"

@@ -4,25 +4,26 @@ Rules:
     * ``render`` is pure: a snapshot in, the exposition text out.
     * The file is replaced atomically (a temporary file in the same folder, then
       ``os.replace``), so a scraper never reads half of it.
+    * The endpoint serves at most ``MAX_CONNECTIONS`` connections at once, each closed
+      after ``IDLE_TIMEOUT_S`` of silence: idle or hostile clients cannot pile up threads.
     * Goals by status come from the store (what every worker shares); counters come
       from the workers of this ``governor serve`` (each process counts what it did).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Final, get_args
+from typing import Any, Final, get_args
 
 from governor.core.decision import Status
 from governor.core.upstream import UpstreamHealth
 from governor.service.observe import COUNTERS, Labels, Snapshot
+from governor.store.files import write_atomically
 
 STATUSES: Final[tuple[str, ...]] = get_args(Status)
 CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
@@ -108,17 +109,42 @@ def _upstreams(records: tuple[UpstreamHealth, ...]) -> list[str]:
     return lines
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_text_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that a reader sees the old or the new file, whole."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with write_atomically(path, durable=False) as handle:
+        handle.write(text.encode("utf-8"))
+
+
+MAX_CONNECTIONS: Final = 16
+"""Connections served at once; more are closed at once (a scraper retries)."""
+IDLE_TIMEOUT_S: Final = 10.0
+"""How long a connection may send nothing before it is closed."""
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """One thread per connection, at most ``MAX_CONNECTIONS`` of them, none kept idle."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)  # every slot busy: refuse, never queue a thread
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class MetricsServer:
@@ -129,6 +155,8 @@ class MetricsServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = IDLE_TIMEOUT_S
+
             def do_GET(self) -> None:
                 body = owner.text.encode()
                 found = self.path.split("?")[0] in ("/metrics", "/")
@@ -142,7 +170,7 @@ class MetricsServer:
             def log_message(self, format: str, *args: object) -> None:
                 """Requests are not logged (scrapers call every few seconds)."""
 
-        self._server = ThreadingHTTPServer((host, port), Handler)
+        self._server = _BoundedServer((host, port), Handler)
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, daemon=True, name="metrics").start()
 

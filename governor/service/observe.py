@@ -41,6 +41,7 @@ from governor.core.route import Action, acts, name_of
 from governor.core.upstream import UpstreamHealth
 from governor.drive.upstreams import ChangeKind
 from governor.exec.environment import Redactor
+from governor.store.url import ENV_VAR, mask_password
 
 Labels = tuple[tuple[str, str], ...]
 Snapshot = dict[str, dict[Labels, float]]
@@ -93,6 +94,7 @@ class JsonLog:
 
     def __init__(self, path: Path | None, env: Mapping[str, str], *, worker: str = "") -> None:
         self._redact = Redactor(env)
+        self._store_url = env.get(ENV_VAR)
         self._stream: IO[bytes] = open(path, "ab") if path else sys.stderr.buffer  # noqa: SIM115 - closed by close()
         self._owned = path is not None
         self._lock = threading.Lock()
@@ -111,15 +113,15 @@ class JsonLog:
                 self._stream.flush()
 
     def redact(self, text: str) -> str:
-        """``text`` with the secrets of the service's environment replaced."""
-        return self._redact(text)
+        """``text`` with the secrets of the service's environment and store passwords replaced."""
+        return mask_password(self._redact(text), self._store_url)
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, dict):
             return {k: self._clean(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self._clean(v) for v in value]
-        return self._redact(value) if isinstance(value, str) else value
+        return self.redact(value) if isinstance(value, str) else value
 
     def close(self) -> None:
         if self._owned:

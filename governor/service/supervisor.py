@@ -37,7 +37,7 @@ from governor.drive.spans import instrument_from
 from governor.errors import InputError
 from governor.exec.harness import harness_for
 from governor.registry import ServiceError
-from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_atomically
+from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_text_atomically
 from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
 from governor.service.settings import ServiceSettings
 from governor.service.status import forget_stale_workers
@@ -123,7 +123,7 @@ class Publisher:
         if self._server is not None:
             self._server.text = text
         if self.settings.metrics_file is not None:
-            write_atomically(self.settings.metrics_file, text)
+            write_text_atomically(self.settings.metrics_file, text)
 
     def close(self) -> None:
         self._done.set()

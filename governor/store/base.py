@@ -23,7 +23,7 @@ that decides; a backend only stores and fetches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -87,6 +87,20 @@ class EventStore(Protocol):
         does not end at ``expected_seq``, ``LeaseError`` when ``lease`` is no longer the
         goal's current lease, ``ValueError`` for a malformed batch; nothing is written
         then. Without ``summary`` the store derives it by folding the stream.
+        """
+        ...
+
+    def append_new(
+        self, goal_id: str, events: Iterable[Event], summary_of: Callable[[], GoalSummary]
+    ) -> int:
+        """Store a whole new stream (``goal.created`` first) in one transaction, in pages.
+
+        For a stream too long to hold in memory (an import of 10^6 events): ``events`` is
+        read once, inside the transaction, a page at a time; each page is checked and
+        encoded as an ``append`` batch is; ``summary_of()`` is called after the last event
+        and must be the summary at its seq. Returns the last seq. Anything raised (by the
+        events' source, a check or the store) rolls all of it back. Raises
+        ``ConcurrencyConflictError`` when the goal already has events.
         """
         ...
 

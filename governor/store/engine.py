@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from itertools import islice
 from types import TracebackType
 from typing import Final, Generic, Self, TypeVar
 
@@ -139,6 +140,28 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
             self._put_summary(tx, summary, head_after)
         return last
 
+    def append_new(
+        self, goal_id: str, events: Iterable[Event], summary_of: Callable[[], GoalSummary]
+    ) -> int:
+        """Store a whole new stream in one transaction, a page of rows at a time; see
+        ``governor.store.base.EventStore.append_new``."""
+        last = 0
+        with self._write(goal_id) as tx:
+            actual = self._checked_head(tx, goal_id).last
+            if actual != 0:
+                raise ConcurrencyConflictError(goal_id, expected_seq=0, actual_seq=actual)
+            source, head = iter(events), 0
+            while page := list(islice(source, self.page_size)):
+                rows = to_rows(goal_id, page, last)
+                self._insert(tx, goal_id, rows)
+                last, head = rows[-1].seq, chain(head, (r.crc for r in rows))
+            if last == 0:
+                raise ValueError(f"goal {goal_id}: nothing to append")
+            summary = summary_of()
+            _check_companions(goal_id, last, None, summary)
+            self._put_summary(tx, summary, head)
+        return last
+
     def load(self, goal_id: str, *, after_seq: int = 0) -> Iterator[Event]:
         """The goal's events after ``after_seq``, in order, up to its last seq at this call.
 
@@ -181,24 +204,24 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         if (statuses is not None and not statuses) or limit == 0:
             return []
         wanted = None if statuses is None else sorted(set(statuses))
-        with self._read() as tx:
+        with self._read() as tx, _damaged("a goal's summary row"):
             return self._summaries(tx, wanted, offset, limit)
 
     def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:
         """Ready, running, or waiting with ``not_before <= now``; by due time, then goal id."""
         if limit < 1:
             return []
-        with self._read() as tx:
+        with self._read() as tx, _damaged("a goal's summary row"):
             return self._due(tx, now, limit)
 
     def goal_counts(self) -> dict[str, int]:
         """How many goals have each status (statuses with no goal are left out)."""
-        with self._read() as tx:
+        with self._read() as tx, _damaged("a goal's summary row"):
             return self._goal_counts(tx)
 
     def soonest_wakeup(self) -> datetime | None:
         """The earliest ``not_before`` among waiting goals; None when no goal waits."""
-        with self._read() as tx:
+        with self._read() as tx, _damaged("a goal's summary row"):
             return self._soonest_wakeup(tx)
 
     def acquire_lease(self, goal_id: str, holder: str, *, ttl_s: float) -> Lease:
@@ -212,7 +235,8 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
             raise ValueError("a lease holder needs a name")
         with self._write(goal_id) as tx:
             now = self._clock()
-            record = self._lease_record(tx, goal_id)
+            with _damaged(f"the lease row of goal {goal_id}"):
+                record = self._lease_record(tx, goal_id)
             current = record.lease if record else None
             if current is not None and not current.is_expired(now):
                 raise LeaseError(
@@ -289,7 +313,7 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
 
     def workers(self) -> list[WorkerBeat]:
         """Every worker's row, by worker id."""
-        with self._read() as tx:
+        with self._read() as tx, _damaged("a worker row"):
             return self._workers(tx)
 
     def add_service_error(self, error: ServiceError) -> None:
@@ -301,7 +325,7 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         """The most recent errors, newest first."""
         if limit < 1:
             return []
-        with self._read() as tx:
+        with self._read() as tx, _damaged("a service error row"):
             return self._errors(tx, limit)
 
     def reschedule(self, summary: GoalSummary) -> bool:
@@ -342,12 +366,17 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
             )
 
     def _current(self, tx: Tx, goal_id: str) -> Lease | None:
-        record = self._lease_record(tx, goal_id)
+        with _damaged(f"the lease row of goal {goal_id}"):
+            record = self._lease_record(tx, goal_id)
         return record.lease if record else None
 
     def _checked_head(self, tx: Tx, goal_id: str) -> StreamHead:
         """The stream's head; ``CorruptEventError`` when it ends elsewhere than recorded."""
-        head = self._head(tx, goal_id)
+        with _damaged(f"the summary row of goal {goal_id}"):
+            head = self._head(tx, goal_id)
+            for value in (head.recorded, head.chain):
+                if value is not None and type(value) is not int:
+                    raise TypeError(f"{value!r} is not a whole number")
         if head.recorded is None or head.recorded == head.last:
             return head
         if head.last < head.recorded:
@@ -529,6 +558,19 @@ def read_only_error(where: str) -> StoreError:
 def _check_ttl(ttl_s: float) -> None:
     if not ttl_s > 0:
         raise ValueError(f"a lease needs a positive ttl_s, not {ttl_s}")
+
+
+@contextmanager
+def _damaged(what: str) -> Iterator[None]:
+    """A row the backend cannot turn back into a value (a bad type, a time out of range)
+    becomes a ``StoreError`` naming it: a damaged store is one line, never a traceback."""
+    try:
+        yield
+    except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError) as exc:
+        raise StoreError(
+            f"{what} in the store is damaged ({type(exc).__name__}: {exc}); restore the store "
+            "from a backup, or export its goals and import them into a new store"
+        ) from exc
 
 
 def _missing(goal_id: str, seq: int) -> CorruptEventError:

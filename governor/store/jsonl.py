@@ -1,7 +1,8 @@
 """History files: JSON Lines in and out, streamed, with every problem named by its line.
 
 Rules (SPEC §3):
-    * Read in bounded memory: one line at a time, never the whole file.
+    * Read in bounded memory: one line at a time, never the whole file, and only from a
+      regular file, each line at most ``MAX_LINE_BYTES`` (``governor.store.files``).
     * A folder is read as its ``*.jsonl`` files in name order, one history each.
     * Writing produces exactly what the codec encodes, one event per ``\\n``-terminated line.
 """
@@ -15,8 +16,7 @@ from typing import BinaryIO
 from governor.core.codec import LineDecoder, decode_lines, encode
 from governor.core.events import Event
 from governor.errors import NotFoundError
-
-READ_BUFFER = 1 << 20
+from governor.store.files import iter_lines
 
 
 def history_files(path: str | Path) -> list[Path]:
@@ -37,13 +37,8 @@ def history_files(path: str | Path) -> list[Path]:
 
 
 def iter_raw_lines(path: str | Path) -> Iterator[bytes]:
-    """The raw lines of a file, newline included, read with a large buffer."""
-    try:
-        handle = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the generator
-    except OSError as exc:
-        raise NotFoundError(f"{path}: {exc.strerror}") from exc
-    with handle:
-        yield from handle
+    """The raw lines of a history file, newline included (bounded: see ``iter_lines``)."""
+    return iter_lines(path)
 
 
 def read_history(

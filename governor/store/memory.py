@@ -42,10 +42,19 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
 
     @contextmanager
     def _write(self, goal_id: str) -> Iterator[MemoryEventStore]:
-        # Every check of a transaction runs before its first write, and the writes are
-        # plain dictionary updates that cannot fail, so the lock alone makes it atomic.
+        # Every check of an append runs before its first write, and the writes are plain
+        # dictionary updates that cannot fail; a paged ``append_new`` may fail after
+        # writing pages, so a failed transaction drops the rows it added to its goal.
         with self._lock:
-            yield self
+            kept = len(self.streams.get(goal_id, ()))
+            try:
+                yield self
+            except BaseException:
+                if goal_id in self.streams:
+                    del self.streams[goal_id][kept:]
+                    if not self.streams[goal_id]:
+                        del self.streams[goal_id]
+                raise
 
     @contextmanager
     def _read(self) -> Iterator[MemoryEventStore]:

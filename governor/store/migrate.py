@@ -68,7 +68,7 @@ def check_readable(schema: Schema[S_contra], migrations: Sequence[object], *, wh
         raise StoreError(
             f"{where}: the database has schema version {found} and this governor reads "
             f"version {latest}; a read never upgrades it: run a governor command that writes "
-            "(e.g. governor list) once, then try again"
+            "to it once (governor tick, run, import or serve), then try again"
         )
     return latest
 

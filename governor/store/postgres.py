@@ -42,6 +42,7 @@ from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead, read_
 from governor.store.health import as_row, from_row
 from governor.store.postgres_schema import Conn, check_current, migrate, one_row
 from governor.store.rows import StoredEvent
+from governor.store.url import mask_password
 
 POOL_MAX_SIZE: Final = 10
 """Connections a store object keeps at most (one per concurrent transaction or read)."""
@@ -164,7 +165,7 @@ def describe_url(url: str) -> str:
     try:
         params = conninfo_to_dict(url)
     except psycopg.Error as exc:
-        raise StoreError(f"not a valid PostgreSQL URL: {exc}") from exc
+        raise StoreError(f"not a valid PostgreSQL URL: {mask_password(str(exc), url)}") from exc
     user = f"{params['user']}@" if params.get("user") else ""
     port = f":{params['port']}" if params.get("port") else ""
     return f"postgresql://{user}{params.get('host', '')}{port}/{params.get('dbname', '')}"
@@ -172,7 +173,7 @@ def describe_url(url: str) -> str:
 
 def _translate(exc: psycopg.Error, where: str) -> StoreError:
     """The one translation of psycopg's errors into governor's."""
-    text = str(exc).strip()
+    text = " ".join(mask_password(str(exc)).split())  # one line, no password
     if isinstance(exc, PoolClosed):
         return StoreError(f"{where}: the store is closed")
     if isinstance(exc, PoolTimeout):

@@ -14,8 +14,10 @@ Rules (SPEC §8):
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Final
+from urllib.parse import unquote
 
 from governor.clock import Clock, utc_now
 from governor.errors import NotFoundError, StoreError
@@ -33,6 +35,35 @@ USAGE: Final = (
 )
 
 
+MASK: Final = "***"
+_USERINFO: Final = re.compile(
+    r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:'\"]*:)(?P<secret>[^\s'\"]*)@"
+)
+"""``scheme://user:PASSWORD@``: the password runs to the last ``@`` before a space or quote."""
+_KEYWORD: Final = re.compile(
+    r"(?P<head>\bpassword\s*=\s*)(?P<secret>'(?:[^'\\]|\\.)*'|[^\s'\"]+)", re.I
+)
+"""``password=SECRET`` in a libpq conninfo string (quoted or not)."""
+
+
+def mask_password(text: str, url: str | None = None) -> str:
+    """``text`` with every password a store URL could carry replaced by ``***``.
+
+    The one function every message, log line and page that may show a store URL goes
+    through: passwords in ``scheme://user:password@host`` URLs and in conninfo
+    ``password=…`` pairs are masked wherever they appear in ``text``; when ``url`` is
+    given, its password is also masked wherever a driver echoed it in another form
+    (percent-decoded, or cut out of the URL).
+    """
+    secrets = [
+        m.group("secret") for pattern in (_USERINFO, _KEYWORD) for m in pattern.finditer(url or "")
+    ]
+    for secret in {s for raw in secrets for s in (raw, unquote(raw), raw.strip("'")) if len(s) > 1}:
+        text = text.replace(secret, MASK)
+    text = _USERINFO.sub(lambda m: f"{m.group('head')}{MASK}@", text)
+    return _KEYWORD.sub(lambda m: f"{m.group('head')}{MASK}", text)
+
+
 def sqlite_path(url: str) -> Path | None:
     """The database file a SQLite URL or path names; None when it names no SQLite file.
 
@@ -42,7 +73,7 @@ def sqlite_path(url: str) -> Path | None:
     if url.startswith("sqlite://"):
         rest = url.removeprefix("sqlite://")
         if not rest.startswith("/"):
-            raise StoreError(f"store URL {url!r} names a host; {USAGE}")
+            raise StoreError(f"store URL {mask_password(url)!r} names a host; {USAGE}")
         path = rest
     elif url.startswith("sqlite:"):
         path = url.removeprefix("sqlite:")
@@ -51,8 +82,21 @@ def sqlite_path(url: str) -> Path | None:
     else:
         return None
     if not path.strip("/"):
-        raise StoreError(f"store URL {url!r} names no database file; {USAGE}")
+        raise StoreError(f"store URL {mask_password(url)!r} names no database file; {USAGE}")
     return Path(path)
+
+
+def describe_store(url: str | None) -> str:
+    """The store a URL (or, for None, ``GOVERNOR_STORE`` or the default) names, as messages
+    show it: a SQLite file as an absolute path, any other URL without its password."""
+    url = url or os.environ.get(ENV_VAR) or None
+    if url is None:
+        return str(DEFAULT_PATH.resolve())
+    try:
+        path = sqlite_path(url)
+    except StoreError:
+        path = None
+    return str(path.resolve()) if path is not None else mask_password(url)
 
 
 def _postgres(url: str, clock: Clock, read_only: bool) -> EventStore:
@@ -111,7 +155,7 @@ def open_store(
         return _postgres(url, clock, read_only)
     path = sqlite_path(url)
     if path is None:
-        raise StoreError(f"unknown store URL {url!r}; {USAGE}")
+        raise StoreError(f"unknown store URL {mask_password(url)!r}; {USAGE}")
     if read_only:
         return SqliteEventStore(_existing(path), clock=clock, read_only=True)
     return SqliteEventStore(path, clock=clock)

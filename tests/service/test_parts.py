@@ -19,7 +19,7 @@ from governor.core.policy import UpstreamBackoff
 from governor.core.summary import GoalSummary
 from governor.registry import ServiceError, WorkerBeat
 from governor.service.backoff import GoalBackoff
-from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_atomically
+from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_text_atomically
 from governor.service.observe import Counters, JsonLog, Observation, merge
 from governor.service.settings import ErrorBackoff, ServiceSettings
 from governor.service.worker import Worker
@@ -177,8 +177,8 @@ def test_the_metrics_show_each_upstream_its_outage_and_the_goals_parked_on_it() 
 
 def test_the_metrics_file_is_replaced_whole_and_served_over_http(tmp_path: Path) -> None:
     target = tmp_path / "metrics.prom"
-    write_atomically(target, "one\n")
-    write_atomically(target, "two\n")
+    write_text_atomically(target, "one\n")
+    write_text_atomically(target, "two\n")
     assert target.read_text() == "two\n"
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.prom"]
     server = MetricsServer("127.0.0.1", 0)

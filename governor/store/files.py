@@ -1,0 +1,177 @@
+"""Files a person names: read only when they are regular files, within bounds; written whole.
+
+Rules:
+    * Only a regular file is read. A FIFO would block the command until someone writes
+      to it, a device such as ``/dev/zero`` never ends, a folder is not a file: each is
+      refused with one line before a byte is read (the check runs on the opened file, so
+      a name swapped in between cannot slip past it).
+    * Nothing is read without a bound: a goal file holds at most ``MAX_GOAL_FILE_BYTES``,
+      a line of a history at most ``MAX_LINE_BYTES`` (longer is refused naming the line,
+      after reading no more than the bound).
+    * A file is written whole or not at all (``write_atomically``): into a temporary file
+      in the same folder, flushed to disk, then renamed over the target. A full disk or a
+      crash leaves the previous file (or none), never a torn one.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import BinaryIO, Final
+
+from governor.errors import HistoryError, InputError, NotFoundError
+
+MAX_GOAL_FILE_BYTES: Final = 1 << 20
+"""The largest goal file read: 1 MiB (a goal with its profiles fits in a few KiB)."""
+
+MAX_LINE_BYTES: Final = 16 << 20
+"""The longest history line read: 16 MiB. Every text of an event is bounded far below it
+(2,000 characters; a profile's instructions 20,000), escaped JSON included."""
+
+READ_BUFFER: Final = 1 << 20
+
+_KINDS: Final = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str | Path, *, buffering: int = READ_BUFFER) -> BinaryIO:
+    """Open a file a person named for reading, refusing anything but a regular file.
+
+    The file is opened without blocking (a FIFO with no writer would block ``open``
+    itself), checked with ``fstat``, then switched back to blocking reads.
+
+    Raises:
+        NotFoundError: when nothing is at ``path``.
+        InputError: when it is a folder, FIFO, device or socket, or cannot be read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise NotFoundError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{path}: is {_kind(mode)}, not a regular file; name a file")
+        os.set_blocking(fd, True)
+        return open(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """The whole of a regular file of at most ``limit`` bytes.
+
+    Raises:
+        NotFoundError, InputError: as ``open_regular``; InputError also when the file
+            is larger than ``limit`` (no more than ``limit + 1`` bytes are read).
+    """
+    with open_regular(path) as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise InputError(f"{path}: is larger than {limit:,} bytes; that is not a goal file")
+    return data
+
+
+def iter_lines(path: str | Path, *, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The raw lines of a regular file, newline included, each at most ``limit`` bytes.
+
+    Raises:
+        NotFoundError, InputError: as ``open_regular``.
+        HistoryError: naming the line that is longer than ``limit`` (read no further).
+    """
+    with open_regular(path) as handle:
+        number = 0
+        while line := handle.readline(limit + 1):
+            number += 1
+            if len(line) > limit:
+                raise HistoryError(
+                    f"the line is longer than {limit:,} bytes (no event is that long)",
+                    line=number,
+                    source=str(path),
+                )
+            yield line
+
+
+@contextmanager
+def write_atomically(path: str | Path, *, durable: bool = True) -> Iterator[BinaryIO]:
+    """A file to write ``path`` through: it appears whole when the block ends, or not at all.
+
+    ``durable`` flushes the file and the rename to disk before returning (``export``);
+    a file rewritten every few seconds (the metrics) may skip it.
+
+    Raises:
+        NotFoundError: when the folder does not exist.
+        InputError: when the folder cannot be written, the disk is full, or ``path`` is a
+            folder; nothing is left behind.
+    """
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise NotFoundError(f"{target}: the folder {folder} does not exist")
+    if target.is_dir():
+        raise InputError(f"{target}: is a folder; name a file to write")
+    try:
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".part")
+    except OSError as exc:
+        raise InputError(f"{target}: cannot be written ({exc.strerror or exc})") from None
+    try:
+        with open(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # as open() would have made it
+            yield handle
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(temp, target)
+        if durable:
+            _fsync_folder(folder)
+    except OSError as exc:
+        _remove(temp)
+        raise InputError(
+            f"{target}: cannot be written ({exc.strerror or exc}); nothing was written"
+        ) from None
+    except BaseException:
+        _remove(temp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable (best effort: some file systems cannot sync a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        with suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str) -> None:
+    with suppress(OSError):
+        os.unlink(path)
