@@ -46,8 +46,17 @@ positive_whole = whole_in(1)
 """A whole number from 1 to 2^63 - 1."""
 natural = whole_in(0)
 """A whole number from 0 to 2^63 - 1 (a seq to start after, a count of lines)."""
-port = whole_in(0, 65535)
-"""A TCP port (0: any free one)."""
+_port_number = whole_in(0, 65535)
+
+
+def port(text: str) -> int:
+    """A TCP port from 0 (any free one) to 65535."""
+    try:
+        return _port_number(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a port number (0 for any free one, up to 65535)"
+        ) from None
 
 
 def _finite(text: str, what: str = "number") -> float:
