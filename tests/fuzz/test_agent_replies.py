@@ -28,12 +28,9 @@ import io
 import json
 import os
 import random
-import signal
 import string
-from collections.abc import Iterator
-from contextlib import closing, contextmanager, redirect_stderr, redirect_stdout
+from contextlib import closing, redirect_stderr, redirect_stdout
 from pathlib import Path
-from types import FrameType
 from typing import Any, Final
 
 import pytest
@@ -44,6 +41,7 @@ from governor.cli.exit_codes import ExitCode
 from governor.cli.main import main
 from governor.core.history import check_history
 from governor.store import open_store
+from tests.fuzz.harness import deadline
 
 SHORT: Final = 20
 LONG: Final = 1_500
@@ -231,29 +229,11 @@ def replies(draw: st.DrawFn, role: str) -> tuple[bytes, str]:
 # --- running a case ---------------------------------------------------------------------------
 
 
-class Hang(BaseException):
-    """A case ran past ``CASE_TIMEOUT_S`` (a BaseException: ``main`` must not catch it)."""
-
-
-@contextmanager
-def deadline(seconds: float = CASE_TIMEOUT_S) -> Iterator[None]:
-    def alarm(signum: int, frame: FrameType | None) -> None:
-        raise Hang(f"the case ran past {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def governor(*argv: str) -> tuple[int, str]:
     """``governor ARGV`` in this process: its exit code and its stderr."""
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
     err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
-    with deadline(), redirect_stdout(out), redirect_stderr(err):
+    with deadline(CASE_TIMEOUT_S), redirect_stdout(out), redirect_stderr(err):
         try:
             code = main(list(argv))
         except SystemExit as exc:
