@@ -3,12 +3,18 @@
 Rules (the estimators are stated in ``docs/tuning.md``):
     * Planner and worker outcome rates are counted over calls that reached the vendor
       (refusals and missing binaries are the outage and environment parts of the model).
+      Proposal sizes are drawn from those seen.
     * An item's success probability is Beta(a, b) across items; (a, b) maximise the
       Beta-geometric likelihood of "f charged failures, then a success" per item, with
-      items that never succeeded counted as censored ("f failures, then nothing").
+      items that never succeeded counted as censored ("f failures, then nothing"), over
+      the items proposed while no item of the goal had failed (those are new for sure).
+    * An item proposed after another failed is, with probability ``repeat_failed``, one of
+      those failed items again (its q given their failures so far), else new: the share
+      maximises that mixture's likelihood.
     * An outage episode runs from the first refusal to the first call that got through
-      after it; episodes a goal stopped inside are censored (exponential MLE). The rate
-      is episodes per second of time the vendor was seen up.
+      after it; episodes a goal stopped inside are censored. Lengths are the
+      Kaplan-Meier estimate (no shape assumed: outages may be heavy-tailed). The rate
+      is fitted to the calls that met or missed an outage.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Final
 
 from governor.analysis.simulate import Model
 from governor.core.events import (
@@ -27,6 +34,7 @@ from governor.core.events import (
     PlanFailed,
     PlanProposed,
     PlanRequested,
+    WorkCreated,
 )
 from governor.core.numbers import later
 
@@ -38,8 +46,13 @@ class Tally:
     plans: Counter[str] = field(default_factory=Counter)
     attempts: Counter[str] = field(default_factory=Counter)
     items: Counter[tuple[int, bool]] = field(default_factory=Counter)
-    """(charged failures, succeeded) -> number of items."""
+    """(charged failures, succeeded) -> number of items proposed while none had failed."""
+    later: Counter[tuple[int, bool, tuple[int, ...]]] = field(default_factory=Counter)
+    """(charged failures, succeeded, the failures of each failed item of the goal when it
+    was proposed) -> number of items proposed after an item failed."""
     milestones: Counter[bool] = field(default_factory=Counter)
+    sizes: Counter[int] = field(default_factory=Counter)
+    """Items per applied proposal -> number of proposals."""
     max_items: int = 1
     planner_s: list[float] = field(default_factory=list)
     worker_s: list[float] = field(default_factory=list)
@@ -63,6 +76,19 @@ class Tally:
             tally.add(history)
         return tally
 
+    def merge(self, other: Tally, times: int = 1) -> None:
+        """Add ``other``'s counts ``times`` over (a bootstrap draws a history that often)."""
+        for name in ("plans", "attempts", "items", "later", "milestones", "fresh", "sizes"):
+            mine: Counter[object] = getattr(self, name)
+            for key, n in getattr(other, name).items():
+                mine[key] += n * times
+        for name in ("planner_s", "worker_s", "costs", "outage_s", "outage_censored_s"):
+            getattr(self, name).extend(getattr(other, name) * times)
+        self.max_items = max(self.max_items, other.max_items)
+        self.refusals += other.refusals * times
+        self.hinted += other.hinted * times
+        self.events += other.events * times
+
     def add(self, events: Iterable[Event]) -> None:
         """Count one history."""
         _History(self).read(events)
@@ -71,15 +97,10 @@ class Tally:
         """The maximum-likelihood model (defaults where the corpus says nothing)."""
         base = Model()
         a, b = beta_geometric(self.items) if self.items else (base.item_a, base.item_b)
+        lengths = kaplan_meier(self.outage_s, self.outage_censored_s)
         reached = sum(self.plans.values())
         tried = sum(self.attempts.values())
-        episodes = len(self.outage_s)
-        mean_out = (
-            (sum(self.outage_s) + sum(self.outage_censored_s)) / episodes
-            if episodes
-            else base.outage_mean_s
-        )
-        mean_out = max(mean_out, 1.0)
+        mean_out = max(sum(lengths) / len(lengths) if lengths else base.outage_mean_s, 1.0)
         return Model(
             outage_rate_per_h=outage_rate(self.fresh, mean_out) * 3600,
             outage_mean_s=mean_out,
@@ -100,7 +121,20 @@ class Tally:
             worker_s=_mean(self.worker_s, base.worker_s),
             refusal_s=base.refusal_s,
             worker_cost_usd=_mean(self.costs, base.worker_cost_usd),
+            repeat_failed=repeat_share(self.later, a, b) if self.later else 0.0,
+            outage_lengths_s=lengths,
+            plan_sizes=_spread(self.sizes),
         )
+
+
+SIZE_POINTS: Final = 200
+
+
+def _spread(counts: Counter[int]) -> tuple[int, ...]:
+    """About ``SIZE_POINTS`` equally likely values in the proportions of ``counts``."""
+    total = sum(counts.values())
+    spread = [k for k, n in sorted(counts.items()) for _ in range(round(SIZE_POINTS * n / total))]
+    return tuple(spread) or tuple(sorted(counts))
 
 
 def _mean(values: list[float], default: float) -> float:
@@ -116,6 +150,9 @@ class _History:
         self.requested: dict[str, tuple[datetime, str]] = {}
         self.failures: Counter[str] = Counter()
         self.succeeded: set[str] = set()
+        self.before: dict[str, tuple[int, ...]] = {}
+        """Work id -> the failures of each failed item of other plans when it was created."""
+        self.plan_of: dict[str, str] = {}
         self.outage_since: datetime | None = None
         self.last_refusal: datetime | None = None
         self.hint: float | None = None
@@ -128,7 +165,12 @@ class _History:
             self.t.events += 1
             self._one(event)
         for work_id in set(self.failures) | self.succeeded:
-            self.t.items[(self.failures[work_id], work_id in self.succeeded)] += 1
+            seen = (self.failures[work_id], work_id in self.succeeded)
+            before = self.before.get(work_id, ())
+            if before:
+                self.t.later[(*seen, before)] += 1
+            else:
+                self.t.items[seen] += 1
         if last is not None:
             self._close(last)
 
@@ -170,6 +212,8 @@ class _History:
                 self._planned(event.plan_id, event.at)
                 self.t.plans["proposed"] += 1
                 self.t.max_items = max(self.t.max_items, len(event.work))
+                if event.work:
+                    self.t.sizes[len(event.work)] += 1
                 if self.requested.get(event.plan_id, (event.at, ""))[1] == "milestone":
                     self.t.milestones[event.decision == "complete"] += 1
             case PlanFailed() if event.failure_class == "upstream":
@@ -177,6 +221,15 @@ class _History:
             case PlanFailed() if event.failure_class != "environment":
                 self._planned(event.plan_id, event.at)
                 self.t.plans["decision" if event.failure_class == "decision" else "failed"] += 1
+            case WorkCreated():
+                self.plan_of[event.work_id] = event.plan_id
+                self.before[event.work_id] = tuple(
+                    sorted(
+                        n
+                        for w, n in self.failures.items()
+                        if n and w not in self.succeeded and self.plan_of.get(w) != event.plan_id
+                    )
+                )
             case AttemptStarted():
                 self.started[event.work_id] = event.at
             case AttemptFinished():
@@ -248,6 +301,67 @@ def beta_geometric(items: Counter[tuple[int, bool]]) -> tuple[float, float]:
         return total
 
     return max(((a, b) for a in grid for b in grid), key=lambda ab: loglik(*ab))
+
+
+def repeat_share(later: Counter[tuple[int, bool, tuple[int, ...]]], a: float, b: float) -> float:
+    """The share of items proposed after a failure that repeat a failed item (grid MLE).
+
+    A repeat of an item that failed F times has q ~ Beta(a, b + F); a new item Beta(a, b).
+    """
+
+    def item(failures: int, succeeded: bool, extra: int) -> float:
+        top = _log_beta(a + succeeded, b + extra + failures) - _log_beta(a, b + extra)
+        return math.exp(top)
+
+    rows = [
+        (n, item(f, s, 0), sum(item(f, s, e) for e in before) / len(before))
+        for (f, s, before), n in later.items()
+    ]
+
+    def loglik(rho: float) -> float:
+        return sum(n * math.log((1 - rho) * new + rho * again + 1e-300) for n, new, again in rows)
+
+    return max((k / 100 for k in range(101)), key=loglik)
+
+
+KM_POINTS: Final = 400
+"""How many equally likely lengths stand for the fitted outage-length distribution."""
+
+
+def kaplan_meier(ended: list[float], censored: list[float]) -> tuple[float, ...]:
+    """Equally likely lengths following the Kaplan-Meier estimate of the outage lengths.
+
+    An outage a goal stopped inside (censored) says only "longer than this". Beyond the
+    longest outage seen to end, the estimate says nothing: there the lengths go on as an
+    exponential tail whose mean is the censored MLE of the excess over the upper quartile.
+    """
+    if not ended:
+        return ()
+    times = sorted([(x, True) for x in ended] + [(x, False) for x in censored])
+    at_risk, alive, steps = len(times), 1.0, []
+    for x, end in times:
+        if end:
+            alive *= 1 - 1 / at_risk
+            steps.append((x, 1 - alive))
+        at_risk -= 1
+    last = steps[-1][0]
+    cut = sorted(ended)[(3 * len(ended)) // 4]
+    over = sum(1 for x in ended if x > cut)
+    excess = sum(x - cut for x, _ in times if x > cut)
+    tail_mean = excess / over if over else max(last, 1.0)
+    points, k = [], 0
+    for i in range(KM_POINTS):
+        u = (i + 0.5) / KM_POINTS
+        while k < len(steps) and steps[k][1] < u:
+            k += 1
+        if k < len(steps):
+            points.append(steps[k][0])
+        else:  # past the last ended outage: the exponential tail, from there
+            reached = steps[-1][1]
+            points.append(
+                last - tail_mean * math.log(max(1 - (u - reached) / (1 - reached), 1e-12))
+            )
+    return tuple(max(p, 1.0) for p in points)
 
 
 def fit(corpus: Iterable[Iterable[Event]]) -> Model:

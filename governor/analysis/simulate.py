@@ -2,17 +2,20 @@
 
 The model (``docs/tuning.md`` states it with its defaults):
     * The vendor alternates between up and down: outages start as a Poisson process
-      (``outage_rate_per_h``) and last an exponential time (``outage_mean_s``). A call made
+      (``outage_rate_per_h``) and last an exponential time (``outage_mean_s``) — or, when
+      ``outage_lengths_s`` lists lengths, a length drawn from those. A call made
       while it is down is refused before anything runs: ``upstream`` with positive
       no-effect evidence; with probability ``retry_after_p`` it says how long to wait.
     * With probability ``missing_binary`` the planner's binary is missing: an
       ``environment`` stop at the first plan.
     * A planner call asks a person with probability ``plan_decision``, proposes a valid
-      plan with probability ``plan_success`` (1 to ``max_items`` items; after a milestone it
+      plan with probability ``plan_success`` (1 to ``max_items`` items, or a size drawn from
+      ``plan_sizes``; after a milestone it
       says ``complete`` with probability ``complete_after_milestone``), else fails charged.
     * Each work item has its own success probability q ~ Beta(``item_a``, ``item_b``); an
       attempt asks a person with probability ``attempt_decision``, succeeds with
-      probability q, else fails charged.
+      probability q, else fails charged. With probability ``repeat_failed`` an item of a
+      later plan is an earlier item that failed, proposed again: it keeps that item's q.
     * Calls take exponential times (``planner_s``, ``worker_s``) and cost fixed amounts.
 
 Randomness is split into streams (outages; planner calls; each item by creation order),
@@ -68,6 +71,55 @@ class Model:
     worker_s: float = 300.0
     refusal_s: float = 2.0
     worker_cost_usd: float = 0.25
+    repeat_failed: float = 0.0
+    """The chance that an item of a plan is a failed item of an earlier plan, proposed
+    again (its success probability is that item's): planners that repeat a failing item."""
+    outage_lengths_s: tuple[float, ...] = ()
+    """Outage lengths to draw from, equally likely (empty: exponential, ``outage_mean_s``)."""
+    plan_sizes: tuple[int, ...] = ()
+    """Proposal sizes to draw from, equally likely (empty: 1 to ``max_items``, uniformly)."""
+
+    def plan_size(self, rng: random.Random) -> int:
+        """How many items a proposal holds."""
+        if not self.plan_sizes:
+            return rng.randint(1, self.max_items)
+        return self.plan_sizes[int(rng.random() * len(self.plan_sizes))]
+
+    def outage_length(self, rng: random.Random) -> float:
+        """A new outage's length."""
+        if not self.outage_lengths_s:
+            return rng.expovariate(1 / self.outage_mean_s)
+        return self.outage_lengths_s[int(rng.random() * len(self.outage_lengths_s))]
+
+    def outage_left(self, rng: random.Random) -> float:
+        """What is left of the outage a call meets at a random time (length-biased)."""
+        if not self.outage_lengths_s:
+            return rng.expovariate(1 / self.outage_mean_s)
+        lengths = self.outage_lengths_s
+        pick = rng.random() * sum(lengths)
+        for length in lengths:
+            pick -= length
+            if pick <= 0:
+                return rng.random() * length
+        return rng.random() * lengths[-1]
+
+    def outage_survives(self, lasted_s: float, more_s: float) -> float:
+        """The chance an outage that lasted ``lasted_s`` lasts ``more_s`` more."""
+        if not self.outage_lengths_s:
+            return math.exp(-more_s / self.outage_mean_s)
+        alive = [x for x in self.outage_lengths_s if x > lasted_s]
+        if not alive:
+            return 0.0
+        return sum(x > lasted_s + more_s for x in alive) / len(alive)
+
+    def outage_rest(self, lasted_s: float, rng: random.Random) -> float:
+        """What is left of an outage known to have lasted ``lasted_s`` (and still going)."""
+        if not self.outage_lengths_s:
+            return rng.expovariate(1 / self.outage_mean_s)
+        alive = [x for x in self.outage_lengths_s if x > lasted_s]
+        if not alive:
+            return rng.expovariate(1 / self.outage_mean_s)
+        return alive[int(rng.random() * len(alive))] - lasted_s
 
 
 def _stream(seed: int, goal: int, name: str) -> random.Random:
@@ -87,6 +139,8 @@ class Vendor:
     rng: random.Random
     windows: list[tuple[float, float]] = field(default_factory=list)
     horizon: float = 0.0
+    model: Model | None = None
+    """Draws the outages' lengths (None: exponential with mean ``mean_s``)."""
 
     @classmethod
     def steady(
@@ -97,14 +151,21 @@ class Vendor:
         *,
         start: float = 0.0,
         down: bool | None = None,
+        model: Model | None = None,
+        left_s: float | None = None,
     ) -> Vendor:
-        """A vendor at ``start``: down or up as given, else as the steady state draws it."""
-        vendor = cls(rate_per_s, mean_s, rng, horizon=start)
+        """A vendor at ``start``: down or up as given, else as the steady state draws it.
+
+        ``model`` draws the outages' lengths; ``left_s``: what is left of the outage it is in.
+        """
+        vendor = cls(rate_per_s, mean_s, rng, horizon=start, model=model)
         busy = rate_per_s * mean_s
         if down is None:
             down = rng.random() < busy / (1 + busy)
         if down:
-            vendor.horizon = start + rng.expovariate(1 / mean_s)
+            if left_s is None:
+                left_s = rng.expovariate(1 / mean_s) if model is None else model.outage_left(rng)
+            vendor.horizon = start + left_s
             vendor.windows.append((start - 1e-9, vendor.horizon))
         return vendor
 
@@ -114,7 +175,10 @@ class Vendor:
                 self.horizon = math.inf
                 return
             start = self.horizon + self.rng.expovariate(self.rate_per_s)
-            end = start + self.rng.expovariate(1 / self.mean_s)
+            if self.model is None:
+                end = start + self.rng.expovariate(1 / self.mean_s)
+            else:
+                end = start + self.model.outage_length(self.rng)
             self.windows.append((start, end))
             self.horizon = end
 
@@ -152,9 +216,30 @@ class World:
         """The item's own stream (by creation order): its success probability, then its attempts."""
         index = list(view.work).index(work_id)
         if index not in self._items:
-            self._items[index] = self.streams(index)
-            self._q[work_id] = self.prior(view, work_id, self._items[index])
+            rng = self._items[index] = self.streams(index)
+            again = self._repeated(view, work_id, rng)
+            if again is None:
+                self._q[work_id] = self.prior(view, work_id, rng)
+            else:  # the planner proposed a failed item again: it is as hard as it was
+                if again not in self._q:
+                    self._q[again] = self.prior(view, again, rng)
+                self._q[work_id] = self._q[again]
         return self._items[index]
+
+    def _repeated(self, view: GoalView, work_id: str, rng: random.Random) -> str | None:
+        """The failed item of an earlier plan this one repeats, if it is a repeat."""
+        if self.model.repeat_failed <= 0:  # draws nothing: the streams stay as they were
+            return None
+        plan_id = view.work[work_id].plan_id
+        failed = [
+            w.work_id
+            for w in view.work.values()
+            if w.plan_id != plan_id and w.charged_attempts > 0 and w.outcome != "succeeded"
+        ]
+        u, pick = rng.random(), rng.random()
+        if not failed or u >= self.model.repeat_failed:
+            return None
+        return failed[int(pick * len(failed))]
 
     def success_of(self, view: GoalView, work_id: str) -> float:
         self.item(view, work_id)
@@ -169,7 +254,10 @@ def beta_prior(model: Model) -> Callable[[GoalView, str, random.Random], float]:
 def world(model: Model, seed: int, goal: int, *, at: float = 0.0) -> World:
     """The world of goal number ``goal`` of a corpus seeded ``seed``."""
     vendor = Vendor.steady(
-        model.outage_rate_per_h / 3600, model.outage_mean_s, _stream(seed, goal, "vendor")
+        model.outage_rate_per_h / 3600,
+        model.outage_mean_s,
+        _stream(seed, goal, "vendor"),
+        model=model,
     )
     missing = _stream(seed, goal, "binary").random() < model.missing_binary
     return World(
@@ -262,7 +350,7 @@ class Episode:
             )
             return
         rng = self.w.planner
-        u, n, v = rng.random(), rng.randint(1, m.max_items), rng.random()
+        u, n, v = rng.random(), m.plan_size(rng), rng.random()
         self.t += rng.expovariate(1 / m.planner_s)
         if u < m.plan_decision:
             self._plan_failed(plan_id, "decision", UNKNOWN, "Which approach should the goal take?")

@@ -17,19 +17,29 @@ Method (``docs/tuning.md``):
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
 
 from governor.analysis.simulate import T0, Episode, Model, Vendor, World
-from governor.analysis.whatif import Trace, WhatIf
-from governor.core.budgets import charged_attempts, charged_replans
+from governor.analysis.whatif import (
+    Demands,
+    Trace,
+    WhatIf,
+    _diverges,
+    _retarget,
+    first_difference,
+)
+from governor.core.budgets import BUDGETS, BY_FIELD, charged_attempts, charged_replans
+from governor.core.decide import decide
+from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.policy import milestones_above_replans, with_overrides
-from governor.core.view import GoalView
+from governor.core.policy import Policy, milestones_above_replans, with_overrides
+from governor.core.view import GoalView, evolve, fold
 from governor.errors import PolicyError
 
 Grid = dict[str, list[Any]]
@@ -171,32 +181,74 @@ def posterior(model: Model) -> Callable[[GoalView, str, random.Random], float]:
     return draw
 
 
-def _down(view: GoalView, mean_s: float, rng: random.Random) -> bool:
-    """Was the vendor still down? Only if the last finished run was a refusal, and then with
-    the chance that its outage has not ended since (memoryless)."""
+def _outage(view: GoalView) -> tuple[float, float] | None:
+    """(how long the outage had lasted at its last refusal, seconds since) when no call got
+    through after the latest refusal; None when the vendor was last seen up."""
     refused = [
         p.failure.at for p in view.plans.values() if p.failure_class == "upstream" and p.failure
     ]
     refused += [
         w.finish.at for w in view.work.values() if w.failure_class == "upstream" and w.finish
     ]
-    if not refused or view.last_at is None or max(refused) < view.last_at:
-        return False
-    return rng.random() < math.exp(-(view.last_at - max(refused)).total_seconds() / mean_s)
+    if not refused or view.last_at is None:
+        return None
+    through = [p.proposal.at for p in view.plans.values() if p.proposal is not None]
+    through += [
+        p.failure.at
+        for p in view.plans.values()
+        if p.failure is not None and p.failure_class != "upstream"
+    ]
+    through += [
+        w.finish.at for w in view.work.values() if w.finish and w.failure_class != "upstream"
+    ]
+    last_ok = max(through, default=None)
+    last = max(refused)
+    if last_ok is not None and last_ok >= last:
+        return None
+    start = min(t for t in refused if last_ok is None or t > last_ok)
+    return (last - start).total_seconds(), (view.last_at - last).total_seconds()
 
 
-def complete(result: WhatIf, model: Model, rng: random.Random) -> Result:
-    """Simulate a censored tail on from where the re-fold stopped knowing."""
-    view = result.view.copy()
+class _Tail(Episode):
+    """A simulated continuation that keeps its events and when each budget's demand grew."""
+
+    def __init__(self, w: World, view: GoalView, t: float, demands: Demands | None) -> None:
+        super().__init__(w, view, [], t)
+        self.demands = demands
+        self.rises: dict[str, list[tuple[int, float]]] = {}
+        self.refused_at: int | None = None
+
+    def add(self, events: list[Event]) -> None:
+        for event in events:
+            fold(self.view, [event])
+            if self.demands is not None:
+                before = dict(self.demands.most)
+                self.demands.note(self.view, event)
+                for name, most in self.demands.most.items():
+                    if most > before[name]:
+                        self.rises.setdefault(name, []).append((len(self.events), most))
+                if self.refused_at is None and self.demands.refused:
+                    self.refused_at = len(self.events)
+            self.events.append(event)
+
+
+def _world(view: GoalView, model: Model, rng: random.Random) -> tuple[World, float]:
     assert view.last_at is not None
     t = (view.last_at - T0).total_seconds()
     streams = random.Random(rng.random())
+    outage, down, left = _outage(view), False, None
+    if outage is not None and model.outage_rate_per_h > 0:
+        lasted, since = outage
+        down = rng.random() < model.outage_survives(lasted, since)
+        left = model.outage_rest(lasted + since, rng) if down else None
     vendor = Vendor.steady(
         model.outage_rate_per_h / 3600,
         model.outage_mean_s,
         random.Random(rng.random()),
         start=t,
-        down=_down(view, model.outage_mean_s, rng),
+        down=down,
+        model=model,
+        left_s=left,
     )
     w = World(
         model,
@@ -208,15 +260,206 @@ def complete(result: WhatIf, model: Model, rng: random.Random) -> Result:
         posterior(model),
     )
     w._runs = 10**6  # continuation run ids never collide with recorded ones
-    episode = Episode(w, view, [], t)
-    final = episode.run()
-    return measure(episode.view, final.status == "succeeded", censored=True)
+    return w, t
+
+
+def simulate_tail(
+    view: GoalView, model: Model, rng: random.Random, demands: Demands | None = None
+) -> tuple[Result, _Tail, Decision]:
+    """Simulate on from ``view`` (which it takes over) with the fitted model, under its policy."""
+    w, t = _world(view, model, rng)
+    tail = _Tail(w, view, t, demands)
+    final = tail.run()
+    return measure(tail.view, final.status == "succeeded", censored=True), tail, final
+
+
+def complete(result: WhatIf, model: Model, rng: random.Random) -> Result:
+    """Simulate a censored tail on from where the re-fold stopped knowing."""
+    return simulate_tail(result.view.copy(), model, rng)[0]
+
+
+@dataclass(slots=True)
+class _Story:
+    """One simulated continuation, shared by the censored policies that would tell it too."""
+
+    start: int
+    """Where in the recorded history it starts (``WhatIf.events``)."""
+    policy: Policy
+    events: list[Event]
+    rises: dict[str, list[tuple[int, float]]]
+    """When each budget's demand grew, by index into ``events`` (-1: before the first, the
+    counters where it starts)."""
+    refused_at: int | None
+    final: Decision
+    result: Result
+    known: dict[tuple[object, ...], Result] = field(default_factory=dict)
+    """Outcomes decided on this story, by what the story can tell of the policy."""
+
+    def _key(self, policy: Policy) -> tuple[object, ...]:
+        return tuple(
+            budget.bucket(getattr(policy, budget.field), self.rises[budget.name][-1][1])
+            for budget in BUDGETS
+            if budget.scope == "goal"
+        )
+
+    def follow(self, policy: Policy, view: GoalView, model: Model, rng: random.Random) -> Result:
+        """``policy``'s outcome from ``view`` (its own, at the same start) along this story.
+
+        The same story, where the demands cannot tell the policies apart; else re-folded
+        under ``policy`` up to where it would act otherwise: a stop there is its outcome, any
+        other difference is simulated on from there. (Policies that differ from the story's
+        only in limits of the goal, and alike as far as the story can tell, share an outcome
+        decided on it.)
+        """
+        end = len(self.events)
+        skip = first_difference(self.rises, self.refused_at, end, policy, self.policy)
+        if skip >= end:  # it asked too little of every budget they differ on: the same
+            return self.result
+        key = self._key(policy)
+        if key in self.known:
+            return self.known[key]
+        view = view.copy()
+        for index, event in enumerate(self.events):
+            diverged = _diverges(view, event) if index >= skip else None
+            if diverged is not None:
+                kind, decision = diverged
+                if kind == "stop":
+                    result = measure(view, decision.status == "succeeded", censored=True)
+                    self.known[key] = result
+                    return result
+                return simulate_tail(view, model, rng)[0]
+            retargeted = _retarget(event, policy, self.policy, view)
+            if retargeted is not None:
+                evolve(view, retargeted)
+            else:
+                view.seq, view.last_at = event.seq, event.at
+        assert view.last_at is not None
+        final = decide(view, view.last_at, with_ledger=False)
+        if (final.status, final.next_action) == (self.final.status, self.final.next_action):
+            self.known[key] = measure(view, final.status == "succeeded", censored=True)
+            return self.known[key]
+        return simulate_tail(view, model, rng)[0]
+
+
+def _looser_first(override: dict[str, Any]) -> tuple[Any, ...]:
+    """Candidates with larger limits first: their stories serve the tighter ones."""
+    return tuple(
+        -v if isinstance(v, int | float) and not isinstance(v, bool) else 0
+        for v in override.values()
+    )
+
+
+def _at_start(trace: Trace, view: GoalView) -> Demands:
+    """What the decisions from ``view`` on have been asked of each budget so far: the goal's
+    counters where the story starts (the record before it agreed with every policy that
+    follows the story); the record's most for the per-item and per-run ones (stories serve
+    only policies alike in those)."""
+    demands = Demands(most=dict(trace.demands.most), refused=trace.demands.refused)
+    for budget in BUDGETS:
+        if budget.scope == "goal":
+            demands.most[budget.name] = budget.used(view, None)
+    return demands
+
+
+def _alike(policy: Policy, other: Policy) -> bool:
+    """Whether one policy's story may serve the other: they differ only in limits of the
+    goal whose spending stops it (an item's limits send it elsewhere: a replan)."""
+    for name in Policy.model_fields:
+        if getattr(policy, name) != getattr(other, name):
+            budget = BY_FIELD.get(name)
+            if budget is None or budget.scope != "goal":
+                return False
+    return True
+
+
+def complete_all(
+    trace: Trace,
+    censored: Sequence[tuple[dict[str, Any], Policy, WhatIf]],
+    model: Model,
+    rng: random.Random,
+) -> list[Result]:
+    """One Monte Carlo outcome for each censored candidate (in the order given).
+
+    Candidates share stories (common random numbers): the loosest simulates on, and the
+    others follow its story while they would act alike, simulating their own only from
+    where they would not. Each outcome is still a draw from the fitted model under its
+    own policy.
+    """
+    order = sorted(range(len(censored)), key=lambda i: _looser_first(censored[i][0]))
+    stories: list[_Story] = []
+    out: dict[int, Result] = {}
+    for i in order:
+        _, policy, result = censored[i]
+        for story in stories:
+            if story.start == result.events and _alike(policy, story.policy):
+                out[i] = story.follow(policy, result.view, model, rng)
+                break
+        else:
+            demands = _at_start(trace, result.view)
+            start = dict(demands.most)
+            done, tail, final = simulate_tail(result.view.copy(), model, rng, demands)
+            rises = {name: [(-1, most), *tail.rises.get(name, [])] for name, most in start.items()}
+            refused = -1 if trace.refused_at is not None else tail.refused_at
+            stories.append(_Story(result.events, policy, tail.events, rises, refused, final, done))
+            out[i] = done
+    return [out[i] for i in range(len(censored))]
 
 
 def _mean(results: list[Result]) -> Result:
     """The average of Monte Carlo tails: a censored result."""
     m = [sum(column) / len(results) for column in zip(*(r.row() for r in results), strict=True)]
     return Result(m[0], m[1], m[2], m[3], m[4], m[5], m[6], censored=True)
+
+
+def _fields_of(override: dict[str, Any]) -> list[str]:
+    """The policy fields an override may change (a lower ``max_replans`` lowers the milestones)."""
+    names = {name.partition(".")[0] for name in override}
+    if "max_replans" in names:
+        names.add("max_milestones")
+    return sorted(names)
+
+
+def evaluate_models(
+    events: list[Event],
+    overrides: Sequence[dict[str, Any]],
+    models: Sequence[Model],
+    *,
+    samples: int,
+    rng: random.Random,
+) -> list[list[Result]]:
+    """One history under every candidate policy, completed with each model: ``[model][candidate]``.
+
+    Re-projection runs once; only the censored candidates are completed: ``samples``
+    tails in all, spread over the models (at least one each).
+    """
+    trace = Trace.of(events)
+    known: dict[tuple[object, ...], Result | None] = {}
+    slots: list[Result | int] = []
+    """Per candidate: its known result, or its index among the censored ones."""
+    open_: list[tuple[dict[str, Any], Policy, WhatIf]] = []
+    for override in overrides:
+        policy = with_overrides(trace.policy, override)
+        # the history cannot tell apart policies of one key (they differ only in the grid's fields)
+        key = trace.demands.key(policy, _fields_of(override))
+        if key not in known or known[key] is None:
+            result = trace.under(policy)
+            known[key] = (
+                measure(result.view, result.final.status == "succeeded") if result.known else None
+            )
+            if not result.known:  # censored: each candidate goes on its own way
+                slots.append(len(open_))
+                open_.append((override, policy, result))
+                continue
+        result_known = known[key]
+        assert result_known is not None
+        slots.append(result_known)
+    per_model = []
+    each = max(1, math.ceil(samples / len(models)))  # the tails are spread over the models
+    for model in models:
+        drawn = [complete_all(trace, open_, model, rng) for _ in range(each)] if open_ else []
+        tails = [_mean([d[i] for d in drawn]) for i in range(len(open_))]
+        per_model.append([tails[x] if isinstance(x, int) else x for x in slots])
+    return per_model
 
 
 def evaluate(
@@ -228,22 +471,21 @@ def evaluate(
     rng: random.Random,
 ) -> list[Result]:
     """One history under every candidate policy."""
-    trace = Trace.of(events)
-    known: dict[tuple[object, ...], Result] = {}
-    out = []
-    for override in overrides:
-        policy = with_overrides(trace.policy, override)
-        key = trace.demands.key(policy)
-        if key in known:  # the history cannot tell these policies apart
-            out.append(known[key])
-            continue
-        result = trace.under(policy)
-        if result.known:
-            known[key] = measure(result.view, result.final.status == "succeeded")
-            out.append(known[key])
-        else:
-            out.append(_mean([complete(result, model, rng) for _ in range(samples)]))
-    return out
+    return evaluate_models(events, overrides, [model], samples=samples, rng=rng)[0]
+
+
+Basis = Literal["observed", "reprojected", "extrapolated"]
+
+REPROJECTED_MAX: Final = 0.02
+"""The largest censored share of a ``reprojected`` row: the model completes at most 2 % of
+its goals, so it can move the success estimate by at most 2 points."""
+
+
+def basis_of(censored_share: float) -> Basis:
+    """What a row's estimate rests on (``docs/tuning.md`` §5)."""
+    if censored_share <= 0:
+        return "observed"
+    return "reprojected" if censored_share <= REPROJECTED_MAX else "extrapolated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +501,9 @@ class Estimate:
     cost_usd: float
     censored_share: float
     pareto: bool = False
+    basis: Basis = "extrapolated"
+    """``observed``: no goal censored under it; ``reprojected``: at most ``REPROJECTED_MAX``
+    censored; ``extrapolated``: more, its estimate rests on the fitted model."""
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -269,6 +514,34 @@ def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def t_quantile(df: int, z: float = 1.96) -> float:
+    """Student's t quantile matching the normal's ``z`` (Cornish-Fisher, good from df 3)."""
+    v = max(df, 1)
+    return z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v * v)
+
+
+def interval(
+    success: float, n: int, replicates: Sequence[float], *, widen: float = 1.0
+) -> tuple[float, float]:
+    """The 95 % interval of a success rate.
+
+    The Wilson interval over the goals (their sampling), widened to the bootstrap's:
+    ``t`` standard deviations of the replicate estimates (each refitted the model on
+    goals drawn with replacement and completed the censored ones with it: goal sampling,
+    model uncertainty and Monte Carlo noise together). ``widen`` scales the bootstrap
+    part when a model check is poor.
+    """
+    low, high = wilson(success * n, n)
+    if len(replicates) >= 2:
+        mean = sum(replicates) / len(replicates)
+        sd = math.sqrt(sum((r - mean) ** 2 for r in replicates) / (len(replicates) - 1))
+        half = t_quantile(len(replicates) - 1) * sd * widen
+        low, high = min(low, success - half), max(high, success + half)
+    elif widen > 1:
+        low, high = success - (success - low) * widen, success + (high - success) * widen
+    return (max(0.0, low), min(1.0, high))
 
 
 def aggregate(overrides: dict[str, Any], results: list[Result]) -> Estimate:
@@ -290,25 +563,30 @@ def pareto(estimates: list[Estimate]) -> list[Estimate]:
             for o in estimates
         )
 
-    return [Estimate(**{**_fields(e), "pareto": not dominated(e)}) for e in estimates]
-
-
-def _fields(e: Estimate) -> dict[str, Any]:
-    return {f: getattr(e, f) for f in Estimate.__slots__}
+    return [dataclasses.replace(e, pareto=not dominated(e)) for e in estimates]
 
 
 def recommend(estimates: list[Estimate]) -> tuple[Estimate, str]:
-    """The frontier policy with the best success; the cheapest within the best one's interval."""
+    """The frontier policy with the best success; the cheapest within the best one's interval,
+    preferring rows the record decides (observed, reprojected) to extrapolated ones."""
     frontier = [e for e in estimates if e.pareto] or estimates
     best = max(frontier, key=lambda e: e.success_rate)
     close = [e for e in frontier if e.success_rate >= best.success_ci[0]]
-    pick = min(close, key=lambda e: (e.cost_usd, -e.success_rate))
+    grounded = [e for e in close if e.basis != "extrapolated"]
+    pick = min(grounded or close, key=lambda e: (e.cost_usd, -e.success_rate))
     why = (
         f"on the Pareto frontier with an estimated success rate of {pick.success_rate:.1%} "
         f"(95 % interval {pick.success_ci[0]:.1%} to {pick.success_ci[1]:.1%}); the highest estimate is "
         f"{best.success_rate:.1%}, and this is the cheapest policy within its interval "
         f"(${pick.cost_usd:.2f} per goal)"
     )
+    if grounded and any(e.basis == "extrapolated" for e in close):
+        why += (
+            f"; its estimate is {pick.basis} (the record decides it), preferred to "
+            "extrapolated ones as good within their intervals"
+        )
+    elif pick.basis == "extrapolated":
+        why += "; its estimate is extrapolated (it rests on the fitted model's completion)"
     return pick, why
 
 
@@ -321,36 +599,62 @@ class Sums:
 
     n: int = 0
     values: list[list[float]] | None = None
+    replicates: list[list[float]] | None = None
+    """Per bootstrap replicate, per policy: the success summed with that replicate's weights."""
 
-    def add(self, results: list[Result]) -> None:
-        """One history's results, one per candidate."""
+    def add(
+        self, results: list[Result], replicates: Sequence[tuple[int, list[Result]]] = ()
+    ) -> None:
+        """One history's results, one per candidate (and ``(weight, results)`` per replicate)."""
         rows = [r.row() for r in results]
         self.values = rows if self.values is None else _plus(self.values, rows)
+        if replicates:
+            if self.replicates is None:
+                self.replicates = [[0.0] * len(results) for _ in replicates]
+            for mine, (weight, theirs) in zip(self.replicates, replicates, strict=True):
+                if weight:
+                    for j, r in enumerate(theirs):
+                        mine[j] += weight * r.success
         self.n += 1
 
     def merge(self, other: Sums) -> None:
         if other.values is None:
             return
         self.values = other.values if self.values is None else _plus(self.values, other.values)
+        if other.replicates is not None:
+            self.replicates = (
+                other.replicates
+                if self.replicates is None
+                else _plus(self.replicates, other.replicates)
+            )
         self.n += other.n
 
-    def estimates(self, overrides: Sequence[dict[str, Any]]) -> list[Estimate]:
+    def estimates(
+        self, overrides: Sequence[dict[str, Any]], *, widen: float = 1.0
+    ) -> list[Estimate]:
+        """Every candidate's estimate; ``widen`` scales the intervals of extrapolated rows."""
         assert self.values is not None
         assert self.n > 0
         n = self.n
-        return [
-            Estimate(
-                o,
-                v[0] / n,
-                wilson(v[0], n),
-                (v[1] / n, v[2] / n),
-                (v[3] / n, v[4] / n),
-                v[5] / n,
-                v[6] / n,
-                v[7] / n,
+        out = []
+        for j, (o, v) in enumerate(zip(overrides, self.values, strict=True)):
+            basis = basis_of(v[7] / n)
+            reps = [r[j] / n for r in self.replicates] if self.replicates else []
+            ci = interval(v[0] / n, n, reps, widen=widen if basis == "extrapolated" else 1.0)
+            out.append(
+                Estimate(
+                    o,
+                    v[0] / n,
+                    ci,
+                    (v[1] / n, v[2] / n),
+                    (v[3] / n, v[4] / n),
+                    v[5] / n,
+                    v[6] / n,
+                    v[7] / n,
+                    basis=basis,
+                )
             )
-            for o, v in zip(overrides, self.values, strict=True)
-        ]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,15 +662,36 @@ class Job:
     """What every worker process needs (sent once)."""
 
     overrides: tuple[dict[str, Any], ...]
-    model: Model
+    models: tuple[Model, ...]
+    """One model (no bootstrap), or one per bootstrap replicate."""
     samples: int
     seed: int
+    weights: tuple[tuple[int, ...], ...] = ()
+    """Per bootstrap replicate, how often each history was drawn (empty: no bootstrap)."""
 
 
 def run_chunk(job: Job, chunk: Sequence[tuple[int, list[Event]]]) -> Sums:
-    """Evaluate a chunk of ``(index, events)`` histories; the rng of each depends only on its index."""
+    """Evaluate a chunk of ``(index, events)`` histories; the rng of each depends only on its index.
+
+    A history's estimate averages its outcomes over the models; replicate b adds its own
+    outcomes with the weight its bootstrap draw gave the history.
+    """
     sums = Sums()
     for index, events in chunk:
         rng = random.Random(f"tune:{job.seed}:{index}")
-        sums.add(evaluate(events, job.overrides, job.model, samples=job.samples, rng=rng))
+        per_model = evaluate_models(events, job.overrides, job.models, samples=job.samples, rng=rng)
+        pooled = [_mean_of([m[j] for m in per_model]) for j in range(len(job.overrides))]
+        replicates = (
+            [(w[index], m) for w, m in zip(job.weights, per_model, strict=True)]
+            if job.weights
+            else []
+        )
+        sums.add(pooled, replicates)
     return sums
+
+
+def _mean_of(results: list[Result]) -> Result:
+    if len(results) == 1:
+        return results[0]
+    m = [sum(column) / len(results) for column in zip(*(r.row() for r in results), strict=True)]
+    return Result(m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7] > 0)

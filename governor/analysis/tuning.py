@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import random
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from governor.analysis.checks import Check, Stats, compare, replicate
 from governor.analysis.corpus import Corpus
 from governor.analysis.fit import Tally
 from governor.analysis.simulate import Model
@@ -29,12 +31,23 @@ from governor.analysis.tune import (
     recommend,
     run_chunk,
 )
+from governor.core.events import Event, GoalCreated
+from governor.core.policy import Policy
 from governor.errors import InputError
 
 Progress = Callable[[int, int], None]
 
 _CORPUS: Corpus | None = None
 _JOB: Job | None = None
+
+
+BOOTSTRAP: Final = 8
+"""Bootstrap replicates by default (``--bootstrap``): each refits the model on goals drawn
+with replacement and completes every censored outcome with it."""
+MAX_BOOTSTRAP: Final = 1000
+MISFIT_WIDEN: Final = 2.0
+"""How much wider the bootstrap part of an extrapolated row's interval gets when a model
+check is poor."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +58,15 @@ class TuneReport:
     estimates: list[Estimate]
     recommended: Estimate
     why: str
+    checks: tuple[Check, ...] = ()
+    """The model checks (empty: not run)."""
+    bootstrap: int = 0
+    """Bootstrap replicates behind the intervals (0: Wilson intervals over the goals only)."""
+
+    @property
+    def misfit(self) -> bool:
+        """Whether any model check is poor (the extrapolated intervals are widened)."""
+        return any(c.poor for c in self.checks)
 
 
 def _init(corpus: Corpus, job: Job) -> None:
@@ -90,26 +112,114 @@ def evaluate_corpus(
     return sums
 
 
+@dataclass(slots=True)
+class _Scan:
+    """What one pass over the corpus gathers: per history, its counts for the fit, and
+    the statistics and recorded policy for the model checks."""
+
+    tallies: list[Tally]
+    stats: Stats
+    policies: list[Policy]
+
+
+def _scan_one(events: list[Event]) -> tuple[Tally, Stats, Policy]:
+    tally, stats = Tally(), Stats()
+    tally.add(events)
+    stats.add(events)
+    created = events[0]
+    assert isinstance(created, GoalCreated)
+    return tally, stats, created.policy
+
+
+def _scan(indices: Sequence[int]) -> list[tuple[Tally, Stats, Policy]]:
+    assert _CORPUS is not None
+    return [_scan_one(_CORPUS.read(i)) for i in indices]
+
+
+def scan_corpus(corpus: Corpus, *, workers: int) -> _Scan:
+    """Read every history once (checked), in ``workers`` processes."""
+    chunks = _chunks(len(corpus), max(1, min(200, len(corpus) // (workers * 4) or 1)))
+    parts: dict[int, list[tuple[Tally, Stats, Policy]]] = {}
+    if workers <= 1:
+        _init(corpus, Job((), (), 1, 0))
+        parts = {i: _scan(chunk) for i, chunk in enumerate(chunks)}
+    else:
+        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_init, initargs=(corpus, Job((), (), 1, 0))
+        ) as pool:
+            futures = {pool.submit(_scan, chunk): i for i, chunk in enumerate(chunks)}
+            for future in as_completed(futures):
+                parts[futures[future]] = future.result()
+    scan = _Scan([], Stats(), [])
+    for i in range(len(chunks)):
+        for tally, stats, policy in parts[i]:
+            scan.tallies.append(tally)
+            scan.stats.merge(stats)
+            scan.policies.append(policy)
+    return scan
+
+
+def bootstrap_models(
+    tallies: Sequence[Tally], replicates: int, seed: int
+) -> tuple[tuple[Model, ...], tuple[tuple[int, ...], ...]]:
+    """``replicates`` models, each fitted to the corpus's goals drawn with replacement, and
+    how often each draw took each goal."""
+    rng = random.Random(f"bootstrap:{seed}")
+    n, models, weights = len(tallies), [], []
+    for _ in range(replicates):
+        counts = [0] * n
+        for _ in range(n):
+            counts[rng.randrange(n)] += 1
+        tally = Tally()
+        for t, k in zip(tallies, counts, strict=True):
+            if k:
+                tally.merge(t, k)
+        models.append(tally.model())
+        weights.append(tuple(counts))
+    return tuple(models), tuple(weights)
+
+
 def tune_corpus(
     corpus: Corpus,
     grid: Grid,
     *,
-    samples: int = 2,
+    samples: int = 1,
+    bootstrap: int = BOOTSTRAP,
     workers: int | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    checks: bool = True,
 ) -> TuneReport:
-    """Estimate every candidate policy of ``grid`` on ``corpus`` (see ``governor.analysis.tune``)."""
+    """Estimate every candidate policy of ``grid`` on ``corpus`` (see ``governor.analysis.tune``).
+
+    ``bootstrap``: replicates (0: one model fitted to the whole corpus, Wilson intervals);
+    ``checks``: run the model checks (a poor one widens the extrapolated intervals).
+    """
     if len(corpus) == 0:
         raise InputError("the corpus holds no history")
+    if bootstrap == 1 or not 0 <= bootstrap <= MAX_BOOTSTRAP:
+        raise InputError(
+            f"--bootstrap: 0 (off) or 2 to {MAX_BOOTSTRAP} replicates, not {bootstrap}"
+        )
     overrides = candidates(grid)
-    tally = Tally.of(corpus)
-    model, events = tally.model(), tally.events
-    job = Job(tuple(overrides), model, samples, seed)
-    sums = evaluate_corpus(corpus, job, workers=workers or os.cpu_count() or 1, progress=progress)
-    estimates = pareto(sums.estimates(overrides))
+    processes = workers or os.cpu_count() or 1
+    scan = scan_corpus(corpus, workers=processes)
+    total = Tally()
+    for tally in scan.tallies:
+        total.merge(tally)
+    model, events = total.model(), total.events
+    found = tuple(compare(scan.stats, replicate(model, scan.policies, seed=seed))) if checks else ()
+    if bootstrap:
+        models, weights = bootstrap_models(scan.tallies, bootstrap, seed)
+    else:
+        models, weights = (model,), ()
+    job = Job(tuple(overrides), models, samples, seed, weights)
+    sums = evaluate_corpus(corpus, job, workers=processes, progress=progress)
+    widen = MISFIT_WIDEN if any(c.poor for c in found) else 1.0
+    estimates = pareto(sums.estimates(overrides, widen=widen))
     best, why = recommend(estimates)
-    return TuneReport(len(corpus), events, model, estimates, best, why)
+    return TuneReport(len(corpus), events, model, estimates, best, why, found, bootstrap)
 
 
 def plot(report: TuneReport, path: str) -> None:

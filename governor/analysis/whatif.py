@@ -166,10 +166,11 @@ class Demands:
                 self.most[budget.name] = max(self.most[budget.name], used)
         self.refused = self.refused or getattr(event, "failure_class", None) == "upstream"
 
-    def key(self, policy: Policy) -> tuple[object, ...]:
-        """The policy as far as this history can tell it apart from others."""
+    def key(self, policy: Policy, names: Iterable[str] | None = None) -> tuple[object, ...]:
+        """The policy as far as this history can tell it apart from others (``names``: only
+        these fields, for policies alike in every other)."""
         parts: list[object] = []
-        for name in Policy.model_fields:
+        for name in Policy.model_fields if names is None else names:
             value = getattr(policy, name)
             budget = BY_FIELD.get(name)
             if budget is not None:
@@ -191,6 +192,36 @@ def _holders(budget: Budget, item: WorkState | None) -> tuple[WorkState | None, 
     return (None, item) if item is not None else (None,)
 
 
+def first_difference(
+    rises: dict[str, list[tuple[int, float]]],
+    refused_at: int | None,
+    end: int,
+    policy: Policy,
+    other: Policy,
+) -> int:
+    """The first event (index) before which two policies might decide differently, given
+    when each budget's demand grew (``rises``) and the first refusal (``end``: never)."""
+    first = end
+    for name in Policy.model_fields:
+        mine, theirs = getattr(policy, name), getattr(other, name)
+        if mine == theirs:
+            continue
+        budget = BY_FIELD.get(name)
+        if budget is None:
+            if name != "upstream_backoff":
+                return 0
+            first = min(first, end if refused_at is None else refused_at)
+            continue
+        if mine is None or theirs is None:
+            return 0
+        bound = min(mine, theirs)
+        for index, most in rises.get(budget.name, ()):
+            if (most > bound) if budget.over else (most >= bound):
+                first = min(first, index)  # time budgets count up to the event itself
+                break
+    return first
+
+
 @dataclass(slots=True)
 class Trace:
     """A history analysed once under its recorded policy, ready to be re-folded under others.
@@ -210,6 +241,20 @@ class Trace:
     goal_id: str = ""
     now: datetime | None = None
     """When its final decision was taken (None: at its last event); ``under`` decides there too."""
+    rises: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    """Budget name -> (event index, its demand from then on), each time the demand grew."""
+    refused_at: int | None = None
+    """The index of the first event refused upstream (None: never)."""
+
+    def first_check(self, policy: Policy) -> int:
+        """The first event whose action ``policy`` might decide otherwise than the record.
+
+        Before it, every budget on which the two policies differ asked less than either
+        limit (so neither was near: the decisions are the recorded ones, as ``Demands.key``
+        argues for whole histories), and no other field differs. Re-folding skips the
+        decisions there.
+        """
+        return first_difference(self.rises, self.refused_at, len(self.events), policy, self.policy)
 
     @classmethod
     def of(
@@ -232,13 +277,21 @@ class Trace:
                 (``source`` names the history).
         """
         checker, forced, kept, demands = HistoryChecker(source), set(), [], Demands()
+        rises: dict[str, list[tuple[int, float]]] = {}
+        refused_at: int | None = None
         for line, event in enumerate(events, start=1):
             checker.verify(event, line)
             recorded = checker.view
             if recorded.created is not None and _diverges(recorded, event) is not None:
                 forced.add(event.seq)
             checker.advance(event)
+            before = dict(demands.most)
             demands.note(recorded, event)
+            for name, grown in demands.most.items():
+                if grown > before[name]:
+                    rises.setdefault(name, []).append((line - 1, grown))
+            if refused_at is None and demands.refused:
+                refused_at = line - 1
             if keep:
                 kept.append(event)
         recorded = checker.view
@@ -246,11 +299,21 @@ class Trace:
             raise empty_history(source)
         final = decide(recorded, now or recorded.last_at)
         if now is not None:  # a park still open at ``now`` has asked that much of its budget
-            most = demands.most
-            most["outage_wait"] = max(most["outage_wait"], outage_wait_s(recorded, now))
+            most, waited = demands.most, outage_wait_s(recorded, now)
+            if waited > most["outage_wait"]:
+                most["outage_wait"] = waited
+                rises.setdefault("outage_wait", []).append((max(len(kept) - 1, 0), waited))
         policy = recorded.created.policy
         return cls(
-            kept, frozenset(forced), final, policy, demands, goal_id=recorded.goal_id, now=now
+            kept,
+            frozenset(forced),
+            final,
+            policy,
+            demands,
+            goal_id=recorded.goal_id,
+            now=now,
+            rises=rises,
+            refused_at=refused_at,
         )
 
     def under(
@@ -260,8 +323,10 @@ class Trace:
         now = now or self.now
         view = GoalView()
         count = 0
+        # with the events kept, the decisions before the first one that may differ are skipped
+        skip = self.first_check(policy) if events is None else 0
         for count, event in enumerate(self.events if events is None else events, start=1):
-            if view.created is not None and event.seq not in self.forced:
+            if count > skip and view.created is not None and event.seq not in self.forced:
                 diverged = _diverges(view, event)
                 if diverged is not None:
                     kind = diverged[0]

@@ -17,7 +17,13 @@ from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_flee
 from governor.analysis.outages import savings
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import parse_grid
-from governor.analysis.tuning import check_plot_target, plot, tune_corpus
+from governor.analysis.tuning import (
+    BOOTSTRAP,
+    MAX_BOOTSTRAP,
+    check_plot_target,
+    plot,
+    tune_corpus,
+)
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
 from governor.cli.values import natural, number_in, wait_seconds, whole_in
@@ -61,9 +67,7 @@ def _writing(path: Path | str) -> Iterator[None]:
 
 def _model(args: argparse.Namespace) -> Model:
     values = {
-        f.name: getattr(args, f.name)
-        for f in dataclasses.fields(Model)
-        if getattr(args, f.name) is not None
+        f.name: getattr(args, f.name) for f in _model_options() if getattr(args, f.name) is not None
     }
     return dataclasses.replace(Model(), **values)
 
@@ -151,6 +155,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         corpus,
         grid,
         samples=args.samples,
+        bootstrap=args.bootstrap,
         workers=args.workers,
         seed=args.seed,
         progress=None if args.quiet else Meter("evaluating"),
@@ -182,6 +187,7 @@ PROBABILITIES: Final = frozenset(
         "plan_decision",
         "complete_after_milestone",
         "attempt_decision",
+        "repeat_failed",
     }
 )
 """Model parameters that are probabilities (0 to 1); rates and times are 0 to 10^6, and
@@ -189,6 +195,21 @@ the shapes and lengths of the draws above 0."""
 POSITIVE: Final = frozenset(
     {"item_a", "item_b", "outage_mean_s", "planner_s", "worker_s", "refusal_s"}
 )
+
+
+def _model_options() -> list[dataclasses.Field[object]]:
+    """The model's parameters a ``simulate`` option sets (numbers; not the fitted lengths)."""
+    return [f for f in dataclasses.fields(Model) if isinstance(f.default, int | float)]
+
+
+def _replicates(text: str) -> int:
+    """``--bootstrap``: 0 (off) or 2 to ``MAX_BOOTSTRAP`` replicates."""
+    value = whole_in(0, MAX_BOOTSTRAP)(text)
+    if value == 1:
+        raise argparse.ArgumentTypeError(
+            f"must be 0 (off) or 2 to {MAX_BOOTSTRAP} replicates, not 1"
+        )
+    return value
 
 
 def _model_type(name: str, default: object) -> Callable[[str], object]:
@@ -214,7 +235,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="K=V,…",
         help="the policy the simulated runner uses (default: SPEC defaults)",
     )
-    for f in dataclasses.fields(Model):
+    for f in _model_options():
         p.add_argument(
             f"--{f.name.replace('_', '-')}",
             dest=f.name,
@@ -274,8 +295,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--samples",
         type=whole_in(1, MAX_SAMPLES),
-        default=2,
-        help="Monte Carlo tails per censored outcome (default 2)",
+        default=1,
+        help="Monte Carlo tails per censored outcome and model (default 1)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=_replicates,
+        default=BOOTSTRAP,
+        metavar="N",
+        help=f"bootstrap replicates, each refitting the model on goals drawn with replacement "
+        f"(0: off; default {BOOTSTRAP})",
     )
     p.add_argument(
         "--workers",

@@ -213,7 +213,8 @@ def explanation_record(ex: Explanation) -> Record:
 
 
 def tune_record(report: TuneReport) -> Record:
-    """The ``tune --json`` object (SPEC §9)."""
+    """The ``tune --json`` object (SPEC §9), with what issue 16 added: each row's ``basis``,
+    the ``model_checks`` and the ``bootstrap`` replicates behind the intervals."""
     return {
         "corpus": {"histories": report.histories, "events": report.events},
         "policies": [
@@ -227,10 +228,25 @@ def tune_record(report: TuneReport) -> Record:
                 "cost_usd": e.cost_usd,
                 "censored_share": e.censored_share,
                 "pareto": e.pareto,
+                "basis": e.basis,
             }
             for e in report.estimates
         ],
         "recommended": {"policy": report.recommended.overrides, "why": report.why},
+        "model_checks": [
+            {
+                "check": c.name,
+                "statistic": c.statistic,
+                "observed": c.observed,
+                "replicated": c.replicated,
+                "count": c.count,
+                "distance": c.distance,
+                "p_value": c.p_value,
+                "poor": c.poor,
+            }
+            for c in report.checks
+        ],
+        "bootstrap": report.bootstrap,
     }
 
 

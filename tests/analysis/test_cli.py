@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tests.e2e.cli import Project
 
@@ -104,7 +105,37 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
     )
     assert tuned.returncode == 0, tuned.stderr
     report = orjson.loads(tuned.stdout)
-    assert list(report) == ["corpus", "policies", "recommended", "fleet"]
+    assert list(report) == [
+        "corpus",
+        "policies",
+        "recommended",
+        "model_checks",
+        "bootstrap",
+        "fleet",
+    ]
+    assert report["bootstrap"] == 8
+    checks = report["model_checks"]
+    assert [c["check"] for c in checks] == [
+        "attempts_per_item",
+        "outage_streaks",
+        "outage_lengths",
+        "replans_per_goal",
+        "items_per_plan",
+        "after_failure",
+    ]
+    for check in checks:
+        assert list(check) == [
+            "check",
+            "statistic",
+            "observed",
+            "replicated",
+            "count",
+            "distance",
+            "p_value",
+            "poor",
+        ]
+        assert set(check["observed"]) == set(check["replicated"])
+        assert isinstance(check["poor"], bool)
     assert list(report["fleet"]) == [
         "outages",
         "refused_calls",
@@ -124,12 +155,39 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
         "cost_usd",
         "censored_share",
         "pareto",
+        "basis",
     ]
+    assert {p["basis"] for p in report["policies"]} <= {"observed", "reprojected", "extrapolated"}
+    tighter = next(p for p in report["policies"] if p["policy"]["max_replans"] == 1)
+    assert tighter["censored_share"] == 0
+    assert tighter["basis"] == "observed"
     assert set(first["policy"]) == {"max_replans", "max_uncharged_replans"}
     assert list(first["planner_calls"]) == ["charged", "uncharged"]
     assert any(p["pareto"] for p in report["policies"])
     assert set(report["recommended"]) == {"policy", "why"}
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("1", "must be 0 (off) or 2 to 1000 replicates, not 1"),
+        ("-2", "must be at least 0, not -2"),
+        ("1001", "must be at most 1000, not 1001"),
+        ("many", "'many' is not a whole number"),
+    ],
+    ids=["one replicate", "negative", "too many", "not a number"],
+)
+def test_a_bad_bootstrap_is_one_line_naming_the_option(
+    tmp_path: Path, value: str, says: str
+) -> None:
+    result = Project(tmp_path).gov(
+        "tune", "corpus", "--grid", "max_replans=1..2", "--bootstrap", value
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"governor tune: error: argument --bootstrap: {says} (see governor tune --help)"
+    ]
 
 
 def test_tune_names_a_bad_input(tmp_path: Path) -> None:
