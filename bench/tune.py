@@ -1,6 +1,6 @@
-"""Benchmark: tuning 10,000 histories x 100 grid points, against a naive re-fold.
+"""Benchmark: tuning 10,000 histories x 100 grid points, against a naive re-fold and main.
 
-Run: ``.venv/bin/python -m bench.tune [--goals 10000] [--sample 300] [--truth-points 6]``
+Run: ``.venv/bin/python -m bench.tune [--goals 10000] [--sample 300] [--runs 3] [--truth-points 6]``
 
 Method (figures go to docs/performance.md):
     1. Simulate a corpus of ``--goals`` histories under a tight policy (seeded), into
@@ -10,24 +10,44 @@ Method (figures go to docs/performance.md):
          naive  for every history and policy: re-fold the whole history through the
                 projection, deciding (with the full ledger) after every event
          ours   analyse each history once (``Trace``), skip policies it cannot tell apart
-                (``Demands.key``), decide only at recorded actions, stop at the divergence
+                (``Demands.key``), decide only at recorded actions that a limit may change
+                (``Trace.first_check``), stop at the divergence
        Both give the same outcome per pair (checked).
-    3. The full tuner (``tune_corpus``: fit, re-projection, Monte Carlo for censored
-       tails with 1 sample, both cores) on the whole corpus x the grid: wall time and
-       history-policy evaluations per second.
-    4. Validity at scale: for ``--truth-points`` grid points, simulate the same model
+    3. The whole corpus x the grid, **main against this checkout, side by side**, ``--runs``
+       times interleaved: each evaluates every history under every candidate with one
+       Monte Carlo tail per censored pair, from the same fitted model (the exponential
+       outage lengths and uniform plan sizes main's model knows), in ``--workers``
+       processes. *main* is ``governor/analysis/{tune,whatif}.py`` of ``--baseline``
+       (default: the commit before issue 12's tune work), loaded from git beside the
+       current modules. Printed: wall times, their ratio per run, and the largest
+       difference of the two success estimates (Monte Carlo noise: they draw differently).
+    4. The full tuner as ``governor tune`` runs it by default (fit, model checks, 8
+       bootstrap replicates, completion): wall time.
+    5. Validity at scale: for ``--truth-points`` grid points, simulate the same model
        directly under the policy (same seeds) and report |estimate - truth|.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib.util
+import multiprocessing
+import random
+import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from governor.analysis.corpus import Corpus, corpus_of
+from governor.analysis.fit import Tally
 from governor.analysis.simulate import Model, simulate
-from governor.analysis.tune import candidates, parse_grid
+from governor.analysis.tune import candidates, evaluate, parse_grid
 from governor.analysis.tuning import tune_corpus
 from governor.analysis.whatif import Trace, _retarget
 from governor.core.decide import decide
@@ -37,6 +57,9 @@ from governor.core.view import GoalView, evolve, project
 from governor.store.jsonl import write_history
 
 OUT = Path(__file__).resolve().parent / "out"
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "183c0d0"
+"""main before issue 12's tune work (the figures docs/performance.md compares against)."""
 RECORDED = Policy(max_replans=3, max_uncharged_replans=2, max_attempts=2, max_uncharged_attempts=2)
 GRID = ["max_replans=1..10", "max_uncharged_replans=0..9"]
 
@@ -94,6 +117,97 @@ def side_by_side(
     return best_naive, best_ours
 
 
+def baseline(rev: str) -> ModuleType:
+    """main's ``tune`` module at ``rev``, with main's ``whatif`` beside it (from git)."""
+
+    def load(name: str, path: str, replace: tuple[str, str] | None = None) -> ModuleType:
+        source = subprocess.run(
+            ["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout
+        if replace:
+            source = source.replace(*replace)
+        spec = importlib.util.spec_from_loader(name, loader=None)
+        assert spec is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)
+        return module
+
+    load("bench_main_whatif", "governor/analysis/whatif.py")
+    return load(
+        "bench_main_tune",
+        "governor/analysis/tune.py",
+        ("from governor.analysis.whatif import", "from bench_main_whatif import"),
+    )
+
+
+_DATA: Corpus | None = None
+_EVALUATE: Callable[..., Any] | None = None
+
+
+def _chunk(job: tuple[list[int], list[dict[str, object]], Model]) -> list[float]:
+    """Successes per candidate over some histories (one tail per censored pair)."""
+    indices, overrides, model = job
+    assert _DATA is not None
+    assert _EVALUATE is not None
+    sums = [0.0] * len(overrides)
+    for i in indices:
+        rng = random.Random(f"tune:0:{i}")
+        for j, r in enumerate(_EVALUATE(_DATA.read(i), overrides, model, samples=1, rng=rng)):
+            sums[j] += r.success
+    return sums
+
+
+def whole(
+    data: Corpus,
+    overrides: list[dict[str, object]],
+    model: Model,
+    how: Callable[..., Any],
+    workers: int,
+) -> tuple[float, list[float]]:
+    """(wall seconds, success per candidate): every history under every candidate."""
+    global _DATA, _EVALUATE
+    _DATA, _EVALUATE = data, how
+    n = len(data)
+    chunks = [list(range(i, min(i + 100, n))) for i in range(0, n, 100)]
+    start = time.perf_counter()
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        parts = list(pool.map(_chunk, [(c, overrides, model) for c in chunks]))
+    wall = time.perf_counter() - start
+    return wall, [sum(p[j] for p in parts) / n for j in range(len(overrides))]
+
+
+def main_against_ours(
+    data: Corpus, overrides: list[dict[str, object]], runs: int, workers: int, rev: str
+) -> None:
+    old = baseline(rev)
+    tally = Tally.of(data)
+    # the model main knows: exponential outages, uniform plan sizes, no repeated items
+    model = dataclasses.replace(
+        tally.model(), outage_lengths_s=(), plan_sizes=(), repeat_failed=0.0
+    )
+    olds, news, diffs = [], [], []
+    for run in range(runs):
+        t_old, s_old = whole(data, overrides, model, old.evaluate, workers)
+        t_new, s_new = whole(data, overrides, model, evaluate, workers)
+        olds.append(t_old)
+        news.append(t_new)
+        diffs.append(max(abs(a - b) for a, b in zip(s_old, s_new, strict=True)))
+        print(
+            f"  run {run + 1}: main {t_old:7.1f} s   this {t_new:7.1f} s   ratio {t_old / t_new:4.1f}x"
+            f"   largest success difference {diffs[-1]:.3f}",
+            flush=True,
+        )
+    ratios = [a / b for a, b in zip(olds, news, strict=True)]
+    pairs = len(data) * len(overrides)
+    print(
+        f"  median: main {statistics.median(olds):.1f} s ({pairs / statistics.median(olds):,.0f} pairs/s), "
+        f"this {statistics.median(news):.1f} s ({pairs / statistics.median(news):,.0f} pairs/s), "
+        f"ratio {statistics.median(ratios):.1f}x (runs {min(ratios):.1f}-{max(ratios):.1f}x; target >= 3x)"
+    )
+
+
 def truth(goals: int, override: dict[str, object]) -> float:
     wins = 0
     for h in simulate(Model(), with_overrides(RECORDED, override), goals=goals, seed=1):
@@ -103,12 +217,14 @@ def truth(goals: int, override: dict[str, object]) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--goals", type=int, default=10_000)
     parser.add_argument("--sample", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=3, help="main-against-this runs")
     parser.add_argument("--truth-points", type=int, default=6)
-    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--baseline", default=BASELINE, help="the commit to compare with")
     args = parser.parse_args(argv)
     data = corpus(args.goals)
     overrides = candidates(parse_grid(GRID))
@@ -116,7 +232,7 @@ def main(argv: list[str] | None = None) -> None:
     for h in sample:  # the two methods agree on every pair
         policies = [with_overrides(h[0].policy, o) for o in overrides]  # type: ignore[union-attr]
         assert ours(Trace.of(h), policies) == [
-            t.final.status for t in (Trace.of(h).under(p) for p in policies)
+            t.final.status for t in (Trace.of(h).under(p, events=h) for p in policies)
         ]
     t_naive, t_ours = side_by_side(sample, overrides, args.repeat)
     pairs = len(sample) * len(overrides)
@@ -125,18 +241,28 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(f"  naive re-fold  {t_naive:7.2f} s  {pairs / t_naive:10,.0f} pairs/s")
     print(
-        f"  governor       {t_ours:7.2f} s  {pairs / t_ours:10,.0f} pairs/s   ratio {t_naive / t_ours:5.1f}x (target >= 20x)"
+        f"  governor       {t_ours:7.2f} s  {pairs / t_ours:10,.0f} pairs/s   ratio {t_naive / t_ours:5.1f}x (target >= 40x)",
+        flush=True,
     )
+    print(
+        f"whole corpus, {len(data)} histories x {len(overrides)} policies, 1 tail per censored pair, "
+        f"{args.workers} processes, main ({args.baseline}) against this checkout:",
+        flush=True,
+    )
+    main_against_ours(data, overrides, args.runs, args.workers, args.baseline)
     start = time.perf_counter()
-    report = tune_corpus(data, parse_grid(GRID), samples=1, workers=args.workers, seed=0)
+    report = tune_corpus(data, parse_grid(GRID), workers=args.workers, seed=0)
     wall = time.perf_counter() - start
     total = report.histories * len(overrides)
     censored = sum(e.censored_share for e in report.estimates) / len(report.estimates)
+    poor = [c.name for c in report.checks if c.poor]
     print(
-        f"full tune (fit + re-projection + Monte Carlo), {report.histories} histories x {len(overrides)} policies:"
+        f"governor tune as by default (fit, model checks, {report.bootstrap} bootstrap replicates), "
+        f"{report.histories} histories x {len(overrides)} policies:"
     )
     print(
-        f"  {wall:.1f} s wall, {total / wall:,.0f} history-policy evaluations/s, {censored:.0%} of pairs censored"
+        f"  {wall:.1f} s wall, {total / wall:,.0f} history-policy evaluations/s, {censored:.0%} of pairs censored, "
+        f"model checks poor: {', '.join(poor) or 'none'}"
     )
     print(
         "  recommended: " + ", ".join(f"{k}={v}" for k, v in report.recommended.overrides.items())
@@ -147,7 +273,8 @@ def main(argv: list[str] | None = None) -> None:
         t = truth(args.goals, e.overrides)
         worst = max(worst, abs(e.success_rate - t))
         print(
-            f"  validity {e.overrides}: estimate {e.success_rate:.3f}, truth {t:.3f}, diff {e.success_rate - t:+.3f}"
+            f"  validity {e.overrides}: estimate {e.success_rate:.3f} [{e.success_ci[0]:.3f}, "
+            f"{e.success_ci[1]:.3f}], truth {t:.3f}, diff {e.success_rate - t:+.3f}"
         )
     print(f"  largest |estimate - truth| over {args.truth_points} points: {worst:.3f} (bar: 0.03)")
 

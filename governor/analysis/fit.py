@@ -51,8 +51,8 @@ class Tally:
     """(charged failures, succeeded, the failures of each failed item of the goal when it
     was proposed) -> number of items proposed after an item failed."""
     milestones: Counter[bool] = field(default_factory=Counter)
-    sizes: Counter[int] = field(default_factory=Counter)
-    """Items per applied proposal -> number of proposals."""
+    sizes: Counter[tuple[str, int]] = field(default_factory=Counter)
+    """(kind of plan, items proposed) -> number of proposals."""
     max_items: int = 1
     planner_s: list[float] = field(default_factory=list)
     worker_s: list[float] = field(default_factory=list)
@@ -123,7 +123,11 @@ class Tally:
             worker_cost_usd=_mean(self.costs, base.worker_cost_usd),
             repeat_failed=repeat_share(self.later, a, b) if self.later else 0.0,
             outage_lengths_s=lengths,
-            plan_sizes=_spread(self.sizes),
+            plan_sizes=tuple(
+                (kind, _spread(Counter({n: c for (k, n), c in self.sizes.items() if k == kind})))
+                for kind in ("initial", "replan", "milestone")
+                if any(k == kind for k, _ in self.sizes)
+            ),
         )
 
 
@@ -213,7 +217,9 @@ class _History:
                 self.t.plans["proposed"] += 1
                 self.t.max_items = max(self.t.max_items, len(event.work))
                 if event.work:
-                    self.t.sizes[len(event.work)] += 1
+                    trigger = self.requested.get(event.plan_id, (event.at, "initial"))[1]
+                    kind = trigger if trigger in ("replan", "milestone") else "initial"
+                    self.t.sizes[(kind, len(event.work))] += 1
                 if self.requested.get(event.plan_id, (event.at, ""))[1] == "milestone":
                     self.t.milestones[event.decision == "complete"] += 1
             case PlanFailed() if event.failure_class == "upstream":

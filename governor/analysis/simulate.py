@@ -10,7 +10,7 @@ The model (``docs/tuning.md`` states it with its defaults):
       ``environment`` stop at the first plan.
     * A planner call asks a person with probability ``plan_decision``, proposes a valid
       plan with probability ``plan_success`` (1 to ``max_items`` items, or a size drawn from
-      ``plan_sizes``; after a milestone it
+      ``plan_sizes`` for its kind: first plan, replan, milestone; after a milestone it
       says ``complete`` with probability ``complete_after_milestone``), else fails charged.
     * Each work item has its own success probability q ~ Beta(``item_a``, ``item_b``); an
       attempt asks a person with probability ``attempt_decision``, succeeds with
@@ -75,33 +75,25 @@ class Model:
     """The chance that an item of a plan is a failed item of an earlier plan, proposed
     again (its success probability is that item's): planners that repeat a failing item."""
     outage_lengths_s: tuple[float, ...] = ()
-    """Outage lengths to draw from, equally likely (empty: exponential, ``outage_mean_s``)."""
-    plan_sizes: tuple[int, ...] = ()
-    """Proposal sizes to draw from, equally likely (empty: 1 to ``max_items``, uniformly)."""
+    """Outage lengths to draw from, equally likely, counted from the first call that meets
+    the outage to its end, as a goal sees them (empty: exponential, ``outage_mean_s``)."""
+    plan_sizes: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Per kind of plan (``initial``, ``replan``, ``milestone``), proposal sizes to draw
+    from, equally likely (none for a kind: 1 to ``max_items``, uniformly)."""
 
-    def plan_size(self, rng: random.Random) -> int:
-        """How many items a proposal holds."""
-        if not self.plan_sizes:
+    def plan_size(self, rng: random.Random, trigger: str = "initial") -> int:
+        """How many items a proposal holds (``trigger``: why the plan was asked for)."""
+        kind = trigger if trigger in ("replan", "milestone") else "initial"
+        sizes = dict(self.plan_sizes).get(kind)
+        if not sizes:
             return rng.randint(1, self.max_items)
-        return self.plan_sizes[int(rng.random() * len(self.plan_sizes))]
+        return sizes[int(rng.random() * len(sizes))]
 
     def outage_length(self, rng: random.Random) -> float:
         """A new outage's length."""
         if not self.outage_lengths_s:
             return rng.expovariate(1 / self.outage_mean_s)
         return self.outage_lengths_s[int(rng.random() * len(self.outage_lengths_s))]
-
-    def outage_left(self, rng: random.Random) -> float:
-        """What is left of the outage a call meets at a random time (length-biased)."""
-        if not self.outage_lengths_s:
-            return rng.expovariate(1 / self.outage_mean_s)
-        lengths = self.outage_lengths_s
-        pick = rng.random() * sum(lengths)
-        for length in lengths:
-            pick -= length
-            if pick <= 0:
-                return rng.random() * length
-        return rng.random() * lengths[-1]
 
     def outage_survives(self, lasted_s: float, more_s: float) -> float:
         """The chance an outage that lasted ``lasted_s`` lasts ``more_s`` more."""
@@ -141,6 +133,9 @@ class Vendor:
     horizon: float = 0.0
     model: Model | None = None
     """Draws the outages' lengths (None: exponential with mean ``mean_s``)."""
+    met: set[int] = field(default_factory=set)
+    """Outages (by index) a call has met: with the model's lengths, an outage lasts a drawn
+    length from the first call that meets it (as the fit measures them)."""
 
     @classmethod
     def steady(
@@ -164,9 +159,10 @@ class Vendor:
             down = rng.random() < busy / (1 + busy)
         if down:
             if left_s is None:
-                left_s = rng.expovariate(1 / mean_s) if model is None else model.outage_left(rng)
+                left_s = rng.expovariate(1 / mean_s) if model is None else model.outage_length(rng)
             vendor.horizon = start + left_s
             vendor.windows.append((start - 1e-9, vendor.horizon))
+            vendor.met.add(0)
         return vendor
 
     def _extend(self, t: float) -> None:
@@ -185,12 +181,26 @@ class Vendor:
     def down_until(self, t: float) -> float | None:
         """When the current outage ends, or None when the vendor is up at ``t``."""
         self._extend(t)
-        for start, end in reversed(self.windows):
+        for index in range(len(self.windows) - 1, -1, -1):
+            start, end = self.windows[index]
             if start <= t < end:
-                return end
+                return self._meet(index, t)
             if end <= t:
                 return None
         return None
+
+    def _meet(self, index: int, t: float) -> float:
+        """A call at ``t`` meets outage ``index``: with the model's lengths, the first such
+        call fixes its end (what was drawn after it is drawn again)."""
+        start, end = self.windows[index]
+        if index in self.met or self.model is None or not self.model.outage_lengths_s:
+            return end
+        self.met.add(index)
+        end = t + self.model.outage_length(self.rng)
+        del self.windows[index:]
+        self.windows.append((start, end))
+        self.horizon = end
+        return end
 
 
 @dataclass(slots=True)
@@ -350,7 +360,7 @@ class Episode:
             )
             return
         rng = self.w.planner
-        u, n, v = rng.random(), m.plan_size(rng), rng.random()
+        u, n, v = rng.random(), m.plan_size(rng, trigger), rng.random()
         self.t += rng.expovariate(1 / m.planner_s)
         if u < m.plan_decision:
             self._plan_failed(plan_id, "decision", UNKNOWN, "Which approach should the goal take?")
