@@ -15,6 +15,8 @@ from governor.analysis.fit import fit, kaplan_meier
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import (
     Estimate,
+    Result,
+    Sums,
     basis_of,
     candidates,
     complete,
@@ -30,6 +32,7 @@ from governor.core.events import Event
 from governor.core.policy import Policy, with_overrides
 from governor.core.view import project
 from governor.errors import InputError
+from governor.render.text import format_report
 from governor.store.jsonl import read_history, write_history
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -278,3 +281,36 @@ def test_shared_stories_give_the_same_success_rates_as_separate_tails() -> None:
                 apart[j] += complete(r, model, rng).success / draws
     for j in range(len(overrides)):
         assert abs(shared[j] - apart[j]) / len(corpus) < 0.04, (overrides[j], shared[j], apart[j])
+
+
+def test_a_poor_check_widens_only_the_rows_that_rest_on_the_model() -> None:
+    sums = Sums()
+    known = Result(1.0, 1, 0, 2, 0, 60.0, 0.5, censored=False)
+    for i in range(40):
+        tail = Result(0.5 + 0.05 * (i % 2), 2, 0, 3, 0, 90.0, 0.75, censored=True)
+        weights = (2 * (i % 2 == 0), 2 * (i % 2), 1)  # three bootstrap draws of the 40 goals
+        sums.add([known, tail], [(w, [known, tail]) for w in weights])
+    overrides = [{"max_replans": 2}, {"max_replans": 5}]
+    plain, widened = sums.estimates(overrides), sums.estimates(overrides, widen=2.0)
+    assert [e.basis for e in plain] == ["observed", "extrapolated"]
+    assert plain[0].success_ci == widened[0].success_ci
+    plain_width = plain[1].success_ci[1] - plain[1].success_ci[0]
+    assert widened[1].success_ci[1] - widened[1].success_ci[0] > plain_width
+
+
+def test_the_text_report_says_when_the_model_fits_poorly(tmp_path: Path) -> None:
+    corpus = corpus_of(
+        [str(_write(tmp_path / "c", list(simulate(Model(), RECORDED, goals=60, seed=4))))]
+    )
+    report = tune_corpus(corpus, {"max_replans": [2, 5]}, bootstrap=0, workers=1)
+    assert report.checks
+    assert not report.misfit
+    text = format_report(report, every=True)
+    assert "model checks" in text
+    assert "POOR" not in text
+    poor = dataclasses.replace(report.checks[-1], poor=True)
+    text = format_report(
+        dataclasses.replace(report, checks=(*report.checks[:-1], poor)), every=True
+    )
+    assert "POOR  after_failure" in text
+    assert "fits the corpus poorly" in text
