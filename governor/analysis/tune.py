@@ -411,6 +411,20 @@ def _mean(results: list[Result]) -> Result:
     return Result(m[0], m[1], m[2], m[3], m[4], m[5], m[6], censored=True)
 
 
+_POLICIES: dict[tuple[Policy, tuple[tuple[tuple[str, Any], ...], ...]], list[Policy]] = {}
+
+
+def candidate_policies(recorded: Policy, overrides: Sequence[dict[str, Any]]) -> list[Policy]:
+    """The candidates as whole policies over ``recorded`` (built once per recorded policy:
+    a corpus is mostly recorded under a few)."""
+    key = (recorded, tuple(tuple(sorted(o.items())) for o in overrides))
+    if key not in _POLICIES:
+        if len(_POLICIES) > 64:
+            _POLICIES.clear()
+        _POLICIES[key] = [with_overrides(recorded, o) for o in overrides]
+    return _POLICIES[key]
+
+
 def _fields_of(override: dict[str, Any]) -> list[str]:
     """The policy fields an override may change (a lower ``max_replans`` lowers the milestones)."""
     names = {name.partition(".")[0] for name in override}
@@ -437,8 +451,9 @@ def evaluate_models(
     slots: list[Result | int] = []
     """Per candidate: its known result, or its index among the censored ones."""
     open_: list[tuple[dict[str, Any], Policy, WhatIf]] = []
-    for override in overrides:
-        policy = with_overrides(trace.policy, override)
+    for override, policy in zip(
+        overrides, candidate_policies(trace.policy, overrides), strict=True
+    ):
         # the history cannot tell apart policies of one key (they differ only in the grid's fields)
         key = trace.demands.key(policy, _fields_of(override))
         if key not in known or known[key] is None:
