@@ -519,6 +519,8 @@ class Estimate:
     basis: Basis = "extrapolated"
     """``observed``: no goal censored under it; ``reprojected``: at most ``REPROJECTED_MAX``
     censored; ``extrapolated``: more, its estimate rests on the fitted model."""
+    replicates: tuple[float, ...] = ()
+    """The success rate in each bootstrap replicate (empty: no bootstrap)."""
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -581,24 +583,45 @@ def pareto(estimates: list[Estimate]) -> list[Estimate]:
     return [dataclasses.replace(e, pareto=not dominated(e)) for e in estimates]
 
 
+def as_good(e: Estimate, best: Estimate) -> bool:
+    """Whether ``e``'s success is as good as ``best``'s within the uncertainty.
+
+    With bootstrap replicates, the uncertainty of their *difference* (the replicates drew
+    the same goals and refitted the same models for both, so most of their noise is
+    shared): ``t`` standard deviations of the replicate differences. Without, ``best``'s
+    interval.
+    """
+    if len(e.replicates) >= 2 and len(e.replicates) == len(best.replicates):
+        diffs = [b - x for b, x in zip(best.replicates, e.replicates, strict=True)]
+        mean = sum(diffs) / len(diffs)
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+        return e.success_rate >= best.success_rate - t_quantile(len(diffs) - 1) * sd
+    return e.success_rate >= best.success_ci[0]
+
+
 def recommend(estimates: list[Estimate]) -> tuple[Estimate, str]:
-    """The frontier policy with the best success; the cheapest within the best one's interval,
+    """The frontier policy with the best success; the cheapest as good as it (``as_good``),
     preferring rows the record decides (observed, reprojected) to extrapolated ones."""
     frontier = [e for e in estimates if e.pareto] or estimates
     best = max(frontier, key=lambda e: e.success_rate)
-    close = [e for e in frontier if e.success_rate >= best.success_ci[0]]
+    close = [e for e in frontier if e is best or as_good(e, best)]
     grounded = [e for e in close if e.basis != "extrapolated"]
     pick = min(grounded or close, key=lambda e: (e.cost_usd, -e.success_rate))
+    within = (
+        "within the uncertainty of its difference from that one (95 %, over the bootstrap)"
+        if best.replicates
+        else "within that one's interval"
+    )
     why = (
         f"on the Pareto frontier with an estimated success rate of {pick.success_rate:.1%} "
         f"(95 % interval {pick.success_ci[0]:.1%} to {pick.success_ci[1]:.1%}); the highest estimate is "
-        f"{best.success_rate:.1%}, and this is the cheapest policy within its interval "
+        f"{best.success_rate:.1%}, and this is the cheapest policy {within} "
         f"(${pick.cost_usd:.2f} per goal)"
     )
     if grounded and any(e.basis == "extrapolated" for e in close):
         why += (
             f"; its estimate is {pick.basis} (the record decides it), preferred to "
-            "extrapolated ones as good within their intervals"
+            "extrapolated ones as good"
         )
     elif pick.basis == "extrapolated":
         why += "; its estimate is extrapolated (it rests on the fitted model's completion)"
@@ -667,6 +690,7 @@ class Sums:
                     v[6] / n,
                     v[7] / n,
                     basis=basis,
+                    replicates=tuple(reps),
                 )
             )
         return out

@@ -17,6 +17,7 @@ from governor.analysis.tune import (
     Estimate,
     Result,
     Sums,
+    as_good,
     basis_of,
     candidates,
     complete,
@@ -314,3 +315,25 @@ def test_the_text_report_says_when_the_model_fits_poorly(tmp_path: Path) -> None
     )
     assert "POOR  after_failure" in text
     assert "fits the corpus poorly" in text
+
+
+def test_with_replicates_as_good_means_within_the_uncertainty_of_the_difference() -> None:
+    """The replicates drew the same goals for both rows: their difference is steadier than
+    either level, so a row 3 points below the best in every replicate is not as good, even
+    inside the best one's interval."""
+    best = dataclasses.replace(
+        _row(0.80, (0.70, 0.90), 2.0, "extrapolated"), replicates=(0.74, 0.80, 0.86, 0.80)
+    )
+    below = dataclasses.replace(
+        _row(0.77, (0.67, 0.87), 1.0, "extrapolated"), replicates=(0.71, 0.77, 0.83, 0.77)
+    )
+    noisy = dataclasses.replace(
+        _row(0.77, (0.67, 0.87), 1.0, "extrapolated"), replicates=(0.76, 0.70, 0.88, 0.74)
+    )
+    assert not as_good(below, best)
+    assert as_good(noisy, best)
+    assert as_good(dataclasses.replace(below, replicates=()), best)  # no bootstrap: the interval
+    assert recommend([best, below])[0] is best
+    pick, why = recommend([best, noisy])
+    assert pick is noisy
+    assert "difference" in why
