@@ -230,6 +230,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--only-reprojection", action="store_true", help="step 2 alone (naive against ours)"
     )
+    parser.add_argument(
+        "--whole-goals",
+        type=int,
+        default=None,
+        help="step 3 on the first N histories only (default: all)",
+    )
+    parser.add_argument("--skip-default", action="store_true", help="skip steps 4 and 5")
     args = parser.parse_args(argv)
     data = corpus(args.goals)
     overrides = candidates(parse_grid(GRID))
@@ -252,11 +259,17 @@ def main(argv: list[str] | None = None) -> None:
     if args.only_reprojection:
         return
     print(
-        f"whole corpus, {len(data)} histories x {len(overrides)} policies, 1 tail per censored pair, "
+        f"whole corpus, {args.whole_goals or len(data)} histories x {len(overrides)} policies, "
+        "1 tail per censored pair, "
         f"{args.workers} processes, main ({args.baseline}) against this checkout:",
         flush=True,
     )
-    main_against_ours(data, overrides, args.runs, args.workers, args.baseline)
+    whole_data = data
+    if args.whole_goals is not None:
+        whole_data = dataclasses.replace(data, files=data.files[: args.whole_goals])
+    main_against_ours(whole_data, overrides, args.runs, args.workers, args.baseline)
+    if args.skip_default:
+        return
     start = time.perf_counter()
     report = tune_corpus(data, parse_grid(GRID), workers=args.workers, seed=0)
     wall = time.perf_counter() - start
