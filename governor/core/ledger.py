@@ -72,7 +72,7 @@ class WorkLedgers(Mapping[str, WorkLedger]):
 
     __slots__ = ("_chunks", "_ids", "_index", "_size", "changed", "origin", "serial")
 
-    def __init__(  # noqa: PLR0913, PLR0917 - one per slot; made by the memo only
+    def __init__(  # noqa: PLR0917 - one per slot; made by the memo only
         self,
         ids: list[str],
         index: dict[str, int],
