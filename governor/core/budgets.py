@@ -97,9 +97,15 @@ class Budget:
         object.__setattr__(self, "_limit_of", attrgetter(self.field))
         object.__setattr__(self, "_per_item", self.scope == "item")
 
+    def _holder(self, view: GoalView, item: WorkState | None) -> object:
+        if not self._per_item:
+            return view.policy
+        assert item is not None, "a per-item budget is counted on a work item"
+        return item
+
     def limit(self, view: GoalView, item: WorkState | None = None) -> float | None:
         """Its limit now: the item's own for a per-item budget, else the policy's."""
-        return self._limit_of(_item(item) if self._per_item else view.policy)
+        return self._limit_of(self._holder(view, item))
 
     def is_spent(self, used: float, limit: float | None) -> bool:
         """Whether ``used`` spends ``limit`` (reached, or for runtime and cost: over it)."""
@@ -109,14 +115,22 @@ class Budget:
 
     def spent(self, view: GoalView, item: WorkState | None = None) -> bool:
         # ``limit`` and ``is_spent`` inline (a few of these per decision)
-        limit = self._limit_of(_item(item) if self._per_item else view.policy)
+        if self._per_item:
+            assert item is not None, "a per-item budget is counted on a work item"
+            limit = self._limit_of(item)
+        else:
+            limit = self._limit_of(view.policy)
         if limit is None:
             return False
         used = self.used(view, item)
         return used > limit if self.over else used >= limit
 
     def remaining(self, view: GoalView, item: WorkState | None = None) -> float:
-        limit = self._limit_of(_item(item) if self._per_item else view.policy)
+        if self._per_item:
+            assert item is not None, "a per-item budget is counted on a work item"
+            limit = self._limit_of(item)
+        else:
+            limit = self._limit_of(view.policy)
         return math.inf if limit is None else max(0, limit - self.used(view, item))
 
     def bucket(self, limit: float | None, demand: float) -> object:

@@ -129,6 +129,9 @@ class Ledger(NamedTuple):
     cost_usd: float
 
 
+_new: Final = tuple.__new__
+
+
 def replan_ledger(view: GoalView) -> ReplanLedger:
     return ReplanLedger(
         used=view.plans_used,
@@ -150,15 +153,20 @@ def attempt_ledger(view: GoalView) -> AttemptLedger:
 
 
 def work_ledger(view: GoalView, item: WorkState, status: str, next_action: str) -> WorkLedger:
-    return WorkLedger(  # positional, in field order: one is made per event of a replay
-        status,
-        next_action,
-        item.attempts_used,
-        item.charged_attempts,
-        item.consecutive_uncharged,
-        item.continuations,
-        item.max_attempts,
-        item_remaining(view, item),
+    # every field in order, without the named tuple's Python ``__new__``: one is made per
+    # event of a replay
+    return _new(
+        WorkLedger,
+        (
+            status,
+            next_action,
+            item.attempts_used,
+            item.charged_attempts,
+            item.consecutive_uncharged,
+            item.continuations,
+            item.max_attempts,
+            item_remaining(view, item),
+        ),
     )
 
 

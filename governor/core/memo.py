@@ -17,7 +17,7 @@ Rules (issue 12):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from itertools import islice
 
@@ -125,8 +125,14 @@ class DecisionMemo:
         if last is not None and not self._unledgered and last._size == len(ids):
             return last  # nothing changed: the same snapshot
         # new items come last, in creation order: lay out the rows in position order
-        changed = sorted(map(self._index.__getitem__, self._unledgered))
-        self._unledgered.clear()
+        unledgered = self._unledgered
+        if len(unledgered) == 1:  # the usual case: the one item an event touched
+            changed: list[int] = [self._index[unledgered.pop()]]
+            laid: Iterable[int] = (changed[0] // CHUNK,)
+        else:
+            changed = sorted(map(self._index.__getitem__, unledgered))
+            unledgered.clear()
+            laid = dict.fromkeys([position // CHUNK for position in changed])
         decisions, work = self.decisions, view.work
         for position in changed:
             work_id = ids[position]
@@ -136,7 +142,7 @@ class DecisionMemo:
                 rows[position] = row
             else:
                 rows.append(row)
-        for c in dict.fromkeys(position // CHUNK for position in changed):
+        for c in laid:
             chunk = tuple(rows[c * CHUNK : (c + 1) * CHUNK])
             if c < len(chunks):
                 chunks[c] = chunk
