@@ -133,22 +133,28 @@ _new: Final = tuple.__new__
 
 
 def replan_ledger(view: GoalView) -> ReplanLedger:
-    return ReplanLedger(
-        used=view.plans_used,
-        charged=charged_replans(view),
-        uncharged=view.plans_uncharged,
-        consecutive_uncharged=view.consecutive_uncharged_plans,
-        limit=view.policy.max_replans,
-        remaining=replans_remaining(view),
+    return _new(  # every field in order (see ``work_ledger``)
+        ReplanLedger,
+        (
+            view.plans_used,
+            charged_replans(view),
+            view.plans_uncharged,
+            view.consecutive_uncharged_plans,
+            view.policy.max_replans,
+            replans_remaining(view),
+        ),
     )
 
 
 def attempt_ledger(view: GoalView) -> AttemptLedger:
-    return AttemptLedger(
-        used=view.attempts_used,
-        charged=charged_attempts(view),
-        limit=view.policy.max_total_attempts,
-        remaining=total_attempts_remaining(view),
+    return _new(  # every field in order (see ``work_ledger``): one per attempt event
+        AttemptLedger,
+        (
+            view.attempts_used,
+            charged_attempts(view),
+            view.policy.max_total_attempts,
+            total_attempts_remaining(view),
+        ),
     )
 
 
