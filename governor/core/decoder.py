@@ -388,9 +388,16 @@ def _finish_lines(n: int, value: _Value, scope: dict[str, Any]) -> list[str]:
     finish, attr = value.form.finish, f"s.{value.name}"
     if value.constant is not None or (finish is None and value.default is None):
         return []
-    if isinstance(finish, _PatternCheck):
-        scope[f"c{n}"], scope[f"seen{n}"] = finish, finish.seen
-        body = [f"if (v{n} := {attr}) not in seen{n}:", f"    c{n}(v{n})"]
+    if isinstance(finish, _PatternCheck):  # ``_PatternCheck.__call__``, inline
+        scope.update({f"m{n}": finish.fullmatch, f"seen{n}": finish.seen, "LIMIT": _SEEN_LIMIT})
+        body = [
+            f"if (v{n} := {attr}) not in seen{n}:",
+            f"    if m{n}(v{n}) is None:",
+            "        raise Doubt",
+            f"    if len(seen{n}) >= LIMIT:",
+            f"        seen{n}.clear()",
+            f"    seen{n}.add(v{n})",
+        ]
     elif isinstance(finish, _Optional):
         scope[f"c{n}"] = finish.convert
         body = [f"if (v{n} := {attr}) is not None:", f"    {attr} = c{n}(v{n})"]

@@ -258,8 +258,10 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
         return
     view.running_items -= int(not item.cancelled)  # its slot, unless cancelled (``_slot``)
     item.running = False
-    if (started := item.run_started_at) is not None:
-        view.runtime_s += max((event.at - started).total_seconds(), 0.0)  # ``_elapsed``
+    if (started := item.run_started_at) is not None and (
+        elapsed := (event.at - started).total_seconds()  # ``_elapsed``, inline
+    ) > 0:
+        view.runtime_s += elapsed
     if event.cost_usd:
         view.cost_usd += event.cost_usd
     item.run_started_at = None

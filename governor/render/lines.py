@@ -44,9 +44,9 @@ class StepLines:
 
     def line(self, step: ReplayStep) -> bytes:
         """The step's line of ``replay --json``, its newline included."""
-        decision = step.decision
+        read, decision = step.read, step.decision  # (``step.seq`` is a property)
         ledger = decision.ledger
-        head = _dumps(step_head(step.seq, step.type, decision))
+        head = _dumps(step_head(read.seq, read.type, decision))
         return b"".join(
             (
                 head[:-1],
