@@ -235,7 +235,7 @@ def _milestone(ctx: _Ctx) -> Decision | None:
 def _review(ctx: _Ctx) -> Decision | None:
     if "in_review" not in ctx.statuses:
         return None
-    ids = tuple(d.work_id for d in ctx.items if d.status == "in_review")
+    ids = tuple([d.work_id for d in ctx.items if d.status == "in_review"])
     if not ids:
         return None
     what, auto = f"{', '.join(ids)} passed", ctx.view.policy.accept_passing
@@ -269,7 +269,7 @@ def _dispatch(ctx: _Ctx) -> Decision | None:
 
 def _in_flight(ctx: _Ctx) -> Decision | None:
     if "running" in ctx.statuses:
-        running = tuple(d.work_id for d in ctx.items if d.status == "running")
+        running = tuple([d.work_id for d in ctx.items if d.status == "running"])
         return ctx.out(
             "running", "wait", f"{', '.join(running)} running", "goal.9", work_ids=running
         )

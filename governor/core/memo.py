@@ -93,15 +93,17 @@ class DecisionMemo:
         if not stale:
             return
         todo = list(stale) if work_ids is None else [w for w in work_ids if w in stale]
+        decisions, timed, work, unledgered = self.decisions, self.timed, view.work, self._unledgered
         for work_id in todo:
-            item = view.work[work_id]
-            self.decisions[work_id] = decide_work(view, item, now)
-            if item.not_before is None:
-                self.timed.pop(work_id, None)
+            item = work[work_id]
+            decisions[work_id] = decide_work(view, item, now)
+            if (until := item.not_before) is None:
+                if timed:
+                    timed.pop(work_id, None)
             else:
-                self.timed[work_id] = (item.not_before, now < item.not_before)
+                timed[work_id] = (until, now < until)
             stale.discard(work_id)
-            self._unledgered.add(work_id)
+            unledgered.add(work_id)
 
     def _take_in(self, view: GoalView, now: datetime) -> None:
         """What changed since the last update: new items, touched ones, the policy, time."""
