@@ -23,7 +23,7 @@ Method (the figures go to docs/performance.md):
        (``time.process_time``: the machine is shared, and CPU time is what a busy
        neighbour disturbs least), then the ``full`` ratio in wall time as well.
     4. ``--json-rate``: run the real ``governor replay --json`` (output to /dev/null) on
-       a history of about N events over 5 work items, ``--repeat`` times, and print its
+       a history of about N events over two plans of 5 work items, ``--repeat`` times, and print its
        events/s (wall and CPU) and peak RSS, beside ``python -c pass``.
 """
 
@@ -139,12 +139,13 @@ def project_rate(path: Path, slice_n: int, repeat: int) -> float:
 
 
 def json_history(n: int) -> tuple[Path, int]:
-    """About ``n`` events over 5 work items (one plan), so each line stays small."""
+    """About ``n`` events over two plans of 5 work items, so each line stays small (a
+    ledger of 5 rows, then 10)."""
     OUT.mkdir(exist_ok=True)
     path = OUT / f"replay-json-{n}.jsonl"
     if not path.exists():
         print(f"generating {path.name} …", file=sys.stderr)
-        write(path, n, cycles=n // 67 + 1)  # about 67.5 events per cycle over 5 items
+        write(path, n, cycles=n // 67 + 1)  # ~6.75 events per cycle and item: half n per plan
     with path.open("rb") as f:
         count = sum(1 for _ in f)
     return path, count
@@ -173,7 +174,7 @@ def json_rate(n: int, repeat: int) -> None:
     cpus = sorted(count / cpu for _, cpu, _ in runs)
     rss = max(r for _, _, r in runs)
     print(
-        f"governor replay --json, {count:,} events over 5 items ({repeat} runs; "
+        f"governor replay --json, {count:,} events over 10 items ({repeat} runs; "
         f"python -c pass: {empty:.2f} s):"
     )
     print(
@@ -194,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--json-rate",
         action="store_true",
-        help="also time `governor replay --json` on a history of --events events over 5 items",
+        help="also time `governor replay --json` on a history of --events events over 10 items",
     )
     parser.add_argument("--json-only", action="store_true", help="only the `replay --json` timing")
     args = parser.parse_args(argv)
