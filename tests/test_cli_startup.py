@@ -106,3 +106,35 @@ def test_a_read_command_imports_neither_the_graph_nor_the_runner(
         "governor.cli.operator",
     }
     assert not modules & unwanted
+
+
+def _store_with_a_goal(tmp_path: Path) -> str:
+    (tmp_path / "goal.toml").write_text(
+        'id = "g1"\ntitle = "T"\nobjective = "O"\nplanner = "p"\nworker = "p"\n\n'
+        '[profiles.p]\nharness = "scripted"\n'
+    )
+    store = str(tmp_path / "g.db")
+    code, _ = _modules_after(["--store", store, "new", str(tmp_path / "goal.toml")], tmp_path)
+    assert code == 0
+    return store
+
+
+@pytest.mark.parametrize("argv", [["list"], ["list", "--json"], ["list", "--status", "ready"]])
+def test_list_imports_no_pydantic_and_no_model(argv: list[str], tmp_path: Path) -> None:
+    """``list`` reads the store's summaries: neither pydantic nor an event model, nor the
+    codec, the fold or the decisions (issue 12)."""
+    store = _store_with_a_goal(tmp_path)
+    code, modules = _modules_after(["--store", store, *argv], tmp_path)
+    assert code == 0
+    assert not {m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")}
+    unwanted = {
+        "governor.core.events",
+        "governor.core.codec",
+        "governor.core.decoder",
+        "governor.core.view",
+        "governor.core.decide",
+        "governor.drive.goals",
+        "importlib.metadata",
+    }
+    assert not modules & unwanted
+    assert "governor.store.sqlite" in modules  # it did read the store
