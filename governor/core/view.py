@@ -121,7 +121,7 @@ class GoalView:
 
     goal_id: str = ""
     created: GoalCreated | None = None
-    policy: Policy = field(default_factory=Policy)
+    policy: Policy = field(default_factory=Policy.model_construct)  # ``Policy()`` (policy.py)
     seq: int = 0
     last_at: datetime | None = None
     plans: dict[str, PlanState] = field(default_factory=dict)
