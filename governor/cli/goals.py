@@ -11,20 +11,23 @@ from typing import TYPE_CHECKING
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
 from governor.cli.values import natural, seconds, wait_seconds
+from governor.clock import utc_now
+from governor.core.decision import stamp
 from governor.render import records
+from governor.render.text import format_event, format_status, format_summaries
 
 if TYPE_CHECKING:
     from governor.drive.goals import RunReport
     from governor.drive.runner import RunnerSettings
 
 # Start-up (issue 12): the driver, the codec and the event models are imported by the
-# commands that use them, so that ``list`` (which reads the store's summaries) imports
-# no pydantic model; ``tests/test_cli_startup.py`` checks it.
+# commands that use them (the renderers and ``decision`` import none of them), so that
+# ``list`` (which reads the store's summaries) imports no pydantic model;
+# ``tests/test_cli_startup.py`` checks it.
 
 
 def cmd_new(args: argparse.Namespace) -> int:
     # the file first: a goal file that cannot be read never opens (nor creates) a store
-    from governor.clock import utc_now  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.drive.goalfile import goal_from_file  # noqa: PLC0415 - start-up
 
@@ -54,8 +57,6 @@ def _settings(args: argparse.Namespace) -> RunnerSettings:
 
 
 def _report(args: argparse.Namespace, goal_id: str, report: RunReport) -> int:
-    from governor.render.text import format_status  # noqa: PLC0415 - start-up
-
     decision = report.decision
     if args.json:
         json_line(records.run_record(goal_id, report.outcome, decision))
@@ -93,9 +94,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.goal is None:
         return cmd_list(args)
     from governor.core.charges import describe, last_runs  # noqa: PLC0415 - start-up
-    from governor.core.decision import stamp  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
-    from governor.render.text import format_status  # noqa: PLC0415 - start-up
 
     with store_from(args.store, read_only=True) as store:
         goals.exists(store, args.goal)
@@ -120,7 +119,6 @@ def cmd_list(args: argparse.Namespace) -> int:
         for row in rows:
             json_line(records.summary_record(row))
     else:
-        from governor.render.text import format_summaries  # noqa: PLC0415 - start-up
         from governor.store.url import describe_store  # noqa: PLC0415 - start-up
 
         out(format_summaries(describe_store(args.store), rows, getattr(args, "status", None) or ()))
@@ -130,7 +128,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_events(args: argparse.Namespace) -> int:
     from governor.core.codec import to_dict  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
-    from governor.render.text import format_event  # noqa: PLC0415 - start-up
 
     with store_from(args.store, read_only=True) as store:
         goals.exists(store, args.goal)
