@@ -14,13 +14,16 @@ gives the truth the tuner's estimate for that candidate is checked against.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from typing import Final
+from functools import partial
+from typing import Any, Final
 
 from bench.worlds.rival import RivalModel, rival_goal
 from governor.analysis.simulate import Model, simulate_goal
 from governor.core.events import Event
 from governor.core.policy import Policy
+from governor.errors import InputError
 
 GoalMaker = Callable[[Policy, int, int], list[Event]]
 
@@ -40,3 +43,36 @@ WORLDS: Final[dict[str, GoalMaker]] = {
     "rival": rival_world_goal,
 }
 """The worlds by name (top-level functions, so worker processes can receive them)."""
+
+
+def world(name: str, settings: dict[str, str] | None = None) -> GoalMaker:
+    """World ``name`` with some of its model's numbers changed (``{"hard_share": "0.5"}``).
+
+    Raises:
+        InputError: for an unknown world, a field its model does not have or holds no
+            single number in, or a value that is not a number.
+    """
+    if name not in WORLDS:
+        raise InputError(f"no world '{name}': choose {', '.join(sorted(WORLDS))}")
+    if not settings:
+        return WORLDS[name]
+    model = RivalModel() if name == "rival" else Model()
+    changes: dict[str, Any] = {}
+    for field, text in settings.items():
+        default = getattr(model, field, None)
+        if isinstance(default, bool) or not isinstance(default, int | float):
+            numbers = [
+                f.name
+                for f in dataclasses.fields(model)
+                if type(getattr(model, f.name)) in (int, float)
+            ]
+            raise InputError(
+                f"the {name} world has no number '{field}': one of {', '.join(numbers)}"
+            )
+        try:
+            changes[field] = type(default)(text)
+        except ValueError:
+            raise InputError(f"{field}={text}: not a {type(default).__name__}") from None
+    if isinstance(model, RivalModel):
+        return partial(rival_goal, dataclasses.replace(model, **changes))
+    return partial(simulate_goal, dataclasses.replace(model, **changes))

@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 
-from bench.tune_validity import compare, dominated, summarise
+from bench.tune_validity import RECORDED, compare, dominated, summarise
+from bench.worlds import world
+from governor.core.events import PlanFailed
+from governor.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = [
@@ -129,3 +132,16 @@ def test_the_frontier_is_success_up_and_cost_down() -> None:
     assert dominated(1, points) == [2]
     assert dominated(2, points) == []
     assert dominated(3, points) == []
+
+
+def test_a_world_setting_changes_the_model_and_an_unknown_one_is_refused() -> None:
+    make = world("rival", {"planner_missing": "1"})
+    history = make(RECORDED, 1, 0)
+    assert isinstance(history[-1], PlanFailed)
+    assert history[-1].failure_class == "environment"
+    assert world("simulate", {"item_a": "3"})(RECORDED, 1, 0)[0].goal_id == "sim-000000"
+    with pytest.raises(InputError, match="no number 'nope'"):
+        world("rival", {"nope": "1"})
+    done = harness("--world", "rival", "--goals", "5", "--set", "hard_share=lots")
+    assert done.returncode == 2
+    assert "hard_share=lots: not a float" in done.stderr
