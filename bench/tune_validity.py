@@ -1,7 +1,8 @@
 """Benchmark: is the tuner right? Tune a world's corpus and check every row against the truth.
 
-Run: ``.venv/bin/python -m bench.tune_validity --world rival --goals 3000 [--grid F=A..B ...]
-[--truth-goals N] [--fresh-truth] [--samples K] [--workers W] [--seed S] [--json]``
+Run: ``.venv/bin/python -m bench.tune_validity --world rival --goals 3000 [--grid F=A..B ...
+| --grid-points N] [--set NAME=VALUE ...] [--truth-goals N] [--fresh-truth] [--samples K]
+[--workers W] [--seed S] [--out DIR] [--json]``
 
 Method (docs/tuning.md, "Validation against an independent world"):
     1. **Corpus.** ``--goals`` histories from the world (``bench.worlds``: ``simulate``,
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import math
 import multiprocessing
@@ -50,7 +52,7 @@ from governor.analysis.tuning import tune_corpus
 from governor.core.decide import decide
 from governor.core.policy import Policy, with_overrides
 from governor.core.view import project
-from governor.errors import GovernorError
+from governor.errors import GovernorError, InputError
 from governor.store.jsonl import write_history
 
 RECORDED: Final = Policy(
@@ -94,6 +96,29 @@ def write_corpus(make: GoalMaker, goals: int, seed: int, folder: Path) -> int:
             events += write_history(history, handle)
         meter(goal + 1, goals)
     return events
+
+
+def grid_of(points: int) -> list[str]:
+    """A product grid of about ``points`` policies cut from ``GRID``: each dimension keeps
+    its two ends (tighter and looser than the recorded policy) and values evenly between.
+
+    Raises:
+        InputError: for fewer than 8 or more points than ``GRID`` holds.
+    """
+    full = parse_grid(GRID)
+    sizes = [len(v) for v in full.values()]
+    if not 8 <= points <= math.prod(sizes):
+        raise InputError(f"--grid-points {points}: choose 8 to {math.prod(sizes)}")
+    shapes = itertools.product(*(range(2, n + 1) for n in sizes))
+    best = min(
+        (shape for shape in shapes if math.prod(shape) >= points),
+        key=lambda shape: (math.prod(shape), max(shape) - min(shape)),
+    )
+    specs = []
+    for (name, values), k in zip(full.items(), best, strict=True):
+        picked = [values[round(i * (len(values) - 1) / (k - 1))] for i in range(k)]
+        specs.append(f"{name}={','.join(str(v) for v in picked)}")
+    return specs
 
 
 # ---------------------------------------------------------------- the truth
@@ -327,7 +352,8 @@ def format_summary(result: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    grid = parse_grid(args.grid or GRID)
+    specs = args.grid or (grid_of(args.grid_points) if args.grid_points else GRID)
+    grid = parse_grid(specs)
     settings = dict(s.partition("=")[::2] for s in args.set or [])
     make = world(args.world, settings)
     overrides = candidates(grid)
@@ -379,7 +405,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "max_uncharged_attempts",
             )
         },
-        "grid": args.grid or GRID,
+        "grid": specs,
         "truth_goals": args.truth_goals,
         "truth_goals_kind": "disjoint from the corpus"
         if args.fresh_truth
@@ -401,6 +427,12 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         metavar="FIELD=A..B",
         help=f"repeatable (default: {' '.join(GRID)})",
+    )
+    parser.add_argument(
+        "--grid-points",
+        type=int,
+        metavar="N",
+        help="about N policies cut evenly from the default grid (8 to 120)",
     )
     parser.add_argument(
         "--set",

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from bench.tune_validity import RECORDED, compare, dominated, summarise
+from bench.tune_validity import GRID, RECORDED, compare, dominated, grid_of, summarise
 from bench.worlds import world
+from governor.analysis.tune import candidates, parse_grid
 from governor.core.events import PlanFailed
 from governor.errors import InputError
 
@@ -74,7 +75,7 @@ def test_json_carries_a_row_per_policy_the_summary_and_the_criteria(world: str) 
 
 
 def test_text_prints_the_table_and_a_verdict_per_criterion() -> None:
-    done = harness("--world", "rival", *SMALL)
+    done = harness("--world", "rival", "--goals", "60", "--grid-points", "8", "--workers", "1")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split()[:3] == ["policy", "estimate", "95%"]
@@ -145,3 +146,16 @@ def test_a_world_setting_changes_the_model_and_an_unknown_one_is_refused() -> No
     done = harness("--world", "rival", "--goals", "5", "--set", "hard_share=lots")
     assert done.returncode == 2
     assert "hard_share=lots: not a float" in done.stderr
+
+
+@pytest.mark.parametrize("points", [8, 12, 30, 100, 120])
+def test_grid_points_cut_the_default_grid_keeping_both_ends(points: int) -> None:
+    grid = parse_grid(grid_of(points))
+    assert points <= len(candidates(grid)) < points * 1.5
+    full = parse_grid(GRID)
+    for name, values in grid.items():
+        assert values[0] == full[name][0]
+        assert values[-1] == full[name][-1]
+        assert values[0] < getattr(RECORDED, name) < values[-1]
+    with pytest.raises(InputError, match="choose 8 to 120"):
+        grid_of(121)
