@@ -71,20 +71,24 @@ class RivalModel:
     """The rival world's parameters (see the module docstring)."""
 
     hard_share: float = 0.3
-    easy_difficulty: tuple[float, float] = (-0.6, 0.5)
-    """(mean, sd) of an easy goal's difficulty."""
-    hard_difficulty: tuple[float, float] = (1.4, 0.6)
+    easy_mean: float = -0.6
+    easy_sd: float = 0.5
+    """An easy goal's difficulty ~ N(easy_mean, easy_sd)."""
+    hard_mean: float = 1.4
+    hard_sd: float = 0.6
     task_skill: float = 1.2
     task_spread: float = 1.0
     rework_bonus: float = 0.3
     """A reworked task is a little easier (the planner learned from the failure)."""
-    stubbornness: tuple[float, float] = (1.5, 2.5)
-    """Beta(a, b) of a goal's planner's chance to repeat an exhausted task verbatim."""
+    stubborn_a: float = 1.5
+    stubborn_b: float = 2.5
+    """A goal's planner repeats an exhausted task verbatim with a chance ~ Beta(a, b)."""
     tasks_per_plan: float = 1.3
     chain_p: float = 0.4
     extra_milestones: float = 0.5
-    plan_valid: tuple[float, float] = (2.2, 0.6)
-    """A planner reply is a usable proposal with probability sigmoid(a - b * z)."""
+    plan_valid: float = 2.2
+    plan_valid_per_difficulty: float = 0.6
+    """A planner reply is a usable proposal with probability sigmoid(valid - per * z)."""
     plan_decision: float = 0.005
     attempt_decision: float = 0.004
     timeout_p: float = 0.015
@@ -192,13 +196,13 @@ class Goal:
     def draw(cls, model: RivalModel, seed: int, number: int) -> Goal:
         rng = _rng(seed, number, "goal")
         hard = rng.random() < model.hard_share
-        mean, sd = model.hard_difficulty if hard else model.easy_difficulty
+        mean, sd = (model.hard_mean, model.hard_sd) if hard else (model.easy_mean, model.easy_sd)
         return cls(
             model,
             seed,
             number,
             difficulty=rng.gauss(mean, sd),
-            stubbornness=rng.betavariate(*model.stubbornness),
+            stubbornness=rng.betavariate(model.stubborn_a, model.stubborn_b),
             milestones_needed=1 + _poisson(rng, model.extra_milestones),
             planner_missing=rng.random() < model.planner_missing,
         )
@@ -313,7 +317,7 @@ class Episode:
         self.t += self.run_s(m.planner_median_s)
         if u < m.plan_decision:
             self.add(self._plan_failed(plan_id, "decision", UNKNOWN, "Which stack should we use?"))
-        elif usable < _sigmoid(m.plan_valid[0] - m.plan_valid[1] * self.goal.difficulty):
+        elif usable < _sigmoid(m.plan_valid - m.plan_valid_per_difficulty * self.goal.difficulty):
             self.propose(plan_id)
         else:
             error = "the reply could not be used: no JSON object"
