@@ -2,6 +2,10 @@
 
 With ``GOVERNOR_REQUIRE_ALL=1`` (set by ``.ci/run``), a test that would skip because
 something it needs is not installed FAILS instead: in CI nothing may be skipped.
+
+``--fuzz-long`` is the long mode (docs/reliability.md): the fuzz suite's long case
+counts, the full kill test (30 runner and 10 worker kills) and the full-size fleet tests.
+The default run keeps a few cases of each, so ``./dev test`` stays short.
 """
 
 from __future__ import annotations
@@ -19,8 +23,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--fuzz-long",
         action="store_true",
         default=False,
-        help="run the fuzz suite (tests/fuzz) with its long case counts (docs/reliability.md)",
+        help=(
+            "the long mode (docs/reliability.md): the fuzz suite's long case counts, the "
+            "full kill test and the full-size fleet tests"
+        ),
     )
+
+
+def long_mode(config: pytest.Config) -> bool:
+    """Whether the run is in the long mode (``--fuzz-long``)."""
+    return bool(config.getoption("--fuzz-long", default=False))
+
+
+@pytest.fixture
+def long_run(request: pytest.FixtureRequest) -> bool:
+    """Whether the run is in the long mode (``--fuzz-long``): full sizes, every seed."""
+    return long_mode(request.config)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -150,12 +150,12 @@ class _BoundedServer(ThreadingHTTPServer):
 class MetricsServer:
     """``GET /metrics`` over HTTP, serving the latest text it was given."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         self.text = render(MetricsSnapshot({}, {}, 0, None))
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            timeout = IDLE_TIMEOUT_S
+            timeout = idle_timeout_s
 
             def do_GET(self) -> None:
                 body = owner.text.encode()
