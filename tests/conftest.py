@@ -4,8 +4,9 @@ With ``GOVERNOR_REQUIRE_ALL=1`` (set by ``.ci/run``), a test that would skip bec
 something it needs is not installed FAILS instead: in CI nothing may be skipped.
 
 ``--fuzz-long`` is the long mode (docs/reliability.md): the fuzz suite's long case
-counts, the full kill test (30 runner and 10 worker kills) and the full-size fleet tests.
-The default run keeps a few cases of each, so ``./dev test`` stays short.
+counts, the full kill and crash tests (30 runner kills each, 10 worker kills) and the
+200-goal service test. The default run keeps a few cases of each, so ``./dev test``
+stays short.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help=(
             "the long mode (docs/reliability.md): the fuzz suite's long case counts, the "
-            "full kill test and the full-size fleet tests"
+            "full kill and crash tests and the 200-goal service test"
         ),
     )
 

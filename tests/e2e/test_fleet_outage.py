@@ -1,10 +1,9 @@
 """End to end: a vendor outage parks a fleet and resumes it by itself (SPEC §11.10).
 
-Twenty goals (fifty in the long mode, ``--fuzz-long``) whose planner and worker are the
-real codex CLI, on ``governor serve --workers 4``, against the loopback fake vendor.
-Part-way through, the vendor answers 503 to every model request for a stretch. What
-must hold, counted at the vendor and read from the histories — never from how fast the
-machine is:
+Fifty goals whose planner and worker are the real codex CLI, on ``governor serve
+--workers 4``, against the loopback fake vendor. Part-way through, the vendor answers 503
+to every model request for a stretch. What must hold, counted at the vendor and read
+from the histories — never from how fast the machine is:
 
 * during the outage, besides the calls already in flight when it began (at most one per
   worker), only probes reach the vendor, one per back-off step: consecutive probes are
@@ -40,8 +39,7 @@ from tests.fakevendor.scenario import Step
 from tests.fakevendor.server import FakeVendor, RecordedRequest
 from tests.service.fleet import reaped, stop
 
-GOALS = 20
-GOALS_LONG = 50
+GOALS = 50
 WORKERS = 4
 BACKOFF = UpstreamBackoff(initial_s=1.0, factor=2.0, max_s=4.0)
 DEADLINE_S = 300.0
@@ -88,10 +86,9 @@ def vendor() -> Iterator[tuple[FakeVendor, Vendor]]:
 
 
 def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_retry(
-    tmp_path: Path, vendor: tuple[FakeVendor, Vendor], long_run: bool
+    tmp_path: Path, vendor: tuple[FakeVendor, Vendor]
 ) -> None:
     fake, answers = vendor
-    size = GOALS_LONG if long_run else GOALS
     cli = require_cli("codex")
     project = Project(tmp_path)
     project.env.update(codex_env(tmp_path / "home", fake.url, cli))
@@ -100,7 +97,7 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
     url = f"sqlite:///{tmp_path / 'governor.db'}"
     project.env["GOVERNOR_STORE"] = url
     with closing(open_store(url)) as store:
-        for n in range(size):
+        for n in range(GOALS):
             goals.create(store, project.goal_file(f"g{n:02d}", codex, codex, **policy))
 
     log = tmp_path / "serve.log"
@@ -120,7 +117,7 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
         ended = time.monotonic()
         counts = wait_for(
             "every goal to succeed",
-            lambda: (c := store.goal_counts()).get("succeeded") == size and c,
+            lambda: (c := store.goal_counts()).get("succeeded") == GOALS and c,
         )
         assert stop(serve) == 0, serve.stderr.read() if serve.stderr else ""
 
@@ -135,10 +132,10 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
         assert gap >= BACKOFF.wait_s(step, None) - 0.05, f"probes {gap:.2f}s apart at step {step}"
 
     # --- read from the histories ---------------------------------------------------------
-    assert counts == {"succeeded": size}
+    assert counts == {"succeeded": GOALS}
     parked, uncharged = [], 0
     with closing(open_store(url)) as store:
-        for n in range(size):
+        for n in range(GOALS):
             goal_id = f"g{n:02d}"
             events = list(store.load(goal_id))
             ledger = goals.status(store, goal_id)[1].ledger
@@ -155,7 +152,7 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
         f"outage {ended - began:.1f}s: {len(calls)} calls in flight, {len(probes)} probes "
         f"{gaps}s apart; {len(parked)} goals parked, {uncharged} uncharged tries"
     )
-    assert len(parked) >= size // 2, f"only {len(parked)} goals were parked"
+    assert len(parked) >= GOALS // 2, f"only {len(parked)} goals were parked"
     assert uncharged <= WORKERS  # only the calls in flight when it began were refused
     kinds = [orjson.loads(line)["kind"] for line in log.read_text().splitlines()]
     assert "upstream.down" in kinds
