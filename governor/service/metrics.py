@@ -150,12 +150,12 @@ class _BoundedServer(ThreadingHTTPServer):
 class MetricsServer:
     """``GET /metrics`` over HTTP, serving the latest text it was given."""
 
-    def __init__(self, host: str, port: int, *, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
+    def __init__(self, host: str, port: int) -> None:
         self.text = render(MetricsSnapshot({}, {}, 0, None))
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            timeout = idle_timeout_s
+            timeout = IDLE_TIMEOUT_S
 
             def do_GET(self) -> None:
                 body = owner.text.encode()

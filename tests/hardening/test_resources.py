@@ -95,7 +95,7 @@ def test_tune_refuses_a_grid_past_its_cap(tmp_path: Path) -> None:
 
 @pytest.fixture
 def metrics() -> Iterator[MetricsServer]:
-    server = MetricsServer("127.0.0.1", 0, idle_timeout_s=2.0)  # the bound, not how long
+    server = MetricsServer("127.0.0.1", 0)
     server.text = "governor_up 1\n"
     yield server
     server.close()
@@ -113,7 +113,7 @@ def _scrape(port: int) -> bytes:
 def test_idle_metrics_connections_do_not_pile_up_threads(metrics: MetricsServer) -> None:
     before = threading.active_count()
     with ExitStack() as stack:
-        for _ in range(4 * MAX_CONNECTIONS):  # connect and say nothing
+        for _ in range(200):  # connect and say nothing
             stack.enter_context(socket.create_connection(("127.0.0.1", metrics.port), timeout=60))
         deadline = time.monotonic() + 60
         while threading.active_count() < before + MAX_CONNECTIONS and time.monotonic() < deadline:
