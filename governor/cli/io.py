@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import orjson
 
@@ -54,12 +54,27 @@ def json_line(obj: Any) -> None:
     sys.stdout.buffer.flush()
 
 
+_BATCH: Final = 1 << 18
+"""Bytes of lines ``write_lines`` gathers before one write (a write per line of a long
+stream costs more than making the line)."""
+
+
 def write_lines(lines: Iterable[bytes]) -> None:
     """Write ready-made lines to stdout, buffered (a long stream is not flushed per line)."""
     write = sys.stdout.buffer.write
-    for line in lines:
-        write(line)
-    sys.stdout.buffer.flush()
+    batch: list[bytes] = []
+    size = 0
+    try:
+        for line in lines:
+            batch.append(line)
+            size += len(line)
+            if size >= _BATCH:
+                write(b"".join(batch))
+                batch.clear()
+                size = 0
+    finally:  # the lines before a failure (a broken history) are printed all the same
+        write(b"".join(batch))
+        sys.stdout.buffer.flush()
 
 
 def progress(message: str) -> None:

@@ -388,17 +388,40 @@ def _finish_lines(n: int, value: _Value, scope: dict[str, Any]) -> list[str]:
     finish, attr = value.form.finish, f"s.{value.name}"
     if value.constant is not None or (finish is None and value.default is None):
         return []
-    if isinstance(finish, _PatternCheck):
-        scope[f"c{n}"], scope[f"seen{n}"] = finish, finish.seen
-        body = [f"if (v{n} := {attr}) not in seen{n}:", f"    c{n}(v{n})"]
+    if isinstance(finish, _PatternCheck):  # ``_PatternCheck.__call__``, inline
+        scope.update({f"m{n}": finish.fullmatch, f"seen{n}": finish.seen, "LIMIT": _SEEN_LIMIT})
+        body = [
+            f"if (v{n} := {attr}) not in seen{n}:",
+            f"    if m{n}(v{n}) is None:",
+            "        raise Doubt",
+            f"    if len(seen{n}) >= LIMIT:",
+            f"        seen{n}.clear()",
+            f"    seen{n}.add(v{n})",
+        ]
     elif isinstance(finish, _Optional):
         scope[f"c{n}"] = finish.convert
         body = [f"if (v{n} := {attr}) is not None:", f"    {attr} = c{n}(v{n})"]
     elif finish is _utc_time:  # inline: a time on every event, a call saved on each
-        scope.update(to_datetime=_to_datetime, datetime=datetime, UTC=UTC, doubt=_doubt)
+        scope.update(
+            to_datetime=_to_datetime,
+            from_iso=datetime.fromisoformat,
+            datetime=datetime,
+            UTC=UTC,
+            doubt=_doubt,
+        )
+        # the shapes the codec writes (``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``, every separator
+        # in its place) are read by ``fromisoformat``, which takes nothing else of that
+        # shape but ASCII digits and gives the same value; any other time by msgspec
         body = [
-            f"{attr} = (t{n} if len(v{n} := {attr}) <= {_MAX_TIME_LENGTH} "
-            f"and (t{n} := to_datetime(v{n}, datetime)).tzinfo is UTC else doubt())"
+            f"if ((k{n} := len(v{n} := {attr})) == 20 and v{n}[4:20:3] == '--T::Z') or ("
+            f"k{n} == 27 and v{n}[4:20:3] == '--T::.' and v{n}[26] == 'Z'):",
+            "    try:",
+            f"        {attr} = from_iso(v{n})",
+            "    except ValueError:",
+            "        raise Doubt from None",
+            "else:",
+            f"    {attr} = (t{n} if k{n} <= {_MAX_TIME_LENGTH} "
+            f"and (t{n} := to_datetime(v{n}, datetime)).tzinfo is UTC else doubt())",
         ]
     elif finish is not None:
         scope[f"c{n}"] = finish
@@ -559,6 +582,10 @@ def reader(*, structs: bool = False) -> Callable[[bytes | str], Event | None]:
         return event
 
     return read_struct if structs else read_event
+
+
+DOUBTS: Final = (msgspec.DecodeError, _Doubt)
+"""What a compiled read raises when pydantic must decide (for loops that inline a read)."""
 
 
 def event_of(read: Event) -> Event:

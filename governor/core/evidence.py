@@ -134,4 +134,6 @@ def effective_class(
     outcome: str, failure_class: FailureClass | None, evidence: Evidence | None
 ) -> FailureClass | None:
     """The class the rules act on: a class that fails the gate is an ordinary failure."""
+    if failure_class is None:  # nothing to gate (the fold asks on every finished run)
+        return None
     return failure_class if is_uncharged(outcome, failure_class, evidence) else None
