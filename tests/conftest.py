@@ -2,6 +2,11 @@
 
 With ``GOVERNOR_REQUIRE_ALL=1`` (set by ``.ci/run``), a test that would skip because
 something it needs is not installed FAILS instead: in CI nothing may be skipped.
+
+``--fuzz-long`` is the long mode (docs/reliability.md): the fuzz suite's long case
+counts, the full kill and crash tests (30 runner kills each, 10 worker kills) and the
+200-goal service test. The default run keeps a few cases of each, so ``./dev test``
+stays short.
 """
 
 from __future__ import annotations
@@ -19,8 +24,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--fuzz-long",
         action="store_true",
         default=False,
-        help="run the fuzz suite (tests/fuzz) with its long case counts (docs/reliability.md)",
+        help=(
+            "the long mode (docs/reliability.md): the fuzz suite's long case counts, the "
+            "full kill and crash tests and the 200-goal service test"
+        ),
     )
+
+
+def long_mode(config: pytest.Config) -> bool:
+    """Whether the run is in the long mode (``--fuzz-long``)."""
+    return bool(config.getoption("--fuzz-long", default=False))
+
+
+@pytest.fixture
+def long_run(request: pytest.FixtureRequest) -> bool:
+    """Whether the run is in the long mode (``--fuzz-long``): full sizes, every seed."""
+    return long_mode(request.config)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -106,3 +106,75 @@ def test_a_read_command_imports_neither_the_graph_nor_the_runner(
         "governor.cli.operator",
     }
     assert not modules & unwanted
+
+
+def _store_with_a_goal(tmp_path: Path) -> str:
+    (tmp_path / "goal.toml").write_text(
+        'id = "g1"\ntitle = "T"\nobjective = "O"\nplanner = "p"\nworker = "p"\n\n'
+        '[profiles.p]\nharness = "scripted"\n'
+    )
+    store = str(tmp_path / "g.db")
+    code, _ = _modules_after(["--store", store, "new", str(tmp_path / "goal.toml")], tmp_path)
+    assert code == 0
+    return store
+
+
+@pytest.mark.parametrize("argv", [["list"], ["list", "--json"], ["list", "--status", "ready"]])
+def test_list_imports_no_pydantic_and_no_model(argv: list[str], tmp_path: Path) -> None:
+    """``list`` reads the store's summaries: neither pydantic nor an event model, nor the
+    codec, the fold or the decisions (issue 12)."""
+    store = _store_with_a_goal(tmp_path)
+    code, modules = _modules_after(["--store", store, *argv], tmp_path)
+    assert code == 0
+    assert not {m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")}
+    unwanted = {
+        "governor.core.events",
+        "governor.core.codec",
+        "governor.core.decoder",
+        "governor.core.view",
+        "governor.core.decide",
+        "governor.drive.goals",
+        "importlib.metadata",
+    }
+    assert not modules & unwanted
+    assert "governor.store.sqlite" in modules  # it did read the store
+
+
+BUILT = """
+import json, sys
+from governor.cli.main import main
+code = main(sys.argv[1:])
+from pydantic import BaseModel
+def every(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from every(sub)
+built = sorted(
+    c.__qualname__ for c in every(BaseModel)
+    if c.__module__.startswith("governor") and c.__pydantic_complete__
+)
+print(json.dumps([code, built, "importlib.metadata" in sys.modules]), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("argv", [["status", "g1"], ["status", "g1", "--json"]])
+def test_status_of_a_valid_goal_builds_no_pydantic_validator(
+    argv: list[str], tmp_path: Path
+) -> None:
+    """``status`` reads the store's rows with the compiled decoder (SPEC §11.1), which
+    builds the events without pydantic's validators: none is built, and pydantic's plugin
+    loader (``importlib.metadata``) is never imported (issue 12)."""
+    store = _store_with_a_goal(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", BUILT, "--store", store, *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    code, built, metadata = json.loads(done.stderr.strip().splitlines()[-1])
+    assert code == 0
+    assert "g1" in done.stdout
+    assert built == []
+    assert not metadata

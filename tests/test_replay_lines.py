@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.history_gen import events
 from governor.analysis.replay import replay
 from governor.core.codec import LineDecoder, decode_lines, encode
 from governor.core.events import Event
@@ -55,3 +56,30 @@ def test_every_recorded_line_is_its_step_record(
         decode_lines(raw.splitlines(keepends=True), decoder=decoder)
     )
     assert count == len(events)
+
+
+def test_a_generated_long_history_renders_its_step_records() -> None:
+    """10^5 events over a few items (the ``bench/replay.py --json-rate`` shape): every
+    line the incremental renderer splices is the step record rendered whole."""
+    raw = [orjson.dumps(event) + b"\n" for event in events(100_000, cycles=1_500)]
+    count = assert_lines_are_the_records(
+        decode_lines(raw, decoder=LineDecoder("generated", structs=True))
+    )
+    assert count == len(raw) >= 100_000
+
+
+def test_steps_of_two_replays_in_turn_render_whole_rows_again() -> None:
+    """A renderer splices changed rows only onto the snapshot it rendered last, from the
+    same replay: steps of two replays in turn (their snapshots count alike) each render
+    as their own step record."""
+    first, second = (
+        list(replay(decode_lines(raw.splitlines(keepends=True), decoder=LineDecoder("h"))))
+        for raw in (
+            b"".join(orjson.dumps(e) + b"\n" for e in events(3_000, cycles=cycles))
+            for cycles in (5, 7)
+        )
+    )
+    lines = StepLines()
+    for n, (a, b) in enumerate(zip(first, second, strict=False)):
+        step = a if n % 2 == 0 else b
+        assert lines.line(step) == orjson.dumps(records.step_record(step)) + b"\n", n

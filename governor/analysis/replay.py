@@ -69,9 +69,12 @@ def replay(
     Raises:
         HistoryError: at the first line that breaks the history format.
     """
+    if at_seq is None:
+        new = tuple.__new__  # the step without the named tuple's Python ``__new__``
+        for line, event, view in check_history(events, source=source):
+            yield new(ReplayStep, (line, event, decide(view, now or event.at)))
+        return
     for line, event, view in check_history(events, source=source):
-        if at_seq is not None and event.seq != at_seq:
-            continue
-        yield ReplayStep(line, event, decide(view, now or event.at))
-        if at_seq is not None:
+        if event.seq == at_seq:
+            yield ReplayStep(line, event, decide(view, now or event.at))
             return

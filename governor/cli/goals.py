@@ -12,19 +12,23 @@ from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
-from governor.core.charges import describe, last_runs
-from governor.core.codec import to_dict
 from governor.core.decision import stamp
-from governor.drive import goals
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summaries
 
 if TYPE_CHECKING:
+    from governor.drive.goals import RunReport
     from governor.drive.runner import RunnerSettings
+
+# Start-up (issue 12): the driver, the codec and the event models are imported by the
+# commands that use them (the renderers and ``decision`` import none of them), so that
+# ``list`` (which reads the store's summaries) imports no pydantic model;
+# ``tests/test_cli_startup.py`` checks it.
 
 
 def cmd_new(args: argparse.Namespace) -> int:
     # the file first: a goal file that cannot be read never opens (nor creates) a store
+    from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.drive.goalfile import goal_from_file  # noqa: PLC0415 - start-up
 
     events = goal_from_file(Path(args.goal_file), at=utc_now(), actor=args.actor)
@@ -52,7 +56,7 @@ def _settings(args: argparse.Namespace) -> RunnerSettings:
     )
 
 
-def _report(args: argparse.Namespace, goal_id: str, report: goals.RunReport) -> int:
+def _report(args: argparse.Namespace, goal_id: str, report: RunReport) -> int:
     decision = report.decision
     if args.json:
         json_line(records.run_record(goal_id, report.outcome, decision))
@@ -64,6 +68,7 @@ def _report(args: argparse.Namespace, goal_id: str, report: goals.RunReport) -> 
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
 
     with store_from(args.store) as store:
@@ -75,6 +80,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_tick(args: argparse.Namespace) -> int:
+    from governor.drive import goals  # noqa: PLC0415 - start-up
+
     with store_from(args.store) as store:
         runner = goals.runner(
             store, args.goal, _settings(args), progress=None if args.quiet else progress
@@ -86,6 +93,9 @@ def cmd_tick(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     if args.goal is None:
         return cmd_list(args)
+    from governor.core.charges import describe, last_runs  # noqa: PLC0415 - start-up
+    from governor.drive import goals  # noqa: PLC0415 - start-up
+
     with store_from(args.store, read_only=True) as store:
         goals.exists(store, args.goal)
         view, decision = goals.status(store, args.goal)
@@ -116,6 +126,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_events(args: argparse.Namespace) -> int:
+    from governor.core.codec import to_dict  # noqa: PLC0415 - start-up
+    from governor.drive import goals  # noqa: PLC0415 - start-up
+
     with store_from(args.store, read_only=True) as store:
         goals.exists(store, args.goal)
         for event in store.load(args.goal, after_seq=args.after):
@@ -127,6 +140,7 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.store.files import write_atomically  # noqa: PLC0415 - start-up
     from governor.store.transfer import export_history  # noqa: PLC0415 - start-up
 

@@ -138,10 +138,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = _parse(sys.argv[1:] if argv is None else argv)
-    from pydantic import ValidationError  # noqa: PLC0415 - start-up (see above)
-
-    from governor.core.codec import describe  # noqa: PLC0415 - start-up (see above)
-    from governor.drive.goals import default_actor  # noqa: PLC0415 - start-up (see above)
+    from governor.drive.actor import default_actor  # noqa: PLC0415 - start-up (see above)
     from governor.drive.spans import instrument_from  # noqa: PLC0415 - start-up (see above)
 
     args.store = getattr(args, "store", None)
@@ -153,16 +150,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GovernorError as exc:
         err(one_line(f"error: {exc}", args.store))
         return int(exit_code_for(exc))
-    except ValidationError as exc:  # a value the event models refuse: nothing was written
-        err(one_line(f"error: {describe(exc)}", args.store))
-        return int(ExitCode.INVALID_INPUT)
     except BrokenPipeError:
         return int(ExitCode.OK)
     except KeyboardInterrupt:
         err("interrupted")
         return 130
     except Exception as exc:
+        refused = _refused_value(exc)
+        if refused is not None:  # a value the event models refuse: nothing was written
+            err(one_line(f"error: {refused}", args.store))
+            return int(ExitCode.INVALID_INPUT)
         return _internal(exc, args.store)
+
+
+def _refused_value(exc: Exception) -> str | None:
+    """What is wrong, when ``exc`` is pydantic's ``ValidationError`` (else None).
+
+    pydantic is looked up, not imported: a command that never imported it (``list``)
+    cannot have raised its error, and need not import it to tell (start-up).
+    """
+    pydantic_core = sys.modules.get("pydantic_core")
+    if pydantic_core is None or not isinstance(exc, pydantic_core.ValidationError):
+        return None
+    from governor.core.codec import describe  # noqa: PLC0415 - only for that error
+
+    return describe(exc)
 
 
 def _internal(exc: Exception, store_url: str | None) -> int:

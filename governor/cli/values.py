@@ -12,7 +12,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from governor.core.numbers import MAX_INT64, MAX_WAIT_S
+from governor.core.limits import MAX_INT64, MAX_WAIT_S
 
 
 def whole(text: str) -> int:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Final, Literal
 
 if TYPE_CHECKING:
@@ -84,11 +86,26 @@ class Budget:
     """For a budget that is not whole: the resolution a suggested limit is rounded up to
     (1: whole seconds; 100: cents)."""
 
+    _limit_of: Callable[[object], float | None] = dataclass_field(
+        init=False, repr=False, compare=False, hash=False
+    )
+    """Reads the limit off its holder (the policy, or the work item): one is read per
+    budget predicate, and a decision is taken after every event of a replay."""
+    _per_item: bool = dataclass_field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_limit_of", attrgetter(self.field))
+        object.__setattr__(self, "_per_item", self.scope == "item")
+
+    def _holder(self, view: GoalView, item: WorkState | None) -> object:
+        if not self._per_item:
+            return view.policy
+        assert item is not None, "a per-item budget is counted on a work item"
+        return item
+
     def limit(self, view: GoalView, item: WorkState | None = None) -> float | None:
         """Its limit now: the item's own for a per-item budget, else the policy's."""
-        holder: object = _item(item) if self.scope == "item" else view.policy
-        value: float | None = getattr(holder, self.field)
-        return value
+        return self._limit_of(self._holder(view, item))
 
     def is_spent(self, used: float, limit: float | None) -> bool:
         """Whether ``used`` spends ``limit`` (reached, or for runtime and cost: over it)."""
@@ -97,10 +114,23 @@ class Budget:
         return used > limit if self.over else used >= limit
 
     def spent(self, view: GoalView, item: WorkState | None = None) -> bool:
-        return self.is_spent(self.used(view, item), self.limit(view, item))
+        # ``limit`` and ``is_spent`` inline (a few of these per decision)
+        if self._per_item:
+            assert item is not None, "a per-item budget is counted on a work item"
+            limit = self._limit_of(item)
+        else:
+            limit = self._limit_of(view.policy)
+        if limit is None:
+            return False
+        used = self.used(view, item)
+        return used > limit if self.over else used >= limit
 
     def remaining(self, view: GoalView, item: WorkState | None = None) -> float:
-        limit = self.limit(view, item)
+        if self._per_item:
+            assert item is not None, "a per-item budget is counted on a work item"
+            limit = self._limit_of(item)
+        else:
+            limit = self._limit_of(view.policy)
         return math.inf if limit is None else max(0, limit - self.used(view, item))
 
     def bucket(self, limit: float | None, demand: float) -> object:

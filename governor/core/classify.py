@@ -60,7 +60,7 @@ def credential_line(profile: str, remedy: str | None) -> str:
 class SpawnResult(BaseModel):
     """One agent call, as a value: what happened, its class and its evidence."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     ok: bool
     """True when the call produced a reply the harness accepted."""

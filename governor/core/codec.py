@@ -16,15 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-import orjson
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from governor.core.decoder import decode_compiled, decode_struct, reader
+from governor.core.decoder import DOUBTS, compiled, decode_compiled, decode_struct, reader
 from governor.core.events import EVENT_TYPES, Event
 from governor.core.upcast import Upcaster
 from governor.errors import HistoryError
 
-EVENT_ADAPTER: Final[TypeAdapter[Event]] = TypeAdapter(Event)
+EVENT_ADAPTER: Final[TypeAdapter[Event]] = TypeAdapter(Event, config=ConfigDict(defer_build=True))
+"""The models' validator and serializer of any event, built on first use: a command that
+reads only valid rows (the compiled decoder reads them) never builds it (start-up)."""
 
 
 def encode(event: Event) -> bytes:
@@ -37,19 +38,13 @@ def to_dict(event: Event) -> dict[str, Any]:
     return EVENT_ADAPTER.dump_python(event, mode="json", by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
 
 
-WARM_UP: Final = 200
-"""Events :func:`decode` reads with pydantic alone before it derives the compiled decoder
-(which takes tens of milliseconds, once): a command reading a short history starts fast,
-a long read soon takes the compiled path. Both accept and reject alike (SPEC §11.1)."""
-
-_cold = [WARM_UP]
-
-
 def decode(data: bytes | str) -> Event:
-    """One event from a JSON object; raises ``ValidationError`` when it is not valid."""
-    if _cold[0]:
-        _cold[0] -= 1
-        return EVENT_ADAPTER.validate_json(data)
+    """One event from a JSON object; raises ``ValidationError`` when it is not valid.
+
+    The compiled decoder reads it first, even for one event: deriving it (~10 ms, once)
+    costs less than building the models' validators (which it does without), so a short
+    read such as ``governor status`` starts fast too. Both accept and reject alike
+    (SPEC §11.1)."""
     return decode_compiled(data) or EVENT_ADAPTER.validate_json(data)
 
 
@@ -60,6 +55,8 @@ def decode_upgraded(data: bytes | str) -> Event | None:
     recorded before SPEC §11.5). Legacy attempt numbering needs the whole history: only
     ``LineDecoder`` reads it.
     """
+    import orjson  # noqa: PLC0415 - start-up: only a row the models refuse gets here
+
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -145,8 +142,15 @@ class LineDecoder:
     ) -> Iterator[tuple[int, Event]]:
         """``decode`` over raw lines, each ending in ``\n`` (see :func:`decode_lines`),
         with the compiled decoder bound once for the whole stream."""
-        fast = reader(structs=self.structs) if self.compiled else None
-        note = self.upcaster.note
+        if self.compiled and self.structs:
+            return self._struct_lines(lines, allow_torn=allow_torn)
+        return self._event_lines(lines, allow_torn=allow_torn)
+
+    def _event_lines(
+        self, lines: Iterable[bytes], *, allow_torn: bool
+    ) -> Iterator[tuple[int, Event]]:
+        fast = reader() if self.compiled else None
+        latest = self.upcaster.latest  # ``Upcaster.note``, inline: it runs on every line
         for line_no, raw in enumerate(lines, start=1):
             if raw[-1:] != b"\n":
                 if allow_torn:
@@ -159,7 +163,34 @@ class LineDecoder:
                     event = self._validate(raw[:-1], line_no)
             except RecursionError:
                 raise self._too_deep(line_no) from None
-            note(event)
+            if event.type == "attempt.started":
+                latest[event.work_id] = event.attempt
+            yield line_no, event
+
+    def _struct_lines(
+        self, lines: Iterable[bytes], *, allow_torn: bool
+    ) -> Iterator[tuple[int, Event]]:
+        """``_event_lines`` reading finished structs, the compiled read inline (the hot
+        loop of replay and validate: ``decoder.reader(structs=True)`` without its call)."""
+        decoder, finishers, _ = compiled()
+        decode = decoder.decode
+        latest = self.upcaster.latest
+        for line_no, raw in enumerate(lines, start=1):
+            if raw[-1:] != b"\n":
+                if allow_torn:
+                    self.torn_line = line_no
+                    return
+                raise HistoryError(TORN, line=line_no, source=self.source)
+            try:
+                try:
+                    decoded = decode(raw)
+                    event: Event = finishers[type(decoded)](decoded)
+                except DOUBTS:
+                    event = self._validate(raw[:-1], line_no)
+            except RecursionError:
+                raise self._too_deep(line_no) from None
+            if event.type == "attempt.started":
+                latest[event.work_id] = event.attempt
             yield line_no, event
 
     def _too_deep(self, line: int) -> HistoryError:
@@ -175,6 +206,8 @@ class LineDecoder:
         return event
 
     def _decode_slow(self, raw: bytes, line: int, first: ValidationError) -> Event:
+        import orjson  # noqa: PLC0415 - start-up: only a line the models refuse gets here
+
         if not raw.strip():
             raise HistoryError("empty line", line=line, source=self.source)
         try:

@@ -62,6 +62,9 @@ from governor.core.memo import DecisionMemo
 from governor.core.parking import Upstreams, fleet
 from governor.core.view import GoalView
 
+_new: Final = tuple.__new__
+"""Makes a named tuple from all its fields in order, without a Python call."""
+
 
 class _Ctx(NamedTuple):
     view: GoalView
@@ -85,20 +88,25 @@ class _Ctx(NamedTuple):
         plan_id: str | None = None,
         work_ids: tuple[str, ...] = (),
     ) -> Decision:
-        # positional: a decision is made after every event of a replay
-        return Decision(
-            status,
-            action,
-            reason,
-            rule,
-            self.ledger,
-            blocked_on,
-            not_before,
-            exhausted,
-            trigger,
-            plan_id,
-            work_ids,
-            self.items,
+        # ``tuple.__new__``: the named tuple's own ``__new__`` is a Python function, and a
+        # decision is made after every event of a replay (every field, in order)
+        return _new(
+            Decision,
+            (
+                status,
+                action,
+                reason,
+                rule,
+                self.ledger,
+                blocked_on,
+                not_before,
+                exhausted,
+                trigger,
+                plan_id,
+                work_ids,
+                self.items,
+                None,
+            ),
         )
 
     def gate(  # noqa: PLR0917 - the two outcomes of a human gate
@@ -227,7 +235,7 @@ def _milestone(ctx: _Ctx) -> Decision | None:
 def _review(ctx: _Ctx) -> Decision | None:
     if "in_review" not in ctx.statuses:
         return None
-    ids = tuple(d.work_id for d in ctx.items if d.status == "in_review")
+    ids = tuple([d.work_id for d in ctx.items if d.status == "in_review"])
     if not ids:
         return None
     what, auto = f"{', '.join(ids)} passed", ctx.view.policy.accept_passing
@@ -261,7 +269,7 @@ def _dispatch(ctx: _Ctx) -> Decision | None:
 
 def _in_flight(ctx: _Ctx) -> Decision | None:
     if "running" in ctx.statuses:
-        running = tuple(d.work_id for d in ctx.items if d.status == "running")
+        running = tuple([d.work_id for d in ctx.items if d.status == "running"])
         return ctx.out(
             "running", "wait", f"{', '.join(running)} running", "goal.9", work_ids=running
         )
@@ -366,18 +374,21 @@ def decide(
         decided = view.decided = DecisionMemo()
     if with_ledger:
         decided.update(view, now, None)
-        ledger = Ledger(
-            decided.replans(view),
-            decided.attempts(view),
-            decided.work_ledgers(view),
-            view.runtime_s,
-            view.cost_usd,
+        ledger = _new(
+            Ledger,
+            (
+                decided.replans(view),
+                decided.attempts(view),
+                decided.work_ledgers(view),
+                view.runtime_s,
+                view.cost_usd,
+            ),
         )
     else:
         decided.update(view, now, active_ids)
         ledger = NO_LEDGER
     items = tuple(map(decided.decisions.__getitem__, active_ids))
-    ctx = _Ctx(view, now, ledger, items, frozenset([d.status for d in items]))
+    ctx = _new(_Ctx, (view, now, ledger, items, frozenset([d.status for d in items])))
     for rule in GOAL_RULES:
         decision = rule(ctx)
         if decision is not None:

@@ -18,10 +18,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
-from governor.core.events import PlanTrigger
-from governor.core.ledger import Ledger
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: ``list`` imports this module without the models (start-up)
+    from governor.core.events import PlanTrigger
+    from governor.core.ledger import Ledger
     from governor.core.upstream import Outage
 
 Status = Literal[

@@ -16,11 +16,14 @@ Rules (SPEC §11.1):
       short RFC 3339 UTC string, a number msgspec cannot hold. Canonical lines — what the
       codec writes — never hit them.
     * A nested model with a ``mode="before"`` validator sees its input as written, which
-      a struct does not keep: its JSON is kept raw and validated by the model itself
-      (``Policy``, whose omitted ``max_milestones`` is ``min(4, max_replans)``; one per
-      ``goal.created``). A policy the model refuses (a round-1 one with more milestones
-      than replans) is a doubt, so the codec's upcasting path reads it, as without this
-      module (decision record 0006).
+      a struct does not keep: its JSON is kept raw, decoded as written, given to the
+      model's own ``mode="before"`` validators (as pydantic gives it), and what they
+      return is converted to the model's struct and finished like any other (``Policy``,
+      whose omitted ``max_milestones`` is ``min(4, max_replans)``; one per
+      ``goal.created``). So reading a valid history builds no pydantic validator at all
+      (start-up, issue 12). A policy the model refuses (a round-1 one with more
+      milestones than replans) is a doubt, so the codec's upcasting path reads it, as
+      without this module (decision record 0006).
     * A field whose checks this module cannot compile (a new validator, an unknown
       constraint) makes the first use fail, naming the field: it never silently checks less.
 
@@ -32,6 +35,7 @@ here, inline, instead of in a per-event Python validator.
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 import re
 import types
@@ -42,7 +46,7 @@ from typing import Annotated, Any, Final, Literal, NamedTuple, Union, get_args, 
 
 import annotated_types
 import msgspec
-from pydantic import AfterValidator, BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel
 from pydantic.fields import FieldInfo
 
 from governor.core.events import EVENT_CLASSES, Event, check_utc
@@ -175,7 +179,7 @@ def _compile(hint: Any, where: str) -> _Form:
 
 def _compile_nested(model: type[BaseModel]) -> _Form:
     if _reads_its_input(model):
-        return _Form(msgspec.Raw, _ByPydantic(model))
+        return _Form(msgspec.Raw, _AsWritten(model))
     compiled = _compiled_model(model)
     return _Form(compiled.struct, compiled.finish, compiled.build)
 
@@ -187,22 +191,38 @@ def _reads_its_input(model: type[BaseModel]) -> bool:
     return any(d.info.mode == "before" for d in validators)
 
 
-class _ByPydantic:
-    """The conversion of a nested model whose validation needs its input as written: the
-    model itself validates its JSON, kept raw by msgspec, as it would inside the event
-    (JSON mode, the same checks and defaults), and a refusal is a doubt. It is one
-    object per ``goal.created`` (the policy), never one per event."""
+_decode_any = msgspec.json.decode
+_convert = msgspec.convert
 
-    __slots__ = ("validate",)
+
+class _AsWritten:
+    """The conversion of a nested model whose ``mode="before"`` validators read its input
+    as written: its JSON, kept raw by msgspec, is decoded to plain values, the model's own
+    before validators run on them in order (as pydantic runs them in JSON mode), and
+    their result is converted to the model's struct (strictly, as a decode would) and
+    finished and built like any nested model. Anything a step refuses is a doubt. It is
+    one object per ``goal.created`` (the policy), never one per event."""
+
+    __slots__ = ("before", "build", "finish", "struct")
 
     def __init__(self, model: type[BaseModel]) -> None:
-        self.validate = model.model_validate_json
+        validators = model.__pydantic_decorators__.model_validators.values()
+        self.before = [d.func for d in validators if d.info.mode == "before"]
+        for before in self.before:
+            if len(inspect.signature(before).parameters) != 1:
+                raise TypeError(f"{model.__name__}: a before validator with info does not compile")
+        compiled = _compiled_model(model, before=True)
+        self.struct, self.finish, self.build = compiled.struct, compiled.finish, compiled.build
 
     def __call__(self, raw: msgspec.Raw) -> Any:
         try:
-            return self.validate(bytes(raw))
-        except ValidationError:
+            data = _decode_any(raw)
+            for before in self.before:
+                data = before(data)
+            struct = _convert(data, self.struct)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, AssertionError):
             raise _Doubt from None
+        return self.build(self.finish(struct))
 
 
 def _compile_annotated(hint: Any, where: str) -> _Form:
@@ -289,10 +309,13 @@ _COMPILED: dict[type[BaseModel], _Compiled] = {}
 _IMMUTABLE: Final = (str, int, float, bool, tuple, type(None), frozenset)
 
 
-def _compiled_model(model: type[BaseModel], tag: str | None = None) -> _Compiled:
+def _compiled_model(
+    model: type[BaseModel], tag: str | None = None, *, before: bool = False
+) -> _Compiled:
+    """``before``: the caller runs the model's ``mode="before"`` validators (``_AsWritten``)."""
     if model in _COMPILED:
         return _COMPILED[model]
-    _refuse_unknown_validation(model)
+    _refuse_unknown_validation(model, before=before)
     hints = typing.get_type_hints(model, include_extras=True)
     fields: list[tuple[str, Any, Any]] = []
     rename: dict[str, str] = {}
@@ -388,17 +411,40 @@ def _finish_lines(n: int, value: _Value, scope: dict[str, Any]) -> list[str]:
     finish, attr = value.form.finish, f"s.{value.name}"
     if value.constant is not None or (finish is None and value.default is None):
         return []
-    if isinstance(finish, _PatternCheck):
-        scope[f"c{n}"], scope[f"seen{n}"] = finish, finish.seen
-        body = [f"if (v{n} := {attr}) not in seen{n}:", f"    c{n}(v{n})"]
+    if isinstance(finish, _PatternCheck):  # ``_PatternCheck.__call__``, inline
+        scope.update({f"m{n}": finish.fullmatch, f"seen{n}": finish.seen, "LIMIT": _SEEN_LIMIT})
+        body = [
+            f"if (v{n} := {attr}) not in seen{n}:",
+            f"    if m{n}(v{n}) is None:",
+            "        raise Doubt",
+            f"    if len(seen{n}) >= LIMIT:",
+            f"        seen{n}.clear()",
+            f"    seen{n}.add(v{n})",
+        ]
     elif isinstance(finish, _Optional):
         scope[f"c{n}"] = finish.convert
         body = [f"if (v{n} := {attr}) is not None:", f"    {attr} = c{n}(v{n})"]
     elif finish is _utc_time:  # inline: a time on every event, a call saved on each
-        scope.update(to_datetime=_to_datetime, datetime=datetime, UTC=UTC, doubt=_doubt)
+        scope.update(
+            to_datetime=_to_datetime,
+            from_iso=datetime.fromisoformat,
+            datetime=datetime,
+            UTC=UTC,
+            doubt=_doubt,
+        )
+        # the shapes the codec writes (``YYYY-MM-DDTHH:MM:SS[.ffffff]Z``, every separator
+        # in its place) are read by ``fromisoformat``, which takes nothing else of that
+        # shape but ASCII digits and gives the same value; any other time by msgspec
         body = [
-            f"{attr} = (t{n} if len(v{n} := {attr}) <= {_MAX_TIME_LENGTH} "
-            f"and (t{n} := to_datetime(v{n}, datetime)).tzinfo is UTC else doubt())"
+            f"if ((k{n} := len(v{n} := {attr})) == 20 and v{n}[4:20:3] == '--T::Z') or ("
+            f"k{n} == 27 and v{n}[4:20:3] == '--T::.' and v{n}[26] == 'Z'):",
+            "    try:",
+            f"        {attr} = from_iso(v{n})",
+            "    except ValueError:",
+            "        raise Doubt from None",
+            "else:",
+            f"    {attr} = (t{n} if k{n} <= {_MAX_TIME_LENGTH} "
+            f"and (t{n} := to_datetime(v{n}, datetime)).tzinfo is UTC else doubt())",
         ]
     elif finish is not None:
         scope[f"c{n}"] = finish
@@ -469,13 +515,15 @@ _SLOT_SETTERS: Final = {
 
 
 def _after_validators(model: type[BaseModel]) -> list[Callable[[Any], Any]]:
-    return [d.func for d in model.__pydantic_decorators__.model_validators.values()]
+    validators = model.__pydantic_decorators__.model_validators.values()
+    return [d.func for d in validators if d.info.mode == "after"]
 
 
-def _refuse_unknown_validation(model: type[BaseModel]) -> None:
+def _refuse_unknown_validation(model: type[BaseModel], *, before: bool = False) -> None:
     decorators = model.__pydantic_decorators__
     modes = {d.info.mode for d in decorators.model_validators.values()}
-    if decorators.field_validators or decorators.root_validators or modes - {"after"}:
+    known = {"after", "before"} if before else {"after"}
+    if decorators.field_validators or decorators.root_validators or modes - known:
         raise TypeError(
             f"{model.__name__}: validators other than model 'after' ones do not compile"
         )
@@ -559,6 +607,10 @@ def reader(*, structs: bool = False) -> Callable[[bytes | str], Event | None]:
         return event
 
     return read_struct if structs else read_event
+
+
+DOUBTS: Final = (msgspec.DecodeError, _Doubt)
+"""What a compiled read raises when pydantic must decide (for loops that inline a read)."""
 
 
 def event_of(read: Event) -> Event:

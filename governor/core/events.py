@@ -57,7 +57,7 @@ Outcome = Literal["succeeded", "failed", "timed_out", "lost", "abandoned"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Profile(_Frozen):
@@ -128,7 +128,7 @@ class GoalCreated(_Event):
     title: Name
     objective: Text
     acceptance: tuple[Text, ...] = ()
-    policy: Policy = Policy()
+    policy: Policy = Policy.model_construct()  # ``Policy()``'s value (see ``policy.py``)
     profiles: dict[Name, Profile]
     planner: Name
     worker: Name

@@ -45,7 +45,7 @@ TRIES_LISTED: Final = 20
 class Partial(BaseModel):
     """Output a failed run produced before it failed: its size and digest survive."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     bytes: Int64
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
@@ -54,7 +54,7 @@ class Partial(BaseModel):
 class Tries(BaseModel):
     """Every in-agent try of one run, when it took more than one (SPEC §11.9)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     count: PosCount
     """How many times the agent was spawned for this run."""
@@ -70,7 +70,7 @@ class Tries(BaseModel):
 class Evidence(BaseModel):
     """What was observed about a failed run, each observation separately (SPEC §4)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     effects: Observation = "unknown"
     """Did the run change anything or call a tool?"""
@@ -91,7 +91,7 @@ class Evidence(BaseModel):
     refused request itself; absent from older histories."""
 
 
-UNKNOWN: Final = Evidence()
+UNKNOWN: Final = Evidence.model_construct()  # ``Evidence()``: see ``policy.py``
 """Evidence of a run nobody could observe: charged whatever its class."""
 
 
@@ -134,4 +134,6 @@ def effective_class(
     outcome: str, failure_class: FailureClass | None, evidence: Evidence | None
 ) -> FailureClass | None:
     """The class the rules act on: a class that fails the gate is an ordinary failure."""
+    if failure_class is None:  # nothing to gate (the fold asks on every finished run)
+        return None
     return failure_class if is_uncharged(outcome, failure_class, evidence) else None

@@ -60,21 +60,39 @@ class WorkLedgers(Mapping[str, WorkLedger]):
     """The work items' ledgers, in creation order: an immutable mapping.
 
     The ledgers sit in chunks of ``CHUNK`` items (tuples). Successive decisions share the
-    chunks in which no item changed, so a renderer may keep what it made of a chunk,
-    keyed by the chunk itself (``chunks``). The ids and their positions are shared
-    append-only lists: a mapping sees the first ``len`` of them.
+    chunks in which no item changed. The ids and their positions are shared append-only
+    lists: a mapping sees the first ``len`` of them.
+
+    Successive snapshots of one memo (``governor.core.memo``) share ``origin`` and count
+    ``serial`` up by one; ``changed`` lists the positions whose ledgers differ from the
+    snapshot before (new items included), so a renderer that kept what it made of that
+    snapshot redoes only those rows. A snapshot in which nothing changed is the previous
+    object itself.
     """
 
-    __slots__ = ("_chunks", "_ids", "_index", "_size")
+    __slots__ = ("_chunks", "_ids", "_index", "_size", "changed", "origin", "serial")
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - one per slot; made by the memo only
         self,
         ids: list[str],
         index: dict[str, int],
         chunks: tuple[tuple[WorkLedger, ...], ...],
         size: int,
+        origin: object = None,
+        serial: int = 0,
+        changed: tuple[int, ...] = (),
     ) -> None:
         self._ids, self._index, self._chunks, self._size = ids, index, chunks, size
+        self.origin, self.serial, self.changed = origin, serial, changed
+
+    def ids_list(self) -> list[str]:
+        """Every work id in creation order: a shared list, longer than ``len`` when later
+        snapshots hold more items (read only the first ``len``; never change it)."""
+        return self._ids
+
+    def row(self, position: int) -> WorkLedger:
+        """The ledger of the item at ``position`` (creation order)."""
+        return self._chunks[position // CHUNK][position % CHUNK]
 
     @property
     def chunks(self) -> tuple[tuple[WorkLedger, ...], ...]:
@@ -111,36 +129,50 @@ class Ledger(NamedTuple):
     cost_usd: float
 
 
+_new: Final = tuple.__new__
+
+
 def replan_ledger(view: GoalView) -> ReplanLedger:
-    return ReplanLedger(
-        used=view.plans_used,
-        charged=charged_replans(view),
-        uncharged=view.plans_uncharged,
-        consecutive_uncharged=view.consecutive_uncharged_plans,
-        limit=view.policy.max_replans,
-        remaining=replans_remaining(view),
+    return _new(  # every field in order (see ``work_ledger``)
+        ReplanLedger,
+        (
+            view.plans_used,
+            charged_replans(view),
+            view.plans_uncharged,
+            view.consecutive_uncharged_plans,
+            view.policy.max_replans,
+            replans_remaining(view),
+        ),
     )
 
 
 def attempt_ledger(view: GoalView) -> AttemptLedger:
-    return AttemptLedger(
-        used=view.attempts_used,
-        charged=charged_attempts(view),
-        limit=view.policy.max_total_attempts,
-        remaining=total_attempts_remaining(view),
+    return _new(  # every field in order (see ``work_ledger``): one per attempt event
+        AttemptLedger,
+        (
+            view.attempts_used,
+            charged_attempts(view),
+            view.policy.max_total_attempts,
+            total_attempts_remaining(view),
+        ),
     )
 
 
 def work_ledger(view: GoalView, item: WorkState, status: str, next_action: str) -> WorkLedger:
-    return WorkLedger(  # positional, in field order: one is made per event of a replay
-        status,
-        next_action,
-        item.attempts_used,
-        item.charged_attempts,
-        item.consecutive_uncharged,
-        item.continuations,
-        item.max_attempts,
-        item_remaining(view, item),
+    # every field in order, without the named tuple's Python ``__new__``: one is made per
+    # event of a replay
+    return _new(
+        WorkLedger,
+        (
+            status,
+            next_action,
+            item.attempts_used,
+            item.charged_attempts,
+            item.consecutive_uncharged,
+            item.continuations,
+            item.max_attempts,
+            item_remaining(view, item),
+        ),
     )
 
 

@@ -17,7 +17,7 @@ Rules (issue 12):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from itertools import islice
 
@@ -45,6 +45,7 @@ class DecisionMemo:
         "_chunks",
         "_ids",
         "_index",
+        "_ledgers",
         "_replans",
         "_rows",
         "_unledgered",
@@ -68,6 +69,8 @@ class DecisionMemo:
         self._rows: list[WorkLedger] = []
         self._chunks: list[tuple[WorkLedger, ...]] = []
         self._unledgered: set[str] = set()
+        self._ledgers: WorkLedgers | None = None
+        """The latest ``work_ledgers`` snapshot (its successor counts from it)."""
         self._replans: tuple[tuple[object, ...], ReplanLedger] | None = None
         self._attempts: tuple[tuple[object, ...], AttemptLedger] | None = None
 
@@ -78,6 +81,8 @@ class DecisionMemo:
         clone._ids, clone._index = list(self._ids), dict(self._index)
         clone._rows, clone._chunks = list(self._rows), list(self._chunks)
         clone._unledgered = set(self._unledgered)
+        # a copy's snapshots are its own (``origin``): a renderer never splices across
+        clone._ledgers = None
         clone._replans, clone._attempts = self._replans, self._attempts
         return clone
 
@@ -88,15 +93,17 @@ class DecisionMemo:
         if not stale:
             return
         todo = list(stale) if work_ids is None else [w for w in work_ids if w in stale]
+        decisions, timed, work, unledgered = self.decisions, self.timed, view.work, self._unledgered
         for work_id in todo:
-            item = view.work[work_id]
-            self.decisions[work_id] = decide_work(view, item, now)
-            if item.not_before is None:
-                self.timed.pop(work_id, None)
+            item = work[work_id]
+            decisions[work_id] = decide_work(view, item, now)
+            if (until := item.not_before) is None:
+                if timed:
+                    timed.pop(work_id, None)
             else:
-                self.timed[work_id] = (item.not_before, now < item.not_before)
+                timed[work_id] = (until, now < until)
             stale.discard(work_id)
-            self._unledgered.add(work_id)
+            unledgered.add(work_id)
 
     def _take_in(self, view: GoalView, now: datetime) -> None:
         """What changed since the last update: new items, touched ones, the policy, time."""
@@ -116,25 +123,40 @@ class DecisionMemo:
 
     def work_ledgers(self, view: GoalView) -> WorkLedgers:
         """Every item's ledger row, after an ``update`` of every item."""
-        rows, chunks = self._rows, self._chunks
+        rows, chunks, ids, last = self._rows, self._chunks, self._ids, self._ledgers
+        if last is not None and not self._unledgered and last._size == len(ids):
+            return last  # nothing changed: the same snapshot
         # new items come last, in creation order: lay out the rows in position order
-        for position in sorted(map(self._index.__getitem__, self._unledgered)):
-            decision = self.decisions[self._ids[position]]
-            item = view.work[decision.work_id]
-            row = work_ledger(view, item, decision.status, decision.next_action)
+        unledgered = self._unledgered
+        if len(unledgered) == 1:  # the usual case: the one item an event touched
+            changed: list[int] = [self._index[unledgered.pop()]]
+            laid: Iterable[int] = (changed[0] // CHUNK,)
+        else:
+            changed = sorted(map(self._index.__getitem__, unledgered))
+            unledgered.clear()
+            laid = dict.fromkeys([position // CHUNK for position in changed])
+        decisions, work = self.decisions, view.work
+        for position in changed:
+            work_id = ids[position]
+            decision = decisions[work_id]
+            row = work_ledger(view, work[work_id], decision.status, decision.next_action)
             if position < len(rows):
                 rows[position] = row
             else:
                 rows.append(row)
-            c = position // CHUNK
+        for c in laid:
             chunk = tuple(rows[c * CHUNK : (c + 1) * CHUNK])
             if c < len(chunks):
                 chunks[c] = chunk
             else:
                 chunks.append(chunk)
-        self._unledgered.clear()
-        assert len(rows) == len(self._ids), "every item is decided before its row is laid out"
-        return WorkLedgers(self._ids, self._index, tuple(chunks), len(rows))
+        assert len(rows) == len(ids), "every item is decided before its row is laid out"
+        serial = last.serial + 1 if last is not None else 0
+        ledgers = WorkLedgers(
+            ids, self._index, tuple(chunks), len(rows), self, serial, tuple(changed)
+        )
+        self._ledgers = ledgers
+        return ledgers
 
     def replans(self, view: GoalView) -> ReplanLedger:
         """The replan ledger, the same object while what it counts is unchanged."""

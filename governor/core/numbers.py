@@ -24,26 +24,38 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-MAX_INT64: Final = 2**63 - 1
-"""The largest integer any event carries (seq, attempt numbers, byte counts)."""
+from governor.core.limits import (
+    MAX_COUNT,
+    MAX_FACTOR,
+    MAX_INT64,
+    MAX_PARALLEL,
+    MAX_RUNTIME_S,
+    MAX_USD,
+    MAX_WAIT_S,
+)
 
-MAX_COUNT: Final = 1_000_000_000
-"""The largest limit of anything counted: plans, attempts, work items (a billion)."""
-
-MAX_PARALLEL: Final = 1000
-"""The most work items dispatched at once (each is an agent process)."""
-
-MAX_WAIT_S: Final = 30 * 24 * 3600
-"""The longest wait or agent timeout, in seconds: 30 days (2,592,000 s)."""
-
-MAX_RUNTIME_S: Final = 10_000_000_000
-"""The largest cumulative runtime budget, in seconds (about 317 years)."""
-
-MAX_USD: Final = 1_000_000_000
-"""The largest cost, budget or reported, in US dollars (a billion)."""
-
-MAX_FACTOR: Final = 100
-"""The largest growth factor of a back-off."""
+__all__ = [
+    "MAX_COUNT",
+    "MAX_FACTOR",
+    "MAX_INT64",
+    "MAX_PARALLEL",
+    "MAX_RUNTIME_S",
+    "MAX_TIME",
+    "MAX_USD",
+    "MAX_WAIT_S",
+    "Count",
+    "Factor",
+    "Int64",
+    "Parallel",
+    "PosCount",
+    "Position",
+    "RuntimeS",
+    "TimeoutS",
+    "Usd",
+    "WaitS",
+    "later",
+    "reported",
+]
 
 Int64 = Annotated[int, Field(ge=0, le=MAX_INT64)]
 Position = Annotated[int, Field(ge=1, le=MAX_INT64)]
@@ -70,7 +82,7 @@ def later(at: datetime, seconds: float) -> datetime:
     event then ends at the end of time instead of overflowing every command that reads it.
     """
     try:
-        return at + timedelta(seconds=seconds)
+        return at + timedelta(0, seconds)  # (days, seconds): positional is cheaper
     except OverflowError:
         return MAX_TIME
 

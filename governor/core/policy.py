@@ -10,10 +10,18 @@ Rules:
       such a policy is refused; an omitted ``max_milestones`` is ``min(4, max_replans)``
       (SPEC §11.5; decision record 0006). A policy recorded before that rule is upgraded
       when it is read (``governor.core.upcast``).
+
+Start-up (issue 12): the models of ``governor.core`` build their validators on first use
+(``defer_build``), so a read command that validates nothing with pydantic (the compiled
+decoder reads the store) never builds them, nor loads pydantic's plugins. The defaults
+made at import (``UpstreamBackoff()``, ``Policy()``, ``Evidence()``) are therefore made
+with ``model_construct()``, which builds no validator and gives the same value
+(``tests/core/test_policy.py`` checks each equals its validated twin).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
@@ -71,7 +79,7 @@ class UpstreamBackoff(BaseModel):
     when that is larger.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     initial_s: WaitS = 30.0
     """First wait, in seconds, 0 to ``MAX_WAIT_S`` (30 days). Default 30."""
@@ -100,7 +108,7 @@ class Policy(BaseModel):
     dollars and the back-off have the ranges their fields state (``governor.core.numbers``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     max_replans: Count = 5
     """Charged planner invocations (initial, replan, milestone and retry all count). Default 5."""
@@ -125,7 +133,7 @@ class Policy(BaseModel):
     ``complete``; at most ``max_replans``. Default 4, or ``max_replans`` when smaller."""
     max_parallel_work: Parallel = 1
     """Work items dispatched at once, 1 to ``MAX_PARALLEL`` (1000). Default 1."""
-    upstream_backoff: UpstreamBackoff = UpstreamBackoff()
+    upstream_backoff: UpstreamBackoff = UpstreamBackoff.model_construct()  # (module docstring)
     """Back-off before the next uncharged retry. Default 30 s, x2, at most 900 s."""
     auto_apply: bool = True
     """Apply a valid proposal without an operator. Default true."""
@@ -173,9 +181,10 @@ def _field_type(info: FieldInfo) -> Any:
     return Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
 
 
-_FIELD_CHECKS: Final = {
-    name: TypeAdapter[Any](_field_type(info)) for name, info in Policy.model_fields.items()
-}
+@functools.cache
+def _field_check(field: str) -> TypeAdapter[Any]:
+    """The check of one policy field, built on first use (start-up)."""
+    return TypeAdapter[Any](_field_type(Policy.model_fields[field]))
 
 
 def check_policy_value(field: str, value: object) -> str | None:
@@ -187,7 +196,7 @@ def check_policy_value(field: str, value: object) -> str | None:
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # 1e30 as a count: say it is too large, not unparsable
     try:
-        _FIELD_CHECKS[field].validate_python(value)
+        _field_check(field).validate_python(value)
     except ValidationError as exc:
         return str(exc.errors(include_url=False)[0]["msg"])
     return None

@@ -24,7 +24,7 @@ from governor.core.evidence import UNKNOWN, Evidence, FailureClass, passes_gate
 class AgentAttemptProof(BaseModel):
     """One spawn of one agent inside a run (an in-agent retry is another attempt)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     ok: bool
     failure_class: FailureClass | None = Field(default=None, alias="class")
@@ -40,7 +40,7 @@ class AgentAttemptProof(BaseModel):
 class AgentProof(BaseModel):
     """Every attempt one agent made inside a run, recorded before any exception escapes."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     agent: str
     attempts: tuple[AgentAttemptProof, ...] = ()
@@ -58,7 +58,7 @@ class AgentProof(BaseModel):
 class RunProof(BaseModel):
     """The proof of one planner or worker run."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     succeeded: bool
     agents: tuple[AgentProof, ...] = ()

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from governor.core.budgets import charged_attempts, charged_replans
-from governor.core.decide import decide
-from governor.core.decision import Decision
-from governor.core.parking import Upstreams
-from governor.core.view import GoalView
+
+if TYPE_CHECKING:  # types only: a store reads its summaries without the models (start-up)
+    from governor.core.decision import Decision
+    from governor.core.parking import Upstreams
+    from governor.core.view import GoalView
 
 ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
 """Goal statuses a scheduler may have to act on (``due`` looks only at these)."""
@@ -85,6 +86,8 @@ def summarize(view: GoalView, now: datetime, upstreams: Upstreams | None = None)
     """
     if view.created is None or view.last_at is None:
         raise ValueError("cannot summarise a goal without goal.created")
+    from governor.core.decide import decide  # noqa: PLC0415 - start-up (see the imports)
+
     decision = decide(view, now, with_ledger=False, upstreams=upstreams)
     return GoalSummary(
         goal_id=view.goal_id,

@@ -37,6 +37,12 @@ class Upcaster:
     def __init__(self) -> None:
         self._latest: dict[str, int] = {}
 
+    @property
+    def latest(self) -> dict[str, int]:
+        """Work id -> its latest attempt number: what ``note`` remembers (a reader's hot
+        loop may keep it up to date itself, as ``note`` does)."""
+        return self._latest
+
     def note(self, event: Event) -> None:
         """Remember an event that needed no upcast (only attempt numbers matter)."""
         if event.type == "attempt.started":

@@ -28,7 +28,7 @@ from typing import Final, Literal
 from governor.core.decision import count, stamp
 from governor.core.policy import UpstreamBackoff
 
-DEFAULT_BACKOFF: Final = UpstreamBackoff()
+DEFAULT_BACKOFF: Final = UpstreamBackoff.model_construct()  # ``UpstreamBackoff()`` (see policy.py)
 """The back-off of a record no refusal has set yet (the policy's default)."""
 
 Contact = Literal["refused", "answered", "none"]

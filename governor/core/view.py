@@ -121,7 +121,7 @@ class GoalView:
 
     goal_id: str = ""
     created: GoalCreated | None = None
-    policy: Policy = field(default_factory=Policy)
+    policy: Policy = field(default_factory=Policy.model_construct)  # ``Policy()`` (policy.py)
     seq: int = 0
     last_at: datetime | None = None
     plans: dict[str, PlanState] = field(default_factory=dict)
@@ -232,7 +232,9 @@ def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item = view.work.get(event.work_id)
     if item is None:
         return
-    view.running_items -= _slot(item)
+    # the item's parallel slot (``_slot``) before and after, inline: two events in three
+    # are attempts
+    before = item.running and not item.cancelled
     item.attempts_used += 1
     item.charged_attempts += 1
     item.attempt = event.attempt
@@ -246,7 +248,7 @@ def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item.failure_class = None
     item.not_before = None
     view.attempts_used += 1
-    view.running_items += _slot(item)
+    view.running_items += int(not item.cancelled) - int(before)
     view.touched.add(item.work_id)
 
 
@@ -254,21 +256,29 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item = view.work.get(event.work_id)
     if item is None or event.attempt != item.attempt or not item.running:
         return
-    view.running_items -= _slot(item)
+    view.running_items -= int(not item.cancelled)  # its slot, unless cancelled (``_slot``)
     item.running = False
-    view.runtime_s += _elapsed(item.run_started_at, event.at)
-    view.cost_usd += event.cost_usd or 0.0
+    if (started := item.run_started_at) is not None and (
+        elapsed := (event.at - started).total_seconds()  # ``_elapsed``, inline
+    ) > 0:
+        view.runtime_s += elapsed
+    if event.cost_usd:
+        view.cost_usd += event.cost_usd
     item.run_started_at = None
     item.outcome = event.outcome
     item.finish = event
-    item.failure_class = effective_class(event.outcome, event.failure_class, event.evidence)
-    item.consecutive_uncharged, item.not_before = _window(
-        view, item.failure_class, item.consecutive_uncharged, event
+    item.failure_class = failure_class = effective_class(
+        event.outcome, event.failure_class, event.evidence
     )
-    uncharged = int(item.failure_class is not None)
-    item.charged_attempts -= uncharged
-    view.attempts_uncharged += uncharged
     view.touched.add(item.work_id)
+    if failure_class is None:  # charged: the window resets (``_window``)
+        item.consecutive_uncharged, item.not_before = 0, None
+        return
+    item.consecutive_uncharged, item.not_before = _window(
+        view, failure_class, item.consecutive_uncharged, event
+    )
+    item.charged_attempts -= 1
+    view.attempts_uncharged += 1
 
 
 def _budget_raised(view: GoalView, event: BudgetRaised) -> None:

@@ -11,7 +11,6 @@ Rules:
 
 from __future__ import annotations
 
-import getpass
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,14 +38,6 @@ if TYPE_CHECKING:  # the runner and the harnesses load on first use: read comman
 Outcome = Literal["stopped", "waiting", "review", "steps"]
 """How a drive ended: the goal stopped, must wait longer than the drive sleeps, awaits a
 review, or the step limit was reached."""
-
-
-def default_actor() -> str:
-    """Who an operator is when nobody says: ``operator:<login name>``."""
-    try:
-        return f"operator:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "operator:unknown"
 
 
 def load(store: EventStore, goal_id: str) -> GoalView:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from governor.core.charges import RunEvent, is_charged_run, run_outcome
-from governor.core.events import PlanProposed
-from governor.core.evidence import Evidence, FailureClass
 from governor.errors import UnavailableError
+
+if TYPE_CHECKING:  # the core is imported when a span records a run: every command calls
+    # ``instrument_from`` first, and ``list`` imports no model (start-up)
+    from governor.core.charges import RunEvent
+    from governor.core.evidence import Evidence, FailureClass
 
 Attributes = Mapping[str, str | int | float | bool | None]
 
@@ -88,6 +90,8 @@ def record_run(
     """Put what an agent run came to on its span: outcome, class, charged, rule."""
     if current is None:
         return
+    from governor.core.charges import is_charged_run  # noqa: PLC0415 - start-up (see the imports)
+
     current.set_attribute("governor.outcome", outcome)
     current.set_attribute("governor.charged", is_charged_run(outcome, failure_class, evidence))
     if failure_class is not None:
@@ -98,5 +102,8 @@ def record_run(
 
 def record_event(current: Span | None, event: RunEvent) -> None:
     """Put what the run an event finished came to on its span."""
+    from governor.core.charges import run_outcome  # noqa: PLC0415 - start-up (see the imports)
+    from governor.core.events import PlanProposed  # noqa: PLC0415 - start-up
+
     failure_class = None if isinstance(event, PlanProposed) else event.failure_class
     record_run(current, run_outcome(event), failure_class, event.evidence)

@@ -8,7 +8,8 @@ Rules (SPEC §11.8, §11.9; observed with ``CLAUDE_VERIFIED_VERSION``, see
       line — an error with status 429/5xx/529 or 401/403 (or claude's own
       not-logged-in error), ``num_turns`` 1, zero output tokens, zero cost, no permission
       denials —, nothing but ``CLAIM_LINES`` (``system/init`` listing no MCP server,
-      ``system/status``, ``system/api_retry``) and claude's own synthetic error message.
+      ``system/status``, ``system/api_retry``, ``rate_limit_event``) and claude's own
+      synthetic error message.
       Any other line — a streamed event, a tool call or result, a hook, a line type this
       rule does not know — and any malformed line refuses it: a changed format charges.
       ``claim_blockers`` names every reason, and the evidence's ref carries them.
@@ -17,6 +18,10 @@ Rules (SPEC §11.8, §11.9; observed with ``CLAUDE_VERIFIED_VERSION``, see
       observed; a ``refusal`` stop reason -> refusal declared; the rest unknown (charged).
       ``num_turns > 1`` means a turn completed and another began (how tool results go
       back in print mode): effects and output observed.
+    * ``rate_limit_event`` (claude's report of its account's rate-limit state, from the
+      vendor's response headers) says nothing of effects or output: it is recognised,
+      its last ``status`` and ``rateLimitType`` kept for the ref, and it never refuses
+      the claim nor counts as an unknown line.
     * Credentials: status 401/403, or claude's own "not logged in" (a synthetic message
       with ``error: authentication_failed`` and no status) -> the remedy a person needs.
 """
@@ -31,7 +36,9 @@ from governor.core.classify import CREDENTIAL_STATUSES, is_upstream_status
 from governor.core.evidence import Evidence, Observation, RefusalObservation, nothing_happened
 from governor.exec.harness import json_event
 
-CLAIM_LINES: Final = frozenset({"system/init", "system/status", "system/api_retry"})
+CLAIM_LINES: Final = frozenset(
+    {"system/init", "system/status", "system/api_retry", "rate_limit_event"}
+)
 """Line kinds the absence rule allows besides the result and claude's synthetic error."""
 SYNTHETIC_MODEL: Final = "<synthetic>"
 """The ``model`` of a message claude writes itself (an error, not model output)."""
@@ -81,6 +88,9 @@ class ClaudeStream:
     """``retry_delay_ms`` of the last ``system/api_retry``."""
     synthetic_errors: tuple[str, ...] = ()
     """The ``error`` of each message claude wrote itself (the first ``_KEPT``)."""
+    rate_limit: str | None = None
+    """The last ``rate_limit_event``'s ``status`` (``allowed``, ``allowed_warning``,
+    ``rejected``) and ``rateLimitType``, as ``rejected five_hour``."""
     effects: bool = False
     """A tool block, a tool's input or a tool result was seen."""
     output: bool = False
@@ -102,6 +112,7 @@ class ClaudeEvents:
         self.version: str | None = None
         self.api_key_source: str | None = None
         self.retry_delay_ms: float | None = None
+        self.rate_limit: str | None = None
         self.effects = self.output = self.refusal = False
         self.result_line: ClaudeResult | None = None
         self._others: list[str] = []
@@ -145,6 +156,8 @@ class ClaudeEvents:
             if len(self._retries) < _RETRIES_KEPT:
                 self._retries.append(_int(event.get("error_status")))
             self.retry_delay_ms = _float(event.get("retry_delay_ms"))
+        elif kind == "rate_limit_event":
+            self.rate_limit = _rate_limit(event.get("rate_limit_info"))
         elif kind in ("assistant", "user"):
             message = event.get("message")
             content = message.get("content") if isinstance(message, dict) else None
@@ -186,6 +199,7 @@ class ClaudeEvents:
             retry_count=self.retry_count,
             retry_delay_ms=self.retry_delay_ms,
             synthetic_errors=tuple(self._synthetic),
+            rate_limit=self.rate_limit,
             effects=self.effects,
             output=self.output,
             refusal=self.refusal,
@@ -218,6 +232,13 @@ def _float(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e15:
         return None
     return float(value)
+
+
+def _rate_limit(info: object) -> str:
+    """``rate_limit_info`` as ``<status> <rateLimitType>`` (``?`` for what is missing)."""
+    fields = info if isinstance(info, dict) else {}
+    status, kind = _text(fields.get("status")), _text(fields.get("rateLimitType"))
+    return f"{(status or '?')[:20]} {(kind or '?')[:40]}"
 
 
 def _int(value: object) -> int | None:
@@ -316,6 +337,8 @@ def _ref(stream: ClaudeStream, blockers: list[str]) -> str:
     if stream.retry_count:
         statuses = ",".join(str(s) for s in stream.retries)
         parts.append(f"{stream.retry_count} api_retry ({statuses})")
+    if stream.rate_limit is not None:
+        parts.append(f"rate limit {stream.rate_limit}")
     if blockers:
         parts.append("no claim: " + "; ".join(blockers))
     return "; ".join(parts)[:500]

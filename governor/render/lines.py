@@ -4,10 +4,11 @@ time proportional to what changed since the previous step.
 Rules:
     * A line is exactly ``orjson.dumps(records.step_record(step)) + b"\\n"`` (a test holds
       it to that); the shapes stay defined once, in ``governor.render.records``.
-    * What a step shares with the one before is not rendered again: the rendering of each
-      work item's ledger row is kept while the row is the same object, and that of each
-      chunk of rows (``governor.core.ledger.WorkLedgers``) while the chunk is. The goal's
-      replan and attempt ledgers are kept while they are equal.
+    * What a step shares with the one before is not rendered again: the ``work`` members
+      of a ledger snapshot that follows the one rendered last (``WorkLedgers.serial``) are
+      the kept ones with the rows it names as ``changed`` rendered again; the same
+      snapshot is the same bytes. The goal's replan and attempt ledgers are kept while
+      they are equal.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from governor.analysis.replay import ReplayStep
 from governor.core.ledger import AttemptLedger, ReplanLedger, WorkLedger, WorkLedgers
 from governor.render.records import (
     attempts_record,
-    decision_head,
     replans_record,
+    step_head,
     work_ledger_record,
 )
 
@@ -31,19 +32,21 @@ _dumps = orjson.dumps
 class StepLines:
     """Renders the steps of one replay, one after another (it keeps what it rendered)."""
 
-    __slots__ = ("_attempts", "_chunks", "_replans", "_rows")
+    __slots__ = ("_attempts", "_pieces", "_replans", "_work", "_work_json_kept")
 
     def __init__(self) -> None:
-        self._rows: dict[str, tuple[WorkLedger, bytes]] = {}
-        self._chunks: list[tuple[tuple[WorkLedger, ...], bytes]] = []
+        self._work: WorkLedgers | None = None
+        """The work ledgers rendered last; ``_pieces`` holds their members, one per row."""
+        self._pieces: list[bytes] = []
+        self._work_json_kept = b""
         self._replans: tuple[ReplanLedger | None, bytes] = (None, b"")
         self._attempts: tuple[AttemptLedger | None, bytes] = (None, b"")
 
     def line(self, step: ReplayStep) -> bytes:
         """The step's line of ``replay --json``, its newline included."""
-        decision = step.decision
+        read, decision = step.read, step.decision  # (``step.seq`` is a property)
         ledger = decision.ledger
-        head = _dumps({"seq": step.seq, "type": step.type, **decision_head(decision)})
+        head = _dumps(step_head(read.seq, read.type, decision))
         return b"".join(
             (
                 head[:-1],
@@ -74,26 +77,24 @@ class StepLines:
     def _work_json(self, work: Mapping[str, WorkLedger]) -> bytes:
         """The members of the ``work`` object (without its braces)."""
         if not isinstance(work, WorkLedgers):
-            return b",".join(self._row_json(w, row) for w, row in work.items())
-        kept, pieces = self._chunks, []
-        for c, chunk in enumerate(work.chunks):
-            if c < len(kept) and kept[c][0] is chunk:
-                pieces.append(kept[c][1])
-                continue
-            piece = b",".join(
-                self._row_json(w, row) for w, row in zip(work.ids(c), chunk, strict=True)
-            )
-            if c < len(kept):
-                kept[c] = (chunk, piece)
-            else:
-                kept.append((chunk, piece))
-            pieces.append(piece)
-        return b",".join(pieces)
+            return b",".join([_row_json(w, row) for w, row in work.items()])
+        kept = self._work
+        if work is kept:
+            return self._work_json_kept
+        pieces = self._pieces
+        if kept is not None and work.origin is kept.origin and work.serial == kept.serial + 1:
+            ids = work.ids_list()
+            for position in work.changed:
+                piece = _row_json(ids[position], work.row(position))
+                if position < len(pieces):
+                    pieces[position] = piece
+                else:  # a new item: new positions come last, in order
+                    pieces.append(piece)
+        else:
+            pieces[:] = [_row_json(w, row) for w, row in work.items()]
+        self._work, self._work_json_kept = work, b",".join(pieces)
+        return self._work_json_kept
 
-    def _row_json(self, work_id: str, row: WorkLedger) -> bytes:
-        kept = self._rows.get(work_id)
-        if kept is not None and kept[0] is row:
-            return kept[1]
-        piece = _dumps(work_id) + b":" + _dumps(work_ledger_record(row))
-        self._rows[work_id] = (row, piece)
-        return piece
+
+def _row_json(work_id: str, row: WorkLedger) -> bytes:
+    return _dumps(work_id) + b":" + _dumps(work_ledger_record(row))

@@ -99,9 +99,17 @@ def decision_record(decision: Decision) -> Record:
     return {"rule": decision.rule, **decision_fields(decision)}
 
 
+def step_head(seq: int, event_type: str, decision: Decision) -> Record:
+    """One line of ``replay --json`` but its ledger (which ``step_record`` puts last)."""
+    return {"seq": seq, "type": event_type, **decision_head(decision)}
+
+
 def step_record(step: ReplayStep) -> Record:
     """One line of ``replay --json`` (SPEC §9)."""
-    return {"seq": step.seq, "type": step.type, **decision_fields(step.decision)}
+    return {
+        **step_head(step.seq, step.type, step.decision),
+        "ledger": ledger_record(step.decision.ledger),
+    }
 
 
 def created_record(view: GoalView) -> Record:

@@ -5,12 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import orjson
-
-from governor.core.classify import GENERIC_REMEDY
-from governor.core.codec import to_dict
 from governor.core.decision import count, stamp
-from governor.core.evidence import is_uncharged
 
 if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
     from governor.analysis.explain import Explanation
@@ -132,6 +127,8 @@ def format_summary_row(summary: GoalSummary) -> str:
 
 def format_event(event: Event) -> str:
     """One line of ``governor events``: seq, time, type, actor and what it says."""
+    from governor.core.codec import to_dict  # noqa: PLC0415 - start-up: list reads no event
+
     detail = {k: v for k, v in to_dict(event).items() if k not in _COMMON}
     text = ", ".join(f"{k}={_short(v)}" for k, v in detail.items())
     return f"{event.seq:>5}  {stamp(event.at)}  {event.type:<18} {event.actor:<16} {text}"
@@ -141,6 +138,8 @@ _COMMON = frozenset({"schema_version", "goal_id", "seq", "at", "actor", "type"})
 
 
 def _short(value: object, limit: int = 80) -> str:
+    import orjson  # noqa: PLC0415 - start-up: only ``events`` shows values (~15 ms to import)
+
     text = value if isinstance(value, str) else orjson.dumps(value).decode()
     text = text.replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -326,6 +325,9 @@ def format_upstreams(records: Sequence[UpstreamHealth]) -> str:
 
 def format_probe(result: SpawnResult) -> str:
     """What one agent call came to, and whether the rules would charge it."""
+    from governor.core.classify import GENERIC_REMEDY  # noqa: PLC0415 - start-up (list)
+    from governor.core.evidence import is_uncharged  # noqa: PLC0415 - start-up (list)
+
     if result.ok:
         reply = (result.reply or "").strip().replace("\n", " ")
         return f"ok in {result.duration_s:.1f}s: {reply[:300]}"

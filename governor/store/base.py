@@ -26,12 +26,14 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from governor.core.events import Event
 from governor.core.summary import GoalSummary, Usage
-from governor.core.upstream import UpstreamHealth
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
+
+if TYPE_CHECKING:  # types only: ``list`` opens a store without the models (start-up)
+    from governor.core.events import Event
+    from governor.core.upstream import UpstreamHealth
 
 
 @dataclass(frozen=True, slots=True)

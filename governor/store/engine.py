@@ -31,13 +31,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import islice
 from types import TracebackType
-from typing import Final, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, Self, TypeVar
 
 from governor.clock import Clock, utc_now
 from governor.core.decision import stamp
-from governor.core.events import Event
 from governor.core.summary import GoalSummary, summarize
-from governor.core.view import GoalView, evolve, fold
 from governor.errors import (
     ConcurrencyConflictError,
     CorruptEventError,
@@ -48,7 +46,11 @@ from governor.errors import (
 from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import Lease
 from governor.store.health import HealthRecords
-from governor.store.rows import StoredEvent, read_row, to_rows
+from governor.store.stored import StoredEvent
+
+if TYPE_CHECKING:  # the codec and the fold are imported where a store reads or writes
+    # events, so that reading summaries (``governor list``) imports no model (start-up)
+    from governor.core.events import Event
 
 Tx = TypeVar("Tx")
 """A backend's handle on an open transaction (a connection, a cursor, the store itself)."""
@@ -117,6 +119,8 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         summary: GoalSummary | None = None,
     ) -> int:
         """Append events in one transaction; see ``governor.store.base.EventStore.append``."""
+        from governor.store.rows import to_rows  # noqa: PLC0415 - start-up (see the imports)
+
         rows = to_rows(goal_id, events, expected_seq)
         last = rows[-1].seq
         _check_companions(goal_id, last, lease, summary)
@@ -145,6 +149,8 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
     ) -> int:
         """Store a whole new stream in one transaction, a page of rows at a time; see
         ``governor.store.base.EventStore.append_new``."""
+        from governor.store.rows import to_rows  # noqa: PLC0415 - start-up (see the imports)
+
         last = 0
         with self._write(goal_id) as tx:
             actual = self._checked_head(tx, goal_id).last
@@ -407,6 +413,9 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
 
     def _derive_summary(self, tx: Tx, goal_id: str, events: Sequence[Event]) -> GoalSummary:
         """Fold the stored stream and the new events (the caller gave no summary)."""
+        from governor.core.view import GoalView, evolve, fold  # noqa: PLC0415 - start-up
+        from governor.store.rows import read_row  # noqa: PLC0415 - start-up
+
         view = GoalView()
         after = 0
         while rows := self._rows(tx, goal_id, after, self.page_size):
@@ -420,6 +429,8 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
     ) -> Iterator[Event]:
         """The rows after ``after_seq`` up to ``last``; a full load (``recorded_chain``
         given) checks the chain head before it yields the last event."""
+        from governor.store.rows import read_row  # noqa: PLC0415 - start-up (see the imports)
+
         expected = after_seq + 1
         running = 0
         while expected <= last:

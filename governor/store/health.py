@@ -16,15 +16,16 @@ from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from governor.clock import Clock
-from governor.core.policy import UpstreamBackoff
-from governor.core.upstream import UpstreamHealth, parked_reason, recovery_text
+
+if TYPE_CHECKING:  # imported where used: reading summaries imports no model (start-up)
+    from governor.core.upstream import UpstreamHealth
 
 Tx = TypeVar("Tx")
 
-Transition = Callable[[UpstreamHealth | None], UpstreamHealth | None]
+Transition: TypeAlias = "Callable[[UpstreamHealth | None], UpstreamHealth | None]"
 """A change of one upstream's record: the new record, or None when nothing changes."""
 
 
@@ -65,6 +66,8 @@ class HealthRecords(ABC, Generic[Tx]):
             if record is None:
                 return None
             self._put_upstream(tx, record)
+            from governor.core.upstream import parked_reason, recovery_text  # noqa: PLC0415
+
             if record.healthy:
                 due, reason = self._clock(), f"{recovery_text(record)}; resume"
             else:
@@ -103,6 +106,9 @@ def as_row(record: UpstreamHealth, when: Callable[[datetime | None], Any]) -> tu
 
 def from_row(row: Sequence[Any], time: Callable[[Any], Any]) -> UpstreamHealth:
     """A stored row as a record, its times through ``time`` (a backend's time decoding)."""
+    from governor.core.policy import UpstreamBackoff  # noqa: PLC0415 - start-up (see the imports)
+    from governor.core.upstream import UpstreamHealth  # noqa: PLC0415 - start-up
+
     (name, harness, endpoint, family, healthy, updated, since, status, retry, next_probe,
      probes, refusals, probing, prober, initial, factor, max_s, started, back, by) = row  # fmt: skip
     return UpstreamHealth(

@@ -15,13 +15,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
-from governor.core.upstream import UpstreamHealth
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
 from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead
-from governor.store.rows import StoredEvent
+from governor.store.stored import StoredEvent
+
+if TYPE_CHECKING:  # types only: reading summaries imports no model (start-up)
+    from governor.core.upstream import UpstreamHealth
 
 
 class MemoryEventStore(BaseEventStore["MemoryEventStore"]):

@@ -41,7 +41,7 @@ from governor.store.base import Lease, usage_of, usage_row
 from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead, read_only_error
 from governor.store.health import as_row, from_row
 from governor.store.postgres_schema import Conn, check_current, migrate, one_row
-from governor.store.rows import StoredEvent
+from governor.store.stored import StoredEvent
 from governor.store.url import mask_password
 
 POOL_MAX_SIZE: Final = 10

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from datetime import datetime
-from typing import NamedTuple
 
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
@@ -33,17 +31,9 @@ from governor.core.codec import decode, decode_upgraded, describe, encode
 from governor.core.credentials import find_key
 from governor.core.events import Event, GoalCreated
 from governor.errors import CorruptEventError, InvalidEventError
+from governor.store.stored import StoredEvent
 
-
-class StoredEvent(NamedTuple):
-    """One event as a backend stores it."""
-
-    seq: int
-    type: str
-    at: datetime
-    body: bytes
-    crc: int
-    """``zlib.crc32(body)``."""
+__all__ = ["StoredEvent", "read_row", "to_rows"]
 
 
 def to_rows(goal_id: str, events: Sequence[Event], expected_seq: int) -> list[StoredEvent]:

@@ -22,12 +22,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from governor.clock import Clock
 from governor.core.decision import stamp
 from governor.core.summary import GoalSummary
-from governor.core.upstream import UpstreamHealth
 from governor.errors import StoreError
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import Lease, usage_of, usage_row
@@ -35,7 +34,10 @@ from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead, read_
 from governor.store.health import as_row, from_row
 from governor.store.migrate import check_readable
 from governor.store.migrate import migrate as run_migrations
-from governor.store.rows import StoredEvent
+from governor.store.stored import StoredEvent
+
+if TYPE_CHECKING:  # types only: reading summaries imports no model (start-up)
+    from governor.core.upstream import UpstreamHealth
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (

@@ -72,3 +72,20 @@ def test_overrides_replace_fields_and_validate_the_whole() -> None:
     assert (p.max_replans, p.upstream_backoff.max_s) == (8, 60)
     with pytest.raises(PolicyError, match=r"unknown policy field 'auto\.apply'"):
         with_overrides(Policy(), {"auto.apply": False})
+
+
+def test_the_defaults_made_at_import_are_the_validated_defaults() -> None:
+    """``model_construct()`` builds the import-time defaults without building a validator
+    (start-up, issue 12): each must equal the model validated from nothing."""
+    from governor.core.events import GoalCreated
+    from governor.core.evidence import UNKNOWN, Evidence
+    from governor.core.policy import UpstreamBackoff
+    from governor.core.upstream import DEFAULT_BACKOFF
+    from governor.core.view import GoalView
+
+    assert GoalCreated.model_fields["policy"].default == Policy.model_validate({})
+    assert Policy.model_fields["upstream_backoff"].default == UpstreamBackoff.model_validate({})
+    assert UpstreamBackoff.model_validate({}) == DEFAULT_BACKOFF
+    assert Evidence.model_validate({}) == UNKNOWN
+    assert GoalView().policy == Policy.model_validate({})
+    assert Policy.model_validate({}).max_milestones == 4  # the before validator ran

@@ -7,7 +7,9 @@ agent locks its item with ``flock`` for its whole process group and logs ``overl
 when it finds the lock taken), every history validates, and nothing is charged twice
 (attempt numbers gapless, the ledger equals the charged finishes).
 
-Each case prints one ``kill-figures`` line; docs/reliability.md records them.
+The default run kills ``RUN_KILLS_SHORT`` runners and ``SERVE_KILLS_SHORT`` workers;
+the long mode (``--fuzz-long``) runs the full 30 + 10. Each case prints one
+``kill-figures`` line; docs/reliability.md records them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from governor.core.events import Event
 from governor.core.view import project as fold_view
 from governor.drive import goals
 from governor.store import open_store
+from tests.conftest import long_mode
 from tests.e2e.cli import Project
 from tests.e2e.workers import (
     alive,
@@ -49,7 +52,17 @@ from tests.service.fleet import (
 
 RUN_KILLS = 30
 SERVE_KILLS = 10
+RUN_KILLS_SHORT = 4
+SERVE_KILLS_SHORT = 2
+"""The kills of the default run (the long mode: ``RUN_KILLS`` and ``SERVE_KILLS``)."""
 POLICY = {"max_attempts": 3, "max_continuations": 20, "max_parallel_work": 2}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One runner kill per seed: every seed in the long mode, the first few by default."""
+    if "seed" in metafunc.fixturenames:
+        kills = RUN_KILLS if long_mode(metafunc.config) else RUN_KILLS_SHORT
+        metafunc.parametrize("seed", range(kills))
 
 
 def ticks(project: Project) -> int:
@@ -72,7 +85,6 @@ def check_histories(project: Project, url: str, goal_ids: list[str]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(RUN_KILLS))
 def test_a_runner_killed_while_its_agents_work(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     project = Project(tmp_path)
@@ -122,7 +134,8 @@ def holders(url: str, goal_ids: list[str]) -> list[int]:
 
 
 @pytest.mark.slow
-def test_serve_workers_killed_while_their_agents_work(tmp_path: Path) -> None:
+def test_serve_workers_killed_while_their_agents_work(tmp_path: Path, long_run: bool) -> None:
+    kills = SERVE_KILLS if long_run else SERVE_KILLS_SHORT
     rng = random.Random(9)
     project = Project(tmp_path)
     url = project.env["GOVERNOR_STORE"]
@@ -134,7 +147,7 @@ def test_serve_workers_killed_while_their_agents_work(tmp_path: Path) -> None:
     killed = working_at_kill = 0
     with reaped(serve):
         try:
-            while killed < SERVE_KILLS:
+            while killed < kills:
                 before = ticks(project)
                 deadline = time.monotonic() + 300
                 while ticks(project) < before + rng.randint(1, 8):

@@ -123,7 +123,7 @@ def test_not_logged_in_names_the_login_remedy() -> None:
 
 
 NEW_LINES = {
-    "a line type claude may add one day": {"type": "rate_limit_event", "rate_limit_info": {}},
+    "a line type claude may add one day": {"type": "usage_report", "usage": {}},
     "a system subtype the rule does not know": {"type": "system", "subtype": "compact_boundary"},
     "a hook that ran before the request": {"type": "system", "subtype": "hook_started"},
     "a streamed event": {"type": "stream_event", "event": {"type": "message_start"}},
@@ -138,6 +138,50 @@ def test_any_other_line_before_the_result_charges_the_503(line: dict) -> None:
     assert result.failure_class == "upstream"
     assert not passes_gate(result.evidence)
     assert "no claim: other lines: " in (result.evidence.ref or "")
+
+
+def rate_limit_event(status: str) -> dict:
+    """A ``rate_limit_event`` line as claude 2.1.197 writes it (its SDK message schema):
+    its account's rate-limit state, read from the vendor's response headers."""
+    info = {"status": status, "resetsAt": 1_900_000_000, "rateLimitType": "five_hour"}
+    return {
+        "type": "rate_limit_event",
+        "rate_limit_info": {**info, "utilization": 0.95, "isUsingOverage": False},
+        "uuid": "6f1c0a52-6d8e-4c43-9a55-3f1d4c1b2a10",
+        "session_id": lines("503")[0]["session_id"],
+    }
+
+
+@pytest.mark.parametrize("status", ["allowed", "allowed_warning", "rejected"])
+def test_a_rate_limit_event_is_recognised_and_keeps_the_503s_claim(status: str) -> None:
+    events = lines("503")
+    stdout = dump([*events[:-1], rate_limit_event(status), events[-1]])
+    stream = parse_claude_stream(stdout.splitlines())
+    assert stream.others == ()  # a known line, not an unknown one
+    assert stream.rate_limit == f"{status} five_hour"
+    assert claim_blockers(stream) == []
+    result = replay(CLAUDE["503"], stdout)
+    assert verdict_of(result) == CLAUDE["503"].expect  # still uncharged, as without it
+    assert passes_gate(result.evidence)
+    assert f"rate limit {status} five_hour" in (result.evidence.ref or "")
+
+
+def test_a_rate_limit_event_in_a_reply_changes_nothing_of_its_success() -> None:
+    events = lines("reply")
+    stdout = dump([events[0], rate_limit_event("allowed_warning"), *events[1:]])
+    result = replay(CLAUDE["reply"], stdout, exit_code=0)
+    assert verdict_of(result) == CLAUDE["reply"].expect
+    assert result.ok
+    assert result.reply == replay(CLAUDE["reply"], fixture("reply"), exit_code=0).reply
+
+
+def test_a_rate_limit_event_without_its_info_is_still_recognised() -> None:
+    events = lines("503")
+    for info in ({}, None, "rejected", {"status": 5, "rateLimitType": ["x"]}):
+        line = {"type": "rate_limit_event", "rate_limit_info": info}
+        stream = parse_claude_stream(dump([*events[:-1], line, events[-1]]).splitlines())
+        assert (stream.others, stream.rate_limit) == ((), "? ?"), info
+        assert claim_blockers(stream) == []
 
 
 def _with_result(**changes: object) -> str:

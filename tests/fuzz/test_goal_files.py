@@ -73,9 +73,9 @@ def render(data: Any, kind: str) -> bytes:
             return text.encode("utf-8", "surrogatepass")
         except (yaml.YAMLError, RecursionError, UnicodeError):
             return b"title: [" * 50
-    if not isinstance(data, dict):
-        return _toml_value(data).encode("utf-8", "surrogatepass")
-    try:
+    try:  # a value nested past the recursion limit is written as a deep TOML array
+        if not isinstance(data, dict):
+            return _toml_value(data).encode("utf-8", "surrogatepass")
         lines = [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in data.items()]
         return "\n".join(lines).encode("utf-8", "surrogatepass") + b"\n"
     except RecursionError:

@@ -31,7 +31,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from governor.cli.main import build_parser
-from tests.fuzz.harness import cases, check_outcome, check_store, deadline, governor, inside, tally
+from tests.fuzz.harness import (
+    Outcome,
+    cases,
+    check_outcome,
+    check_store,
+    deadline,
+    governor,
+    inside,
+    tally,
+)
 from tests.fuzz.mutate import HOSTILE_TEXT
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -214,6 +223,7 @@ def test_options_of_long_running_commands_parse_to_finite_values(
                 args = build_parser().parse_args(argv)
             except SystemExit as exc:
                 code = exc.code
+        counted.add(Outcome(tuple(argv), code if isinstance(code, int) else 2, "", ""))
         if code != 0:
             assert code == 2, err.getvalue()
             assert len(err.getvalue().strip().splitlines()) == 1, err.getvalue()
@@ -223,4 +233,5 @@ def test_options_of_long_running_commands_parse_to_finite_values(
             if isinstance(parsed, float):
                 assert math.isfinite(parsed), (argv, name, parsed)
 
-    case()
+    with tally("options (parsed)", request) as counted:
+        case()
