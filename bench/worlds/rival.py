@@ -37,20 +37,20 @@ import bisect
 import math
 import random
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Final
 
-from governor.core import record, verbs
+from governor.core import record
 from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Outcome, Profile, WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
-from governor.core.parking import park_goal, resume_goal
 from governor.core.policy import Policy
-from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
-from governor.core.view import GoalView, fold, project
+from governor.core.route import Plan
+from governor.core.view import GoalView, project
 from governor.drive.act import follow
+from governor.drive.modelled import ModelledGoal
 
 T0: Final = datetime(2026, 3, 2, 8, tzinfo=UTC)
 GOAL_SPACING_S: Final = 420.0
@@ -244,12 +244,14 @@ class Goal:
         return out
 
 
-class Episode:
+class Episode(ModelledGoal):
     """A rival goal being driven: its view, its events, its clock (seconds since ``T0``).
 
     An ``Actor`` of ``governor.drive.act``: it performs the core's actions with the world
     in place of agents.
     """
+
+    epoch = T0
 
     def __init__(self, model: RivalModel, policy: Policy, seed: int, number: int) -> None:
         self.model, self.t = model, number * GOAL_SPACING_S
@@ -274,14 +276,6 @@ class Episode:
             policy=policy,
         )
         self.view = project(self.events)
-
-    @property
-    def now(self) -> datetime:
-        return T0 + timedelta(seconds=self.t)
-
-    def add(self, events: list[Event]) -> None:
-        self.events.extend(events)
-        fold(self.view, events)
 
     def run_s(self, median_s: float) -> float:
         return self.planner.lognormvariate(math.log(median_s), self.model.duration_sigma)
@@ -381,35 +375,6 @@ class Episode:
                 work=work,
             )
         )
-
-    # --- the other actions ---------------------------------------------------------------
-
-    def apply(self, action: Apply) -> None:
-        self.add(record.apply_plan(self.view, plan_id=action.plan_id, at=self.now))
-
-    def dispatch(self, action: Dispatch) -> None:
-        for work_id in action.work_ids:
-            self.attempt(work_id)
-
-    def accept(self, action: Accept) -> None:
-        for work_id in action.work_ids:
-            self.add(verbs.accept_work(self.view, work_id=work_id, at=self.now, actor="governor"))
-
-    def park(self, action: Park) -> None:
-        self.add(park_goal(self.view, action.outage, at=self.now))
-
-    def resume(self, action: Resume) -> None:
-        self.add(resume_goal(self.view, action.outage, at=self.now))
-
-    def wait(self, action: Wait) -> bool:
-        if action.until is None:
-            return False
-        self.t = max(self.t, (action.until - T0).total_seconds())
-        return True
-
-    def ask(self, action: Ask) -> bool:
-        """Nobody answers questions in this world: the drive ends on one."""
-        return False
 
     # --- worker --------------------------------------------------------------------------
 

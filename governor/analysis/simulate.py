@@ -29,20 +29,20 @@ import math
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Final
 
-from governor.core import record, verbs
+from governor.core import record
 from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Outcome, Profile, WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
-from governor.core.parking import park_goal, resume_goal
 from governor.core.policy import Policy
-from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
-from governor.core.view import GoalView, fold, project
+from governor.core.route import Plan
+from governor.core.view import GoalView, project
 from governor.drive.act import follow
+from governor.drive.modelled import ModelledGoal
 
 T0: Final = datetime(2026, 1, 1, tzinfo=UTC)
 OUTAGE: Final = nothing_happened("sim:vendor", "refused before any output", rule="vendor-status")
@@ -281,23 +281,17 @@ def world(model: Model, seed: int, goal: int, *, at: float = 0.0) -> World:
     )
 
 
-class Episode:
+class Episode(ModelledGoal):
     """A goal being simulated: its view, its events and its clock (seconds since T0).
 
     It performs the core's actions with the model in place of agents, through the same
     driver as real runs (``governor.drive.act.follow``).
     """
 
+    epoch = T0
+
     def __init__(self, w: World, view: GoalView, events: list[Event], t: float) -> None:
         self.w, self.view, self.events, self.t = w, view, events, t
-
-    @property
-    def now(self) -> datetime:
-        return T0 + timedelta(seconds=self.t)
-
-    def add(self, events: list[Event]) -> None:
-        self.events.extend(events)
-        fold(self.view, events)
 
     def refusal(self) -> tuple[float | None, float | None]:
         """(duration, retry_after) of a refused call, or (None, None) when the vendor is up."""
@@ -389,33 +383,6 @@ class Episode:
             )
         else:
             self._plan_failed(plan_id, None, UNKNOWN, "the reply could not be used: no JSON object")
-
-    def apply(self, action: Apply) -> None:
-        self.add(record.apply_plan(self.view, plan_id=action.plan_id, at=self.now))
-
-    def dispatch(self, action: Dispatch) -> None:
-        for work_id in action.work_ids:
-            self.attempt(work_id)
-
-    def accept(self, action: Accept) -> None:
-        for work_id in action.work_ids:
-            self.add(verbs.accept_work(self.view, work_id=work_id, at=self.now, actor="governor"))
-
-    def park(self, action: Park) -> None:
-        self.add(park_goal(self.view, action.outage, at=self.now))
-
-    def resume(self, action: Resume) -> None:
-        self.add(resume_goal(self.view, action.outage, at=self.now))
-
-    def wait(self, action: Wait) -> bool:
-        if action.until is None:
-            return False
-        self.t = max(self.t, (action.until - T0).total_seconds())
-        return True
-
-    def ask(self, action: Ask) -> bool:
-        """The model has nobody to answer a question: the episode ends on it."""
-        return False
 
     def attempt(self, work_id: str) -> None:
         """One attempt of the model's worker (the one in flight, when a tail starts mid-run)."""

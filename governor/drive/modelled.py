@@ -1,0 +1,69 @@
+"""A modelled goal: the actions every generative world performs the same way.
+
+Rules:
+    * A world (governor's own simulator, the rival world in ``bench/worlds``) drives a
+      goal through ``governor.drive.act.follow`` with a model in place of agents. What
+      differs between worlds is how plans and attempts turn out (``plan``, ``attempt``);
+      applying, dispatching, accepting, parking, resuming, waiting and asking are the
+      core's verbs recorded at the world's clock, the same for every world.
+    * The clock is seconds since the world's ``epoch``; nothing reads the wall clock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import ClassVar
+
+from governor.core import record, verbs
+from governor.core.events import Event
+from governor.core.parking import park_goal, resume_goal
+from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Resume, Wait
+from governor.core.view import GoalView, fold
+
+
+class ModelledGoal:
+    """The shared half of a world's ``Actor``: a view, its events and a model clock."""
+
+    epoch: ClassVar[datetime]
+    view: GoalView
+    events: list[Event]
+    t: float
+
+    @property
+    def now(self) -> datetime:
+        return self.epoch + timedelta(seconds=self.t)
+
+    def add(self, events: list[Event]) -> None:
+        self.events.extend(events)
+        fold(self.view, events)
+
+    def attempt(self, work_id: str) -> None:
+        """One attempt of the world's worker on the item (the one in flight, if any)."""
+        raise NotImplementedError
+
+    def apply(self, action: Apply) -> None:
+        self.add(record.apply_plan(self.view, plan_id=action.plan_id, at=self.now))
+
+    def dispatch(self, action: Dispatch) -> None:
+        for work_id in action.work_ids:
+            self.attempt(work_id)
+
+    def accept(self, action: Accept) -> None:
+        for work_id in action.work_ids:
+            self.add(verbs.accept_work(self.view, work_id=work_id, at=self.now, actor="governor"))
+
+    def park(self, action: Park) -> None:
+        self.add(park_goal(self.view, action.outage, at=self.now))
+
+    def resume(self, action: Resume) -> None:
+        self.add(resume_goal(self.view, action.outage, at=self.now))
+
+    def wait(self, action: Wait) -> bool:
+        if action.until is None:
+            return False
+        self.t = max(self.t, (action.until - self.epoch).total_seconds())
+        return True
+
+    def ask(self, action: Ask) -> bool:
+        """Nobody answers questions in a modelled world: the drive ends on one."""
+        return False
