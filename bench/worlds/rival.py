@@ -38,14 +38,14 @@ import math
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 from governor.core import record
 from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, Outcome, Profile, WorkSpec
-from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
+from governor.core.events import Event, Profile, WorkSpec
+from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
 from governor.core.policy import Policy
 from governor.core.route import Plan
 from governor.core.view import GoalView, project
@@ -299,41 +299,23 @@ class Episode(ModelledGoal):
         m = self.model
         if self.goal.planner_missing:
             error = "could not start 'codex': No such file or directory"
-            self.add(self._plan_failed(plan_id, "environment", NO_PLANNER, error))
+            self.plan_failed(plan_id, "environment", NO_PLANNER, error)
             return
         end = self.vendor.down_until(self.t)
         if end is not None:
             self.t += m.refusal_s
             error = "HTTP/1.1 503 Service Unavailable"
-            self.add(self._plan_failed(plan_id, "upstream", REFUSED, error, self.hint(end)))
+            self.plan_failed(plan_id, "upstream", REFUSED, error, self.hint(end))
             return
         u, usable = self.planner.random(), self.planner.random()
         self.t += self.run_s(m.planner_median_s)
         if u < m.plan_decision:
-            self.add(self._plan_failed(plan_id, "decision", UNKNOWN, "Which stack should we use?"))
+            self.plan_failed(plan_id, "decision", UNKNOWN, "Which stack should we use?")
         elif usable < _sigmoid(m.plan_valid - m.plan_valid_per_difficulty * self.goal.difficulty):
             self.propose(plan_id)
         else:
             error = "the reply could not be used: no JSON object"
-            self.add(self._plan_failed(plan_id, None, UNKNOWN, error))
-
-    def _plan_failed(
-        self,
-        plan_id: str,
-        failure_class: FailureClass | None,
-        evidence: Evidence,
-        error: str,
-        retry_after_s: float | None = None,
-    ) -> list[Event]:
-        return record.plan_failed(
-            self.view,
-            plan_id=plan_id,
-            at=self.now,
-            failure_class=failure_class,
-            evidence=evidence,
-            error=error,
-            retry_after_s=retry_after_s,
-        )
+            self.plan_failed(plan_id, None, UNKNOWN, error)
 
     def tasks_to_propose(self) -> list[Task] | None:
         """What the planner proposes now, read from the graph; None to say ``complete``."""
@@ -390,7 +372,7 @@ class Episode(ModelledGoal):
         if task.tool_missing:
             self.t += 0.5
             error = "could not start 'cargo': No such file or directory"
-            self._finish(
+            self.finish(
                 work_id,
                 run_id,
                 "failed",
@@ -408,18 +390,18 @@ class Episode(ModelledGoal):
         run_s = task.rng.lognormvariate(math.log(median), m.duration_sigma)
         if u < m.attempt_decision:
             self.t += run_s
-            self._finish(work_id, run_id, "failed", failure_class="decision", error="Which way?")
+            self.finish(work_id, run_id, "failed", failure_class="decision", error="Which way?")
         elif u < m.attempt_decision + m.timeout_p:
             self.t += m.timeout_s
             error = f"timed out after {m.timeout_s:.0f} s"
-            self._finish(work_id, run_id, "timed_out", error=error, cost_usd=self.cost(m.timeout_s))
+            self.finish(work_id, run_id, "timed_out", error=error, cost_usd=self.cost(m.timeout_s))
         elif task.rng.random() < task.success_p:
             self.t += run_s
-            self._finish(work_id, run_id, "succeeded", cost_usd=self.cost(run_s), summary="done")
+            self.finish(work_id, run_id, "succeeded", cost_usd=self.cost(run_s), summary="done")
         else:
             self.t += run_s
             error = "tests failed"
-            self._finish(
+            self.finish(
                 work_id, run_id, "failed", evidence=RAN, error=error, cost_usd=self.cost(run_s)
             )
 
@@ -429,7 +411,7 @@ class Episode(ModelledGoal):
         if self.refusals.random() < m.dirty_refusal_p:
             run_s = self.refusals.uniform(5.0, 60.0)
             self.t += run_s
-            self._finish(
+            self.finish(
                 work_id,
                 run_id,
                 "failed",
@@ -440,7 +422,7 @@ class Episode(ModelledGoal):
             )
             return
         self.t += m.refusal_s
-        self._finish(
+        self.finish(
             work_id,
             run_id,
             "failed",
@@ -452,13 +434,6 @@ class Episode(ModelledGoal):
 
     def cost(self, run_s: float) -> float:
         return self.model.cost_base_usd + self.model.cost_per_s * run_s
-
-    def _finish(self, work_id: str, run_id: str, outcome: Outcome, **fields: Any) -> None:
-        self.add(
-            record.finish_attempt(
-                self.view, work_id=work_id, run_id=run_id, at=self.now, outcome=outcome, **fields
-            )
-        )
 
     def run(self) -> Decision:
         """Follow the core's decisions until the drive ends."""

@@ -30,14 +30,14 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 from governor.core import record
 from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, Outcome, Profile, WorkSpec
-from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
+from governor.core.events import Event, Profile, WorkSpec
+from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
 from governor.core.policy import Policy
 from governor.core.route import Plan
 from governor.core.view import GoalView, project
@@ -301,33 +301,6 @@ class Episode(ModelledGoal):
         hint = self.w.hints.random() < self.w.model.retry_after_p
         return self.w.model.refusal_s, min(end - self.t, 3600.0) if hint else None
 
-    def _plan_failed(
-        self,
-        plan_id: str,
-        failure_class: FailureClass | None,
-        evidence: Evidence,
-        error: str,
-        retry_after_s: float | None = None,
-    ) -> None:
-        self.add(
-            record.plan_failed(
-                self.view,
-                plan_id=plan_id,
-                at=self.now,
-                failure_class=failure_class,
-                evidence=evidence,
-                error=error,
-                retry_after_s=retry_after_s,
-            )
-        )
-
-    def _finish(self, work_id: str, run_id: str, outcome: Outcome, **fields: Any) -> None:
-        self.add(
-            record.finish_attempt(
-                self.view, work_id=work_id, run_id=run_id, at=self.now, outcome=outcome, **fields
-            )
-        )
-
     # --- the actions (an ``Actor`` of ``governor.drive.act``) ---------------------------
 
     def plan(self, action: Plan) -> None:
@@ -339,7 +312,7 @@ class Episode(ModelledGoal):
             self.add(record.request_plan(self.view, plan_id=plan_id, trigger=trigger, at=self.now))
         m = self.w.model
         if self.w.binary_missing:
-            self._plan_failed(
+            self.plan_failed(
                 plan_id,
                 "environment",
                 MISSING,
@@ -349,7 +322,7 @@ class Episode(ModelledGoal):
         refused, retry_after = self.refusal()
         if refused is not None:
             self.t += refused
-            self._plan_failed(
+            self.plan_failed(
                 plan_id, "upstream", OUTAGE, "HTTP/1.1 503 Service Unavailable", retry_after
             )
             return
@@ -357,7 +330,7 @@ class Episode(ModelledGoal):
         u, n, v = rng.random(), m.plan_size(rng, trigger), rng.random()
         self.t += rng.expovariate(1 / m.planner_s)
         if u < m.plan_decision:
-            self._plan_failed(plan_id, "decision", UNKNOWN, "Which approach should the goal take?")
+            self.plan_failed(plan_id, "decision", UNKNOWN, "Which approach should the goal take?")
         elif u < m.plan_decision + m.plan_success:
             # the planner says complete after a milestone, or when it may only say that
             done = trigger == "milestone" and (
@@ -382,7 +355,7 @@ class Episode(ModelledGoal):
                 )
             )
         else:
-            self._plan_failed(plan_id, None, UNKNOWN, "the reply could not be used: no JSON object")
+            self.plan_failed(plan_id, None, UNKNOWN, "the reply could not be used: no JSON object")
 
     def attempt(self, work_id: str) -> None:
         """One attempt of the model's worker (the one in flight, when a tail starts mid-run)."""
@@ -396,7 +369,7 @@ class Episode(ModelledGoal):
         refused, retry_after = self.refusal()
         if refused is not None:
             self.t += refused
-            self._finish(
+            self.finish(
                 work_id,
                 run_id,
                 "failed",
@@ -411,7 +384,7 @@ class Episode(ModelledGoal):
         u = rng.random()
         self.t += rng.expovariate(1 / m.worker_s)
         if u < m.attempt_decision:
-            self._finish(
+            self.finish(
                 work_id,
                 run_id,
                 "failed",
@@ -419,9 +392,9 @@ class Episode(ModelledGoal):
                 error="Which way should this go?",
             )
         elif u < m.attempt_decision + (1 - m.attempt_decision) * q:
-            self._finish(work_id, run_id, "succeeded", cost_usd=m.worker_cost_usd, summary="done")
+            self.finish(work_id, run_id, "succeeded", cost_usd=m.worker_cost_usd, summary="done")
         else:
-            self._finish(
+            self.finish(
                 work_id,
                 run_id,
                 "failed",

@@ -12,10 +12,11 @@ Rules:
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from governor.core import record, verbs
-from governor.core.events import Event
+from governor.core.events import Event, Outcome
+from governor.core.evidence import Evidence, FailureClass
 from governor.core.parking import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Resume, Wait
 from governor.core.view import GoalView, fold
@@ -36,6 +37,35 @@ class ModelledGoal:
     def add(self, events: list[Event]) -> None:
         self.events.extend(events)
         fold(self.view, events)
+
+    def plan_failed(
+        self,
+        plan_id: str,
+        failure_class: FailureClass | None,
+        evidence: Evidence,
+        error: str,
+        retry_after_s: float | None = None,
+    ) -> None:
+        """Record the plan's failure, classified by the world."""
+        self.add(
+            record.plan_failed(
+                self.view,
+                plan_id=plan_id,
+                at=self.now,
+                failure_class=failure_class,
+                evidence=evidence,
+                error=error,
+                retry_after_s=retry_after_s,
+            )
+        )
+
+    def finish(self, work_id: str, run_id: str, outcome: Outcome, **fields: Any) -> None:
+        """Record the attempt's finish as the world decided it."""
+        self.add(
+            record.finish_attempt(
+                self.view, work_id=work_id, run_id=run_id, at=self.now, outcome=outcome, **fields
+            )
+        )
 
     def attempt(self, work_id: str) -> None:
         """One attempt of the world's worker on the item (the one in flight, if any)."""
