@@ -91,10 +91,9 @@ def ours(trace: Trace, policies: list[Policy], names: list[str] | None = None) -
     """Governor's re-projection (``names``: the grid's fields, as ``tune`` keys policies)."""
     seen: dict[tuple[object, ...], str] = {}
     out = []
-    for policy in policies:
-        key = trace.demands.key(policy, names)
+    for policy, key in zip(policies, trace.demands.keys(policies, names), strict=True):
         if key not in seen:
-            seen[key] = trace.under(policy).final.status
+            seen[key] = trace.under(policy, ledger=False).final.status
         out.append(seen[key])
     return out
 

@@ -222,11 +222,9 @@ class _Tail(Episode):
         for event in events:
             fold(self.view, [event])
             if self.demands is not None:
-                before = dict(self.demands.most)
-                self.demands.note(self.view, event)
-                for name, most in self.demands.most.items():
-                    if most > before[name]:
-                        self.rises.setdefault(name, []).append((len(self.events), most))
+                most = self.demands.most
+                for name in self.demands.note(self.view, event):
+                    self.rises.setdefault(name, []).append((len(self.events), most[name]))
                 if self.refused_at is None and self.demands.refused:
                     self.refused_at = len(self.events)
             self.events.append(event)
@@ -433,6 +431,17 @@ def _fields_of(override: dict[str, Any]) -> list[str]:
     return sorted(names)
 
 
+def _keys(
+    trace: Trace, overrides: Sequence[dict[str, Any]], policies: Sequence[Policy]
+) -> list[tuple[object, ...]]:
+    """Each candidate's ``Demands.key`` over the fields its override may change (a grid's
+    candidates all change the same ones: keyed together)."""
+    names = [_fields_of(o) for o in overrides]
+    if all(n == names[0] for n in names):
+        return trace.demands.keys(policies, names[0] if names else [])
+    return [trace.demands.key(p, n) for p, n in zip(policies, names, strict=True)]
+
+
 def evaluate_models(
     events: list[Event],
     overrides: Sequence[dict[str, Any]],
@@ -447,27 +456,34 @@ def evaluate_models(
     tails in all, spread over the models (at least one each).
     """
     trace = Trace.of(events)
-    known: dict[tuple[object, ...], Result | None] = {}
+    policies = candidate_policies(trace.policy, overrides)
+    first: dict[tuple[object, ...], tuple[WhatIf, Result | None]] = {}
+    """Per key: the first candidate's re-fold, and its result when known."""
     slots: list[Result | int] = []
     """Per candidate: its known result, or its index among the censored ones."""
     open_: list[tuple[dict[str, Any], Policy, WhatIf]] = []
-    for override, policy in zip(
-        overrides, candidate_policies(trace.policy, overrides), strict=True
+    for override, policy, key in zip(
+        overrides, policies, _keys(trace, overrides, policies), strict=True
     ):
         # the history cannot tell apart policies of one key (they differ only in the grid's fields)
-        key = trace.demands.key(policy, _fields_of(override))
-        if key not in known or known[key] is None:
-            result = trace.under(policy)
-            known[key] = (
+        if key in first:
+            result, known = first[key]
+            if known is not None:
+                slots.append(known)
+                continue
+            # censored: each candidate goes on its own way, from its own view
+            result = trace.alike(result, policy, ledger=False) or trace.under(policy, ledger=False)
+        else:
+            result = trace.under(policy, ledger=False)
+            known = (
                 measure(result.view, result.final.status == "succeeded") if result.known else None
             )
-            if not result.known:  # censored: each candidate goes on its own way
-                slots.append(len(open_))
-                open_.append((override, policy, result))
+            first[key] = (result, known)
+            if known is not None:
+                slots.append(known)
                 continue
-        result_known = known[key]
-        assert result_known is not None
-        slots.append(result_known)
+        slots.append(len(open_))
+        open_.append((override, policy, result))
     per_model = []
     each = max(1, math.ceil(samples / len(models)))  # the tails are spread over the models
     for model in models:

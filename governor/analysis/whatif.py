@@ -19,12 +19,12 @@ Rules (SPEC §9):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Final, Literal
 
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, outage_wait_s
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, outage_wait_s
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
@@ -42,7 +42,7 @@ from governor.core.events import (
 from governor.core.history import HistoryChecker, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
-from governor.core.view import GoalView, WorkState, evolve
+from governor.core.view import GoalView, evolve, fold
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 
@@ -157,14 +157,26 @@ class Demands:
     refused: bool = False
     """Whether any run was refused upstream (only then does the back-off matter)."""
 
-    def note(self, view: GoalView, event: Event) -> None:
+    def note(self, view: GoalView, event: Event) -> list[str]:
+        """Take in the counters after ``event``; returns the budgets whose demand grew."""
+        most, grown = self.most, []
+        for name, used in _BY_GOAL:
+            value = used(view, None)
+            if value > most[name]:
+                most[name] = value
+                grown.append(name)
         work_id = getattr(event, "work_id", None)
         item = view.work.get(work_id) if work_id is not None else None
-        for budget in BUDGETS:
-            for holder in _holders(budget, item):
-                used = budget.used(view, holder)
-                self.most[budget.name] = max(self.most[budget.name], used)
-        self.refused = self.refused or getattr(event, "failure_class", None) == "upstream"
+        if item is not None:
+            for name, used in _BY_ITEM:
+                value = used(view, item)
+                if value > most[name]:
+                    most[name] = value
+                    if name not in grown:
+                        grown.append(name)
+        if not self.refused and getattr(event, "failure_class", None) == "upstream":
+            self.refused = True
+        return grown
 
     def key(self, policy: Policy, names: Iterable[str] | None = None) -> tuple[object, ...]:
         """The policy as far as this history can tell it apart from others (``names``: only
@@ -181,15 +193,33 @@ class Demands:
                 parts.append(value)
         return tuple(parts)
 
+    def keys(
+        self, policies: Sequence[Policy], names: Iterable[str] | None = None
+    ) -> list[tuple[object, ...]]:
+        """``key`` of each policy, a field at a time (a grid repeats a few values per field)."""
+        columns: list[list[object]] = []
+        for name in Policy.model_fields if names is None else names:
+            values = [getattr(policy, name) for policy in policies]
+            budget = BY_FIELD.get(name)
+            if budget is not None:
+                most, buckets = self.most[budget.name], {}
+                for value in values:
+                    if value not in buckets:
+                        buckets[value] = budget.bucket(value, most)
+                columns.append([buckets[value] for value in values])
+            elif name == "upstream_backoff" and not self.refused:
+                columns.append([None] * len(values))
+            else:
+                columns.append(values)
+        if not columns:
+            return [() for _ in policies]
+        return list(zip(*columns, strict=True))
 
-def _holders(budget: Budget, item: WorkState | None) -> tuple[WorkState | None, ...]:
-    """Where a budget's counter is read after an event: the goal, the event's item, or both
-    (a per-run budget counts the plan in flight and the item's attempt)."""
-    if budget.scope == "goal":
-        return (None,)
-    if budget.scope == "item":
-        return (item,) if item is not None else ()
-    return (None, item) if item is not None else (None,)
+
+_BY_GOAL: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "item")
+"""Budgets read on the goal after every event (a per-run one: on the plan in flight)."""
+_BY_ITEM: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "goal")
+"""Budgets read on the item an event names (a per-run one: on its attempt in flight)."""
 
 
 def first_difference(
@@ -245,6 +275,11 @@ class Trace:
     """Budget name -> (event index, its demand from then on), each time the demand grew."""
     refused_at: int | None = None
     """The index of the first event refused upstream (None: never)."""
+    raised_at: int | None = None
+    """The index of the first ``budget.raised`` (None: never)."""
+    snapshots: dict[int, GoalView] = field(default_factory=dict, repr=False, compare=False)
+    """Event index k -> the recorded view before event k (folded, never decided; read only):
+    where re-folds resume (``resume``)."""
 
     def first_check(self, policy: Policy) -> int:
         """The first event whose action ``policy`` might decide otherwise than the record.
@@ -279,19 +314,20 @@ class Trace:
         checker, forced, kept, demands = HistoryChecker(source), set(), [], Demands()
         rises: dict[str, list[tuple[int, float]]] = {}
         refused_at: int | None = None
-        for line, event in enumerate(events, start=1):
-            checker.verify(event, line)
+        raised_at: int | None = None
+        most = demands.most
+        for index, event in enumerate(events):
+            checker.verify(event, index + 1)
             recorded = checker.view
             if recorded.created is not None and _diverges(recorded, event) is not None:
                 forced.add(event.seq)
             checker.advance(event)
-            before = dict(demands.most)
-            demands.note(recorded, event)
-            for name, grown in demands.most.items():
-                if grown > before[name]:
-                    rises.setdefault(name, []).append((line - 1, grown))
+            for name in demands.note(recorded, event):
+                rises.setdefault(name, []).append((index, most[name]))
             if refused_at is None and demands.refused:
-                refused_at = line - 1
+                refused_at = index
+            if raised_at is None and isinstance(event, BudgetRaised):
+                raised_at = index
             if keep:
                 kept.append(event)
         recorded = checker.view
@@ -299,11 +335,15 @@ class Trace:
             raise empty_history(source)
         final = decide(recorded, now or recorded.last_at)
         if now is not None:  # a park still open at ``now`` has asked that much of its budget
-            most, waited = demands.most, outage_wait_s(recorded, now)
+            waited = outage_wait_s(recorded, now)
             if waited > most["outage_wait"]:
                 most["outage_wait"] = waited
                 rises.setdefault("outage_wait", []).append((max(len(kept) - 1, 0), waited))
         policy = recorded.created.policy
+        snapshots = {}
+        if keep:  # the recorded view after the last event (its decisions dropped: it is read only)
+            recorded.decided = None
+            snapshots[len(kept)] = recorded
         return cls(
             kept,
             frozenset(forced),
@@ -314,23 +354,69 @@ class Trace:
             now=now,
             rises=rises,
             refused_at=refused_at,
+            raised_at=raised_at,
+            snapshots=snapshots,
         )
 
+    def resume(self, policy: Policy, skip: int) -> tuple[GoalView, int]:
+        """A view of the first ``k`` events re-folded under ``policy`` (``k``: ``skip`` when
+        it can be taken from the record, else 0), and ``k``.
+
+        Up to the first check, a re-fold under a policy that differs from the recorded one
+        only in limits of the goal or of a run folds the same events as the record (the
+        fold reads no such limit; no ``work.created`` changes and, before the first
+        ``budget.raised``, no raise): the view is the recorded one with the other policy in
+        ``goal.created``. It is copied from a snapshot of the record (equal to re-folding
+        from the first event: tested on every pair of the golden and generated histories).
+        """
+        events, recorded = self.events, self.policy
+        if skip <= 0 or skip > len(events):
+            return GoalView(), 0
+        if self.raised_at is not None and skip > self.raised_at:
+            return GoalView(), 0
+        if not _resumable(policy, recorded):
+            return GoalView(), 0
+        base = self.snapshots.get(skip)
+        if base is None:
+            below = max((k for k in self.snapshots if k < skip), default=0)
+            base = self.snapshots[below].copy() if below else GoalView()
+            fold(base, events[below:skip])
+            self.snapshots[skip] = base
+        view = base.copy()
+        assert view.created is not None
+        view.created = view.created.model_copy(update={"policy": policy})
+        view.policy = policy
+        return view, skip
+
     def under(
-        self, policy: Policy, *, now: datetime | None = None, events: Iterable[Event] | None = None
+        self,
+        policy: Policy,
+        *,
+        now: datetime | None = None,
+        events: Iterable[Event] | None = None,
+        ledger: bool = True,
     ) -> WhatIf:
-        """Re-fold the recorded outcomes under ``policy`` (``events`` again, if not kept)."""
+        """Re-fold the recorded outcomes under ``policy`` (``events`` again, if not kept).
+
+        ``ledger=False``: the decisions it returns (at the divergence, or where the story
+        ends) carry no ledger (``decide``'s ``with_ledger``; the same status, action and
+        reason), for callers that only read those.
+        """
         now = now or self.now
-        view = GoalView()
         count = 0
-        # with the events kept, the decisions before the first one that may differ are skipped
-        skip = self.first_check(policy) if events is None else 0
-        for count, event in enumerate(self.events if events is None else events, start=1):
+        if events is None:  # with the events kept, the decisions before the first check are
+            skip = self.first_check(policy)  # skipped, and so is the fold where it is the record's
+            view, start = self.resume(policy, skip)
+            events = self.events[start:] if start else self.events
+        else:
+            view, start, skip = GoalView(), 0, 0
+        for count, event in enumerate(events, start=start + 1):
             if count > skip and view.created is not None and event.seq not in self.forced:
                 diverged = _diverges(view, event)
                 if diverged is not None:
-                    kind = diverged[0]
-                    before = decide(view, event.at)  # again, with the ledger the record shows
+                    kind, before = diverged
+                    if ledger:  # again, with the ledger the record shows
+                        before = decide(view, event.at)
                     outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
                     divergence = Divergence(event.seq, event.type, kind, before)
                     return WhatIf(
@@ -338,7 +424,7 @@ class Trace:
                     )
             _fold(view, _retarget(event, policy, self.policy, view), event)
         assert view.last_at is not None
-        final = decide(view, now or view.last_at)
+        final = decide(view, now or view.last_at, with_ledger=ledger)
         return WhatIf(
             policy,
             _compare(final, self.recorded_final),
@@ -349,12 +435,64 @@ class Trace:
             view,
         )
 
+    def alike(self, result: WhatIf, policy: Policy, *, ledger: bool = True) -> WhatIf | None:
+        """``policy``'s re-fold, taken from ``result``'s (a policy of the same
+        ``Demands.key``), or None when it cannot be.
+
+        Policies of one key re-fold the history identically; when they differ only in
+        limits the fold never reads (of the goal or of a run) and no ``budget.raised`` was
+        folded, the views differ only in the policy (``goal.created``'s and the view's):
+        the view is copied with ``policy`` put in, and the last decision is taken again
+        under it. (Equal to re-folding: tested on every pair of the golden and generated
+        histories.)
+        """
+        if self.raised_at is not None and self.raised_at < result.events:
+            return None
+        if not _resumable(policy, result.policy):
+            return None
+        view = result.view.copy()
+        assert view.created is not None
+        view.created = view.created.model_copy(update={"policy": policy})
+        view.policy = policy
+        divergence, final = result.divergence, result.final
+        if divergence is not None:
+            event = self.events[result.events - 1]
+            final = decide(view, event.at, with_ledger=ledger)
+            divergence = Divergence(divergence.seq, divergence.event_type, divergence.kind, final)
+        else:
+            assert view.last_at is not None
+            final = decide(view, self.now or view.last_at, with_ledger=ledger)
+        return WhatIf(
+            policy,
+            result.outcome,
+            divergence,
+            final,
+            self.recorded_final,
+            result.events,
+            view,
+        )
+
     def steps(self, policy: Policy) -> Iterator[tuple[Event, GoalView]]:
         """Every event re-folded under ``policy`` (no divergence check), with the view after it."""
         view = GoalView()
         for event in self.events:
             _fold(view, _retarget(event, policy, self.policy, view), event)
             yield event, view
+
+
+def _resumable(policy: Policy, recorded: Policy) -> bool:
+    """Whether ``policy`` differs from ``recorded`` only in limits the fold never reads: of
+    the goal or of a run (an item's are frozen into its ``work.created``; the upstream
+    back-off sets a cooldown)."""
+    for name in _FIELDS:
+        if getattr(policy, name) != getattr(recorded, name):
+            budget = BY_FIELD.get(name)
+            if budget is None or budget.scope == "item":
+                return False
+    return True
+
+
+_FIELDS: Final = tuple(Policy.model_fields)
 
 
 def _fold(view: GoalView, retargeted: Event | None, event: Event) -> None:

@@ -1,0 +1,190 @@
+"""Re-projection's shortcuts (issue 12) give what re-folding every event gives, exactly.
+
+``Trace.under`` resumes from a snapshot of the recorded fold at the first check, and
+``Trace.alike`` takes a censored candidate's view from another of the same key. Both are
+held here to the plain re-fold (``under(policy, events=...)``: every event folded from
+the first, a decision at every recorded action) on the golden histories and a generated
+corpus, under policies that change limits of the goal, of an item, of a run and the
+upstream back-off, and under the recorded one.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from governor.analysis.simulate import Model, simulate
+from governor.analysis.tune import evaluate
+from governor.analysis.whatif import Trace, WhatIf
+from governor.core.events import Event
+from governor.core.policy import Policy, with_overrides
+from governor.errors import HistoryError, PolicyError
+from governor.store.jsonl import read_history
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+RECORDED = Policy(max_replans=3, max_uncharged_replans=2, max_attempts=2, max_uncharged_attempts=2)
+
+
+@cache
+def _histories() -> tuple[tuple[str, tuple[Event, ...]], ...]:
+    found: list[tuple[str, tuple[Event, ...]]] = []
+    for path in sorted(GOLDEN.glob("*.jsonl")):
+        try:
+            history = [e for _, e in read_history(path)]
+            Trace.of(history)
+        except (HistoryError, ValueError):
+            continue
+        found.append((path.stem, tuple(history)))
+    for seed, model in ((6, Model(outage_rate_per_h=2.0)), (7, Model(repeat_failed=0.3))):
+        for history in simulate(model, RECORDED, goals=60, seed=seed):
+            found.append((history[0].goal_id, tuple(history)))
+    return tuple(found)
+
+
+def _overrides(rng: random.Random) -> list[dict[str, Any]]:
+    """Grid-like candidates (goal limits), and some that change an item's limits, a run's,
+    the back-off or nothing."""
+    out: list[dict[str, Any]] = [
+        {"max_replans": r, "max_uncharged_replans": u}
+        for r in (1, 2, 3, 5, 9)
+        for u in (0, 1, 2, 6)
+    ]
+    for _ in range(8):
+        override = {
+            "max_replans": rng.randint(1, 8),
+            "max_uncharged_replans": rng.randint(0, 6),
+            "max_attempts": rng.randint(1, 4),
+            "max_total_attempts": rng.randint(2, 30),
+            "max_continuations": rng.randint(0, 3),
+            "max_plan_records": rng.randint(2, 12),
+        }
+        out.append({k: v for k, v in override.items() if rng.random() < 0.5})
+    out.append({"upstream_backoff.initial_s": 5.0})
+    out.append({})
+    return out
+
+
+def _policies(trace: Trace, overrides: list[dict[str, Any]]) -> list[Policy]:
+    found = []
+    for override in overrides:
+        try:
+            found.append(with_overrides(trace.policy, override))
+        except PolicyError:  # a combination the recorded policy makes invalid
+            continue
+    return [trace.policy, *found]
+
+
+def _same(fast: WhatIf, slow: WhatIf) -> None:
+    assert fast.policy == slow.policy
+    assert fast.outcome == slow.outcome
+    assert fast.events == slow.events
+    assert fast.divergence == slow.divergence
+    assert fast.final == slow.final
+    assert fast.view == slow.view
+    assert fast.view.created == slow.view.created
+    assert fast.view.policy == slow.view.policy
+
+
+def test_a_resumed_re_fold_equals_re_folding_every_event() -> None:
+    rng = random.Random(1)
+    overrides = _overrides(rng)
+    resumed = 0
+    for name, history in _histories():
+        trace = Trace.of(history)
+        for policy in _policies(trace, overrides):
+            skip = trace.first_check(policy)
+            view, start = trace.resume(policy, skip)
+            if start:
+                resumed += 1
+                plain = Trace.of(history).steps(policy)
+                for _ in range(start):
+                    _, before = next(plain)
+                assert view == before, (name, policy)
+                assert view.created == before.created
+                assert view.policy == before.policy
+            fast = trace.under(policy)
+            slow = Trace.of(history).under(policy, events=list(history))
+            try:
+                _same(fast, slow)
+            except AssertionError as e:
+                raise AssertionError(f"{name} under {policy!r}") from e
+    assert resumed > 1000  # the shortcut is taken, not only fallen back from
+
+
+def test_a_shared_censored_view_equals_its_own_re_fold() -> None:
+    rng = random.Random(2)
+    overrides = _overrides(rng)
+    shared = 0
+    for name, history in _histories():
+        trace = Trace.of(history)
+        policies = _policies(trace, overrides)
+        first: dict[tuple[object, ...], WhatIf] = {}
+        for policy, key in zip(policies, trace.demands.keys(policies), strict=True):
+            if key not in first:
+                first[key] = trace.under(policy)
+                continue
+            for ledger in (True, False):
+                alike = trace.alike(first[key], policy, ledger=ledger)
+                if alike is None:
+                    continue
+                shared += 1
+                own = Trace.of(history).under(policy, ledger=ledger)
+                try:
+                    _same(alike, own)
+                except AssertionError as e:
+                    raise AssertionError(f"{name} under {policy!r}") from e
+    assert shared > 1000
+
+
+def test_keys_of_many_policies_are_each_ones_key() -> None:
+    rng = random.Random(3)
+    overrides = _overrides(rng)
+    for _, history in _histories():
+        trace = Trace.of(history)
+        policies = _policies(trace, overrides)
+        assert trace.demands.keys(policies) == [trace.demands.key(p) for p in policies]
+        names = ["max_milestones", "max_replans", "max_uncharged_replans"]
+        assert trace.demands.keys(policies, names) == [
+            trace.demands.key(p, names) for p in policies
+        ]
+
+
+def test_without_the_ledger_a_re_fold_decides_the_same() -> None:
+    rng = random.Random(4)
+    overrides = _overrides(rng)
+    for _, history in _histories()[::3]:
+        trace = Trace.of(history)
+        for policy in _policies(trace, overrides):
+            full, bare = trace.under(policy), trace.under(policy, ledger=False)
+            assert (bare.outcome, bare.events, bare.view) == (full.outcome, full.events, full.view)
+            for a, b in ((bare.final, full.final),) + (
+                ((bare.divergence.decision, full.divergence.decision),)
+                if bare.divergence and full.divergence
+                else ()
+            ):
+                assert (a.status, a.next_action, a.reason) == (b.status, b.next_action, b.reason)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tune_evaluates_every_candidate_as_its_own_re_fold_would(seed: int) -> None:
+    """``evaluate`` shares re-folds among candidates of a key; its known results are those
+    of each candidate's own re-fold, and it completes exactly the censored ones."""
+    overrides = _overrides(random.Random(seed))[:20]
+    model = Model()
+    for _, history in _histories()[seed::7]:
+        events = list(history)
+        trace = Trace.of(events)
+        try:
+            policies = [with_overrides(trace.policy, o) for o in overrides]
+        except PolicyError:  # a grid the recorded policy makes invalid
+            continue
+        results = evaluate(events, overrides, model, samples=1, rng=random.Random(seed))
+        for policy, result in zip(policies, results, strict=True):
+            own = trace.under(policy, events=events)
+            assert result.censored == (not own.known)
+            if own.known:
+                assert result.success == float(own.final.status == "succeeded")
