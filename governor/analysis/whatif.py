@@ -261,8 +261,9 @@ class Trace:
     """
 
     events: list[Event]
-    forced: frozenset[int]
-    """Seqs of recorded actions the recorded policy did not decide."""
+    forced: frozenset[int] | None
+    """Seqs of recorded actions the recorded policy did not decide (None: the events are
+    kept, and an action is checked only where a re-fold would not take it: ``is_forced``)."""
     recorded_final: Decision
     policy: Policy
     """The recorded policy (from ``goal.created``)."""
@@ -280,6 +281,40 @@ class Trace:
     snapshots: dict[int, GoalView] = field(default_factory=dict, repr=False, compare=False)
     """Event index k -> the recorded view before event k (folded, never decided; read only):
     where re-folds resume (``resume``)."""
+
+    checked: dict[int, bool] = field(default_factory=dict, repr=False, compare=False)
+    """Event index -> whether its action was forced (``is_forced``, as asked)."""
+
+    def is_forced(self, index: int, event: Event, view: GoalView) -> bool:
+        """Whether the recorded policy would not have taken the action of ``event``, the
+        ``index``-th (``view``: a re-fold's view before it, which the recorded fold equals
+        but for the policy when ``resumable`` holds up to there; else the record is folded
+        again)."""
+        if self.forced is not None:
+            return event.seq in self.forced
+        known = self.checked.get(index)
+        if known is not None:
+            return known
+        created = self.events[0]
+        assert isinstance(created, GoalCreated)
+        if self.resumable(view.policy, index):
+            saved = view.policy, view.created, view.decided, set(view.touched)
+            view.policy, view.created, view.decided = self.policy, created, None
+            known = _diverges(view, event) is not None
+            view.policy, view.created, view.decided = saved[:3]
+            view.touched.update(saved[3])
+        else:
+            recorded = fold(GoalView(), self.events[:index])
+            known = _diverges(recorded, event) is not None
+        self.checked[index] = known
+        return known
+
+    def resumable(self, policy: Policy, index: int) -> bool:
+        """Whether re-folding the first ``index`` events under ``policy`` gives the recorded
+        view but for the policy (``resume``)."""
+        if self.raised_at is not None and index > self.raised_at:
+            return False
+        return _resumable(policy, self.policy)
 
     def first_check(self, policy: Policy) -> int:
         """The first event whose action ``policy`` might decide otherwise than the record.
@@ -319,7 +354,7 @@ class Trace:
         for index, event in enumerate(events):
             checker.verify(event, index + 1)
             recorded = checker.view
-            if recorded.created is not None and _diverges(recorded, event) is not None:
+            if not keep and recorded.created is not None and _diverges(recorded, event) is not None:
                 forced.add(event.seq)
             checker.advance(event)
             for name in demands.note(recorded, event):
@@ -346,7 +381,7 @@ class Trace:
             snapshots[len(kept)] = recorded
         return cls(
             kept,
-            frozenset(forced),
+            None if keep else frozenset(forced),
             final,
             policy,
             demands,
@@ -369,12 +404,8 @@ class Trace:
         ``goal.created``. It is copied from a snapshot of the record (equal to re-folding
         from the first event: tested on every pair of the golden and generated histories).
         """
-        events, recorded = self.events, self.policy
-        if skip <= 0 or skip > len(events):
-            return GoalView(), 0
-        if self.raised_at is not None and skip > self.raised_at:
-            return GoalView(), 0
-        if not _resumable(policy, recorded):
+        events = self.events
+        if skip <= 0 or skip > len(events) or not self.resumable(policy, skip):
             return GoalView(), 0
         base = self.snapshots.get(skip)
         if base is None:
@@ -403,17 +434,17 @@ class Trace:
         reason), for callers that only read those.
         """
         now = now or self.now
-        count = 0
         if events is None:  # with the events kept, the decisions before the first check are
             skip = self.first_check(policy)  # skipped, and so is the fold where it is the record's
             view, start = self.resume(policy, skip)
             events = self.events[start:] if start else self.events
         else:
             view, start, skip = GoalView(), 0, 0
+        count = start
         for count, event in enumerate(events, start=start + 1):
-            if count > skip and view.created is not None and event.seq not in self.forced:
+            if count > skip and view.created is not None:
                 diverged = _diverges(view, event)
-                if diverged is not None:
+                if diverged is not None and not self.is_forced(count - 1, event, view):
                     kind, before = diverged
                     if ledger:  # again, with the ledger the record shows
                         before = decide(view, event.at)
@@ -431,7 +462,7 @@ class Trace:
             None,
             final,
             self.recorded_final,
-            len(self.events),
+            count,
             view,
         )
 

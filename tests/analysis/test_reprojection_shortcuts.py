@@ -19,7 +19,8 @@ import pytest
 
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import evaluate
-from governor.analysis.whatif import Trace, WhatIf
+from governor.analysis.whatif import Trace, WhatIf, _fold, _retarget
+from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.policy import Policy, with_overrides
 from governor.errors import HistoryError, PolicyError
@@ -27,6 +28,8 @@ from governor.store.jsonl import read_history
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 RECORDED = Policy(max_replans=3, max_uncharged_replans=2, max_attempts=2, max_uncharged_attempts=2)
+BACKOFF = {"upstream_backoff.initial_s": 5.0}
+LOOSE = Policy(max_replans=8, max_uncharged_replans=5, max_attempts=3, max_uncharged_attempts=3)
 
 
 @cache
@@ -42,6 +45,11 @@ def _histories() -> tuple[tuple[str, tuple[Event, ...]], ...]:
     for seed, model in ((6, Model(outage_rate_per_h=2.0)), (7, Model(repeat_failed=0.3))):
         for history in simulate(model, RECORDED, goals=60, seed=seed):
             found.append((history[0].goal_id, tuple(history)))
+    # hand-edited: run under looser limits, recorded as if under tighter ones, so that many
+    # recorded actions were forced (the recorded policy would not have taken them)
+    for history in simulate(Model(outage_rate_per_h=2.0), LOOSE, goals=60, seed=8):
+        edited = history[0].model_copy(update={"policy": RECORDED})
+        found.append((f"edited-{history[0].goal_id}", (edited, *history[1:])))
     return tuple(found)
 
 
@@ -63,7 +71,7 @@ def _overrides(rng: random.Random) -> list[dict[str, Any]]:
             "max_plan_records": rng.randint(2, 12),
         }
         out.append({k: v for k, v in override.items() if rng.random() < 0.5})
-    out.append({"upstream_backoff.initial_s": 5.0})
+    out.append(BACKOFF)
     out.append({})
     return out
 
@@ -107,12 +115,46 @@ def test_a_resumed_re_fold_equals_re_folding_every_event() -> None:
                 assert view.created == before.created
                 assert view.policy == before.policy
             fast = trace.under(policy)
-            slow = Trace.of(history).under(policy, events=list(history))
+            slow = Trace.of(history, keep=False).under(policy, events=list(history))
             try:
                 _same(fast, slow)
             except AssertionError as e:
                 raise AssertionError(f"{name} under {policy!r}") from e
     assert resumed > 1000  # the shortcut is taken, not only fallen back from
+
+
+def test_an_action_is_forced_where_the_recorded_policy_would_not_have_taken_it() -> None:
+    """Asked lazily, on a re-fold's view (the recorded policy put in for the question) or on
+    the record folded again, as analysing every action at once (``keep=False``) says; the
+    view asked on is left as it was, its decisions too."""
+    forced = 0
+    for _, history in _histories():
+        eager = Trace.of(history, keep=False).forced
+        assert eager is not None
+        forced += len(eager)
+        for override in ({"max_replans": 9, "max_uncharged_replans": 0}, BACKOFF):
+            trace = Trace.of(history)
+            policy = with_overrides(trace.policy, override)
+            views = [view.copy() for _, view in trace.steps(policy)]
+            asked = set()
+            for index in range(1, len(history)):
+                view, event = views[index - 1], history[index]
+                if index % 2 or index < 2:  # a memo that has taken in the last event
+                    decide(view, event.at, with_ledger=False)
+                else:  # or one that has not yet
+                    view = views[index - 2].copy()
+                    decide(view, history[index - 1].at, with_ledger=False)
+                    last = history[index - 1]
+                    _fold(view, _retarget(last, policy, trace.policy, view), last)
+                    assert view == views[index - 1]
+                kept = view.copy()
+                if trace.is_forced(index, event, view):
+                    asked.add(event.seq)
+                assert view == kept
+                assert view.policy is kept.policy
+                assert decide(view, event.at) == decide(kept, event.at)
+            assert asked == eager
+    assert forced > 50
 
 
 def test_a_shared_censored_view_equals_its_own_re_fold() -> None:
