@@ -453,7 +453,10 @@ class Trace:
                     return WhatIf(
                         policy, outcome, divergence, before, self.recorded_final, count, view
                     )
-            _fold(view, _retarget(event, policy, self.policy, view), event)
+            if start and event.type != "budget.raised":  # resumed: no other event is retargeted
+                evolve(view, event)
+            else:
+                _fold(view, _retarget(event, policy, self.policy, view), event)
         assert view.last_at is not None
         final = decide(view, now or view.last_at, with_ledger=ledger)
         return WhatIf(
