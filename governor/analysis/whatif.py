@@ -28,6 +28,7 @@ from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, outage_wait_s
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
+    EVENT_CLASSES,
     AttemptStarted,
     BudgetRaised,
     Event,
@@ -165,7 +166,8 @@ class Demands:
             if value > most[name]:
                 most[name] = value
                 grown.append(name)
-        work_id = getattr(event, "work_id", None)
+        # read only off the events that carry them (a missing attribute is slow to ask for)
+        work_id = getattr(event, "work_id") if event.type in _NAMES_ITEM else None  # noqa: B009
         item = view.work.get(work_id) if work_id is not None else None
         if item is not None:
             for name, used in _BY_ITEM:
@@ -174,8 +176,8 @@ class Demands:
                     most[name] = value
                     if name not in grown:
                         grown.append(name)
-        if not self.refused and getattr(event, "failure_class", None) == "upstream":
-            self.refused = True
+        if not self.refused and event.type in _CLASSED:
+            self.refused = getattr(event, "failure_class") == "upstream"  # noqa: B009
         return grown
 
     def key(self, policy: Policy, names: Iterable[str] | None = None) -> tuple[object, ...]:
@@ -220,6 +222,10 @@ _BY_GOAL: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "item")
 """Budgets read on the goal after every event (a per-run one: on the plan in flight)."""
 _BY_ITEM: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "goal")
 """Budgets read on the item an event names (a per-run one: on its attempt in flight)."""
+_NAMES_ITEM: Final = frozenset(t for t, c in EVENT_CLASSES.items() if "work_id" in c.model_fields)
+_CLASSED: Final = frozenset(
+    t for t, c in EVENT_CLASSES.items() if "failure_class" in c.model_fields
+)
 
 
 def first_difference(
@@ -232,10 +238,8 @@ def first_difference(
     """The first event (index) before which two policies might decide differently, given
     when each budget's demand grew (``rises``) and the first refusal (``end``: never)."""
     first = end
-    for name in Policy.model_fields:
+    for name in differing(policy, other):
         mine, theirs = getattr(policy, name), getattr(other, name)
-        if mine == theirs:
-            continue
         budget = BY_FIELD.get(name)
         if budget is None:
             if name != "upstream_backoff":
@@ -518,12 +522,19 @@ def _resumable(policy: Policy, recorded: Policy) -> bool:
     """Whether ``policy`` differs from ``recorded`` only in limits the fold never reads: of
     the goal or of a run (an item's are frozen into its ``work.created``; the upstream
     back-off sets a cooldown)."""
-    for name in _FIELDS:
-        if getattr(policy, name) != getattr(recorded, name):
-            budget = BY_FIELD.get(name)
-            if budget is None or budget.scope == "item":
-                return False
+    for name in differing(policy, recorded):
+        budget = BY_FIELD.get(name)
+        if budget is None or budget.scope == "item":
+            return False
     return True
+
+
+def differing(policy: Policy, other: Policy) -> list[str]:
+    """The fields in which two policies differ, in the order of ``Policy``'s fields."""
+    mine, theirs = policy.__dict__, other.__dict__  # the fields' values (pydantic keeps them)
+    if mine == theirs:
+        return []
+    return [name for name in _FIELDS if mine[name] != theirs[name]]
 
 
 _FIELDS: Final = tuple(Policy.model_fields)
