@@ -308,10 +308,15 @@ class Trace:
             view.policy, view.created, view.decided = saved[:3]
             view.touched.update(saved[3])
         else:
-            recorded = fold(GoalView(), self.events[:index])
+            recorded = fold(self._empty(), self.events[:index])
             known = _diverges(recorded, event) is not None
         self.checked[index] = known
         return known
+
+    def _empty(self) -> GoalView:
+        """A view before the first event (its policy set now: ``goal.created`` sets it
+        again, and building the default policy is slow)."""
+        return GoalView(policy=self.policy)
 
     def resumable(self, policy: Policy, index: int) -> bool:
         """Whether re-folding the first ``index`` events under ``policy`` gives the recorded
@@ -410,11 +415,11 @@ class Trace:
         """
         events = self.events
         if skip <= 0 or skip > len(events) or not self.resumable(policy, skip):
-            return GoalView(), 0
+            return self._empty(), 0
         base = self.snapshots.get(skip)
         if base is None:
             below = max((k for k in self.snapshots if k < skip), default=0)
-            base = self.snapshots[below].copy() if below else GoalView()
+            base = self.snapshots[below].copy() if below else self._empty()
             fold(base, events[below:skip])
             self.snapshots[skip] = base
         view = base.copy()
@@ -443,7 +448,7 @@ class Trace:
             view, start = self.resume(policy, skip)
             events = self.events[start:] if start else self.events
         else:
-            view, start, skip = GoalView(), 0, 0
+            view, start, skip = self._empty(), 0, 0
         count = start
         for count, event in enumerate(events, start=start + 1):
             if count > skip and view.created is not None:
@@ -512,7 +517,7 @@ class Trace:
 
     def steps(self, policy: Policy) -> Iterator[tuple[Event, GoalView]]:
         """Every event re-folded under ``policy`` (no divergence check), with the view after it."""
-        view = GoalView()
+        view = self._empty()
         for event in self.events:
             _fold(view, _retarget(event, policy, self.policy, view), event)
             yield event, view
