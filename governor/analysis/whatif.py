@@ -19,6 +19,7 @@ Rules (SPEC §9):
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -285,9 +286,10 @@ class Trace:
     snapshots: dict[int, GoalView] = field(default_factory=dict, repr=False, compare=False)
     """Event index k -> the recorded view before event k (folded, never decided; read only):
     where re-folds resume (``resume``)."""
-
-    checked: dict[int, bool] = field(default_factory=dict, repr=False, compare=False)
+    asked: dict[int, bool] = field(default_factory=dict, repr=False, compare=False)
     """Event index -> whether its action was forced (``is_forced``, as asked)."""
+    checked_at: list[int] | None = field(default=None, repr=False, compare=False)
+    """The indices of the events a re-fold checks (``checks``)."""
 
     def is_forced(self, index: int, event: Event, view: GoalView) -> bool:
         """Whether the recorded policy would not have taken the action of ``event``, the
@@ -296,7 +298,7 @@ class Trace:
         again)."""
         if self.forced is not None:
             return event.seq in self.forced
-        known = self.checked.get(index)
+        known = self.asked.get(index)
         if known is not None:
             return known
         created = self.events[0]
@@ -310,7 +312,7 @@ class Trace:
         else:
             recorded = fold(self._empty(), self.events[:index])
             known = _diverges(recorded, event) is not None
-        self.checked[index] = known
+        self.asked[index] = known
         return known
 
     def _empty(self) -> GoalView:
@@ -446,11 +448,13 @@ class Trace:
         if events is None:  # with the events kept, the decisions before the first check are
             skip = self.first_check(policy)  # skipped, and so is the fold where it is the record's
             view, start = self.resume(policy, skip)
-            events = self.events[start:] if start else self.events
+            if start:
+                return self._resumed(policy, view, start, now, ledger)
+            events = self.events
         else:
-            view, start, skip = self._empty(), 0, 0
-        count = start
-        for count, event in enumerate(events, start=start + 1):
+            view, skip = self._empty(), 0
+        count = 0
+        for count, event in enumerate(events, start=1):
             if count > skip and view.created is not None:
                 diverged = _diverges(view, event)
                 if diverged is not None and not self.is_forced(count - 1, event, view):
@@ -462,10 +466,51 @@ class Trace:
                     return WhatIf(
                         policy, outcome, divergence, before, self.recorded_final, count, view
                     )
-            if start and event.type != "budget.raised":  # resumed: no other event is retargeted
-                evolve(view, event)
-            else:
+            _fold(view, _retarget(event, policy, self.policy, view), event)
+        return self._end(policy, view, count, now, ledger)
+
+    def _resumed(
+        self, policy: Policy, view: GoalView, start: int, now: datetime | None, ledger: bool
+    ) -> WhatIf:
+        """``under`` from ``resume``'s view: the events between two that are checked (the
+        actions and the proposals) are folded as recorded (only a raise is retargeted)."""
+        events, checks, folded = self.events, self.checks(), start
+        for index in checks[bisect_left(checks, start) :]:
+            for event in events[folded:index]:
+                if event.type == "budget.raised":
+                    _fold(view, _retarget(event, policy, self.policy, view), event)
+                else:
+                    evolve(view, event)
+            folded, event = index, events[index]
+            diverged = _diverges(view, event)
+            if diverged is not None and not self.is_forced(index, event, view):
+                kind, before = diverged
+                if ledger:  # again, with the ledger the record shows
+                    before = decide(view, event.at)
+                outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
+                divergence = Divergence(event.seq, event.type, kind, before)
+                return WhatIf(
+                    policy, outcome, divergence, before, self.recorded_final, index + 1, view
+                )
+        for event in events[folded:]:
+            if event.type == "budget.raised":
                 _fold(view, _retarget(event, policy, self.policy, view), event)
+            else:
+                evolve(view, event)
+        return self._end(policy, view, len(events), now, ledger)
+
+    def checks(self) -> list[int]:
+        """The indices of the events a re-fold checks: the actions and the proposals."""
+        if self.checked_at is None:
+            self.checked_at = [
+                i for i, e in enumerate(self.events) if _is_action(e) or isinstance(e, PlanProposed)
+            ]
+        return self.checked_at
+
+    def _end(
+        self, policy: Policy, view: GoalView, count: int, now: datetime | None, ledger: bool
+    ) -> WhatIf:
+        """A re-fold that went through every event: the decision after the last one."""
         assert view.last_at is not None
         final = decide(view, now or view.last_at, with_ledger=ledger)
         return WhatIf(
