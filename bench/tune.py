@@ -11,7 +11,8 @@ Method (figures go to docs/performance.md):
                 projection, deciding (with the full ledger) after every event
          ours   analyse each history once (``Trace``), skip policies it cannot tell apart
                 (``Demands.key``), decide only at recorded actions that a limit may change
-                (``Trace.first_check``), stop at the divergence
+                (``Trace.first_check``), stop at the divergence; re-fold the policies together
+                from a snapshot of the recorded fold (``Trace.under_all``)
        Both give the same outcome per pair (checked).
     3. The whole corpus x the grid, **main against this checkout, side by side**, ``--runs``
        times interleaved: each evaluates every history under every candidate with one
@@ -89,13 +90,14 @@ def naive(events: list[Event], policy: Policy) -> str:
 
 def ours(trace: Trace, policies: list[Policy], names: list[str] | None = None) -> list[str]:
     """Governor's re-projection (``names``: the grid's fields, as ``tune`` keys policies)."""
-    seen: dict[tuple[object, ...], str] = {}
-    out = []
-    for policy, key in zip(policies, trace.demands.keys(policies, names), strict=True):
-        if key not in seen:
-            seen[key] = trace.under(policy, ledger=False).final.status
-        out.append(seen[key])
-    return out
+    first: dict[tuple[object, ...], int] = {}
+    keys = trace.demands.keys(policies, names)
+    for position, key in enumerate(keys):
+        first.setdefault(key, position)
+    distinct = list(first.values())
+    results = trace.under_all([policies[p] for p in distinct], ledger=False)
+    status = {p: r.final.status for p, r in zip(distinct, results, strict=True)}
+    return [status[first[key]] for key in keys]
 
 
 def side_by_side(

@@ -457,31 +457,26 @@ def evaluate_models(
     """
     trace = Trace.of(events)
     policies = candidate_policies(trace.policy, overrides)
-    first: dict[tuple[object, ...], tuple[WhatIf, Result | None]] = {}
-    """Per key: the first candidate's re-fold, and its result when known."""
+    keys = _keys(trace, overrides, policies)
+    first: dict[tuple[object, ...], int] = {}
+    for position, key in enumerate(keys):
+        first.setdefault(key, position)
+    # the history cannot tell apart policies of one key (they differ only in the grid's fields)
+    refolds = trace.under_all([policies[p] for p in first.values()], ledger=False)
+    known: dict[tuple[object, ...], tuple[WhatIf, Result | None]] = {
+        key: (r, measure(r.view, r.final.status == "succeeded") if r.known else None)
+        for key, r in zip(first, refolds, strict=True)
+    }
     slots: list[Result | int] = []
     """Per candidate: its known result, or its index among the censored ones."""
     open_: list[tuple[dict[str, Any], Policy, WhatIf]] = []
-    for override, policy, key in zip(
-        overrides, policies, _keys(trace, overrides, policies), strict=True
-    ):
-        # the history cannot tell apart policies of one key (they differ only in the grid's fields)
-        if key in first:
-            result, known = first[key]
-            if known is not None:
-                slots.append(known)
-                continue
-            # censored: each candidate goes on its own way, from its own view
+    for position, (override, policy, key) in enumerate(zip(overrides, policies, keys, strict=True)):
+        result, outcome = known[key]
+        if outcome is not None:
+            slots.append(outcome)
+            continue
+        if first[key] != position:  # censored: each goes on its own way, from its own view
             result = trace.alike(result, policy, ledger=False) or trace.under(policy, ledger=False)
-        else:
-            result = trace.under(policy, ledger=False)
-            known = (
-                measure(result.view, result.final.status == "succeeded") if result.known else None
-            )
-            first[key] = (result, known)
-            if known is not None:
-                slots.append(known)
-                continue
         slots.append(len(open_))
         open_.append((override, policy, result))
     per_model = []

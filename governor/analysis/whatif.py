@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, outage_wait_s
 from governor.core.decide import decide
@@ -45,6 +45,9 @@ from governor.core.history import HistoryChecker, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
 from governor.core.view import GoalView, evolve, fold
+
+if TYPE_CHECKING:
+    from governor.core.memo import DecisionMemo
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 
@@ -415,20 +418,109 @@ class Trace:
         ``goal.created``. It is copied from a snapshot of the record (equal to re-folding
         from the first event: tested on every pair of the golden and generated histories).
         """
-        events = self.events
-        if skip <= 0 or skip > len(events) or not self.resumable(policy, skip):
+        if skip <= 0 or skip > len(self.events) or not self.resumable(policy, skip):
             return self._empty(), 0
-        base = self.snapshots.get(skip)
-        if base is None:
-            below = max((k for k in self.snapshots if k < skip), default=0)
-            base = self.snapshots[below].copy() if below else self._empty()
-            fold(base, events[below:skip])
-            self.snapshots[skip] = base
-        view = base.copy()
+        view = self.snapshot(skip).copy()
         assert view.created is not None
         view.created = view.created.model_copy(update={"policy": policy})
         view.policy = policy
         return view, skip
+
+    def snapshot(self, index: int) -> GoalView:
+        """The recorded view before event ``index`` (kept: copy it before folding on)."""
+        base = self.snapshots.get(index)
+        if base is None:
+            below = max((k for k in self.snapshots if k < index), default=0)
+            base = self.snapshots[below].copy() if below else self._empty()
+            fold(base, self.events[below:index])
+            self.snapshots[index] = base
+        return base
+
+    def under_all(self, policies: Sequence[Policy], *, ledger: bool = True) -> list[WhatIf]:
+        """``under`` each policy (``now``: the trace's), the ones ``resume`` serves re-folded
+        together: one view is folded on from the earliest first check, and each policy
+        decides on it in turn (its policy and its decisions put in) from its own first
+        check until it diverges, when its view is copied off (equal to each one's own
+        ``under``: tested on the golden and generated histories).
+        """
+        results: list[WhatIf | None] = [None] * len(policies)
+        riders: list[_Rider] = []
+        for position, policy in enumerate(policies):
+            skip = self.first_check(policy)
+            if (
+                self.raised_at is None
+                and 0 < skip <= len(self.events)
+                and self.resumable(policy, skip)
+            ):
+                riders.append(_Rider(skip, position, policy))
+            else:
+                results[position] = self.under(policy, ledger=ledger)
+        if riders:
+            for rider, result in self._ride(sorted(riders, key=lambda r: r.skip), ledger):
+                results[rider.position] = result
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
+
+    def _ride(self, riders: list[_Rider], ledger: bool) -> Iterator[tuple[_Rider, WhatIf]]:
+        """``under_all``'s shared re-fold (no ``budget.raised`` in the history)."""
+        events, checks, recorded = self.events, self.checks(), self.events[0]
+        assert isinstance(recorded, GoalCreated)
+        folded = riders[0].skip
+        view = self.snapshot(folded).copy()
+        shared = view.touched
+        shared.clear()  # no rider has decided yet: each takes every item in at its first decision
+        waiting, riding = riders[::-1], list[_Rider]()
+        for index in checks[bisect_left(checks, folded) :]:
+            if folded < index:
+                fold(view, events[folded:index])
+                _hand_out(shared, riding)
+            folded, event = index, events[index]
+            while waiting and waiting[-1].skip <= index:
+                riding.append(waiting.pop())
+            still = []
+            for rider in riding:
+                rider.put_in(view, recorded)
+                diverged = _diverges(view, event)
+                if diverged is not None and not self.is_forced(index, event, view):
+                    kind, before = diverged
+                    if ledger:  # again, with the ledger the record shows
+                        before = decide(view, event.at)
+                    outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
+                    divergence = Divergence(event.seq, event.type, kind, before)
+                    yield (
+                        rider,
+                        WhatIf(
+                            rider.policy,
+                            outcome,
+                            divergence,
+                            before,
+                            self.recorded_final,
+                            index + 1,
+                            rider.take_out(view, shared, keep=True),
+                        ),
+                    )
+                else:
+                    rider.take_out(view, shared)
+                    still.append(rider)
+            riding = still
+        fold(view, events[folded:])
+        _hand_out(shared, riding)
+        assert view.last_at is not None
+        for rider in (*riding, *waiting[::-1]):
+            rider.put_in(view, recorded)
+            final = decide(view, self.now or view.last_at, with_ledger=ledger)
+            yield (
+                rider,
+                WhatIf(
+                    rider.policy,
+                    _compare(final, self.recorded_final),
+                    None,
+                    final,
+                    self.recorded_final,
+                    len(events),
+                    rider.take_out(view, shared, keep=True),
+                ),
+            )
 
     def under(
         self,
@@ -566,6 +658,41 @@ class Trace:
         for event in self.events:
             _fold(view, _retarget(event, policy, self.policy, view), event)
             yield event, view
+
+
+@dataclass(slots=True)
+class _Rider:
+    """A policy re-folded on ``under_all``'s shared view: its decisions, and the items
+    touched since they were last taken in (``GoalView.touched``, ``governor.core.memo``)."""
+
+    skip: int
+    position: int
+    policy: Policy
+    created: GoalCreated | None = None
+    decided: DecisionMemo | None = None
+    touched: set[str] = field(default_factory=set)
+
+    def put_in(self, view: GoalView, recorded: GoalCreated) -> None:
+        """Make the shared view this policy's (its ``goal.created``, policy and decisions)."""
+        if self.created is None:
+            self.created = recorded.model_copy(update={"policy": self.policy})
+        view.created, view.policy = self.created, self.policy
+        view.decided, view.touched = self.decided, self.touched
+
+    def take_out(self, view: GoalView, shared: set[str], *, keep: bool = False) -> GoalView:
+        """Keep this policy's decisions off the shared view; ``keep``: a copy of its view."""
+        self.decided, self.touched = view.decided, view.touched
+        view.decided, view.touched = None, shared
+        return view.copy() if keep else view
+
+
+def _hand_out(touched: set[str], riders: list[_Rider]) -> None:
+    """Items the shared fold touched: each rider that has decisions takes them in later."""
+    if touched:
+        for rider in riders:
+            if rider.decided is not None:
+                rider.touched.update(touched)
+        touched.clear()
 
 
 def _resumable(policy: Policy, recorded: Policy) -> bool:

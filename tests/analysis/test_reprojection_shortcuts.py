@@ -230,3 +230,30 @@ def test_tune_evaluates_every_candidate_as_its_own_re_fold_would(seed: int) -> N
             assert result.censored == (not own.known)
             if own.known:
                 assert result.success == float(own.final.status == "succeeded")
+
+
+def test_policies_re_folded_together_each_get_their_own_re_fold() -> None:
+    rng = random.Random(5)
+    overrides = _overrides(rng)
+    together = 0
+    for name, history in _histories():
+        trace = Trace.of(history)
+        policies = _policies(trace, overrides)
+        for ledger in (True, False):
+            shared = Trace.of(history).under_all(policies, ledger=ledger)
+            for policy, fast in zip(policies, shared, strict=True):
+                slow = Trace.of(history, keep=False).under(
+                    policy, events=list(history), ledger=ledger
+                )
+                if not ledger:  # the same decisions, without the ledger
+                    assert (fast.final.status, fast.final.next_action) == (
+                        slow.final.status,
+                        slow.final.next_action,
+                    )
+                    slow = Trace.of(history).under(policy, ledger=False)
+                try:
+                    _same(fast, slow)
+                except AssertionError as e:
+                    raise AssertionError(f"{name} under {policy!r}") from e
+        together += trace.raised_at is None
+    assert together > 100
