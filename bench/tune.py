@@ -39,7 +39,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import ModuleType
@@ -88,7 +88,7 @@ def naive(events: list[Event], policy: Policy) -> str:
     return status
 
 
-def ours(trace: Trace, policies: list[Policy], names: list[str] | None = None) -> list[str]:
+def ours(trace: Trace, policies: Sequence[Policy], names: list[str] | None = None) -> list[str]:
     """Governor's re-projection (``names``: the grid's fields, as ``tune`` keys policies)."""
     first: dict[tuple[object, ...], int] = {}
     keys = trace.demands.keys(policies, names)

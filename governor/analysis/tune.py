@@ -409,17 +409,17 @@ def _mean(results: list[Result]) -> Result:
     return Result(m[0], m[1], m[2], m[3], m[4], m[5], m[6], censored=True)
 
 
-_POLICIES: dict[tuple[Policy, tuple[tuple[tuple[str, Any], ...], ...]], list[Policy]] = {}
+_POLICIES: dict[tuple[Policy, tuple[tuple[tuple[str, Any], ...], ...]], tuple[Policy, ...]] = {}
 
 
-def candidate_policies(recorded: Policy, overrides: Sequence[dict[str, Any]]) -> list[Policy]:
+def candidate_policies(recorded: Policy, overrides: Sequence[dict[str, Any]]) -> tuple[Policy, ...]:
     """The candidates as whole policies over ``recorded`` (built once per recorded policy:
     a corpus is mostly recorded under a few)."""
     key = (recorded, tuple(tuple(sorted(o.items())) for o in overrides))
     if key not in _POLICIES:
         if len(_POLICIES) > 64:
             _POLICIES.clear()
-        _POLICIES[key] = [with_overrides(recorded, o) for o in overrides]
+        _POLICIES[key] = tuple(with_overrides(recorded, o) for o in overrides)
     return _POLICIES[key]
 
 

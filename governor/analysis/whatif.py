@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, cast
 
 from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, outage_wait_s
 from governor.core.decide import decide
@@ -205,13 +205,13 @@ class Demands:
         """``key`` of each policy, a field at a time (a grid repeats a few values per field)."""
         columns: list[list[object]] = []
         for name in Policy.model_fields if names is None else names:
-            values = [getattr(policy, name) for policy in policies]
+            values = _column(policies, name)
             budget = BY_FIELD.get(name)
             if budget is not None:
                 most, buckets = self.most[budget.name], {}
                 for value in values:
                     if value not in buckets:
-                        buckets[value] = budget.bucket(value, most)
+                        buckets[value] = budget.bucket(cast("float | None", value), most)
                 columns.append([buckets[value] for value in values])
             elif name == "upstream_backoff" and not self.refused:
                 columns.append([None] * len(values))
@@ -238,11 +238,13 @@ def first_difference(
     end: int,
     policy: Policy,
     other: Policy,
+    fields: Sequence[str] | None = None,
 ) -> int:
     """The first event (index) before which two policies might decide differently, given
-    when each budget's demand grew (``rises``) and the first refusal (``end``: never)."""
+    when each budget's demand grew (``rises``) and the first refusal (``end``: never);
+    ``fields``: those they differ in, if known."""
     first = end
-    for name in differing(policy, other):
+    for name in differing(policy, other) if fields is None else fields:
         mine, theirs = getattr(policy, name), getattr(other, name)
         budget = BY_FIELD.get(name)
         if budget is None:
@@ -445,13 +447,13 @@ class Trace:
         """
         results: list[WhatIf | None] = [None] * len(policies)
         riders: list[_Rider] = []
+        events = len(self.events)
         for position, policy in enumerate(policies):
-            skip = self.first_check(policy)
-            if (
-                self.raised_at is None
-                and 0 < skip <= len(self.events)
-                and self.resumable(policy, skip)
-            ):
+            fields = differing(policy, self.policy)
+            skip = first_difference(
+                self.rises, self.refused_at, events, policy, self.policy, fields
+            )
+            if self.raised_at is None and 0 < skip <= events and _goal_only(fields):
                 riders.append(_Rider(skip, position, policy))
             else:
                 results[position] = self.under(policy, ledger=ledger)
@@ -660,6 +662,26 @@ class Trace:
             yield event, view
 
 
+_COLUMNS: dict[int, tuple[tuple[Policy, ...], dict[str, list[object]]]] = {}
+"""id(policies) -> (the policies, field -> each one's value): a tune keys the same tuple of
+candidates (``governor.analysis.tune.candidate_policies``) for every history."""
+
+
+def _column(policies: Sequence[Policy], name: str) -> list[object]:
+    """Each policy's value of a field (kept for a tuple of policies while it is the same one)."""
+    if not isinstance(policies, tuple):
+        return [getattr(policy, name) for policy in policies]
+    cached = _COLUMNS.get(id(policies))
+    if cached is None or cached[0] is not policies:  # another tuple (this one holds it alive)
+        if len(_COLUMNS) > 64:
+            _COLUMNS.clear()
+        cached = _COLUMNS[id(policies)] = (policies, {})
+    column = cached[1].get(name)
+    if column is None:
+        column = cached[1][name] = [getattr(policy, name) for policy in policies]
+    return column
+
+
 @dataclass(slots=True)
 class _Rider:
     """A policy re-folded on ``under_all``'s shared view: its decisions, and the items
@@ -699,7 +721,12 @@ def _resumable(policy: Policy, recorded: Policy) -> bool:
     """Whether ``policy`` differs from ``recorded`` only in limits the fold never reads: of
     the goal or of a run (an item's are frozen into its ``work.created``; the upstream
     back-off sets a cooldown)."""
-    for name in differing(policy, recorded):
+    return _goal_only(differing(policy, recorded))
+
+
+def _goal_only(fields: Iterable[str]) -> bool:
+    """Whether these are all limits of the goal or of a run."""
+    for name in fields:
         budget = BY_FIELD.get(name)
         if budget is None or budget.scope == "item":
             return False
