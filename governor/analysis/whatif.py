@@ -238,6 +238,7 @@ def first_difference(
     end: int,
     policy: Policy,
     other: Policy,
+    *,
     fields: Sequence[str] | None = None,
 ) -> int:
     """The first event (index) before which two policies might decide differently, given
@@ -451,7 +452,7 @@ class Trace:
         for position, policy in enumerate(policies):
             fields = differing(policy, self.policy)
             skip = first_difference(
-                self.rises, self.refused_at, events, policy, self.policy, fields
+                self.rises, self.refused_at, events, policy, self.policy, fields=fields
             )
             if self.raised_at is None and 0 < skip <= events and _goal_only(fields):
                 riders.append(_Rider(skip, position, policy))
