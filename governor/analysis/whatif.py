@@ -101,12 +101,15 @@ def _retarget(event: Event, policy: Policy, recorded: Policy, view: GoalView) ->
     return event
 
 
+_ACTIONS: Final = frozenset({"plan.requested", "attempt.started"})
+_RUNNER_ACTIONS: Final = frozenset({"plan.applied", "plan.completed", "work.accepted"})
+"""Actions only when the runner took them (an operator's are facts); ``work.created`` is
+part of applying a plan (before or after ``plan.applied``): not an action."""
+
+
 def _is_action(event: Event) -> bool:
-    if isinstance(event, PlanRequested | AttemptStarted):
-        return True
-    is_runner = event.actor == "governor"
-    # work.created is part of applying a plan (before or after plan.applied): not an action
-    return is_runner and isinstance(event, PlanApplied | PlanCompleted | WorkAccepted)
+    kind = event.type  # one type string per event class (``EVENT_CLASSES``)
+    return kind in _ACTIONS or (kind in _RUNNER_ACTIONS and event.actor == "governor")
 
 
 def _allows(decision: Decision, event: Event) -> bool:
@@ -598,7 +601,7 @@ class Trace:
         """The indices of the events a re-fold checks: the actions and the proposals."""
         if self.checked_at is None:
             self.checked_at = [
-                i for i, e in enumerate(self.events) if _is_action(e) or isinstance(e, PlanProposed)
+                i for i, e in enumerate(self.events) if _is_action(e) or e.type == "plan.proposed"
             ]
         return self.checked_at
 

@@ -19,7 +19,7 @@ import pytest
 
 from governor.analysis.simulate import Model, simulate
 from governor.analysis.tune import evaluate
-from governor.analysis.whatif import Trace, WhatIf, _fold, _retarget
+from governor.analysis.whatif import Trace, WhatIf, _fold, _retarget, differing
 from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.policy import Policy, with_overrides
@@ -189,6 +189,13 @@ def test_keys_of_many_policies_are_each_ones_key() -> None:
         trace = Trace.of(history)
         policies = _policies(trace, overrides)
         assert trace.demands.keys(policies) == [trace.demands.key(p) for p in policies]
+        fixed = tuple(policies)  # a tuple's values are kept per field: asked twice, the same
+        for _ in range(2):
+            assert trace.demands.keys(fixed) == [trace.demands.key(p) for p in policies]
+        for policy in policies:
+            assert differing(policy, trace.policy) == [
+                n for n in Policy.model_fields if getattr(policy, n) != getattr(trace.policy, n)
+            ]
         names = ["max_milestones", "max_replans", "max_uncharged_replans"]
         assert trace.demands.keys(policies, names) == [
             trace.demands.key(p, names) for p in policies
