@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
 from governor.core.budgets import (
@@ -64,6 +65,8 @@ from governor.core.view import GoalView
 
 _new: Final = tuple.__new__
 """Makes a named tuple from all its fields in order, without a Python call."""
+_status: Final = itemgetter(1)
+"""A ``WorkDecision``'s status (by position, without a Python call)."""
 
 
 class _Ctx(NamedTuple):
@@ -247,13 +250,13 @@ _RUNNABLE_OR_HELD: Final = frozenset({("ready", "run"), ("blocked", "retry")})
 
 
 def _dispatch(ctx: _Ctx) -> Decision | None:
-    view = ctx.view
-    free = view.policy.max_parallel_work - view.running_items
-    held = view.policy.retry_blocked and "blocked" in ctx.statuses
+    view, policy = ctx.view, ctx.view.policy
+    free = policy.max_parallel_work - view.running_items
+    held = policy.retry_blocked and "blocked" in ctx.statuses
     if free <= 0 or not ("ready" in ctx.statuses or held):
         return None
-    runnable = _RUNNABLE_OR_HELD if view.policy.retry_blocked else _RUNNABLE
-    ready = [d.work_id for d in ctx.items if (d.status, d.next_action) in runnable]
+    runnable = _RUNNABLE_OR_HELD if policy.retry_blocked else _RUNNABLE
+    ready = [d[0] for d in ctx.items if d[1:3] in runnable]  # (work_id; status, next_action)
     if not ready:
         return None
     if not total_attempts_left(view):
@@ -275,11 +278,17 @@ def _in_flight(ctx: _Ctx) -> Decision | None:
         )
     if "waiting" not in ctx.statuses:
         return None
-    cooling = [d for d in ctx.items if d.status == "waiting" and d.not_before is not None]
-    if not cooling:
+    # the first item of the earliest cooldown
+    first, until = None, None
+    for d in ctx.items:
+        if (
+            d.status == "waiting"
+            and (when := d.not_before) is not None
+            and (until is None or when < until)
+        ):
+            first, until = d, when
+    if first is None or until is None:
         return None
-    first = min(cooling, key=lambda d: d.not_before or ctx.now)
-    until = first.not_before or ctx.now
     why = f"{first.work_id} is waiting on an outside service until {stamp(until)}"
     return ctx.out(
         "waiting",
@@ -349,6 +358,29 @@ GOAL_RULES: Final[tuple[Callable[[_Ctx], Decision | None], ...]] = (
 )
 """The goal rules of SPEC §6.2, in order; the first that returns a decision wins."""
 
+ITEM_RULES: Final = GOAL_RULES[5:]
+"""Rules 6-12, on the active plan's items: all ``decide`` runs while the latest plan is
+the applied one and the goal is neither over nor past a limit (``_goal_rules_pass``)."""
+
+
+def _goal_rules_pass(view: GoalView) -> bool:
+    """Rules 1-5 pass over the view (each returns ``None``), checked in one go.
+
+    Rule 1: not cancelled, not completed. Rule 2: runtime and cost within their limits.
+    Rules 3 and 4 act on a latest plan that is proposed, rejected, failed or requested:
+    an applied one passes both. Rule 5: there is an active plan.
+    """
+    latest = view.latest_plan
+    return (
+        latest is not None
+        and latest.status == "applied"
+        and view.active_plan is not None
+        and not view.cancelled
+        and not view.completed
+        and not runtime_over(view)
+        and not cost_over(view)
+    )
+
 
 def decide(
     view: GoalView,
@@ -374,22 +406,13 @@ def decide(
         decided = view.decided = DecisionMemo()
     if with_ledger:
         decided.update(view, now, None)
-        ledger = _new(
-            Ledger,
-            (
-                decided.replans(view),
-                decided.attempts(view),
-                decided.work_ledgers(view),
-                view.runtime_s,
-                view.cost_usd,
-            ),
-        )
+        ledger = decided.ledger(view)
     else:
         decided.update(view, now, active_ids)
         ledger = NO_LEDGER
     items = tuple(map(decided.decisions.__getitem__, active_ids))
-    ctx = _new(_Ctx, (view, now, ledger, items, frozenset([d.status for d in items])))
-    for rule in GOAL_RULES:
+    ctx = _new(_Ctx, (view, now, ledger, items, frozenset(map(_status, items))))
+    for rule in ITEM_RULES if _goal_rules_pass(view) else GOAL_RULES:
         decision = rule(ctx)
         if decision is not None:
             if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
