@@ -250,32 +250,66 @@ _RUNNABLE_OR_HELD: Final = frozenset({("ready", "run"), ("blocked", "retry")})
 
 
 def _dispatch(ctx: _Ctx) -> Decision | None:
-    view, policy = ctx.view, ctx.view.policy
+    return _dispatch_on(ctx.view, ctx.ledger, ctx.items, ctx.statuses)
+
+
+def _dispatch_on(
+    view: GoalView, ledger: Ledger, items: tuple[WorkDecision, ...], statuses: frozenset[str]
+) -> Decision | None:
+    """Rule 8 (``_dispatch``) on its inputs; the decision is made whole (``_Ctx.out``)."""
+    policy = view.policy
     free = policy.max_parallel_work - view.running_items
-    held = policy.retry_blocked and "blocked" in ctx.statuses
-    if free <= 0 or not ("ready" in ctx.statuses or held):
+    held = policy.retry_blocked and "blocked" in statuses
+    if free <= 0 or not ("ready" in statuses or held):
         return None
     runnable = _RUNNABLE_OR_HELD if policy.retry_blocked else _RUNNABLE
-    ready = [d[0] for d in ctx.items if d[1:3] in runnable]  # (work_id; status, next_action)
+    ready = [d[0] for d in items if d[1:3] in runnable]  # (work_id; status, next_action)
     if not ready:
         return None
     if not total_attempts_left(view):
         why = (
             f"the goal's charged attempts are spent ({charged_attempts(view)} of "
-            f"{view.policy.max_total_attempts})"
+            f"{policy.max_total_attempts})"
         )
-        return ctx.out("budget_exhausted", "none", why, "goal.8", exhausted="total_attempts")
+        exhausted = "total_attempts"
+        fields = ("budget_exhausted", "none", why, "goal.8", ledger, None, None, exhausted)
+        return _new(Decision, (*fields, None, None, (), items, None))
     # never offer more runs than the goal's total budget can start
     ids = tuple(ready[: min(free, total_attempts_remaining(view))])
-    return ctx.out("ready", "run", f"run {', '.join(ids)}", "goal.8", work_ids=ids)
+    why = f"run {', '.join(ids)}"
+    return _new(
+        Decision,
+        ("ready", "run", why, "goal.8", ledger, None, None, None, None, None, ids, items, None),
+    )
+
+
+def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
+    """Rule 9 with items running (``_in_flight``): wait on them."""
+    running = tuple([d[0] for d in items if d[1] == "running"])  # (work_id, status)
+    why = f"{', '.join(running)} running"
+    return _new(
+        Decision,
+        (
+            "running",
+            "wait",
+            why,
+            "goal.9",
+            ledger,
+            None,
+            None,
+            None,
+            None,
+            None,
+            running,
+            items,
+            None,
+        ),
+    )
 
 
 def _in_flight(ctx: _Ctx) -> Decision | None:
     if "running" in ctx.statuses:
-        running = tuple([d.work_id for d in ctx.items if d.status == "running"])
-        return ctx.out(
-            "running", "wait", f"{', '.join(running)} running", "goal.9", work_ids=running
-        )
+        return _running_on(ctx.ledger, ctx.items)
     if "waiting" not in ctx.statuses:
         return None
     # the first item of the earliest cooldown
@@ -358,6 +392,9 @@ GOAL_RULES: Final[tuple[Callable[[_Ctx], Decision | None], ...]] = (
 )
 """The goal rules of SPEC §6.2, in order; the first that returns a decision wins."""
 
+AFTER_DISPATCH: Final = GOAL_RULES[8:]
+"""Rules 9-12: what ``decide`` scans once rules 1-8 passed."""
+
 ITEM_RULES: Final = GOAL_RULES[5:]
 """Rules 6-12, on the active plan's items: all ``decide`` runs while the latest plan is
 the applied one and the goal is neither over nor past a limit (``_goal_rules_pass``)."""
@@ -411,11 +448,24 @@ def decide(
         decided.update(view, now, active_ids)
         ledger = NO_LEDGER
     items = tuple(map(decided.decisions.__getitem__, active_ids))
-    ctx = _new(_Ctx, (view, now, ledger, items, frozenset(map(_status, items))))
-    for rule in ITEM_RULES if _goal_rules_pass(view) else GOAL_RULES:
-        decision = rule(ctx)
-        if decision is not None:
-            if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
-                return decision
-            return fleet(view, now, decision, upstreams)
-    raise AssertionError("the fallback rule always decides")  # pragma: no cover
+    statuses = frozenset(map(_status, items))
+    decision, rules = None, GOAL_RULES
+    if _goal_rules_pass(view):
+        rules = ITEM_RULES
+        if "in_review" not in statuses and not ("succeeded" in statuses and statuses <= _SETTLED):
+            # rules 6 and 7 pass too (``_milestone``, ``_review``): the usual outcomes of
+            # rules 8 and 9 without the rules' context (one decision after every event)
+            decision = _dispatch_on(view, ledger, items, statuses)
+            if decision is None and "running" in statuses:
+                decision = _running_on(ledger, items)
+            rules = AFTER_DISPATCH
+    if decision is None:
+        ctx = _new(_Ctx, (view, now, ledger, items, statuses))
+        for rule in rules:  # pragma: no branch - the fallback rule always decides
+            decision = rule(ctx)
+            if decision is not None:
+                break
+    assert decision is not None, "the fallback rule always decides"
+    if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
+        return decision
+    return fleet(view, now, decision, upstreams)

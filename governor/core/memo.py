@@ -104,8 +104,8 @@ class DecisionMemo:
             stale |= touched
             touched.clear()
         if timed:
-            for work_id, (until, before) in timed.items():
-                if (now < until) != before:
+            for work_id, (end, before) in timed.items():
+                if (now < end) != before:
                     stale.add(work_id)
         if not stale:
             return
