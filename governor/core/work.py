@@ -33,6 +33,10 @@ from governor.core.view import GoalView, WorkState
 
 WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
 
+_new: Final = tuple.__new__
+"""Makes a ``WorkDecision`` from all its fields in order, without the named tuple's Python
+``__new__`` (the usual outcomes: one is made after every event of a replay)."""
+
 
 def _settled(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     if item.accepted:
@@ -57,7 +61,7 @@ def _fresh(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | Non
         return None
     if item_attempts_left(view, item):
         why = f"ready for attempt {item.attempts_used + 1}"
-        return WorkDecision(item.work_id, "ready", "run", why, "work.3")
+        return _new(WorkDecision, (item.work_id, "ready", "run", why, "work.3", None, None, None))
     why = f"exhausted its {count(item.max_attempts, 'attempt')}"
     return WorkDecision(
         item.work_id, "budget_exhausted", "none", why, "work.3", exhausted="attempts"
@@ -67,9 +71,8 @@ def _fresh(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | Non
 def _running(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     if not item.running:
         return None
-    return WorkDecision(
-        item.work_id, "running", "wait", f"attempt {item.attempt} is running", "work.4"
-    )
+    why = f"attempt {item.attempt} is running"
+    return _new(WorkDecision, (item.work_id, "running", "wait", why, "work.4", None, None, None))
 
 
 def _passed(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
@@ -114,15 +117,17 @@ def _upstream(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | 
         return WorkDecision(
             item.work_id, "waiting", "wait", why, "work.8", "upstream", item.not_before
         )
-    why = f"the outside service refused attempt {item.attempt} (uncharged, {n} of {bound} in a row)"
-    return WorkDecision(item.work_id, "blocked", "retry", why + "; retry", "work.8")
+    why = f"the outside service refused attempt {item.attempt} (uncharged, {n} of {bound} in a row); retry"
+    return _new(WorkDecision, (item.work_id, "blocked", "retry", why, "work.8", None, None, None))
 
 
 def _charged(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     outcome = (item.outcome or "failed").replace("_", " ")
     if item_attempts_left(view, item):
-        why = f"attempt {item.attempt} {outcome} (charged {item.charged_attempts} of {item.max_attempts})"
-        return WorkDecision(item.work_id, "blocked", "retry", why + "; retry", "work.9")
+        why = f"attempt {item.attempt} {outcome} (charged {item.charged_attempts} of {item.max_attempts}); retry"
+        return _new(
+            WorkDecision, (item.work_id, "blocked", "retry", why, "work.9", None, None, None)
+        )
     why = f"exhausted its {count(item.max_attempts, 'attempt')} (attempt {item.attempt} {outcome})"
     return WorkDecision(
         item.work_id, "budget_exhausted", "none", why, "work.9", exhausted="attempts"
