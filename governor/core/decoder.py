@@ -368,6 +368,9 @@ def _compiled_model(
         tag_field="type" if tag else None,
         tag=tag,
         namespace={"type": tag} if tag else None,  # read like the event: ``struct.type``
+        # not tracked by the garbage collector (cheaper to make, one per event): an event
+        # is a tree of values, never part of a reference cycle
+        gc=False,
     )
     compiled = _Compiled(model, struct, values, _after_validators(model))
     _COMPILED[model] = compiled
@@ -676,9 +679,9 @@ def line_reader(remember: Remember) -> LineReader:
     """The hot loop of a history read as finished structs (replay, validate): a generator
     function, generated once, with the finish of the ``HOT_TYPES`` inline.
 
-    ``reader(lines, doubt, unterminated, too_deep, remembered)`` yields ``(line, struct)``
-    for raw lines that each end in a newline (numbered from 1); it calls
-    ``doubt(raw, line)`` for what pydantic must decide (its event is yielded),
+    ``reader(lines, on_doubt, unterminated, too_deep, remembered)`` yields ``(line,
+    struct)`` for raw lines that each end in a newline (numbered from 1); it calls
+    ``on_doubt(raw, line)`` for what pydantic must decide (its event is yielded),
     ``unterminated(line)`` for a line without its newline, then stops, and raises
     ``too_deep(line)`` when the parser's depth limit was reached. It reads each line as
     ``decode_struct`` does: the same statements, without a call per line.
@@ -714,7 +717,7 @@ def line_reader(remember: Remember) -> LineReader:
             ]
         ),
         "    except DOUBTS:",
-        "        s = doubt(raw, line)",
+        "        s = on_doubt(raw, line)",
         "    except RecursionError:",
         "        raise too_deep(line) from None",
         "    yield line, s",
@@ -723,7 +726,7 @@ def line_reader(remember: Remember) -> LineReader:
         "read_lines",
         _indent(lines),
         scope,
-        "lines, doubt, unterminated, too_deep, remembered",
+        "lines, on_doubt, unterminated, too_deep, remembered",
     )
 
 
