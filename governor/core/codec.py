@@ -170,8 +170,8 @@ class LineDecoder:
     def _struct_lines(
         self, lines: Iterable[bytes], *, allow_torn: bool
     ) -> Iterator[tuple[int, Event]]:
-        """``_event_lines`` reading finished structs: the hot loop of replay and validate,
-        generated with the compiled read inline (``decoder.line_reader``)."""
+        """``_event_lines`` reading finished structs: the hot loop of replay, generated
+        with the compiled read inline (``decoder.line_reader``)."""
         read = line_reader(_REMEMBER)
         unterminated = self._torn_allowed if allow_torn else self._torn
         return read(lines, self._doubt, unterminated, self._too_deep, self.upcaster.latest)

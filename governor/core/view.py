@@ -264,7 +264,7 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item.outcome = event.outcome
     item.finish = event
     view.touched.add(item.work_id)
-    # ``effective_class`` has nothing to gate without a class (two finished runs in three)
+    # ``effective_class`` has nothing to gate without a class (most finished runs)
     failure_class = (
         None
         if event.failure_class is None
