@@ -665,7 +665,7 @@ DOUBTS: Final = (msgspec.DecodeError, _Doubt)
 
 HOT_TYPES: Final = ("attempt.started", "attempt.finished", "attempt.continued")
 """The event types a line reader finishes inline, in this order: two events in three of
-any history are attempts (the others cost one call more each)."""
+a typical history are attempts (the others cost one call more each)."""
 
 Remember = tuple[str, str, str]
 """``(type, key, value)``: for every event of ``type`` read, ``remembered[event.key] =
