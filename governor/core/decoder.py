@@ -29,7 +29,8 @@ Rules (SPEC §11.1):
 
 Strings with a ``pattern`` (ids) are checked with the pattern itself, remembering the
 strings already seen (ids repeat on every line of a history); times are checked for UTC
-here, inline, instead of in a per-event Python validator.
+here, inline, instead of in a per-event Python validator. Replay's line loop is generated
+likewise (``line_reader``), with the finish of the attempt types inline in it.
 """
 
 from __future__ import annotations
@@ -429,9 +430,10 @@ def _finish_function(compiled: _Compiled) -> Convert:
 
 def _finish_body(compiled: _Compiled, var: str, prefix: str, scope: dict[str, Any]) -> list[str]:
     """The statements that finish the struct named ``var`` in place (none when it is taken
-    as decoded), unindented; the names they use are added to ``scope``, each local name
-    and each scope name but the shared ones starting with ``prefix`` (so that the bodies
-    of several models, or of a nested one, can share a function)."""
+    as decoded), unindented, with the names they use added to ``scope``. Every name they
+    make carries ``prefix`` (but the shared ones: ``UNSET``, ``Doubt``, the time
+    converters), so that the bodies of several models, or of a nested one, can share a
+    function."""
     scope.update(UNSET=msgspec.UNSET, Doubt=_Doubt)
     lines: list[str] = []
     for n, value in enumerate(compiled.values):
@@ -676,8 +678,8 @@ LineReader = Callable[..., Iterator[tuple[int, Event]]]
 
 @functools.cache
 def line_reader(remember: Remember) -> LineReader:
-    """The hot loop of a history read as finished structs (replay, validate): a generator
-    function, generated once, with the finish of the ``HOT_TYPES`` inline.
+    """The hot loop of a history read as finished structs (replay): a generator function,
+    generated once, with the finish of the ``HOT_TYPES`` inline.
 
     ``reader(lines, on_doubt, unterminated, too_deep, remembered)`` yields ``(line,
     struct)`` for raw lines that each end in a newline (numbered from 1); it calls
