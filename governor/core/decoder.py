@@ -431,7 +431,7 @@ def _finish_function(compiled: _Compiled) -> Convert:
 def _finish_body(compiled: _Compiled, var: str, prefix: str, scope: dict[str, Any]) -> list[str]:
     """The statements that finish the struct named ``var`` in place (none when it is taken
     as decoded), unindented, with the names they use added to ``scope``. Every name they
-    make carries ``prefix`` (but the shared ones: ``UNSET``, ``Doubt``, the time
+    make carries ``prefix`` (but the shared ones: ``UNSET``, ``Doubt``, ``LIMIT``, the time
     converters), so that the bodies of several models, or of a nested one, can share a
     function."""
     scope.update(UNSET=msgspec.UNSET, Doubt=_Doubt)
