@@ -13,10 +13,11 @@ Method (the figures go to docs/performance.md):
                    compiled decoder, pydantic where it is not sure)
          events    read + decode into pydantic events + fold (the full replay before
                    the fold took structs)
-         full      read + decode into finished structs + fold (``LineDecoder(structs=True)``,
-                   what ``replay`` and ``validate`` read): the replay of SPEC §9 minus
-                   its decisions and output
-         checked   ``full`` + the history checks (what ``governor validate`` does)
+         full      read + decode into finished structs + fold (``LineDecoder(structs=True)``:
+                   the generated line reader, what ``replay`` reads): the replay of
+                   SPEC §9 minus its decisions and output; line by line, as ``bare``
+         checked   ``full`` + the history checks (the checks ``governor validate``
+                   makes; validate itself reads pydantic events, as ``events`` does)
          project   fold alone over events decoded in advance (a 200k-event slice)
     3. Print each pass's median events/s and its ratio to ``bare`` (each round's ratio to
        that round's bare pass: median and spread over the rounds), in process CPU time

@@ -62,8 +62,8 @@ GRID: Final = ["max_replans=1..6", "max_uncharged_replans=0..4", "max_attempts=1
 TOLERANCE: Final = 0.05
 COVERAGE: Final = 0.95
 SLACK: Final = 1e-9
-"""Interval ends are compared with this slack: in floating point, the Wilson interval of
-zero successes starts at about 1e-19, not at the 0 it prints as."""
+"""Interval ends are compared with this slack: a widened interval's ends are sums of
+floating-point terms (the Wilson interval itself is exactly closed at 0 and at n)."""
 CHUNK: Final = 50
 """Goals per truth task (each task simulates them under every policy)."""
 

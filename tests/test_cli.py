@@ -43,6 +43,7 @@ def test_validate_accepts_the_example() -> None:
     assert result.returncode == 0, result.stderr
     assert "ok:" in result.stdout
     assert "succeeded" in result.stdout
+    assert "note:" not in result.stdout + result.stderr  # the example is a current history
 
 
 def bad_histories(tmp: Path) -> dict[str, tuple[Path, str]]:
@@ -191,8 +192,12 @@ def test_new_refuses_more_milestones_than_replans_in_one_line(tmp_path: Path) ->
     ]
 
 
-def test_validate_reads_a_round_one_policy_with_a_note() -> None:
-    result = governor("validate", str(EXAMPLE))  # recorded with max_milestones 10, max_replans 5
+def test_validate_reads_a_round_one_policy_with_a_note(tmp_path: Path) -> None:
+    current = EXAMPLE.read_text()
+    assert '"max_milestones":4,' in current  # the example is read without a note
+    old = tmp_path / "round-one.jsonl"  # recorded before SPEC §11.5: 10 milestones, 5 replans
+    old.write_text(current.replace('"max_milestones":4,', '"max_milestones":10,', 1))
+    result = governor("validate", str(old))
     assert result.returncode == 0, result.stderr
     assert "note: " in result.stdout
     assert "max_milestones 10 is above max_replans 5" in result.stdout

@@ -5,6 +5,7 @@ must be exactly ``orjson.dumps(records.step_record(step)) + b"\\n"``, the pinned
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from governor.core.codec import LineDecoder, decode_lines, encode
 from governor.core.events import Event
 from governor.errors import HistoryError
 from governor.render import records
-from governor.render.lines import StepLines
+from governor.render.lines import _HEADS_KEPT, StepLines
 from tests.core.test_properties import policies, recorded
 
 GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.jsonl"))
@@ -83,3 +84,27 @@ def test_steps_of_two_replays_in_turn_render_whole_rows_again() -> None:
     for n, (a, b) in enumerate(zip(first, second, strict=False)):
         step = a if n % 2 == 0 else b
         assert lines.line(step) == orjson.dumps(records.step_record(step)) + b"\n", n
+
+
+def test_kept_decision_heads_tell_apart_what_their_stamps_print() -> None:
+    """The renderer keeps a decision's head by what it reads (``governor.render.lines``):
+    an equal ``not_before`` at another UTC offset stamps differently, a reason or a status
+    apart is another head, and past the table's bound heads are rendered again."""
+    raw = b"".join(orjson.dumps(e) + b"\n" for e in events(400, cycles=5))
+    steps = list(replay(decode_lines(raw.splitlines(keepends=True), decoder=LineDecoder("h"))))
+    when = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    variants: list[dict[str, Any]] = [
+        {"not_before": when, "blocked_on": "upstream"},
+        {"not_before": when.astimezone(timezone(timedelta(hours=2))), "blocked_on": "upstream"},
+        {"not_before": when, "blocked_on": "upstream", "reason": "another"},
+        {"not_before": None, "status": "waiting"},
+        {"not_before": None, "exhausted": "replans"},
+    ]
+    lines = StepLines()
+    for n, step in enumerate(steps):
+        changed = step._replace(decision=step.decision._replace(**variants[n % len(variants)]))
+        assert lines.line(changed) == orjson.dumps(records.step_record(changed)) + b"\n", n
+    for n in range(2 * _HEADS_KEPT + 3):  # more heads than are kept, then the first again
+        step = steps[n % len(steps)]
+        changed = step._replace(decision=step.decision._replace(reason=f"reason {n % 4100}"))
+        assert lines.line(changed) == orjson.dumps(records.step_record(changed)) + b"\n", n

@@ -41,9 +41,11 @@ class Corpus:
 
     def lines(self, index: int, decoder: LineDecoder | None = None) -> Iterator[tuple[int, Event]]:
         """``(line, event)`` pairs of history ``index``, streamed (a fresh pass each call)."""
-        if index < len(self.files):
-            yield from read_history(self.files[index], allow_torn=self.allow_torn, decoder=decoder)
-            return
+        if index < len(self.files):  # the file's own stream (no generator in between)
+            return read_history(self.files[index], allow_torn=self.allow_torn, decoder=decoder)
+        return self._stored_lines(index)
+
+    def _stored_lines(self, index: int) -> Iterator[tuple[int, Event]]:
         store = open_store(self.store_url, read_only=True)
         try:
             yield from enumerate(store.load(self.goal_ids[index - len(self.files)]), start=1)

@@ -14,7 +14,7 @@ Rules (SPEC §9):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -22,7 +22,6 @@ from typing import Any, Final
 from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.charges import RunEvent, describe, describe_tries, explain_failure
-from governor.core.classify import CREDENTIAL_REFUSED
 from governor.core.decision import Decision, last_line
 from governor.core.events import AttemptFinished, Event, PlanFailed, PlanProposed
 from governor.core.evidence import Evidence
@@ -169,12 +168,20 @@ def smallest_change(trace: Trace, again: Reread | None = None) -> Change | None:
     return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
 
 
-def _person(decision: Decision) -> str:
-    if (
-        decision.blocked_on == "environment"
-        and "the credential for " in decision.reason
-        and CREDENTIAL_REFUSED in decision.reason
-    ):
+def _stopped_by(decision: Decision, notes: Sequence[FailureNote]) -> str | None:
+    """The classification rule of the failure a stopped goal stopped on, if still noted."""
+    if decision.rule == "goal.4":
+        prefix = "plan "
+    elif decision.rule == "goal.10" and decision.work_ids:
+        prefix = f"{decision.work_ids[0]} attempt "
+    else:
+        return None
+    last = next((n for n in reversed(notes) if n.what.startswith(prefix)), None)
+    return last.rule if last is not None and last.failure_class == decision.blocked_on else None
+
+
+def _person(decision: Decision, notes: Sequence[FailureNote]) -> str:
+    if decision.blocked_on == "environment" and _stopped_by(decision, notes) == "credential":
         return (
             f"no policy change helps: a person must act — fix the credential ({decision.reason}); "
             "then `governor resume GOAL --reason …` (a planner stop) or "
@@ -193,7 +200,7 @@ def _person(decision: Decision) -> str:
     return ""
 
 
-def advise(decision: Decision, change: Change | None) -> str:
+def advise(decision: Decision, change: Change | None, notes: Sequence[FailureNote] = ()) -> str:
     """One sentence of advice for a final decision and the change found (if any)."""
     if not decision.is_stopped:
         waiting = {
@@ -205,7 +212,7 @@ def advise(decision: Decision, change: Change | None) -> str:
         return f"the goal has not stopped: {waiting.get(decision.status, decision.status)}"
     if decision.status in ("succeeded", "cancelled"):
         return f"the goal {decision.status}; nothing to change"
-    person = _person(decision)
+    person = _person(decision, notes)
     if person:
         return person
     if change is None:
@@ -250,7 +257,8 @@ def explain(
     searchable = (
         decision.is_stopped
         and decision.status not in ("succeeded", "cancelled")
-        and not _person(decision)
+        and not _person(decision, gathered.notes)
     )
     change = smallest_change(trace, again) if searchable else None
-    return Explanation(trace.goal_id, decision, gathered.notes, change, advise(decision, change))
+    advice = advise(decision, change, gathered.notes)
+    return Explanation(trace.goal_id, decision, gathered.notes, change, advice)

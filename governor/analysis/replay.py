@@ -21,7 +21,7 @@ from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.decoder import event_of
 from governor.core.events import Event
-from governor.core.history import check_history
+from governor.core.history import HistoryChecker, check_history, empty_history
 
 
 class ReplayStep(NamedTuple):
@@ -70,9 +70,15 @@ def replay(
         HistoryError: at the first line that breaks the history format.
     """
     if at_seq is None:
-        new = tuple.__new__  # the step without the named tuple's Python ``__new__``
-        for line, event, view in check_history(events, source=source):
-            yield new(ReplayStep, (line, event, decide(view, now or event.at)))
+        # ``check_history`` inline (one generator less per event), and the step without
+        # the named tuple's Python ``__new__``
+        new, check = tuple.__new__, HistoryChecker(source).check
+        count = 0
+        for line, event in events:
+            count += 1
+            yield new(ReplayStep, (line, event, decide(check(event, line), now or event.at)))
+        if count == 0:
+            raise empty_history(source)
         return
     for line, event, view in check_history(events, source=source):
         if event.seq == at_seq:

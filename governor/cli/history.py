@@ -83,16 +83,9 @@ def _key(step: ReplayStep) -> tuple[Any, ...]:
 
 def _json_steps(steps: Iterator[ReplayStep]) -> ReplayStep | None:
     """Print the steps as ``replay --json`` lines (buffered); return the last."""
-    lines, last = StepLines(), None
-
-    def each() -> Iterator[bytes]:
-        nonlocal last
-        for step in steps:
-            last = step
-            yield lines.line(step)
-
-    write_lines(each())
-    return last
+    lines = StepLines()
+    write_lines(map(lines.line, steps))  # (it keeps the step it rendered last)
+    return lines.last
 
 
 def _text_steps(steps: Iterator[ReplayStep], args: argparse.Namespace) -> ReplayStep | None:

@@ -39,6 +39,23 @@ Counter = Callable[["GoalView", "WorkState | None"], float]
 (``None`` for a per-run budget means the goal's latest plan)."""
 
 
+class _Read:
+    """A counter that is one attribute: of the work item (``on_item``), else of the view.
+
+    The budget predicates read it without calling it (``Budget.spent``, ``remaining``:
+    a few are taken after every event of a replay); called, it is an ordinary counter.
+    """
+
+    __slots__ = ("attr", "get", "on_item")
+
+    def __init__(self, attr: str, *, on_item: bool = False) -> None:
+        self.attr, self.on_item = attr, on_item
+        self.get: Callable[[object], float] = attrgetter(attr)
+
+    def __call__(self, view: GoalView, item: WorkState | None) -> float:
+        return self.get(_item(item) if self.on_item else view)
+
+
 def charged_replans(view: GoalView, _item: WorkState | None = None) -> int:
     """Planner invocations that count: every plan but those that failed uncharged."""
     return view.plans_used - view.plans_uncharged
@@ -92,10 +109,13 @@ class Budget:
     """Reads the limit off its holder (the policy, or the work item): one is read per
     budget predicate, and a decision is taken after every event of a replay."""
     _per_item: bool = dataclass_field(init=False, repr=False, compare=False, hash=False)
+    _read: _Read | None = dataclass_field(init=False, repr=False, compare=False, hash=False)
+    """The counter when it is one attribute (``_Read``): read without a call."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_limit_of", attrgetter(self.field))
         object.__setattr__(self, "_per_item", self.scope == "item")
+        object.__setattr__(self, "_read", self.used if isinstance(self.used, _Read) else None)
 
     def _holder(self, view: GoalView, item: WorkState | None) -> object:
         if not self._per_item:
@@ -122,7 +142,8 @@ class Budget:
             limit = self._limit_of(view.policy)
         if limit is None:
             return False
-        used = self.used(view, item)
+        read = self._read  # the counter's attribute read inline, when it is one
+        used = self.used(view, item) if read is None else read.get(item if read.on_item else view)
         return used > limit if self.over else used >= limit
 
     def remaining(self, view: GoalView, item: WorkState | None = None) -> float:
@@ -131,7 +152,11 @@ class Budget:
             limit = self._limit_of(item)
         else:
             limit = self._limit_of(view.policy)
-        return math.inf if limit is None else max(0, limit - self.used(view, item))
+        if limit is None:
+            return math.inf
+        read = self._read
+        used = self.used(view, item) if read is None else read.get(item if read.on_item else view)
+        return max(0, limit - used)
 
     def bucket(self, limit: float | None, demand: float) -> object:
         """The limit as far as a history that asked at most ``demand`` of it can tell.
@@ -160,7 +185,7 @@ UNCHARGED_REPLANS: Final = Budget(
     "goal",
     True,
     "replans.consecutive_uncharged",
-    lambda view, _item: view.consecutive_uncharged_plans,
+    _Read("consecutive_uncharged_plans"),
     "upstream",
 )
 PLAN_RECORDS: Final = Budget(
@@ -169,7 +194,7 @@ PLAN_RECORDS: Final = Budget(
     "goal",
     True,
     "replans.used",
-    lambda view, _item: view.plans_used,
+    _Read("plans_used"),
     "plan_records",
 )
 TOTAL_ATTEMPTS: Final = Budget(
@@ -187,7 +212,7 @@ ATTEMPTS: Final = Budget(
     "item",
     True,
     "work.charged_attempts",
-    lambda _view, item: _item(item).charged_attempts,
+    _Read("charged_attempts", on_item=True),
     "attempts",
 )
 UNCHARGED_ATTEMPTS: Final = Budget(
@@ -196,7 +221,7 @@ UNCHARGED_ATTEMPTS: Final = Budget(
     "item",
     True,
     "work.consecutive_uncharged",
-    lambda _view, item: _item(item).consecutive_uncharged,
+    _Read("consecutive_uncharged", on_item=True),
     "upstream",
 )
 RUNTIME: Final = Budget(
@@ -205,7 +230,7 @@ RUNTIME: Final = Budget(
     "goal",
     False,
     "runtime_s",
-    lambda view, _item: view.runtime_s,
+    _Read("runtime_s"),
     "runtime",
     over=True,
 )
@@ -215,7 +240,7 @@ COST: Final = Budget(
     "goal",
     False,
     "cost_usd",
-    lambda view, _item: view.cost_usd,
+    _Read("cost_usd"),
     "cost",
     over=True,
     per=100,
@@ -226,7 +251,7 @@ OUTAGE_WAIT: Final = Budget(
     "goal",
     False,
     "outage_wait_s",
-    lambda view, _item: view.outage_wait_s,
+    _Read("outage_wait_s"),
     "outage_wait",
     over=True,
 )
@@ -248,7 +273,7 @@ MILESTONES: Final = Budget(
     "goal",
     True,
     "applied plans whose items are all settled",
-    lambda view, _item: view.milestones,
+    _Read("milestones"),
     "complete",
     raisable=False,
 )

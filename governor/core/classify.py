@@ -40,7 +40,8 @@ ENVIRONMENT_ERRNOS: Final = frozenset({"ENOENT", "EACCES", "ENOEXEC"})
 CREDENTIAL_STATUSES: Final = frozenset({401, 403})
 """Structured vendor statuses that refuse the credential: a precondition, not an outage."""
 CREDENTIAL_REFUSED: Final = "was refused: "
-"""The words every credential line carries (``explain`` advises on them)."""
+"""The words every credential line carries (``explain`` tells a credential stop by the
+classification rule, ``credential``, not by these words)."""
 GENERIC_REMEDY: Final = (
     "check the key or login this profile gives its agent (the variables its env passes, "
     "or the agent CLI's own login)"

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from governor.core.decoder import DOUBTS, compiled, decode_compiled, decode_struct, reader
+from governor.core.decoder import decode_compiled, decode_struct, line_reader, reader
 from governor.core.events import EVENT_TYPES, Event
 from governor.core.upcast import Upcaster
 from governor.errors import HistoryError
@@ -170,28 +170,27 @@ class LineDecoder:
     def _struct_lines(
         self, lines: Iterable[bytes], *, allow_torn: bool
     ) -> Iterator[tuple[int, Event]]:
-        """``_event_lines`` reading finished structs, the compiled read inline (the hot
-        loop of replay and validate: ``decoder.reader(structs=True)`` without its call)."""
-        decoder, finishers, _ = compiled()
-        decode = decoder.decode
-        latest = self.upcaster.latest
-        for line_no, raw in enumerate(lines, start=1):
-            if raw[-1:] != b"\n":
-                if allow_torn:
-                    self.torn_line = line_no
-                    return
-                raise HistoryError(TORN, line=line_no, source=self.source)
-            try:
-                try:
-                    decoded = decode(raw)
-                    event: Event = finishers[type(decoded)](decoded)
-                except DOUBTS:
-                    event = self._validate(raw[:-1], line_no)
-            except RecursionError:
-                raise self._too_deep(line_no) from None
-            if event.type == "attempt.started":
-                latest[event.work_id] = event.attempt
-            yield line_no, event
+        """``_event_lines`` reading finished structs: the hot loop of replay, generated
+        with the compiled read inline (``decoder.line_reader``)."""
+        read = line_reader(_REMEMBER)
+        unterminated = self._torn_allowed if allow_torn else self._torn
+        return read(lines, self._doubt, unterminated, self._too_deep, self.upcaster.latest)
+
+    def _doubt(self, raw: bytes, line: int) -> Event:
+        """What pydantic makes of a line the compiled read was not sure of (newline
+        included), noted for the upcaster."""
+        try:
+            event = self._validate(raw[:-1], line)
+        except RecursionError:
+            raise self._too_deep(line) from None
+        self.upcaster.note(event)
+        return event
+
+    def _torn(self, line: int) -> None:
+        raise HistoryError(TORN, line=line, source=self.source)
+
+    def _torn_allowed(self, line: int) -> None:
+        self.torn_line = line
 
     def _too_deep(self, line: int) -> HistoryError:
         """A parser's depth limit was reached: no event nests anywhere near it."""
@@ -236,6 +235,8 @@ class LineDecoder:
 
 
 TORN: Final = "torn final line (no trailing newline)"
+_REMEMBER: Final = ("attempt.started", "work_id", "attempt")
+"""What ``Upcaster.note`` remembers, for the generated line reader to keep inline."""
 
 
 def decode_lines(

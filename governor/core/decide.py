@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
 from governor.core.budgets import (
@@ -64,6 +65,8 @@ from governor.core.view import GoalView
 
 _new: Final = tuple.__new__
 """Makes a named tuple from all its fields in order, without a Python call."""
+_status: Final = itemgetter(1)
+"""A ``WorkDecision``'s status (by position, without a Python call)."""
 
 
 class _Ctx(NamedTuple):
@@ -247,39 +250,79 @@ _RUNNABLE_OR_HELD: Final = frozenset({("ready", "run"), ("blocked", "retry")})
 
 
 def _dispatch(ctx: _Ctx) -> Decision | None:
-    view = ctx.view
-    free = view.policy.max_parallel_work - view.running_items
-    held = view.policy.retry_blocked and "blocked" in ctx.statuses
-    if free <= 0 or not ("ready" in ctx.statuses or held):
+    return _dispatch_on(ctx.view, ctx.ledger, ctx.items, ctx.statuses)
+
+
+def _dispatch_on(
+    view: GoalView, ledger: Ledger, items: tuple[WorkDecision, ...], statuses: frozenset[str]
+) -> Decision | None:
+    """Rule 8 (``_dispatch``) on its inputs; the decision is made whole (``_Ctx.out``)."""
+    policy = view.policy
+    free = policy.max_parallel_work - view.running_items
+    held = policy.retry_blocked and "blocked" in statuses
+    if free <= 0 or not ("ready" in statuses or held):
         return None
-    runnable = _RUNNABLE_OR_HELD if view.policy.retry_blocked else _RUNNABLE
-    ready = [d.work_id for d in ctx.items if (d.status, d.next_action) in runnable]
+    runnable = _RUNNABLE_OR_HELD if policy.retry_blocked else _RUNNABLE
+    ready = [d[0] for d in items if d[1:3] in runnable]  # (work_id; status, next_action)
     if not ready:
         return None
     if not total_attempts_left(view):
         why = (
             f"the goal's charged attempts are spent ({charged_attempts(view)} of "
-            f"{view.policy.max_total_attempts})"
+            f"{policy.max_total_attempts})"
         )
-        return ctx.out("budget_exhausted", "none", why, "goal.8", exhausted="total_attempts")
+        exhausted = "total_attempts"
+        fields = ("budget_exhausted", "none", why, "goal.8", ledger, None, None, exhausted)
+        return _new(Decision, (*fields, None, None, (), items, None))
     # never offer more runs than the goal's total budget can start
     ids = tuple(ready[: min(free, total_attempts_remaining(view))])
-    return ctx.out("ready", "run", f"run {', '.join(ids)}", "goal.8", work_ids=ids)
+    why = f"run {', '.join(ids)}"
+    return _new(
+        Decision,
+        ("ready", "run", why, "goal.8", ledger, None, None, None, None, None, ids, items, None),
+    )
+
+
+def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
+    """Rule 9 with items running (``_in_flight``): wait on them."""
+    running = tuple([d[0] for d in items if d[1] == "running"])  # (work_id, status)
+    why = f"{', '.join(running)} running"
+    return _new(
+        Decision,
+        (
+            "running",
+            "wait",
+            why,
+            "goal.9",
+            ledger,
+            None,
+            None,
+            None,
+            None,
+            None,
+            running,
+            items,
+            None,
+        ),
+    )
 
 
 def _in_flight(ctx: _Ctx) -> Decision | None:
     if "running" in ctx.statuses:
-        running = tuple([d.work_id for d in ctx.items if d.status == "running"])
-        return ctx.out(
-            "running", "wait", f"{', '.join(running)} running", "goal.9", work_ids=running
-        )
+        return _running_on(ctx.ledger, ctx.items)
     if "waiting" not in ctx.statuses:
         return None
-    cooling = [d for d in ctx.items if d.status == "waiting" and d.not_before is not None]
-    if not cooling:
+    # the first item of the earliest cooldown
+    first, until = None, None
+    for d in ctx.items:
+        if (
+            d.status == "waiting"
+            and (when := d.not_before) is not None
+            and (until is None or when < until)
+        ):
+            first, until = d, when
+    if first is None or until is None:
         return None
-    first = min(cooling, key=lambda d: d.not_before or ctx.now)
-    until = first.not_before or ctx.now
     why = f"{first.work_id} is waiting on an outside service until {stamp(until)}"
     return ctx.out(
         "waiting",
@@ -349,6 +392,32 @@ GOAL_RULES: Final[tuple[Callable[[_Ctx], Decision | None], ...]] = (
 )
 """The goal rules of SPEC §6.2, in order; the first that returns a decision wins."""
 
+AFTER_DISPATCH: Final = GOAL_RULES[8:]
+"""Rules 9-12: what ``decide`` scans once rules 1-8 passed."""
+
+ITEM_RULES: Final = GOAL_RULES[5:]
+"""Rules 6-12, on the active plan's items: all ``decide`` runs while the latest plan is
+the applied one and the goal is neither over nor past a limit (``_goal_rules_pass``)."""
+
+
+def _goal_rules_pass(view: GoalView) -> bool:
+    """Rules 1-5 pass over the view (each returns ``None``), checked in one go.
+
+    Rule 1: not cancelled, not completed. Rule 2: runtime and cost within their limits.
+    Rules 3 and 4 act on a latest plan that is proposed, rejected, failed or requested:
+    an applied one passes both. Rule 5: there is an active plan.
+    """
+    latest = view.latest_plan
+    return (
+        latest is not None
+        and latest.status == "applied"
+        and view.active_plan is not None
+        and not view.cancelled
+        and not view.completed
+        and not runtime_over(view)
+        and not cost_over(view)
+    )
+
 
 def decide(
     view: GoalView,
@@ -374,25 +443,29 @@ def decide(
         decided = view.decided = DecisionMemo()
     if with_ledger:
         decided.update(view, now, None)
-        ledger = _new(
-            Ledger,
-            (
-                decided.replans(view),
-                decided.attempts(view),
-                decided.work_ledgers(view),
-                view.runtime_s,
-                view.cost_usd,
-            ),
-        )
+        ledger = decided.ledger(view)
     else:
         decided.update(view, now, active_ids)
         ledger = NO_LEDGER
     items = tuple(map(decided.decisions.__getitem__, active_ids))
-    ctx = _new(_Ctx, (view, now, ledger, items, frozenset([d.status for d in items])))
-    for rule in GOAL_RULES:
-        decision = rule(ctx)
-        if decision is not None:
-            if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
-                return decision
-            return fleet(view, now, decision, upstreams)
-    raise AssertionError("the fallback rule always decides")  # pragma: no cover
+    statuses = frozenset(map(_status, items))
+    decision, rules = None, GOAL_RULES
+    if _goal_rules_pass(view):
+        rules = ITEM_RULES
+        if "in_review" not in statuses and not ("succeeded" in statuses and statuses <= _SETTLED):
+            # rules 6 and 7 pass too (``_milestone``, ``_review``): the usual outcomes of
+            # rules 8 and 9 without the rules' context (one decision after every event)
+            decision = _dispatch_on(view, ledger, items, statuses)
+            if decision is None and "running" in statuses:
+                decision = _running_on(ledger, items)
+            rules = AFTER_DISPATCH
+    if decision is None:
+        ctx = _new(_Ctx, (view, now, ledger, items, statuses))
+        for rule in rules:  # pragma: no branch - the fallback rule always decides
+            decision = rule(ctx)
+            if decision is not None:
+                break
+    assert decision is not None, "the fallback rule always decides"
+    if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
+        return decision
+    return fleet(view, now, decision, upstreams)

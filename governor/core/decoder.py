@@ -29,7 +29,8 @@ Rules (SPEC §11.1):
 
 Strings with a ``pattern`` (ids) are checked with the pattern itself, remembering the
 strings already seen (ids repeat on every line of a history); times are checked for UTC
-here, inline, instead of in a per-event Python validator.
+here, inline, instead of in a per-event Python validator. Replay's line loop is generated
+likewise (``line_reader``), with the finish of the attempt types inline in it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import operator
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Annotated, Any, Final, Literal, NamedTuple, Union, get_args, get_origin
 
@@ -181,7 +182,8 @@ def _compile_nested(model: type[BaseModel]) -> _Form:
     if _reads_its_input(model):
         return _Form(msgspec.Raw, _AsWritten(model))
     compiled = _compiled_model(model)
-    return _Form(compiled.struct, compiled.finish, compiled.build)
+    finish = None if compiled.finishes_nothing else compiled.finish
+    return _Form(compiled.struct, finish, compiled.build)
 
 
 def _reads_its_input(model: type[BaseModel]) -> bool:
@@ -296,15 +298,35 @@ def _compile_dict(hint: Any, where: str) -> _Form:
 
 class _Compiled:
     """One model's struct, the function that finishes a decoded struct in place (its
-    values become the event's), and the one that turns a finished struct into the model."""
+    values become the event's), and the one that turns a finished struct into the model.
 
-    __slots__ = ("build", "finish", "struct")
+    ``values`` and ``validators`` are what the finish function is generated from: a
+    caller that generates code of its own inlines the same statements (``_finish_body``).
+    """
 
-    def __init__(self, struct: type[msgspec.Struct], finish: Convert, build: Convert) -> None:
-        self.struct, self.finish, self.build = struct, finish, build
+    __slots__ = ("build", "finish", "struct", "validators", "values")
+
+    def __init__(
+        self,
+        model: type[BaseModel],
+        struct: type[msgspec.Struct],
+        values: list[_Value],
+        validators: list[Callable[[Any], Any]],
+    ) -> None:
+        self.struct, self.values, self.validators = struct, values, validators
+        self.finish = _finish_function(self)
+        self.build = _build_function(model, values)
+
+    @property
+    def finishes_nothing(self) -> bool:
+        """Whether a decoded struct is finished as it is (no check, no conversion)."""
+        return not _finish_body(self, "s", "", {})
 
 
 _COMPILED: dict[type[BaseModel], _Compiled] = {}
+_INLINE: dict[Convert, _Compiled] = {}
+"""Each model's finish function -> its model: generated code finishes a nested struct
+inline instead of calling it."""
 
 _IMMUTABLE: Final = (str, int, float, bool, tuple, type(None), frozenset)
 
@@ -347,9 +369,13 @@ def _compiled_model(
         tag_field="type" if tag else None,
         tag=tag,
         namespace={"type": tag} if tag else None,  # read like the event: ``struct.type``
+        # not tracked by the garbage collector (cheaper to make, one per event): an event
+        # is a tree of values, never part of a reference cycle
+        gc=False,
     )
-    compiled = _Compiled(struct, _finish_function(model, values), _build_function(model, values))
+    compiled = _Compiled(model, struct, values, _after_validators(model))
     _COMPILED[model] = compiled
+    _INLINE[compiled.finish] = compiled
     return compiled
 
 
@@ -376,42 +402,68 @@ class _Value:
         )
 
 
-def _generated(name: str, lines: list[str], scope: dict[str, Any]) -> Convert:
-    exec("\n".join([f"def {name}(s):", *lines]) + "\n", scope)  # noqa: S102 - our own identifiers, no outside text
-    function: Convert = scope[name]
+def _generated(
+    name: str, lines: list[str], scope: dict[str, Any], params: str = "s"
+) -> Callable[..., Any]:
+    exec("\n".join([f"def {name}({params}):", *lines]) + "\n", scope)  # noqa: S102 - our own identifiers, no outside text
+    function: Callable[..., Any] = scope[name]
     return function
 
 
-def _finish_function(model: type[BaseModel], values: list[_Value]) -> Convert:
-    """The function that finishes a decoded struct of ``model`` in place and returns it.
+def _indent(lines: list[str], by: int = 4) -> list[str]:
+    return [" " * by + line for line in lines]
+
+
+def _finish_function(compiled: _Compiled) -> Convert:
+    """The function that finishes a decoded struct of a model in place and returns it.
 
     Generated once per model, as ``dataclasses`` generates ``__init__``: each check and
     conversion inline, then the model's own ``mode="after"`` validators run on the struct
     (they read attributes, which the finished struct shares with the model). After it,
     every attribute holds the value the model would hold, nested structs finished alike.
     """
-    scope: dict[str, Any] = {"UNSET": msgspec.UNSET, "Doubt": _Doubt}
+    scope: dict[str, Any] = {}
+    lines = _indent([*_finish_body(compiled, "s", "", scope), "return s"])
+    name = compiled.struct.__name__.removeprefix("Compiled")
+    return _generated(f"finish_{name}", lines, scope)
+
+
+def _finish_body(compiled: _Compiled, var: str, prefix: str, scope: dict[str, Any]) -> list[str]:
+    """The statements that finish the struct named ``var`` in place (none when it is taken
+    as decoded), unindented, with the names they use added to ``scope``. Every name they
+    make carries ``prefix`` (but the shared ones: ``UNSET``, ``Doubt``, ``LIMIT``, the time
+    converters), so that the bodies of several models, or of a nested one, can share a
+    function."""
+    scope.update(UNSET=msgspec.UNSET, Doubt=_Doubt)
     lines: list[str] = []
-    for n, value in enumerate(values):
-        lines += _finish_lines(n, value, scope)
-    for n, validator in enumerate(_after_validators(model)):
-        scope[f"validator{n}"] = validator
+    for n, value in enumerate(compiled.values):
+        lines += _finish_lines(f"{prefix}{n}", value, var, scope)
+    for n, validator in enumerate(compiled.validators):
+        scope[f"validator{prefix}{n}"] = validator
         lines += [
-            "    try:",
-            f"        validator{n}(s)",
-            "    except ValueError:",
-            "        raise Doubt from None",
+            "try:",
+            f"    validator{prefix}{n}({var})",
+            "except ValueError:",
+            "    raise Doubt from None",
         ]
-    lines.append("    return s")
-    return _generated(f"finish_{model.__name__}", lines, scope)
+    return lines
 
 
-def _finish_lines(n: int, value: _Value, scope: dict[str, Any]) -> list[str]:
+def _finish_lines(n: str, value: _Value, var: str, scope: dict[str, Any]) -> list[str]:
     """The statements that finish one field (none for a value taken as decoded)."""
-    finish, attr = value.form.finish, f"s.{value.name}"
+    finish, attr = value.form.finish, f"{var}.{value.name}"
     if value.constant is not None or (finish is None and value.default is None):
         return []
-    if isinstance(finish, _PatternCheck):  # ``_PatternCheck.__call__``, inline
+    nested = _INLINE.get(finish.convert if isinstance(finish, _Optional) else finish)  # type: ignore[arg-type]
+    if nested is not None:  # a nested struct, finished inline (in place)
+        body = _finish_body(nested, f"v{n}", f"{n}_", scope)
+        if not body and value.default is None:
+            return []
+        if isinstance(finish, _Optional):
+            body = [f"if (v{n} := {attr}) is not None:", *_indent(body or ["pass"])]
+        else:
+            body = [f"v{n} = {attr}", *body]
+    elif isinstance(finish, _PatternCheck):  # ``_PatternCheck.__call__``, inline
         scope.update({f"m{n}": finish.fullmatch, f"seen{n}": finish.seen, "LIMIT": _SEEN_LIMIT})
         body = [
             f"if (v{n} := {attr}) not in seen{n}:",
@@ -453,8 +505,8 @@ def _finish_lines(n: int, value: _Value, scope: dict[str, Any]) -> list[str]:
         body = ["pass"]
     if value.default is not None:
         scope[f"d{n}"] = value.default
-        body = [f"if {attr} is UNSET:", f"    {attr} = d{n}", "else:", *(f"    {b}" for b in body)]
-    return [f"    {line}" for line in body]
+        body = [f"if {attr} is UNSET:", f"    {attr} = d{n}", "else:", *_indent(body)]
+    return body
 
 
 def _build_function(model: type[BaseModel], values: list[_Value]) -> Convert:
@@ -611,6 +663,73 @@ def reader(*, structs: bool = False) -> Callable[[bytes | str], Event | None]:
 
 DOUBTS: Final = (msgspec.DecodeError, _Doubt)
 """What a compiled read raises when pydantic must decide (for loops that inline a read)."""
+
+
+HOT_TYPES: Final = ("attempt.started", "attempt.finished", "attempt.continued")
+"""The event types a line reader finishes inline, in this order: two events in three of
+a typical history are attempts (the others cost one call more each)."""
+
+Remember = tuple[str, str, str]
+"""``(type, key, value)``: for every event of ``type`` read, ``remembered[event.key] =
+event.value`` (what ``Upcaster.note`` keeps: an item's latest attempt)."""
+
+LineReader = Callable[..., Iterator[tuple[int, Event]]]
+
+
+@functools.cache
+def line_reader(remember: Remember) -> LineReader:
+    """The hot loop of a history read as finished structs (replay): a generator function,
+    generated once, with the finish of the ``HOT_TYPES`` inline.
+
+    ``reader(lines, on_doubt, unterminated, too_deep, remembered)`` yields ``(line,
+    struct)`` for raw lines that each end in a newline (numbered from 1); it calls
+    ``on_doubt(raw, line)`` for what pydantic must decide (its event is yielded),
+    ``unterminated(line)`` for a line without its newline, then stops, and raises
+    ``too_deep(line)`` when the parser's depth limit was reached. It reads each line as
+    ``decode_struct`` does: the same statements, without a call per line.
+    """
+    decoder, finishers, _ = compiled()
+    scope: dict[str, Any] = {"decode": decoder.decode, "finishers": finishers, "DOUBTS": DOUBTS}
+    branches: list[str] = []
+    for n, tag in enumerate(HOT_TYPES):
+        model = _COMPILED[EVENT_CLASSES[tag]]
+        scope[f"T{n}"] = model.struct
+        body = _finish_body(model, "s", f"h{n}_", scope)
+        if tag == remember[0]:
+            body.append(f"remembered[s.{remember[1]}] = s.{remember[2]}")
+        branches += [f"{'el' if n else ''}if t is T{n}:", *_indent(body or ["pass"])]
+    tag, key, value = remember
+    lines = [
+        "for line, raw in enumerate(lines, 1):",
+        "    if raw[-1:] != b'\\n':",
+        "        unterminated(line)",
+        "        return",
+        "    try:",
+        "        s = decode(raw)",
+        "        t = type(s)",
+        *_indent(branches, 8),
+        "        else:",
+        "            s = finishers[t](s)",
+        *(
+            []
+            if tag in HOT_TYPES
+            else [
+                f"            if s.type == {tag!r}:",
+                f"                remembered[s.{key}] = s.{value}",
+            ]
+        ),
+        "    except DOUBTS:",
+        "        s = on_doubt(raw, line)",
+        "    except RecursionError:",
+        "        raise too_deep(line) from None",
+        "    yield line, s",
+    ]
+    return _generated(
+        "read_lines",
+        _indent(lines),
+        scope,
+        "lines, on_doubt, unterminated, too_deep, remembered",
+    )
 
 
 def event_of(read: Event) -> Event:

@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from itertools import islice
+from typing import Final
 
 from governor.core.decision import WorkDecision
 from governor.core.ledger import (
     CHUNK,
     AttemptLedger,
+    Ledger,
     ReplanLedger,
     WorkLedger,
     WorkLedgers,
@@ -35,6 +37,8 @@ from governor.core.ledger import (
 from governor.core.policy import Policy
 from governor.core.view import GoalView
 from governor.core.work import decide_work
+
+_new: Final = tuple.__new__
 
 
 class DecisionMemo:
@@ -88,49 +92,81 @@ class DecisionMemo:
 
     def update(self, view: GoalView, now: datetime, work_ids: Sequence[str] | None) -> None:
         """Decide again what may have changed among ``work_ids`` (every item: ``None``)."""
-        self._take_in(view, now)
-        stale = self.stale
+        # what changed since the last update: new items, the policy, touched ones, time
+        work, stale, timed = view.work, self.stale, self.timed
+        if len(self._ids) < len(work):
+            self._take_new(work)
+        if self.policy is not view.policy:
+            self.policy = view.policy
+            stale.update(work)
+        touched = view.touched
+        if touched:
+            stale |= touched
+            touched.clear()
+        if timed:
+            for work_id, (end, before) in timed.items():
+                if (now < end) != before:
+                    stale.add(work_id)
         if not stale:
             return
-        todo = list(stale) if work_ids is None else [w for w in work_ids if w in stale]
-        decisions, timed, work, unledgered = self.decisions, self.timed, view.work, self._unledgered
+        if work_ids is None:
+            todo: Iterable[str] = (stale.pop(),) if len(stale) == 1 else list(stale)
+        else:
+            todo = [w for w in work_ids if w in stale]
+        decisions, unledgered = self.decisions, self._unledgered
         for work_id in todo:
             item = work[work_id]
             decisions[work_id] = decide_work(view, item, now)
             if (until := item.not_before) is None:
-                if timed:
-                    timed.pop(work_id, None)
+                timed.pop(work_id, None)
             else:
                 timed[work_id] = (until, now < until)
             stale.discard(work_id)
             unledgered.add(work_id)
 
-    def _take_in(self, view: GoalView, now: datetime) -> None:
-        """What changed since the last update: new items, touched ones, the policy, time."""
-        if len(self._ids) < len(view.work):
-            for work_id in islice(view.work, len(self._ids), None):
-                self._index[work_id] = len(self._ids)
-                self._ids.append(work_id)
-        if self.policy is not view.policy:
-            self.policy = view.policy
-            self.stale.update(view.work)
-        if view.touched:
-            self.stale.update(view.touched)
-            view.touched.clear()
-        for work_id, (until, before) in self.timed.items():
-            if (now < until) != before:
-                self.stale.add(work_id)
+    def _take_new(self, work: Iterable[str]) -> None:
+        """Give the items created since the last update their positions (creation order)."""
+        ids, index = self._ids, self._index
+        for work_id in islice(work, len(ids), None):
+            index[work_id] = len(ids)
+            ids.append(work_id)
+
+    def ledger(self, view: GoalView) -> Ledger:
+        """The full ledger, after an ``update`` of every item."""
+        return _new(
+            Ledger,
+            (
+                self.replans(view),
+                self.attempts(view),
+                self.work_ledgers(view),
+                view.runtime_s,
+                view.cost_usd,
+            ),
+        )
 
     def work_ledgers(self, view: GoalView) -> WorkLedgers:
         """Every item's ledger row, after an ``update`` of every item."""
         rows, chunks, ids, last = self._rows, self._chunks, self._ids, self._ledgers
-        if last is not None and not self._unledgered and last._size == len(ids):
+        unledgered = self._unledgered
+        if not unledgered and last is not None and last._size == len(ids):
             return last  # nothing changed: the same snapshot
         # new items come last, in creation order: lay out the rows in position order
-        unledgered = self._unledgered
         if len(unledgered) == 1:  # the usual case: the one item an event touched
-            changed: list[int] = [self._index[unledgered.pop()]]
-            laid: Iterable[int] = (changed[0] // CHUNK,)
+            position = self._index[unledgered.pop()]
+            if position < len(rows) == len(ids) and last is not None:  # laid out before
+                work_id = ids[position]
+                decision = self.decisions[work_id]
+                rows[position] = work_ledger(
+                    view, view.work[work_id], decision.status, decision.next_action
+                )
+                c = position // CHUNK
+                chunks[c] = tuple(rows[c * CHUNK : (c + 1) * CHUNK])
+                self._ledgers = last = WorkLedgers(
+                    ids, self._index, tuple(chunks), len(rows), self, last.serial + 1, (position,)
+                )
+                return last
+            changed: list[int] = [position]
+            laid: Iterable[int] = (position // CHUNK,)
         else:
             changed = sorted(map(self._index.__getitem__, unledgered))
             unledgered.clear()

@@ -249,9 +249,8 @@ def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item = view.work.get(event.work_id)
     if item is None:
         return
-    # the item's parallel slot (``_slot``) before and after, inline: two events in three
-    # are attempts
-    before = item.running and not item.cancelled
+    if not (item.running or item.cancelled):  # it takes a parallel slot (``_slot``)
+        view.running_items += 1
     item.attempts_used += 1
     item.charged_attempts += 1
     item.attempt = event.attempt
@@ -260,12 +259,8 @@ def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item.fresh = False
     item.continuations = 0
     item.run_started_at = event.at
-    item.outcome = None
-    item.finish = None
-    item.failure_class = None
-    item.not_before = None
+    item.outcome = item.finish = item.failure_class = item.not_before = None
     view.attempts_used += 1
-    view.running_items += int(not item.cancelled) - int(before)
     view.touched.add(item.work_id)
 
 
@@ -273,7 +268,8 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item = view.work.get(event.work_id)
     if item is None or event.attempt != item.attempt or not item.running:
         return
-    view.running_items -= int(not item.cancelled)  # its slot, unless cancelled (``_slot``)
+    if not item.cancelled:  # it frees its parallel slot (``_slot``)
+        view.running_items -= 1
     item.running = False
     if (started := item.run_started_at) is not None and (
         elapsed := (event.at - started).total_seconds()  # ``_elapsed``, inline
@@ -284,10 +280,14 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item.run_started_at = None
     item.outcome = event.outcome
     item.finish = event
-    item.failure_class = failure_class = effective_class(
-        event.outcome, event.failure_class, event.evidence
-    )
     view.touched.add(item.work_id)
+    # ``effective_class`` has nothing to gate without a class (most finished runs)
+    failure_class = (
+        None
+        if event.failure_class is None
+        else effective_class(event.outcome, event.failure_class, event.evidence)
+    )
+    item.failure_class = failure_class
     if failure_class is None:  # charged: the window resets (``_window``)
         item.consecutive_uncharged, item.not_before = 0, None
         return

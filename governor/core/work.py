@@ -33,6 +33,10 @@ from governor.core.view import GoalView, WorkState
 
 WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
 
+_new: Final = tuple.__new__
+"""Makes a ``WorkDecision`` from all its fields in order, without the named tuple's Python
+``__new__`` (the usual outcomes: one is made after every event of a replay)."""
+
 
 def _settled(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     if item.accepted:
@@ -57,7 +61,7 @@ def _fresh(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | Non
         return None
     if item_attempts_left(view, item):
         why = f"ready for attempt {item.attempts_used + 1}"
-        return WorkDecision(item.work_id, "ready", "run", why, "work.3")
+        return _new(WorkDecision, (item.work_id, "ready", "run", why, "work.3", None, None, None))
     why = f"exhausted its {count(item.max_attempts, 'attempt')}"
     return WorkDecision(
         item.work_id, "budget_exhausted", "none", why, "work.3", exhausted="attempts"
@@ -67,9 +71,8 @@ def _fresh(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | Non
 def _running(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     if not item.running:
         return None
-    return WorkDecision(
-        item.work_id, "running", "wait", f"attempt {item.attempt} is running", "work.4"
-    )
+    why = f"attempt {item.attempt} is running"
+    return _new(WorkDecision, (item.work_id, "running", "wait", why, "work.4", None, None, None))
 
 
 def _passed(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
@@ -114,15 +117,17 @@ def _upstream(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | 
         return WorkDecision(
             item.work_id, "waiting", "wait", why, "work.8", "upstream", item.not_before
         )
-    why = f"the outside service refused attempt {item.attempt} (uncharged, {n} of {bound} in a row)"
-    return WorkDecision(item.work_id, "blocked", "retry", why + "; retry", "work.8")
+    why = f"the outside service refused attempt {item.attempt} (uncharged, {n} of {bound} in a row); retry"
+    return _new(WorkDecision, (item.work_id, "blocked", "retry", why, "work.8", None, None, None))
 
 
 def _charged(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     outcome = (item.outcome or "failed").replace("_", " ")
     if item_attempts_left(view, item):
-        why = f"attempt {item.attempt} {outcome} (charged {item.charged_attempts} of {item.max_attempts})"
-        return WorkDecision(item.work_id, "blocked", "retry", why + "; retry", "work.9")
+        why = f"attempt {item.attempt} {outcome} (charged {item.charged_attempts} of {item.max_attempts}); retry"
+        return _new(
+            WorkDecision, (item.work_id, "blocked", "retry", why, "work.9", None, None, None)
+        )
     why = f"exhausted its {count(item.max_attempts, 'attempt')} (attempt {item.attempt} {outcome})"
     return WorkDecision(
         item.work_id, "budget_exhausted", "none", why, "work.9", exhausted="attempts"
@@ -143,8 +148,37 @@ WORK_RULES: Final[tuple[WorkRule, ...]] = (
 """The work item rules of SPEC §6.1, in order; the first that returns a decision wins."""
 
 
+_BY_FAILURE: Final[dict[object, WorkRule]] = {
+    "environment": _environment,
+    "decision": _decision,
+    "upstream": _upstream,
+}
+"""Rules 6-8 by the failure class each acts on; any other (none: charged) -> rule 9."""
+
+
 def decide_work(view: GoalView, item: WorkState, now: datetime) -> WorkDecision:
-    """The decision for one work item (SPEC §6.1)."""
+    """The decision for one work item (SPEC §6.1): ``WORK_RULES`` in order, first match.
+
+    It goes straight to the rule that fires, by the fields each rule's guard reads (one
+    is taken after every event of a replay): the same decision as scanning the table
+    (``first_work_rule``; ``tests/core/test_incremental.py`` holds them equal).
+    """
+    if item.accepted or item.cancelled:
+        return _settled(view, item, now)  # type: ignore[return-value]  # it always fires here
+    if item.spec.depends_on and (waiting := _dependencies(view, item, now)) is not None:
+        return waiting
+    if item.fresh:
+        return _fresh(view, item, now)  # type: ignore[return-value]
+    if item.running:
+        return _running(view, item, now)  # type: ignore[return-value]
+    if item.outcome == "succeeded":
+        return _passed(view, item, now)  # type: ignore[return-value]
+    return _BY_FAILURE.get(item.failure_class, _charged)(view, item, now)  # type: ignore[return-value]
+
+
+def first_work_rule(view: GoalView, item: WorkState, now: datetime) -> WorkDecision:
+    """The decision for one work item by scanning ``WORK_RULES`` in order (the reference
+    ``decide_work`` is held to)."""
     for rule in WORK_RULES:
         decision = rule(view, item, now)
         if decision is not None:

@@ -7,13 +7,18 @@ Rules:
     * What a step shares with the one before is not rendered again: the ``work`` members
       of a ledger snapshot that follows the one rendered last (``WorkLedgers.serial``) are
       the kept ones with the rows it names as ``changed`` rendered again; the same
-      snapshot is the same bytes. The goal's replan and attempt ledgers are kept while
-      they are equal.
+      snapshot is the same bytes. The goal's replan and attempt ledgers, the runtime and
+      the cost are kept while they are the same objects.
+    * A decision's head (``records.decision_head``) is kept by what it reads: status,
+      next action, reason, blocked_on, not_before (with its UTC offset, which its stamp
+      prints) and exhausted; a bounded table (replays repeat a few heads over and over).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import itemgetter
+from typing import Final
 
 import orjson
 
@@ -21,58 +26,97 @@ from governor.analysis.replay import ReplayStep
 from governor.core.ledger import AttemptLedger, ReplanLedger, WorkLedger, WorkLedgers
 from governor.render.records import (
     attempts_record,
+    decision_head,
     replans_record,
-    step_head,
     work_ledger_record,
 )
 
 _dumps = orjson.dumps
 
+_HEAD: Final = itemgetter(0, 1, 2, 5, 6, 7)
+"""What ``decision_head`` reads of a ``Decision``: status, next_action, reason,
+blocked_on, not_before and exhausted (the fields by position, in one C call)."""
+
+_HEADS_KEPT: Final = 4096
+"""Decision heads kept at most (then the table starts again)."""
+
+_LINE: Final = (
+    b'{"seq":%d,"type":%b,%b,"ledger":{"replans":%b,"attempts":%b,"work":{%b},'
+    b'"runtime_s":%b,"cost_usd":%b}}\n'
+)
+"""``step_record``'s line around its parts (``step_head`` then ``ledger_record``)."""
+
 
 class StepLines:
     """Renders the steps of one replay, one after another (it keeps what it rendered)."""
 
-    __slots__ = ("_attempts", "_pieces", "_replans", "_work", "_work_json_kept")
+    __slots__ = (
+        "_attempts",
+        "_cost",
+        "_heads",
+        "_pieces",
+        "_replans",
+        "_runtime",
+        "_types",
+        "_work",
+        "_work_json_kept",
+        "last",
+    )
 
     def __init__(self) -> None:
+        self.last: ReplayStep | None = None
+        """The step rendered last."""
         self._work: WorkLedgers | None = None
         """The work ledgers rendered last; ``_pieces`` holds their members, one per row."""
         self._pieces: list[bytes] = []
         self._work_json_kept = b""
         self._replans: tuple[ReplanLedger | None, bytes] = (None, b"")
         self._attempts: tuple[AttemptLedger | None, bytes] = (None, b"")
+        self._runtime: tuple[object, bytes] = (None, b"")
+        self._cost: tuple[object, bytes] = (None, b"")
+        self._heads: dict[tuple[object, ...], bytes] = {}
+        """A decision's head (what ``_HEAD`` reads) -> its members, without braces."""
+        self._types: dict[str, bytes] = {}
+        """An event type -> its JSON string."""
 
     def line(self, step: ReplayStep) -> bytes:
         """The step's line of ``replay --json``, its newline included."""
+        self.last = step
         read, decision = step.read, step.decision  # (``step.seq`` is a property)
         ledger = decision.ledger
-        head = _dumps(step_head(read.seq, read.type, decision))
-        return b"".join(
-            (
-                head[:-1],
-                b',"ledger":{"replans":',
-                self._replans_json(ledger.replans),
-                b',"attempts":',
-                self._attempts_json(ledger.attempts),
-                b',"work":{',
-                self._work_json(ledger.work),
-                b'},"runtime_s":',
-                _dumps(float(ledger.runtime_s)),
-                b',"cost_usd":',
-                _dumps(float(ledger.cost_usd)),
-                b"}}\n",
-            )
-        )
-
-    def _replans_json(self, replans: ReplanLedger) -> bytes:
-        if self._replans[0] != replans:
+        key: tuple[object, ...] = _HEAD(decision)
+        if (when := decision.not_before) is not None:
+            key = (key, when.utcoffset())  # equal instants at other offsets stamp apart
+        head = self._heads.get(key)
+        if head is None:
+            if len(self._heads) >= _HEADS_KEPT:
+                self._heads.clear()
+            head = self._heads[key] = _dumps(decision_head(decision))[1:-1]
+        kind = read.type
+        kind_json = self._types.get(kind)
+        if kind_json is None:
+            kind_json = self._types[kind] = _dumps(kind)
+        replans, attempts = ledger.replans, ledger.attempts
+        if self._replans[0] is not replans:
             self._replans = (replans, _dumps(replans_record(replans)))
-        return self._replans[1]
-
-    def _attempts_json(self, attempts: AttemptLedger) -> bytes:
-        if self._attempts[0] != attempts:
+        if self._attempts[0] is not attempts:
             self._attempts = (attempts, _dumps(attempts_record(attempts)))
-        return self._attempts[1]
+        runtime, cost = ledger.runtime_s, ledger.cost_usd
+        if self._runtime[0] is not runtime:
+            self._runtime = (runtime, _dumps(float(runtime)))
+        if self._cost[0] is not cost:
+            self._cost = (cost, _dumps(float(cost)))
+        work = ledger.work
+        return _LINE % (
+            read.seq,
+            kind_json,
+            head,
+            self._replans[1],
+            self._attempts[1],
+            self._work_json_kept if work is self._work else self._work_json(work),
+            self._runtime[1],
+            self._cost[1],
+        )
 
     def _work_json(self, work: Mapping[str, WorkLedger]) -> bytes:
         """The members of the ``work`` object (without its braces)."""

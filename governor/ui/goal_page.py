@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from governor.core.charges import describe_tries
 from governor.core.decision import Decision
 from governor.core.evidence import Evidence
 from governor.core.ledger import Ledger
@@ -163,9 +164,11 @@ def _run(run: Run, now: datetime) -> Html:
     took = duration(run.duration_s) + (
         f" ({run.continuations} continued)" if run.continuations else ""
     )
+    tries = describe_tries(run.evidence.tries if run.evidence else None)
     more = [
         el("h4", "why"), el("p", run.why),
         *([el("h4", "evidence"), _evidence(run.evidence)] if run.outcome not in ("in flight", "proposed", "succeeded") else []),
+        *([el("h4", "in-agent tries"), el("p", tries, class_="tries")] if tries else []),
         *([el("h4", "error (tail)"), el("pre", run.error)] if run.error else []),
         *([el("h4", "produced"), el("pre", run.detail)] if run.detail else []),
         *([el("p", f"cost ${run.cost_usd:.4f}")] if run.cost_usd is not None else []),

@@ -65,6 +65,10 @@ class Answer:
 
     value: dict[str, Any] | None
     problem: str | None = None
+    passed_over: str | None = None
+    """Why the last object begun is not the answer, when an object nested in it is: the
+    answer's own problems alone would name the wrong object (a lone surrogate in a
+    summary makes the reply's object unreadable, and the nested one then lacks fields)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,14 +108,27 @@ def find_answer(text: str) -> Answer:
             broken = candidate
         start = _START.search(text, candidate.stop)
     if found is not None:
-        return _decode(text, *found, offset)
+        answer = _decode(text, *found, offset)
+        if broken is None or broken.stop < found[1] or answer.value is None:
+            return answer
+        return Answer(
+            answer.value,
+            passed_over=(
+                f"the reply's last JSON object begun is not valid JSON ({_where(broken, offset)}), "
+                f"so the object read is the one at character {found[0] + offset}"
+            ),
+        )
     if broken is not None:
         return Answer(
             None,
-            "the reply holds no complete JSON object: the last one begun is not valid "
-            f"JSON ({broken.why} at character {broken.stop + offset})",
+            "the reply holds no complete JSON object: the last one begun is not valid JSON "
+            f"({_where(broken, offset)})",
         )
     return Answer(None, "the reply holds no JSON object")
+
+
+def _where(broken: _Candidate, offset: int) -> str:
+    return f"{broken.why} at character {broken.stop + offset}"
 
 
 def _decode(text: str, start: int, end: int, offset: int) -> Answer:

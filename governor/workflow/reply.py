@@ -43,10 +43,21 @@ def last_json_object(text: str) -> dict[str, Any] | None:
 
 def read_answer(text: str, redact: Redact | None = None) -> dict[str, Any] | list[str]:
     """The reply's answer object with every string redacted, or the problems with it."""
+    return _read(text, redact)[0]
+
+
+def _read(text: str, redact: Redact | None) -> tuple[dict[str, Any] | list[str], str | None]:
+    """``read_answer``, and why the last object begun was passed over (``Answer``)."""
     answer = find_answer(text)
     if answer.value is None:
-        return [f"{answer.problem}; {_ANSWER_AGAIN}"]
-    return _redacted(answer.value, redact) if redact is not None else answer.value
+        return [f"{answer.problem}; {_ANSWER_AGAIN}"], None
+    value = _redacted(answer.value, redact) if redact is not None else answer.value
+    return value, answer.passed_over
+
+
+def _noted(problems: list[str], passed_over: str | None) -> list[str]:
+    """The answer's problems, and first why the object the agent meant was not read."""
+    return [f"{passed_over}; {_ANSWER_AGAIN}", *problems] if problems and passed_over else problems
 
 
 def _redacted(value: Any, redact: Redact) -> Any:
@@ -96,24 +107,24 @@ def parse_planner_reply(
     text: str, view: GoalView, redact: Redact | None = None
 ) -> PlannerAnswer | list[str]:
     """Parse and check a planner reply; returns the answer or the list of problems."""
-    obj = read_answer(text, redact)
+    obj, passed_over = _read(text, redact)
     if isinstance(obj, list):
         return obj
     if obj.get("status") == "decision":
         try:
             return PlannerAnswer(question=_Decision.model_validate(obj).question)
         except ValidationError as exc:
-            return _problems(exc)
+            return _noted(_problems(exc), passed_over)
     try:
         proposal = Proposal.model_validate(obj)
     except ValidationError as exc:
-        return _problems(exc)
+        return _noted(_problems(exc), passed_over)
     problems = (
         _shape_problems(proposal)
         + check_decision(view, proposal.decision)
         + check_proposal(view, proposal.work)
     )
-    return problems or PlannerAnswer(proposal=proposal)
+    return _noted(problems, passed_over) or PlannerAnswer(proposal=proposal)
 
 
 def _shape_problems(proposal: Proposal) -> list[str]:
@@ -143,15 +154,15 @@ class WorkerReply(BaseModel):
 
 def parse_worker_reply(text: str, redact: Redact | None = None) -> WorkerReply | list[str]:
     """Parse a worker reply; returns it or the list of problems."""
-    obj = read_answer(text, redact)
+    obj, passed_over = _read(text, redact)
     if isinstance(obj, list):
         return obj
     try:
         reply = WorkerReply.model_validate(obj)
     except ValidationError as exc:
-        return _problems(exc)
+        return _noted(_problems(exc), passed_over)
     if reply.status == "decision" and not (reply.question and reply.question.strip()):
-        return ["a 'decision' reply needs a question"]
+        return _noted(["a 'decision' reply needs a question"], passed_over)
     return reply
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from governor.analysis.explain import explain
 from governor.core.decide import decide
+from governor.core.evidence import Evidence, nothing_happened
 from governor.core.parking import park_goal
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Seen, Upstream, observed
@@ -83,6 +85,41 @@ def test_environment_and_decision_stops_need_a_person(name: str, words: str) -> 
     assert ex.change is None
     assert ex.advice.startswith("no policy change helps: a person must act")
     assert words in ex.advice
+
+
+REFUSED = nothing_happened("claude:api_error_status", "401", rule="credential")
+MISSING = nothing_happened("exec:spawn-errno", "ENOENT", rule="spawn-errno")
+LINE = "the credential for planner was refused: set ANTHROPIC_API_KEY"
+
+
+def _planner_stop(evidence: Evidence, error: str) -> Story:
+    s = Story()
+    s.plan_fails("environment", evidence, error=error)
+    return s
+
+
+def _work_stop(evidence: Evidence, error: str) -> Story:
+    s = Story()
+    s.plan("a")
+    s.start("p1-a")
+    s.finish("p1-a", "failed", "environment", evidence, error=error)
+    return s
+
+
+@pytest.mark.parametrize("stop", [_planner_stop, _work_stop], ids=["planner", "work item"])
+def test_a_refused_credential_is_told_by_the_rule_that_classed_it_not_by_its_words(
+    stop: Callable[[Evidence, str], Story],
+) -> None:
+    refused = explain(stop(REFUSED, f"HTTP 401\n{LINE}").events)
+    assert refused.decision.blocked_on == "environment"
+    assert "fix the credential" in refused.advice
+    # the same words from a missing binary (an agent may print anything) are not a credential
+    missing = explain(stop(MISSING, f"spawn failed\n{LINE}").events)
+    assert missing.decision.blocked_on == "environment"
+    assert "install what is missing" in missing.advice
+    # a credential refusal whose error says nothing of the kind is one still
+    plain = explain(stop(REFUSED, "HTTP 401").events)
+    assert "fix the credential" in plain.advice
 
 
 def test_two_spent_ledgers_need_more_than_one_change() -> None:

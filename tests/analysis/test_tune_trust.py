@@ -337,3 +337,15 @@ def test_with_replicates_as_good_means_within_the_uncertainty_of_the_difference(
     pick, why = recommend([best, noisy])
     assert pick is noisy
     assert "difference" in why
+
+
+@pytest.mark.parametrize("n", [1, 7, 150, 10_000])
+def test_wilson_is_exactly_closed_at_no_and_every_success(n: int) -> None:
+    low, high = wilson(0, n)
+    assert low == 0.0
+    assert 0.0 < high < 1.0
+    low, high = wilson(n, n)
+    assert high == 1.0
+    assert 0.0 < low < 1.0
+    low, high = wilson(n / 2, n)
+    assert 0.0 < low < 0.5 < high < 1.0

@@ -5,6 +5,9 @@ For every input below, three readings are compared:
     pydantic    ``EVENT_ADAPTER.validate_json`` — the models, the one definition
     compiled    ``decode_compiled`` — the msgspec structs derived from the models
     codec       ``codec.decode`` and ``LineDecoder`` — what every reader uses
+    lines       ``LineDecoder(structs=True).lines`` — the generated line reader of
+                replay and validate (``decoder.line_reader``), against the same lines
+                read by pydantic alone (``LineDecoder(compiled=False)``)
 
 and must agree: the compiled path returns an event only where pydantic accepts the line,
 and then an equal one (``==``, the same encoding, the same ``repr``); the codec accepts
@@ -30,15 +33,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import AfterValidator, BaseModel, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
+from bench.history_gen import events
 from governor.core import decoder
 from governor.core.codec import EVENT_ADAPTER, LineDecoder, decode, encode
-from governor.core.decoder import decode_compiled
+from governor.core.decoder import decode_compiled, event_of
 from governor.core.events import EVENT_CLASSES
 from governor.core.history import check_history
 from governor.errors import CorruptEventError, HistoryError
@@ -77,6 +82,23 @@ def assert_agree(line: bytes) -> None:
     assert (via_codec is None) == (expected is None), line
     if via_codec is not None:
         assert encode(via_codec) == encode(expected)
+    assert read_lines([line + b"\n"], structs=True) == read_lines([line + b"\n"], compiled=False)
+
+
+def read_lines(
+    lines: list[bytes], *, allow_torn: bool = False, **how: bool
+) -> tuple[list[tuple[int, bytes, str]], list[str], str | None, int | None]:
+    """What ``LineDecoder.lines`` reads (``how``: its options): each event as its line
+    number, its encoding and its ``repr`` (a struct as its pydantic event), the notes, the
+    error that stopped it and the torn line."""
+    decoder_ = LineDecoder("h.jsonl", **how)
+    read, error = [], None
+    try:
+        for number, event in decoder_.lines(lines, allow_torn=allow_torn):
+            read.append((number, encode(event_of(event)), repr(event_of(event))))
+    except HistoryError as exc:
+        error = str(exc)
+    return read, decoder_.notes, error, decoder_.torn_line
 
 
 # --- golden histories ----------------------------------------------------------------------
@@ -121,6 +143,129 @@ def test_line_decoder_gives_the_same_events_notes_and_errors_both_ways(path: Pat
                 error = str(exc)
         readings.append((events, decoder_.notes, error))
     assert readings[0] == readings[1]
+
+
+@pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.stem)
+def test_the_line_reader_reads_every_golden_history_as_pydantic_does(path: Path) -> None:
+    """The generated reader of replay and validate, the whole history at once: the same
+    events (legacy ones upcast), notes and error, at the same line."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert read_lines(lines, structs=True) == read_lines(lines, compiled=False)
+    assert read_lines(lines, structs=True) == read_lines(lines)
+
+
+def _attempt_lines() -> list[bytes]:
+    """A valid history of one goal (``bench/history_gen.py``'s shape): a plan, its items,
+    then attempts from line 10 on (the types the reader inlines), started, continued,
+    finished in turn, with evidence."""
+    lines = [orjson.dumps(event) + b"\n" for event in events(60, cycles=2)]
+    assert [json.loads(line)["type"] for line in lines[9:12]] == [
+        "attempt.started",
+        "attempt.continued",
+        "attempt.finished",
+    ]
+    return lines
+
+
+BAD_IN_THE_MIDDLE = {
+    "a value the models refuse": lambda o: {**o, "work_id": "no spaces"},
+    "a run id the models refuse": lambda o: {**o, "run_id": "-x"},
+    "a time not in UTC": lambda o: {**o, "at": o["at"].replace("Z", "+01:00")},
+    "a time without a zone": lambda o: {**o, "at": o["at"].replace("Z", "")},
+    "a time in a week date": lambda o: {**o, "at": "2026-W01-1T00:00:00Z"},
+    "an unknown field": lambda o: {**o, "extra": 1},
+    "a missing field": lambda o: {k: v for k, v in o.items() if k != "at"},
+    "an unknown type": lambda o: {**o, "type": "attempt.paused"},
+    "not an object": lambda o: [o],
+    "evidence the models refuse": lambda o: {**o, "evidence": {"effects": "maybe"}},
+    "partial output with a bad digest": lambda o: {
+        **o,
+        "evidence": {"partial": {"bytes": 1, "sha256": "X" * 64}},
+    },
+}
+FINE_IN_THE_MIDDLE = {
+    "a +00:00 offset (pydantic reads it)": lambda o: {**o, "at": o["at"].replace("Z", "+00:00")},
+    "nanoseconds (pydantic truncates)": lambda o: {
+        **o,
+        "at": o["at"].replace("Z", ".123456789Z"),
+    },
+    "microseconds (the compiled path reads them)": lambda o: {
+        **o,
+        "at": o["at"].replace("Z", ".000001Z"),
+    },
+    "a number as a string (pydantic reads it)": lambda o: {**o, "attempt": str(o["attempt"])},
+}
+
+
+@pytest.mark.parametrize("bad", BAD_IN_THE_MIDDLE.values(), ids=list(BAD_IN_THE_MIDDLE))
+@pytest.mark.parametrize("where", [9, 10, 11, -2], ids=["started", "continued", "finished", "late"])
+def test_one_bad_line_among_attempts_is_reported_at_its_line_as_before(
+    bad: Any, where: int
+) -> None:
+    lines = _attempt_lines()
+    lines[where] = json.dumps(bad(json.loads(lines[where]))).encode() + b"\n"
+    fast = read_lines(lines, structs=True)
+    assert fast == read_lines(lines, compiled=False) == read_lines(lines)
+    read, _, error, _ = fast
+    number = where % len(lines) + 1
+    assert error is not None
+    assert error.startswith(f"h.jsonl: line {number}: "), error
+    assert [n for n, _, _ in read] == list(range(1, number))
+
+
+@pytest.mark.parametrize("fine", FINE_IN_THE_MIDDLE.values(), ids=list(FINE_IN_THE_MIDDLE))
+def test_an_unusual_line_among_attempts_is_read_as_pydantic_reads_it(fine: Any) -> None:
+    lines = _attempt_lines()
+    for where in (9, 10, 11):
+        lines[where] = json.dumps(fine(json.loads(lines[where]))).encode() + b"\n"
+    fast = read_lines(lines, structs=True)
+    assert fast == read_lines(lines, compiled=False)
+    assert fast[2] is None
+    assert len(fast[0]) == len(lines)
+
+
+@pytest.mark.parametrize("allow_torn", [False, True])
+def test_a_torn_last_line_stops_the_reader_as_before(allow_torn: bool) -> None:
+    lines = _attempt_lines()
+    lines[-1] = lines[-1][:-1]
+    fast = read_lines(lines, structs=True, allow_torn=allow_torn)
+    assert fast == read_lines(lines, compiled=False, allow_torn=allow_torn)
+    read, _, error, torn = fast
+    assert len(read) == len(lines) - 1
+    if allow_torn:
+        assert (error, torn) == (None, len(lines))
+    else:
+        assert error == f"h.jsonl: line {len(lines)}: torn final line (no trailing newline)"
+
+
+def test_a_line_nested_too_deeply_is_refused_at_its_line_as_before() -> None:
+    """As the compiled event path words it; pydantic alone refuses the same line as
+    JSON past its depth limit (msgspec raises ``RecursionError``, which the codec words)."""
+    lines = _attempt_lines()
+    lines[10] = b'{"evidence": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    fast = read_lines(lines, structs=True)
+    assert fast == read_lines(lines)
+    assert fast[2] == "h.jsonl: line 11: nested too deeply to be an event"
+    read, notes, error, _ = read_lines(lines, compiled=False)
+    assert (read, notes) == fast[:2]
+    assert error is not None
+    assert error.startswith("h.jsonl: line 11: not valid JSON (depth limit exceeded")
+
+
+def test_the_line_reader_remembers_attempts_for_a_legacy_line_after_them() -> None:
+    """An item's latest attempt, kept by the reader inline, numbers a legacy line that
+    follows (SPEC §3 upcasts): as the event path numbers it."""
+    lines = _attempt_lines()
+    started = next(n for n, line in enumerate(lines) if b'"attempt.started"' in line)
+    finished = next(
+        n for n, line in enumerate(lines) if n > started and b'"attempt.finished"' in line
+    )
+    legacy = json.loads(lines[finished])
+    del legacy["attempt"]
+    lines[finished] = json.dumps(legacy).encode() + b"\n"
+    fast = read_lines(lines, structs=True)
+    assert fast == read_lines(lines, compiled=False) == read_lines(lines)
+    assert any("legacy attempt.finished" in note for note in fast[1])
 
 
 def test_the_legacy_history_is_upcast_the_same_way() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from governor.core.evidence import Evidence, Tries
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Seen, Upstream, observed
 from governor.core.view import project
@@ -26,6 +27,7 @@ from governor.ui.data import (
     pending,
     upstream_rows,
 )
+from governor.ui.goal_page import goal_main
 from governor.ui.list_page import list_main
 from governor.ui.timeline import Note, Run, timeline
 from tests.story import ABSENT, T0, Story
@@ -182,6 +184,23 @@ def test_a_goal_page_reads_one_goal_once_and_an_unknown_goal_is_not_found() -> N
     assert page.pending is not None
     with pytest.raises(NotFoundError):
         goal_page(store, "nope", T0)
+
+
+def test_a_run_shows_its_in_agent_tries_whatever_its_outcome() -> None:
+    store = MemoryEventStore()
+    s = Story("g")
+    s.plan("a")
+    s.start("p1-a")
+    tries = Tries(count=3, classes=("upstream", "upstream", "ok"), vendor_retries=(503, None))
+    s.finish("p1-a", "succeeded", evidence=Evidence(tries=tries), error=None)
+    put(store, s)
+    html = str(goal_main(goal_page(store, "g", s.now), s.now))
+    assert "in-agent tries" in html
+    assert (
+        "3 in-agent tries: upstream, upstream, ok; the agent CLI retried 2 refused requests "
+        "itself (503,no status)"
+    ) in html
+    assert html.count("in-agent tries</h4>") == 1  # the planner's run took one try
 
 
 # --- upstreams: each one's shared health ---------------------------------------------------

@@ -155,3 +155,43 @@ def test_decoded_strings_are_redacted_keys_included() -> None:
         "summary": "[REDACTED]",
         "[REDACTED]": 1,
     }
+
+
+def test_a_reply_whose_object_breaks_names_the_break_before_the_nested_objects_problems() -> None:
+    # the worker's object holds a lone surrogate escape, so it is not JSON; the object
+    # nested in it is read, fails the reply's shape, and the retry says why, first
+    text = (
+        '{"status": "done", "acceptance": [{"criterion": "c", "status": "satisfied"}], '
+        '"summary": "half \\ud800 a pair"}'
+    )
+    answer = find_answer(text)
+    assert answer.value == {"criterion": "c", "status": "satisfied"}
+    assert answer.passed_over is not None
+    assert "not valid JSON (a string that is not JSON (an unpaired surrogate" in answer.passed_over
+    problems = parse_worker_reply(text)
+    assert isinstance(problems, list)
+    assert problems[0].startswith("the reply's last JSON object begun is not valid JSON")
+    assert "the object read is the one at character 34" in problems[0]
+    assert any(p.startswith("status:") for p in problems[1:])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"status": "done"} then {"status": "failed", "summary": "\\ud800"} but {"status": "done"}',
+        '{"status": "done", "note": {"a": 1}}',
+    ],
+    ids=["a complete object after the broken one is the answer", "no object breaks"],
+)
+def test_nothing_is_passed_over_when_the_answer_is_the_last_object_begun(text: str) -> None:
+    answer = find_answer(text)
+    assert answer.value is not None
+    assert answer.value["status"] == "done"
+    assert answer.passed_over is None
+
+
+def test_a_valid_nested_answer_is_taken_without_a_note() -> None:
+    # the documented rule still holds: a broken candidate yields its last inner object
+    reply = parse_worker_reply('{"x": {"status": "done", "summary": "ok"} oops }')
+    assert not isinstance(reply, list)
+    assert reply.status == "done"
