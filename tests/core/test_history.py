@@ -110,6 +110,11 @@ BAD = {
         6,
         "unknown work item 'p1-zz'",
     ),
+    "a work item outside its plan's proposal": (
+        lambda: edit(4, lambda o: o.update(work_id="p1-zz")),
+        4,
+        "'p1-zz' is not a work item of the proposal of 'p1'",
+    ),
     "an attempt number skipped": (
         lambda: edit(6, lambda o: o.update(attempt=2)),
         6,
