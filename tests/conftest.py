@@ -11,17 +11,23 @@ stays short.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Generator
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 # Property tests never depend on the machine's speed (a busy 2-core machine runs the
 # suite): no per-example deadline, and slow data generation is not a failure. A test's own
-# ``@settings`` inherits these unless it says otherwise.
-settings.register_profile("governor", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("governor")
+# ``@settings`` inherits these unless it says otherwise. (The minimum-versions environment
+# of tests/graph/test_min_versions.py has no hypothesis.)
+if importlib.util.find_spec("hypothesis") is not None:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "governor", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.load_profile("governor")
 
 REQUIRE_ALL = os.environ.get("GOVERNOR_REQUIRE_ALL") == "1"
 

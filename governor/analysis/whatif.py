@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Final, Literal, cast
+from typing import Final, Literal, cast
 
 from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, outage_wait_s
 from governor.core.decide import decide
@@ -45,9 +45,6 @@ from governor.core.history import HistoryChecker, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
 from governor.core.view import GoalView, evolve, fold
-
-if TYPE_CHECKING:
-    from governor.core.memo import DecisionMemo
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 
@@ -473,13 +470,15 @@ class Trace:
         assert isinstance(recorded, GoalCreated)
         folded = riders[0].skip
         view = self.snapshot(folded).copy()
-        shared = view.touched
-        shared.clear()  # no rider has decided yet: each takes every item in at its first decision
+        # one memo for every rider: they differ only in limits of the goal or of a run, which
+        # no item decision reads (``work.POLICY_READ``), so the item decisions one rider
+        # takes at an event are every rider's; the first decision takes every item in
+        view.decided = None
+        view.touched.clear()
         waiting, riding = riders[::-1], list[_Rider]()
         for index in checks[bisect_left(checks, folded) :]:
             if folded < index:
                 fold(view, events[folded:index])
-                _hand_out(shared, riding)
             folded, event = index, events[index]
             while waiting and waiting[-1].skip <= index:
                 riding.append(waiting.pop())
@@ -502,15 +501,13 @@ class Trace:
                             before,
                             self.recorded_final,
                             index + 1,
-                            rider.take_out(view, shared, keep=True),
+                            view.copy(),
                         ),
                     )
                 else:
-                    rider.take_out(view, shared)
                     still.append(rider)
             riding = still
         fold(view, events[folded:])
-        _hand_out(shared, riding)
         assert view.last_at is not None
         for rider in (*riding, *waiting[::-1]):
             rider.put_in(view, recorded)
@@ -524,7 +521,7 @@ class Trace:
                     final,
                     self.recorded_final,
                     len(events),
-                    rider.take_out(view, shared, keep=True),
+                    view.copy(),
                 ),
             )
 
@@ -688,37 +685,18 @@ def _column(policies: Sequence[Policy], name: str) -> list[object]:
 
 @dataclass(slots=True)
 class _Rider:
-    """A policy re-folded on ``under_all``'s shared view: its decisions, and the items
-    touched since they were last taken in (``GoalView.touched``, ``governor.core.memo``)."""
+    """A policy re-folded on ``under_all``'s shared view (and its shared decisions)."""
 
     skip: int
     position: int
     policy: Policy
     created: GoalCreated | None = None
-    decided: DecisionMemo | None = None
-    touched: set[str] = field(default_factory=set)
 
     def put_in(self, view: GoalView, recorded: GoalCreated) -> None:
-        """Make the shared view this policy's (its ``goal.created``, policy and decisions)."""
+        """Make the shared view this policy's (its ``goal.created`` and policy)."""
         if self.created is None:
             self.created = recorded.model_copy(update={"policy": self.policy})
         view.created, view.policy = self.created, self.policy
-        view.decided, view.touched = self.decided, self.touched
-
-    def take_out(self, view: GoalView, shared: set[str], *, keep: bool = False) -> GoalView:
-        """Keep this policy's decisions off the shared view; ``keep``: a copy of its view."""
-        self.decided, self.touched = view.decided, view.touched
-        view.decided, view.touched = None, shared
-        return view.copy() if keep else view
-
-
-def _hand_out(touched: set[str], riders: list[_Rider]) -> None:
-    """Items the shared fold touched: each rider that has decisions takes them in later."""
-    if touched:
-        for rider in riders:
-            if rider.decided is not None:
-                rider.touched.update(touched)
-        touched.clear()
 
 
 def _resumable(policy: Policy, recorded: Policy) -> bool:

@@ -5,8 +5,10 @@ Rules (issue 12):
       the policy and, against the item's own ``not_before``, the time
       (``governor.core.work``). So after an event only these are decided again: the items
       the fold noted as touched (``GoalView.touched``: the item an event names, and the
-      items depending on one it settles), every item under another policy, and the items
-      whose cooldown ``now`` has crossed (either way: ``now`` may also go back).
+      items depending on one it settles), every item under a policy that differs in a
+      field item decisions read (``work.POLICY_READ``: a goal's limits are not among them,
+      so what-if policies that differ only there share decisions), and the items whose
+      cooldown ``now`` has crossed (either way: ``now`` may also go back).
     * The result equals deciding every item afresh (``tests/core/test_incremental.py``
       holds it to that over every golden history and random ones).
     * The ledger rows of the items and the goal's replan and attempt ledgers are laid out
@@ -36,9 +38,14 @@ from governor.core.ledger import (
 )
 from governor.core.policy import Policy
 from governor.core.view import GoalView
-from governor.core.work import decide_work
+from governor.core.work import POLICY_READ, decide_work
 
 _new: Final = tuple.__new__
+
+
+def _decides_otherwise(before: Policy | None, after: Policy) -> bool:
+    """Whether item decisions taken under ``before`` may differ under ``after``."""
+    return before is None or any(getattr(before, f) != getattr(after, f) for f in POLICY_READ)
 
 
 class DecisionMemo:
@@ -97,8 +104,7 @@ class DecisionMemo:
         if len(self._ids) < len(work):
             self._take_new(work)
         if self.policy is not view.policy:
-            self.policy = view.policy
-            stale.update(work)
+            self._take_policy(view.policy, work)
         touched = view.touched
         if touched:
             stale |= touched
@@ -123,6 +129,12 @@ class DecisionMemo:
                 timed[work_id] = (until, now < until)
             stale.discard(work_id)
             unledgered.add(work_id)
+
+    def _take_policy(self, policy: Policy, work: Iterable[str]) -> None:
+        """Decide every item again when ``policy`` may decide one otherwise."""
+        if _decides_otherwise(self.policy, policy):
+            self.stale.update(work)
+        self.policy = policy
 
     def _take_new(self, work: Iterable[str]) -> None:
         """Give the items created since the last update their positions (creation order)."""

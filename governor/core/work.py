@@ -33,6 +33,11 @@ from governor.core.view import GoalView, WorkState
 
 WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
 
+POLICY_READ: Final = ("accept_passing",)
+"""The only policy fields a work item's decision reads (its limits are its own, frozen at
+``work.created``): a policy that differs in none of them decides every item alike, so the
+memo keeps its decisions (``governor.core.memo``; ``tests/core/test_incremental.py``)."""
+
 _new: Final = tuple.__new__
 """Makes a ``WorkDecision`` from all its fields in order, without the named tuple's Python
 ``__new__`` (the usual outcomes: one is made after every event of a replay)."""

@@ -28,6 +28,7 @@ from governor.core.decide import decide
 from governor.core.decoder import decode_struct, event_of
 from governor.core.events import Event
 from governor.core.history import check_history
+from governor.core.policy import Policy
 from governor.core.view import GoalView, evolve, project
 from governor.errors import HistoryError
 from tests.core.test_properties import policies, recorded
@@ -127,6 +128,36 @@ def test_recorded_histories_decide_incrementally_as_afresh(
     data: st.DataObject, policy: dict[str, Any], plan: list[tuple[timedelta, bool]]
 ) -> None:
     assert_incremental_is_fresh(recorded(data, policy, max_steps=60).events, plan)
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies, other=policies)
+def test_a_view_whose_policy_is_swapped_decides_as_afresh(
+    data: st.DataObject, policy: dict[str, Any], other: dict[str, Any]
+) -> None:
+    """What-if swaps a view's policy between decisions (``Trace.under_all``): the memo keeps
+    the item decisions when no field they read changed (``work.POLICY_READ``), and the
+    decisions still equal deciding afresh under the new policy."""
+    events = recorded(data, policy, max_steps=60).events
+    cut = data.draw(st.integers(1, len(events)))
+    view = project(events[:cut])
+    now = events[cut - 1].at + data.draw(st.sampled_from(OFFSETS))
+    decide(view, now)
+    recorded_policy = view.policy
+    merged = {**recorded_policy.model_dump(), **other}
+    merged["max_milestones"] = min(merged["max_milestones"], merged["max_replans"])
+    swapped = Policy.model_validate(merged)
+    for with_ledger in (False, True):
+        view.policy = swapped
+        fresh = project(events[:cut])
+        fresh.policy = swapped
+        assert decide(view, now, with_ledger=with_ledger) == decide(
+            fresh, now, with_ledger=with_ledger
+        )
+        view.policy = recorded_policy  # and back: the decisions taken before still hold
+        assert decide(view, now, with_ledger=with_ledger) == decide(
+            project(events[:cut]), now, with_ledger=with_ledger
+        )
 
 
 @SETTINGS
