@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tests.hardening.run import assert_one_line, governor
 
@@ -31,3 +32,58 @@ def test_upstreams_reads_an_existing_store(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert [orjson.loads(line) for line in result.stdout.splitlines()] == []
     assert (tmp_path / "s.db").stat().st_mtime_ns == before
+
+
+def _goal(tmp_path: Path, worker: dict[str, object]) -> str:
+    spec = {
+        "id": "g",
+        "title": "t",
+        "objective": "o",
+        "planner": "p",
+        "worker": "w",
+        "profiles": {"p": {"harness": "scripted"}, "w": worker},
+    }
+    (tmp_path / "goal.json").write_text(orjson.dumps(spec).decode())
+    return "goal.json"
+
+
+@pytest.mark.parametrize(
+    ("worker", "said"),
+    [
+        ({"harness": "command"}, "profiles.w: args: a 'command' profile needs args = [executable"),
+        ({"harness": "command", "args": [""]}, "a 'command' profile needs args = [executable"),
+        (
+            {"harness": "python"},
+            "profiles.w: args: a 'python' profile names its agent as args = ['",
+        ),
+        ({"harness": "python", "args": ["agents"]}, "names its agent as args = ['module:name']"),
+        ({"harness": "scripted", "args": ["a.json", "b.json"]}, "takes args = [] or [scenario"),
+    ],
+)
+def test_a_profile_whose_harness_cannot_run_is_refused_by_new(
+    tmp_path: Path, worker: dict[str, object], said: str
+) -> None:
+    """SPEC §7: a `command` profile's args are "executable and arguments"; SPEC §10: bad
+    input gets "a clear one-line error naming what is wrong and where". Before, `new`
+    accepted a command profile without args, and every attempt then failed *charged*
+    ("governor could not record the run"), spending the whole budget."""
+    result = governor(tmp_path, "new", _goal(tmp_path, worker))
+    assert_one_line(result, 3, "goal.json: ", said)
+    assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(
+    "worker",
+    [
+        {"harness": "command", "args": ["bin/agent", "--fast"]},
+        {"harness": "python", "args": ["agents.py:work"]},
+        {"harness": "scripted"},
+        {"harness": "scripted", "args": ["s.json"]},
+        {"harness": "codex"},
+        {"harness": "claude", "args": []},
+    ],
+)
+def test_profiles_that_can_run_are_accepted(tmp_path: Path, worker: dict[str, object]) -> None:
+    result = governor(tmp_path, "new", _goal(tmp_path, worker))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "g"
