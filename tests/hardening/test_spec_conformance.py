@@ -6,11 +6,14 @@ command broke before, and drives the real ``governor`` in a temporary folder.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import orjson
 import pytest
 
+from governor.workflow.briefs import PLANNER_SCHEMA, WORKER_SCHEMA
+from tests.e2e.cli import Project, done, plan
 from tests.hardening.run import assert_one_line, governor
 
 
@@ -87,3 +90,52 @@ def test_profiles_that_can_run_are_accepted(tmp_path: Path, worker: dict[str, ob
     result = governor(tmp_path, "new", _goal(tmp_path, worker))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "g"
+
+
+RECORDING_PLANNER = f"""prompt=$(cat)
+printf '%s' "$prompt" > "planner-prompt-$(date +%s%N).txt"
+case "$prompt" in *"asked now: milestone"*) echo '{{"decision": "complete", "rationale": "done"}}' ;;
+*) echo '{json.dumps(plan("a"))}' ;; esac
+"""
+RECORDING_WORKER = f"""prompt=$(cat)
+printf '%s' "$prompt" > worker-prompt.txt
+echo '{json.dumps(done("a"))}'
+"""
+
+
+def test_a_profiles_instructions_reach_its_agent(tmp_path: Path) -> None:
+    """SPEC §7: a profile has `instructions` (docs/goals.md: "extra text for the agent").
+    Before, only the python harness passed them on (in its context); a command, codex,
+    claude or scripted agent never saw them."""
+    project = Project(tmp_path)
+    planner = project.script("planner", RECORDING_PLANNER)
+    worker = project.script("worker", RECORDING_WORKER)
+    project.goal(
+        "g",
+        {"harness": "command", "args": [planner], "instructions": "Plan in small steps."},
+        {"harness": "command", "args": [worker], "instructions": "Write TypeScript, not JS."},
+    )
+    result = project.gov("run", "g")
+    assert result.returncode == 0, result.stderr
+    planner_prompts = [p.read_text() for p in sorted(tmp_path.glob("planner-prompt-*.txt"))]
+    assert len(planner_prompts) == 2
+    for prompt in planner_prompts:
+        assert "# Instructions for this agent\nPlan in small steps.\n" in prompt
+        assert "TypeScript" not in prompt
+        assert prompt.rstrip().endswith(PLANNER_SCHEMA)  # the answer's shape stays last
+    worker_prompt = (tmp_path / "worker-prompt.txt").read_text()
+    assert "# Instructions for this agent\nWrite TypeScript, not JS.\n" in worker_prompt
+    assert "small steps" not in worker_prompt
+    assert worker_prompt.rstrip().endswith(WORKER_SCHEMA)
+
+
+def test_a_prompt_without_instructions_has_no_such_section(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    worker = project.script("worker", RECORDING_WORKER)
+    project.goal(
+        "g",
+        {"harness": "command", "args": [project.script("planner", RECORDING_PLANNER)]},
+        {"harness": "command", "args": [worker]},
+    )
+    assert project.gov("run", "g").returncode == 0
+    assert "Instructions" not in (tmp_path / "worker-prompt.txt").read_text()
