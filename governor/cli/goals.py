@@ -6,13 +6,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
-from governor.core.decision import stamp
+from governor.core.decision import Status, stamp
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summaries
 
@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 # commands that use them (the renderers and ``decision`` import none of them), so that
 # ``list`` (which reads the store's summaries) imports no pydantic model;
 # ``tests/test_cli_startup.py`` checks it.
+
+
+GOAL_STATUSES = tuple(s for s in get_args(Status) if s != "in_review")
+"""What ``list --status`` accepts: a goal's statuses (``in_review`` is a work item's)."""
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -211,8 +215,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--status",
         action="append",
+        choices=GOAL_STATUSES,
         metavar="STATUS",
-        help="only goals with this status (repeatable)",
+        help=f"only goals with this status (repeatable): {', '.join(GOAL_STATUSES)}",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)

@@ -139,3 +139,29 @@ def test_a_prompt_without_instructions_has_no_such_section(tmp_path: Path) -> No
     )
     assert project.gov("run", "g").returncode == 0
     assert "Instructions" not in (tmp_path / "worker-prompt.txt").read_text()
+
+
+def test_demo_into_a_folder_it_cannot_make_is_one_line(tmp_path: Path) -> None:
+    """SPEC §10: bad input gets "a clear one-line error naming what is wrong and where, a
+    non-zero exit code". Before, `demo --dir FILE` was an internal error (exit 1)."""
+    taken = tmp_path / "taken.txt"
+    taken.write_text("mine")
+    result = governor(tmp_path, "demo", "--dir", str(taken))
+    assert_one_line(result, 3, f"--dir {taken}: is a file, not a folder")
+    assert taken.read_text() == "mine"
+    under = governor(tmp_path, "demo", "--dir", str(taken / "sub"))
+    assert_one_line(under, 3, f"--dir {taken / 'sub'}: cannot make the folder")
+
+
+def test_list_refuses_a_status_no_goal_can_have(tmp_path: Path) -> None:
+    """SPEC §10 (bad input is an error, not an empty answer): `list --status bogus` printed
+    "no goals with status bogus" and exited 0."""
+    golden = Path(__file__).resolve().parent.parent / "golden" / "replans_exhausted.jsonl"
+    assert governor(tmp_path, "import", str(golden)).returncode == 0
+    result = governor(tmp_path, "list", "--status", "bogus")
+    assert_one_line(result, 2, "argument --status: invalid choice: 'bogus'", "budget_exhausted")
+    good = governor(tmp_path, "list", "--status", "budget_exhausted", "--json")
+    assert good.returncode == 0, good.stderr
+    assert [orjson.loads(line)["status"] for line in good.stdout.splitlines()] == [
+        "budget_exhausted"
+    ]
