@@ -165,3 +165,31 @@ def test_list_refuses_a_status_no_goal_can_have(tmp_path: Path) -> None:
     assert [orjson.loads(line)["status"] for line in good.stdout.splitlines()] == [
         "budget_exhausted"
     ]
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "login-page.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--policy", ""), "--policy: give at least one field=value"),
+        (("--policy", " , "), "--policy: give at least one field=value"),
+        (("--policy", "max_replans=8", "--at", "3"), "--at does not apply to a what-if"),
+    ],
+)
+def test_a_what_if_that_would_ignore_what_was_asked_is_refused(
+    tmp_path: Path, extra: tuple[str, ...], said: str
+) -> None:
+    """SPEC §9 `replay --policy` re-folds under another policy; §10 bad input is an error.
+    Before, `--policy ""` printed a plain replay and `--at` beside `--policy` was dropped
+    without a word (both exit 0)."""
+    result = governor(tmp_path, "replay", str(EXAMPLE), *extra)
+    assert_one_line(result, 3, said)
+    assert result.stdout == ""
+
+
+def test_a_what_if_still_answers(tmp_path: Path) -> None:
+    result = governor(tmp_path, "replay", str(EXAMPLE), "--policy", "max_replans=8", "--json")
+    assert result.returncode == 0, result.stderr
+    assert orjson.loads(result.stdout)["overrides"] == {"max_replans": 8}
