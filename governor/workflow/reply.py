@@ -3,7 +3,8 @@
 Rules:
     * Prose before (or around) the answer is tolerated; the *last* top-level JSON
       object wins, so an agent may think aloud and then answer.
-    * A planner answers a proposal (the ``plan.proposed`` fields) or
+    * A planner answers a proposal (the ``plan.proposed`` fields; its ``plan_id`` may be
+      left out, and when given must be the plan asked for) or
       ``{"status": "decision", "question": …}``; its decision must fit the goal's
       progress and its work the goal's policy and graph (``governor.core.history``).
     * A worker answers ``{"status": "done" | "failed" | "decision", "summary", "question",
@@ -89,6 +90,8 @@ class Proposal(BaseModel):
     """A planner's proposal, as it must be written."""
 
     model_config = ConfigDict(extra="forbid")
+    plan_id: str | None = None
+    """Optional (a ``plan.proposed`` field, SPEC §7): when given, the plan asked for."""
     decision: Literal["apply", "complete"]
     rationale: str = Field(default="", max_length=2000)
     work: tuple[WorkSpec, ...] = ()
@@ -120,11 +123,22 @@ def parse_planner_reply(
     except ValidationError as exc:
         return _noted(_problems(exc), passed_over)
     problems = (
-        _shape_problems(proposal)
+        _plan_id_problems(proposal, view)
+        + _shape_problems(proposal)
         + check_decision(view, proposal.decision)
         + check_proposal(view, proposal.work)
     )
     return _noted(problems, passed_over) or PlannerAnswer(proposal=proposal)
+
+
+def _plan_id_problems(proposal: Proposal, view: GoalView) -> list[str]:
+    """A ``plan_id`` in the answer must name the plan being asked for (or be left out)."""
+    asked = view.latest_plan
+    if proposal.plan_id is None or asked is None or asked.status != "requested":
+        return []
+    if proposal.plan_id == asked.plan_id:
+        return []
+    return [f"plan_id: this is plan '{asked.plan_id}', not '{proposal.plan_id}' (or leave it out)"]
 
 
 def _shape_problems(proposal: Proposal) -> list[str]:
