@@ -10,7 +10,8 @@ Rules:
     * A worker answers ``{"status": "done" | "failed" | "decision", "summary", "question",
       "acceptance": [{"criterion", "status"}]}``. An attempt succeeds only when the status
       is ``done`` and every criterion of the item is satisfied; a criterion the worker
-      did not report is unknown.
+      did not report is unknown, and one it reported beyond the item's as unsatisfied
+      or unknown fails the attempt too.
     * Every problem comes back as a list of sentences, so the next in-agent attempt can
       be shown exactly what to fix. Finding the answer is linear in the reply's length
       and bounded (``governor.workflow.jsonscan``); no reply makes parsing raise.
@@ -189,15 +190,26 @@ def acceptance_report(criteria: Sequence[str], reply: WorkerReply) -> Acceptance
 
     Criteria are matched by text (case and spacing ignored); when the worker reported
     exactly as many results as there are criteria, unmatched ones pair up by position.
+    A criterion the worker reported that is none of the item's counts too when it is
+    ``unsatisfied`` or ``unknown`` (SPEC §7: success needs no criterion unsatisfied or
+    unknown): the worker said something is not met.
     """
     by_text = {_norm(c.criterion): c.status for c in reply.acceptance}
     positional = len(reply.acceptance) == len(criteria)
     sorted_: dict[str, list[str]] = {"satisfied": [], "unsatisfied": [], "unknown": []}
+    used: set[int] = set()
     for i, criterion in enumerate(criteria):
         status = by_text.get(_norm(criterion))
         if status is None and positional:
             status = reply.acceptance[i].status
+            used.add(i)
         sorted_[status or "unknown"].append(criterion)
+    # a criterion the worker itself reports as not met blocks success, even one of its own
+    known = {_norm(criterion) for criterion in criteria}
+    for i, reported in enumerate(reply.acceptance):
+        mine = i in used or _norm(reported.criterion) in known
+        if not mine and reported.status != "satisfied":
+            sorted_[reported.status].append(reported.criterion)
     return AcceptanceReport(
         satisfied=tuple(sorted_["satisfied"]),
         unsatisfied=tuple(sorted_["unsatisfied"]),
