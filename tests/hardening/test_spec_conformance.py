@@ -193,3 +193,35 @@ def test_a_what_if_still_answers(tmp_path: Path) -> None:
     result = governor(tmp_path, "replay", str(EXAMPLE), "--policy", "max_replans=8", "--json")
     assert result.returncode == 0, result.stderr
     assert orjson.loads(result.stdout)["overrides"] == {"max_replans": 8}
+
+
+def test_a_secret_of_the_environment_never_goes_into_a_history_from_an_operator(
+    tmp_path: Path,
+) -> None:
+    """SPEC §10: "API keys and bearer tokens never land in events or logs (redact … the
+    values of variables named `*_KEY`, `*_TOKEN`, `*_SECRET`)". Before, a goal file or a
+    `--reason` holding such a value was stored as written (agents' output was redacted)."""
+    secret = "s3cr3t-value-of-my-token"
+    env = {"MY_API_TOKEN": secret}
+    spec = {
+        "id": "g",
+        "title": "t",
+        "objective": f"log in with {secret}",
+        "planner": "p",
+        "worker": "p",
+        "profiles": {"p": {"harness": "scripted"}},
+    }
+    (tmp_path / "goal.json").write_text(orjson.dumps(spec).decode())
+    refused = governor(tmp_path, "new", "goal.json", env=env)
+    line = assert_one_line(refused, 3, "goal.json holds the value of $MY_API_TOKEN")
+    assert secret not in line
+    assert not (tmp_path / "s.db").exists()
+
+    spec["objective"] = "log in"
+    (tmp_path / "goal.json").write_text(orjson.dumps(spec).decode())
+    assert governor(tmp_path, "new", "goal.json", env=env).returncode == 0
+    cancel = governor(tmp_path, "cancel", "g", "--reason", f"key {secret}", env=env)
+    assert_one_line(cancel, 3, "--reason holds the value of $MY_API_TOKEN")
+    exported = governor(tmp_path, "export", "g", env=env)
+    assert secret not in exported.stdout
+    assert [orjson.loads(line)["type"] for line in exported.stdout.splitlines()] == ["goal.created"]
