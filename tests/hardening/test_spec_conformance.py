@@ -73,6 +73,8 @@ def test_a_profile_whose_harness_cannot_run_is_refused_by_new(
     result = governor(tmp_path, "new", _goal(tmp_path, worker))
     assert_one_line(result, 3, "goal.json: ", said)
     assert not (tmp_path / "s.db").exists()
+    # doctor said "ok: … the command harness needs no binary" for such a profile
+    assert_one_line(governor(tmp_path, "doctor", "goal.json"), 3, said)
 
 
 @pytest.mark.parametrize(
