@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from governor.core import record
-from governor.core.events import Profile
+from governor.core.events import Harness, Profile
 from governor.core.evidence import UNKNOWN
 from governor.core.view import project
 from governor.workflow.briefs import planner_prompt, worker_prompt
@@ -136,7 +136,7 @@ def test_the_planner_hears_about_the_last_finished_plan_even_once_a_new_one_is_r
     [("command", True), ("codex", True), ("scripted", True), ("python", False)],
 )
 def test_a_profiles_instructions_are_told_to_every_agent_but_a_python_one(
-    harness: str, shown: bool
+    harness: Harness, shown: bool
 ) -> None:
     """SPEC §7: a profile's `instructions` reach its agent: in the prompt, or for the
     python harness in its context (a runnable's system message) — never twice."""
