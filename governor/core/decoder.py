@@ -11,9 +11,9 @@ Rules (SPEC §11.1):
       doubt it returns ``None`` and the caller validates with pydantic, which decides and
       words the error. So the codec accepts and rejects exactly what the models do
       (``tests/core/test_decoder.py`` checks it differentially).
-    * Doubts, by design: anything pydantic accepts only in lax mode (``"5"`` for 5, a
-      number for a time), the alias-less spelling ``failure_class``, a time that is not a
-      short RFC 3339 UTC string, a number msgspec cannot hold. Canonical lines — what the
+    * Doubts, by design: anything pydantic accepts only in lax mode (``"5"`` for 5), the
+      alias-less spelling ``failure_class``, a time that is not a short RFC 3339 UTC
+      string, a number msgspec cannot hold. Canonical lines — what the
       codec writes — never hit them.
     * A nested model with a ``mode="before"`` validator sees its input as written, which
       a struct does not keep: its JSON is kept raw, decoded as written, given to the
@@ -47,10 +47,10 @@ from typing import Annotated, Any, Final, Literal, NamedTuple, Union, get_args, 
 
 import annotated_types
 import msgspec
-from pydantic import AfterValidator, BaseModel
+from pydantic import AfterValidator, BaseModel, BeforeValidator
 from pydantic.fields import FieldInfo
 
-from governor.core.events import EVENT_CLASSES, Event, check_utc
+from governor.core.events import EVENT_CLASSES, Event, check_time_text, check_utc
 
 Convert = Callable[[Any], Any]
 """Turns a decoded value into the model's value, or raises ``_Doubt``."""
@@ -155,6 +155,9 @@ def _meta(constraints: list[Any], where: str) -> tuple[dict[str, Any], Convert |
             pass  # msgspec never decodes inf or nan from JSON
         elif isinstance(c, AfterValidator) and c.func is check_utc:
             check = _utc_time
+        elif isinstance(c, BeforeValidator) and c.func is check_time_text:
+            pass  # a time is decoded from a string only, and every string msgspec reads as
+            # a time is one it lets through
         else:
             raise TypeError(f"{where}: no compiled form of the constraint {c!r}")
     return meta, check

@@ -14,10 +14,18 @@ The JSON codec lives in ``governor.core.codec``; nothing else turns events into 
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 from governor.core.budgets import ledger
 from governor.core.evidence import Evidence, FailureClass
@@ -34,6 +42,22 @@ WORK_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,140}$"
 TEXT_LIMIT: Final = 2000
 
 
+RFC3339: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:?\d{2})"
+)
+"""An RFC 3339 date-time (``T`` or a space between date and time, seconds required, a
+zone required), as the history format writes ``at``; ``+0000`` is read as ``+00:00``."""
+
+
+def check_time_text(value: object) -> object:
+    """A time as written: an RFC 3339 string (or a ``datetime`` given from Python), never
+    a number, a date alone or a time without seconds, which pydantic would otherwise read
+    (SPEC §3: ``at`` is RFC 3339 UTC). The compiled decoder reads only such strings."""
+    if isinstance(value, datetime) or (isinstance(value, str) and RFC3339.fullmatch(value)):
+        return value
+    raise ValueError("must be an RFC 3339 time in UTC, e.g. 2026-03-01T10:00:00Z")
+
+
 def check_utc(value: datetime) -> datetime:
     """A time in UTC, or ``ValueError`` (the compiled decoder checks the same inline)."""
     if value.utcoffset() != timedelta(0):
@@ -44,7 +68,7 @@ def check_utc(value: datetime) -> datetime:
 Id = Annotated[str, Field(pattern=ID_PATTERN)]
 WorkId = Annotated[str, Field(pattern=WORK_ID_PATTERN)]
 Key = Annotated[str, Field(pattern=KEY_PATTERN)]
-UtcTime = Annotated[datetime, AfterValidator(check_utc)]
+UtcTime = Annotated[datetime, BeforeValidator(check_time_text), AfterValidator(check_utc)]
 Text = Annotated[str, Field(max_length=TEXT_LIMIT)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Reason = Annotated[str, Field(min_length=1, max_length=TEXT_LIMIT)]

@@ -82,8 +82,9 @@ class Evidence(BaseModel):
     """Who observed it, as ``<adapter>:<observation>``, e.g. ``exec:spawn-errno``."""
     ref: Ref | None = None
     """A bounded reference to what was observed, e.g. ``ENOENT``."""
-    rule: Annotated[str, Field(max_length=100)] | None = None
-    """The classification rule that fired."""
+    rule: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    """The classification rule that fired (like ``source`` and ``ref``: a non-empty string,
+    or null when not declared)."""
     partial: Partial | None = None
     """Partial output that survives the failure."""
     tries: Tries | None = None

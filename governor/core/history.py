@@ -3,7 +3,8 @@
 Rules (SPEC §3):
     * It starts with exactly one ``goal.created``; every event has the same ``goal_id``.
     * ``seq`` is gapless from 1; ``at`` never decreases.
-    * Every plan or work reference names something created earlier.
+    * Every plan or work reference names something created earlier; a ``work.created``
+      is one of the items of its plan's proposal (its id is ``<plan_id>-<key>``).
     * Attempt numbers are gapless per item and tied to ``attempt.started``; run ids
       are unique; ``attempt.continued`` names an attempt that is not finished; each
       attempt is finished at most once, by one of its runs.
@@ -195,8 +196,13 @@ class HistoryChecker:
         if event.work_id in view.work:
             return f"work item '{event.work_id}' is created a second time"
         plan = view.plans.get(event.plan_id)
-        if plan is None or plan.status not in ("proposed", "applied"):
+        if plan is None or plan.status not in ("proposed", "applied") or plan.proposal is None:
             return f"work.created names plan '{event.plan_id}', which has no proposal to apply"
+        if event.work_id not in {f"{event.plan_id}-{spec.key}" for spec in plan.proposal.work}:
+            return (
+                f"work.created: '{event.work_id}' is not a work item of the proposal of "
+                f"'{event.plan_id}' (work ids are <plan_id>-<key>)"
+            )
         missing = [d for d in event.depends_on if d not in view.work]
         if missing:
             return f"work.created: '{event.work_id}' depends on unknown work item '{missing[0]}'"

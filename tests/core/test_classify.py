@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from governor.core.classify import (
     ERROR_LIMIT,
@@ -270,6 +271,15 @@ GATE = {
 @pytest.mark.parametrize(("cls", "evidence", "uncharged"), GATE.values(), ids=GATE.keys())
 def test_evidence_gate(cls: str | None, evidence: Evidence | None, uncharged: bool) -> None:
     assert is_uncharged("failed", cls, evidence) is uncharged  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field", ["source", "ref", "rule"])
+def test_evidence_names_are_non_empty_or_null(field: str) -> None:
+    """SPEC §4: ``source``, ``ref`` and ``rule`` are non-empty strings or null."""
+    assert getattr(Evidence.model_validate({field: None}), field) is None
+    assert getattr(Evidence.model_validate({field: "x"}), field) == "x"
+    with pytest.raises(ValidationError, match="at least 1 character"):
+        Evidence.model_validate({field: ""})
 
 
 @pytest.mark.parametrize("outcome", ["timed_out", "lost", "abandoned", "succeeded"])

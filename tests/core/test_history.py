@@ -74,6 +74,27 @@ BAD = {
         2,
         "must be UTC",
     ),
+    # SPEC §3: ``at`` is RFC 3339 UTC; pydantic alone would read these as times
+    "a number for a time": (
+        lambda: edit(2, lambda o: o.update(at=1767225601)),
+        2,
+        "field 'at' in plan.requested: must be an RFC 3339 time in UTC",
+    ),
+    "a numeric string for a time": (
+        lambda: edit(2, lambda o: o.update(at="1767225601")),
+        2,
+        "must be an RFC 3339 time in UTC",
+    ),
+    "a date without a time": (
+        lambda: edit(2, lambda o: o.update(at="2026-01-01")),
+        2,
+        "must be an RFC 3339 time in UTC",
+    ),
+    "a time without seconds": (
+        lambda: edit(2, lambda o: o.update(at="2026-01-01T00:01Z")),
+        2,
+        "must be an RFC 3339 time in UTC",
+    ),
     "invalid JSON": (lambda: [*story_lines()[:2], b"{not json\n"], 3, "not valid JSON"),
     "a JSON array": (lambda: [*story_lines()[:2], b"[1,2]\n"], 3, "an event must be a JSON object"),
     "non-UTF-8": (lambda: [*story_lines()[:2], b'{"type": "\xff"}\n'], 3, "not valid UTF-8"),
@@ -109,6 +130,11 @@ BAD = {
         lambda: edit(6, lambda o: o.update(work_id="p1-zz")),
         6,
         "unknown work item 'p1-zz'",
+    ),
+    "a work item outside its plan's proposal": (
+        lambda: edit(4, lambda o: o.update(work_id="p1-zz")),
+        4,
+        "'p1-zz' is not a work item of the proposal of 'p1'",
     ),
     "an attempt number skipped": (
         lambda: edit(6, lambda o: o.update(attempt=2)),
@@ -221,3 +247,20 @@ def test_a_legacy_item_retries_at_two_not_one() -> None:
     assert view.work["p1-a"].attempts_used == 1
     assert "read as attempt 1" in decoder.notes[0]
     assert view.work["p1-a"].attempts_used + 1 == 2
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2026-01-01T00:00:01Z",
+        "2026-01-01T00:00:01.5Z",
+        "2026-01-01T00:00:01+00:00",
+        "2026-01-01t00:00:01z",
+        "2026-01-01 00:00:01Z",
+    ],
+)
+def test_rfc_3339_times_in_utc_are_read(at: str) -> None:
+    """SPEC §3: ``at`` is RFC 3339 UTC; its spellings (``T`` or a space, any case, ``Z`` or
+    ``+00:00``, fractional seconds) are all read, by the compiled decoder and the models."""
+    lines = edit(2, lambda o: o.update(at=at))
+    assert check(lines) == len(lines)
