@@ -11,16 +11,18 @@ Method (figures go to docs/performance.md):
                 projection, deciding (with the full ledger) after every event
          ours   analyse each history once (``Trace``), skip policies it cannot tell apart
                 (``Demands.key``), decide only at recorded actions that a limit may change
-                (``Trace.first_check``), stop at the divergence
-       Both give the same outcome per pair (checked).
+                (``Trace.first_check``), stop at the divergence; re-fold the policies together
+                from a snapshot of the recorded fold (``Trace.under_all``)
+       Both give the same outcome per pair (checked). Wall and CPU time are printed.
     3. The whole corpus x the grid, **main against this checkout, side by side**, ``--runs``
        times interleaved: each evaluates every history under every candidate with one
        Monte Carlo tail per censored pair, from the same fitted model (the exponential
        outage lengths and uniform plan sizes main's model knows), in ``--workers``
        processes. *main* is ``governor/analysis/{tune,whatif}.py`` of ``--baseline``
        (default: the commit before issue 12's tune work), loaded from git beside the
-       current modules. Printed: wall times, their ratio per run, and the largest
-       difference of the two success estimates (Monte Carlo noise: they draw differently).
+       current modules. Printed: wall times and their ratio per run, the CPU seconds of
+       the (ended) worker processes and their ratio, and the largest difference of the
+       two success estimates (Monte Carlo noise: they draw differently).
     4. The full tuner as ``governor tune`` runs it by default (fit, model checks, 8
        bootstrap replicates, completion): wall time.
     5. Validity at scale: for ``--truth-points`` grid points, simulate the same model
@@ -34,11 +36,12 @@ import dataclasses
 import importlib.util
 import multiprocessing
 import random
+import resource
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import ModuleType
@@ -87,36 +90,39 @@ def naive(events: list[Event], policy: Policy) -> str:
     return status
 
 
-def ours(trace: Trace, policies: list[Policy], names: list[str] | None = None) -> list[str]:
+def ours(trace: Trace, policies: Sequence[Policy], names: list[str] | None = None) -> list[str]:
     """Governor's re-projection (``names``: the grid's fields, as ``tune`` keys policies)."""
-    seen: dict[tuple[object, ...], str] = {}
-    out = []
-    for policy in policies:
-        key = trace.demands.key(policy, names)
-        if key not in seen:
-            seen[key] = trace.under(policy).final.status
-        out.append(seen[key])
-    return out
+    first: dict[tuple[object, ...], int] = {}
+    keys = trace.demands.keys(policies, names)
+    for position, key in enumerate(keys):
+        first.setdefault(key, position)
+    distinct = list(first.values())
+    results = trace.under_all([policies[p] for p in distinct], ledger=False)
+    status = {p: r.final.status for p, r in zip(distinct, results, strict=True)}
+    return [status[first[key]] for key in keys]
 
 
 def side_by_side(
     histories: list[list[Event]], overrides: list[dict[str, object]], repeat: int
-) -> tuple[float, float]:
-    """Best-of-``repeat`` seconds of each method; both get the candidates as policies."""
-    best_naive = best_ours = float("inf")
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Best-of-``repeat`` (wall, CPU) seconds of each method, (naive, ours); both get the
+    candidates as policies."""
+    naive_wall = naive_cpu = ours_wall = ours_cpu = float("inf")
     names = sorted({*overrides[0], "max_milestones"})
     policies = [candidate_policies(h[0].policy, overrides) for h in histories]  # type: ignore[union-attr]
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for h, ps in zip(histories, policies, strict=True):
             for p in ps:
                 naive(h, p)
-        best_naive = min(best_naive, time.perf_counter() - start)
-        start = time.perf_counter()
+        naive_wall = min(naive_wall, time.perf_counter() - start)
+        naive_cpu = min(naive_cpu, time.process_time() - cpu)
+        start, cpu = time.perf_counter(), time.process_time()
         for h, ps in zip(histories, policies, strict=True):
             ours(Trace.of(h), ps, names)
-        best_ours = min(best_ours, time.perf_counter() - start)
-    return best_naive, best_ours
+        ours_wall = min(ours_wall, time.perf_counter() - start)
+        ours_cpu = min(ours_cpu, time.process_time() - cpu)
+    return (naive_wall, naive_cpu), (ours_wall, ours_cpu)
 
 
 def baseline(rev: str) -> ModuleType:
@@ -166,18 +172,26 @@ def whole(
     model: Model,
     how: Callable[..., Any],
     workers: int,
-) -> tuple[float, list[float]]:
-    """(wall seconds, success per candidate): every history under every candidate."""
+) -> tuple[float, float, list[float]]:
+    """(wall seconds, CPU seconds of the processes, success per candidate): every history
+    under every candidate."""
     global _DATA, _EVALUATE
     _DATA, _EVALUATE = data, how
     n = len(data)
     chunks = [list(range(i, min(i + 100, n))) for i in range(0, n, 100)]
-    start = time.perf_counter()
+    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         parts = list(pool.map(_chunk, [(c, overrides, model) for c in chunks]))
     wall = time.perf_counter() - start
-    return wall, [sum(p[j] for p in parts) / n for j in range(len(overrides))]
+    used = time.process_time() - cpu + _children_cpu() - children  # the workers have ended
+    return wall, used, [sum(p[j] for p in parts) / n for j in range(len(overrides))]
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the ended child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main_against_ours(
@@ -189,16 +203,18 @@ def main_against_ours(
     model = dataclasses.replace(
         tally.model(), outage_lengths_s=(), plan_sizes=(), repeat_failed=0.0
     )
-    olds, news, diffs = [], [], []
+    olds, news, diffs, cpu_ratios = [], [], [], []
     for run in range(runs):
-        t_old, s_old = whole(data, overrides, model, old.evaluate, workers)
-        t_new, s_new = whole(data, overrides, model, evaluate, workers)
+        t_old, c_old, s_old = whole(data, overrides, model, old.evaluate, workers)
+        t_new, c_new, s_new = whole(data, overrides, model, evaluate, workers)
         olds.append(t_old)
         news.append(t_new)
+        cpu_ratios.append(c_old / c_new)
         diffs.append(max(abs(a - b) for a, b in zip(s_old, s_new, strict=True)))
         print(
             f"  run {run + 1}: main {t_old:7.1f} s   this {t_new:7.1f} s   ratio {t_old / t_new:4.1f}x"
-            f"   largest success difference {diffs[-1]:.3f}",
+            f"   largest success difference {diffs[-1]:.3f}\n"
+            f"         CPU: main {c_old:7.1f} s   this {c_new:7.1f} s   ratio {c_old / c_new:4.1f}x",
             flush=True,
         )
     ratios = [a / b for a, b in zip(olds, news, strict=True)]
@@ -206,7 +222,8 @@ def main_against_ours(
     print(
         f"  median: main {statistics.median(olds):.1f} s ({pairs / statistics.median(olds):,.0f} pairs/s), "
         f"this {statistics.median(news):.1f} s ({pairs / statistics.median(news):,.0f} pairs/s), "
-        f"ratio {statistics.median(ratios):.1f}x (runs {min(ratios):.1f}-{max(ratios):.1f}x; target >= 3x)"
+        f"ratio {statistics.median(ratios):.1f}x (runs {min(ratios):.1f}-{max(ratios):.1f}x; target >= 3x); "
+        f"CPU ratio {statistics.median(cpu_ratios):.1f}x (runs {min(cpu_ratios):.1f}-{max(cpu_ratios):.1f}x)"
     )
 
 
@@ -246,14 +263,17 @@ def main(argv: list[str] | None = None) -> None:
         assert ours(Trace.of(h), policies) == [
             t.final.status for t in (Trace.of(h).under(p, events=h) for p in policies)
         ]
-    t_naive, t_ours = side_by_side(sample, overrides, args.repeat)
+    (t_naive, c_naive), (t_ours, c_ours) = side_by_side(sample, overrides, args.repeat)
     pairs = len(sample) * len(overrides)
     print(
         f"re-projection, {len(sample)} histories x {len(overrides)} policies ({pairs} pairs), best of {args.repeat}:"
     )
     print(f"  naive re-fold  {t_naive:7.2f} s  {pairs / t_naive:10,.0f} pairs/s")
     print(
-        f"  governor       {t_ours:7.2f} s  {pairs / t_ours:10,.0f} pairs/s   ratio {t_naive / t_ours:5.1f}x (target >= 40x)",
+        f"  governor       {t_ours:7.2f} s  {pairs / t_ours:10,.0f} pairs/s   ratio {t_naive / t_ours:5.1f}x (target >= 40x)"
+    )
+    print(
+        f"  CPU time: naive {c_naive:.2f} s, governor {c_ours:.2f} s, ratio {c_naive / c_ours:5.1f}x",
         flush=True,
     )
     if args.only_reprojection:

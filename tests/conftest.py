@@ -15,6 +15,13 @@ import os
 from collections.abc import Generator
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests never depend on the machine's speed (a busy 2-core machine runs the
+# suite): no per-example deadline, and slow data generation is not a failure. A test's own
+# ``@settings`` inherits these unless it says otherwise.
+settings.register_profile("governor", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("governor")
 
 REQUIRE_ALL = os.environ.get("GOVERNOR_REQUIRE_ALL") == "1"
 

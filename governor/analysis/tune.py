@@ -222,11 +222,9 @@ class _Tail(Episode):
         for event in events:
             fold(self.view, [event])
             if self.demands is not None:
-                before = dict(self.demands.most)
-                self.demands.note(self.view, event)
-                for name, most in self.demands.most.items():
-                    if most > before[name]:
-                        self.rises.setdefault(name, []).append((len(self.events), most))
+                most = self.demands.most
+                for name in self.demands.note(self.view, event):
+                    self.rises.setdefault(name, []).append((len(self.events), most[name]))
                 if self.refused_at is None and self.demands.refused:
                     self.refused_at = len(self.events)
             self.events.append(event)
@@ -411,17 +409,17 @@ def _mean(results: list[Result]) -> Result:
     return Result(m[0], m[1], m[2], m[3], m[4], m[5], m[6], censored=True)
 
 
-_POLICIES: dict[tuple[Policy, tuple[tuple[tuple[str, Any], ...], ...]], list[Policy]] = {}
+_POLICIES: dict[tuple[Policy, tuple[tuple[tuple[str, Any], ...], ...]], tuple[Policy, ...]] = {}
 
 
-def candidate_policies(recorded: Policy, overrides: Sequence[dict[str, Any]]) -> list[Policy]:
+def candidate_policies(recorded: Policy, overrides: Sequence[dict[str, Any]]) -> tuple[Policy, ...]:
     """The candidates as whole policies over ``recorded`` (built once per recorded policy:
     a corpus is mostly recorded under a few)."""
     key = (recorded, tuple(tuple(sorted(o.items())) for o in overrides))
     if key not in _POLICIES:
         if len(_POLICIES) > 64:
             _POLICIES.clear()
-        _POLICIES[key] = [with_overrides(recorded, o) for o in overrides]
+        _POLICIES[key] = tuple(with_overrides(recorded, o) for o in overrides)
     return _POLICIES[key]
 
 
@@ -431,6 +429,17 @@ def _fields_of(override: dict[str, Any]) -> list[str]:
     if "max_replans" in names:
         names.add("max_milestones")
     return sorted(names)
+
+
+def _keys(
+    trace: Trace, overrides: Sequence[dict[str, Any]], policies: Sequence[Policy]
+) -> list[tuple[object, ...]]:
+    """Each candidate's ``Demands.key`` over the fields its override may change (a grid's
+    candidates all change the same ones: keyed together)."""
+    names = [_fields_of(o) for o in overrides]
+    if all(n == names[0] for n in names):
+        return trace.demands.keys(policies, names[0] if names else [])
+    return [trace.demands.key(p, n) for p, n in zip(policies, names, strict=True)]
 
 
 def evaluate_models(
@@ -447,27 +456,29 @@ def evaluate_models(
     tails in all, spread over the models (at least one each).
     """
     trace = Trace.of(events)
-    known: dict[tuple[object, ...], Result | None] = {}
+    policies = candidate_policies(trace.policy, overrides)
+    keys = _keys(trace, overrides, policies)
+    first: dict[tuple[object, ...], int] = {}
+    for position, key in enumerate(keys):
+        first.setdefault(key, position)
+    # the history cannot tell apart policies of one key (they differ only in the grid's fields)
+    refolds = trace.under_all([policies[p] for p in first.values()], ledger=False)
+    known: dict[tuple[object, ...], tuple[WhatIf, Result | None]] = {
+        key: (r, measure(r.view, r.final.status == "succeeded") if r.known else None)
+        for key, r in zip(first, refolds, strict=True)
+    }
     slots: list[Result | int] = []
     """Per candidate: its known result, or its index among the censored ones."""
     open_: list[tuple[dict[str, Any], Policy, WhatIf]] = []
-    for override, policy in zip(
-        overrides, candidate_policies(trace.policy, overrides), strict=True
-    ):
-        # the history cannot tell apart policies of one key (they differ only in the grid's fields)
-        key = trace.demands.key(policy, _fields_of(override))
-        if key not in known or known[key] is None:
-            result = trace.under(policy)
-            known[key] = (
-                measure(result.view, result.final.status == "succeeded") if result.known else None
-            )
-            if not result.known:  # censored: each candidate goes on its own way
-                slots.append(len(open_))
-                open_.append((override, policy, result))
-                continue
-        result_known = known[key]
-        assert result_known is not None
-        slots.append(result_known)
+    for position, (override, policy, key) in enumerate(zip(overrides, policies, keys, strict=True)):
+        result, outcome = known[key]
+        if outcome is not None:
+            slots.append(outcome)
+            continue
+        if first[key] != position:  # censored: each goes on its own way, from its own view
+            result = trace.alike(result, policy, ledger=False) or trace.under(policy, ledger=False)
+        slots.append(len(open_))
+        open_.append((override, policy, result))
     per_model = []
     each = max(1, math.ceil(samples / len(models)))  # the tails are spread over the models
     for model in models:

@@ -19,15 +19,17 @@ Rules (SPEC §9):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Final, Literal, cast
 
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, outage_wait_s
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, outage_wait_s
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
+    EVENT_CLASSES,
     AttemptStarted,
     BudgetRaised,
     Event,
@@ -42,7 +44,10 @@ from governor.core.events import (
 from governor.core.history import HistoryChecker, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
-from governor.core.view import GoalView, WorkState, evolve
+from governor.core.view import GoalView, evolve, fold
+
+if TYPE_CHECKING:
+    from governor.core.memo import DecisionMemo
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 
@@ -96,12 +101,15 @@ def _retarget(event: Event, policy: Policy, recorded: Policy, view: GoalView) ->
     return event
 
 
+_ACTIONS: Final = frozenset({"plan.requested", "attempt.started"})
+_RUNNER_ACTIONS: Final = frozenset({"plan.applied", "plan.completed", "work.accepted"})
+"""Actions only when the runner took them (an operator's are facts); ``work.created`` is
+part of applying a plan (before or after ``plan.applied``): not an action."""
+
+
 def _is_action(event: Event) -> bool:
-    if isinstance(event, PlanRequested | AttemptStarted):
-        return True
-    is_runner = event.actor == "governor"
-    # work.created is part of applying a plan (before or after plan.applied): not an action
-    return is_runner and isinstance(event, PlanApplied | PlanCompleted | WorkAccepted)
+    kind = event.type  # one type string per event class (``EVENT_CLASSES``)
+    return kind in _ACTIONS or (kind in _RUNNER_ACTIONS and event.actor == "governor")
 
 
 def _allows(decision: Decision, event: Event) -> bool:
@@ -157,14 +165,27 @@ class Demands:
     refused: bool = False
     """Whether any run was refused upstream (only then does the back-off matter)."""
 
-    def note(self, view: GoalView, event: Event) -> None:
-        work_id = getattr(event, "work_id", None)
+    def note(self, view: GoalView, event: Event) -> list[str]:
+        """Take in the counters after ``event``; returns the budgets whose demand grew."""
+        most, grown = self.most, []
+        for name, used in _BY_GOAL:
+            value = used(view, None)
+            if value > most[name]:
+                most[name] = value
+                grown.append(name)
+        # read only off the events that carry them (a missing attribute is slow to ask for)
+        work_id = getattr(event, "work_id") if event.type in _NAMES_ITEM else None  # noqa: B009
         item = view.work.get(work_id) if work_id is not None else None
-        for budget in BUDGETS:
-            for holder in _holders(budget, item):
-                used = budget.used(view, holder)
-                self.most[budget.name] = max(self.most[budget.name], used)
-        self.refused = self.refused or getattr(event, "failure_class", None) == "upstream"
+        if item is not None:
+            for name, used in _BY_ITEM:
+                value = used(view, item)
+                if value > most[name]:
+                    most[name] = value
+                    if name not in grown:
+                        grown.append(name)
+        if not self.refused and event.type in _CLASSED:
+            self.refused = getattr(event, "failure_class") == "upstream"  # noqa: B009
+        return grown
 
     def key(self, policy: Policy, names: Iterable[str] | None = None) -> tuple[object, ...]:
         """The policy as far as this history can tell it apart from others (``names``: only
@@ -181,15 +202,37 @@ class Demands:
                 parts.append(value)
         return tuple(parts)
 
+    def keys(
+        self, policies: Sequence[Policy], names: Iterable[str] | None = None
+    ) -> list[tuple[object, ...]]:
+        """``key`` of each policy, a field at a time (a grid repeats a few values per field)."""
+        columns: list[list[object]] = []
+        for name in Policy.model_fields if names is None else names:
+            values = _column(policies, name)
+            budget = BY_FIELD.get(name)
+            if budget is not None:
+                most, buckets = self.most[budget.name], {}
+                for value in values:
+                    if value not in buckets:
+                        buckets[value] = budget.bucket(cast("float | None", value), most)
+                columns.append([buckets[value] for value in values])
+            elif name == "upstream_backoff" and not self.refused:
+                columns.append([None] * len(values))
+            else:
+                columns.append(values)
+        if not columns:
+            return [() for _ in policies]
+        return list(zip(*columns, strict=True))
 
-def _holders(budget: Budget, item: WorkState | None) -> tuple[WorkState | None, ...]:
-    """Where a budget's counter is read after an event: the goal, the event's item, or both
-    (a per-run budget counts the plan in flight and the item's attempt)."""
-    if budget.scope == "goal":
-        return (None,)
-    if budget.scope == "item":
-        return (item,) if item is not None else ()
-    return (None, item) if item is not None else (None,)
+
+_BY_GOAL: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "item")
+"""Budgets read on the goal after every event (a per-run one: on the plan in flight)."""
+_BY_ITEM: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "goal")
+"""Budgets read on the item an event names (a per-run one: on its attempt in flight)."""
+_NAMES_ITEM: Final = frozenset(t for t, c in EVENT_CLASSES.items() if "work_id" in c.model_fields)
+_CLASSED: Final = frozenset(
+    t for t, c in EVENT_CLASSES.items() if "failure_class" in c.model_fields
+)
 
 
 def first_difference(
@@ -198,14 +241,15 @@ def first_difference(
     end: int,
     policy: Policy,
     other: Policy,
+    *,
+    fields: Sequence[str] | None = None,
 ) -> int:
     """The first event (index) before which two policies might decide differently, given
-    when each budget's demand grew (``rises``) and the first refusal (``end``: never)."""
+    when each budget's demand grew (``rises``) and the first refusal (``end``: never);
+    ``fields``: those they differ in, if known."""
     first = end
-    for name in Policy.model_fields:
+    for name in differing(policy, other) if fields is None else fields:
         mine, theirs = getattr(policy, name), getattr(other, name)
-        if mine == theirs:
-            continue
         budget = BY_FIELD.get(name)
         if budget is None:
             if name != "upstream_backoff":
@@ -231,8 +275,9 @@ class Trace:
     """
 
     events: list[Event]
-    forced: frozenset[int]
-    """Seqs of recorded actions the recorded policy did not decide."""
+    forced: frozenset[int] | None
+    """Seqs of recorded actions the recorded policy did not decide (None: the events are
+    kept, and an action is checked only where a re-fold would not take it: ``is_forced``)."""
     recorded_final: Decision
     policy: Policy
     """The recorded policy (from ``goal.created``)."""
@@ -245,6 +290,51 @@ class Trace:
     """Budget name -> (event index, its demand from then on), each time the demand grew."""
     refused_at: int | None = None
     """The index of the first event refused upstream (None: never)."""
+    raised_at: int | None = None
+    """The index of the first ``budget.raised`` (None: never)."""
+    snapshots: dict[int, GoalView] = field(default_factory=dict, repr=False, compare=False)
+    """Event index k -> the recorded view before event k (folded, never decided; read only):
+    where re-folds resume (``resume``)."""
+    asked: dict[int, bool] = field(default_factory=dict, repr=False, compare=False)
+    """Event index -> whether its action was forced (``is_forced``, as asked)."""
+    checked_at: list[int] | None = field(default=None, repr=False, compare=False)
+    """The indices of the events a re-fold checks (``checks``)."""
+
+    def is_forced(self, index: int, event: Event, view: GoalView) -> bool:
+        """Whether the recorded policy would not have taken the action of ``event``, the
+        ``index``-th (``view``: a re-fold's view before it, which the recorded fold equals
+        but for the policy when ``resumable`` holds up to there; else the record is folded
+        again)."""
+        if self.forced is not None:
+            return event.seq in self.forced
+        known = self.asked.get(index)
+        if known is not None:
+            return known
+        created = self.events[0]
+        assert isinstance(created, GoalCreated)
+        if self.resumable(view.policy, index):
+            saved = view.policy, view.created, view.decided, set(view.touched)
+            view.policy, view.created, view.decided = self.policy, created, None
+            known = _diverges(view, event) is not None
+            view.policy, view.created, view.decided = saved[:3]
+            view.touched.update(saved[3])
+        else:
+            recorded = fold(self._empty(), self.events[:index])
+            known = _diverges(recorded, event) is not None
+        self.asked[index] = known
+        return known
+
+    def _empty(self) -> GoalView:
+        """A view before the first event (its policy set now: ``goal.created`` sets it
+        again, and building the default policy is slow)."""
+        return GoalView(policy=self.policy)
+
+    def resumable(self, policy: Policy, index: int) -> bool:
+        """Whether re-folding the first ``index`` events under ``policy`` gives the recorded
+        view but for the policy (``resume``)."""
+        if self.raised_at is not None and index > self.raised_at:
+            return False
+        return _resumable(policy, self.policy)
 
     def first_check(self, policy: Policy) -> int:
         """The first event whose action ``policy`` might decide otherwise than the record.
@@ -279,19 +369,20 @@ class Trace:
         checker, forced, kept, demands = HistoryChecker(source), set(), [], Demands()
         rises: dict[str, list[tuple[int, float]]] = {}
         refused_at: int | None = None
-        for line, event in enumerate(events, start=1):
-            checker.verify(event, line)
+        raised_at: int | None = None
+        most = demands.most
+        for index, event in enumerate(events):
+            checker.verify(event, index + 1)
             recorded = checker.view
-            if recorded.created is not None and _diverges(recorded, event) is not None:
+            if not keep and recorded.created is not None and _diverges(recorded, event) is not None:
                 forced.add(event.seq)
             checker.advance(event)
-            before = dict(demands.most)
-            demands.note(recorded, event)
-            for name, grown in demands.most.items():
-                if grown > before[name]:
-                    rises.setdefault(name, []).append((line - 1, grown))
+            for name in demands.note(recorded, event):
+                rises.setdefault(name, []).append((index, most[name]))
             if refused_at is None and demands.refused:
-                refused_at = line - 1
+                refused_at = index
+            if raised_at is None and isinstance(event, BudgetRaised):
+                raised_at = index
             if keep:
                 kept.append(event)
         recorded = checker.view
@@ -299,14 +390,18 @@ class Trace:
             raise empty_history(source)
         final = decide(recorded, now or recorded.last_at)
         if now is not None:  # a park still open at ``now`` has asked that much of its budget
-            most, waited = demands.most, outage_wait_s(recorded, now)
+            waited = outage_wait_s(recorded, now)
             if waited > most["outage_wait"]:
                 most["outage_wait"] = waited
                 rises.setdefault("outage_wait", []).append((max(len(kept) - 1, 0), waited))
         policy = recorded.created.policy
+        snapshots = {}
+        if keep:  # the recorded view after the last event (its decisions dropped: it is read only)
+            recorded.decided = None
+            snapshots[len(kept)] = recorded
         return cls(
             kept,
-            frozenset(forced),
+            None if keep else frozenset(forced),
             final,
             policy,
             demands,
@@ -314,47 +409,343 @@ class Trace:
             now=now,
             rises=rises,
             refused_at=refused_at,
+            raised_at=raised_at,
+            snapshots=snapshots,
         )
 
-    def under(
-        self, policy: Policy, *, now: datetime | None = None, events: Iterable[Event] | None = None
-    ) -> WhatIf:
-        """Re-fold the recorded outcomes under ``policy`` (``events`` again, if not kept)."""
-        now = now or self.now
-        view = GoalView()
-        count = 0
-        # with the events kept, the decisions before the first one that may differ are skipped
-        skip = self.first_check(policy) if events is None else 0
-        for count, event in enumerate(self.events if events is None else events, start=1):
-            if count > skip and view.created is not None and event.seq not in self.forced:
+    def resume(self, policy: Policy, skip: int) -> tuple[GoalView, int]:
+        """A view of the first ``k`` events re-folded under ``policy`` (``k``: ``skip`` when
+        it can be taken from the record, else 0), and ``k``.
+
+        Up to the first check, a re-fold under a policy that differs from the recorded one
+        only in limits of the goal or of a run folds the same events as the record (the
+        fold reads no such limit; no ``work.created`` changes and, before the first
+        ``budget.raised``, no raise): the view is the recorded one with the other policy in
+        ``goal.created``. It is copied from a snapshot of the record (equal to re-folding
+        from the first event: tested on every pair of the golden and generated histories).
+        """
+        if skip <= 0 or skip > len(self.events) or not self.resumable(policy, skip):
+            return self._empty(), 0
+        view = self.snapshot(skip).copy()
+        assert view.created is not None
+        view.created = view.created.model_copy(update={"policy": policy})
+        view.policy = policy
+        return view, skip
+
+    def snapshot(self, index: int) -> GoalView:
+        """The recorded view before event ``index`` (kept: copy it before folding on)."""
+        base = self.snapshots.get(index)
+        if base is None:
+            below = max((k for k in self.snapshots if k < index), default=0)
+            base = self.snapshots[below].copy() if below else self._empty()
+            fold(base, self.events[below:index])
+            self.snapshots[index] = base
+        return base
+
+    def under_all(self, policies: Sequence[Policy], *, ledger: bool = True) -> list[WhatIf]:
+        """``under`` each policy (``now``: the trace's), the ones ``resume`` serves re-folded
+        together: one view is folded on from the earliest first check, and each policy
+        decides on it in turn (its policy and its decisions put in) from its own first
+        check until it diverges, when its view is copied off (equal to each one's own
+        ``under``: tested on the golden and generated histories).
+        """
+        results: list[WhatIf | None] = [None] * len(policies)
+        riders: list[_Rider] = []
+        events = len(self.events)
+        for position, policy in enumerate(policies):
+            fields = differing(policy, self.policy)
+            skip = first_difference(
+                self.rises, self.refused_at, events, policy, self.policy, fields=fields
+            )
+            if self.raised_at is None and 0 < skip <= events and _goal_only(fields):
+                riders.append(_Rider(skip, position, policy))
+            else:
+                results[position] = self.under(policy, ledger=ledger)
+        if riders:
+            for rider, result in self._ride(sorted(riders, key=lambda r: r.skip), ledger):
+                results[rider.position] = result
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
+
+    def _ride(self, riders: list[_Rider], ledger: bool) -> Iterator[tuple[_Rider, WhatIf]]:
+        """``under_all``'s shared re-fold (no ``budget.raised`` in the history)."""
+        events, checks, recorded = self.events, self.checks(), self.events[0]
+        assert isinstance(recorded, GoalCreated)
+        folded = riders[0].skip
+        view = self.snapshot(folded).copy()
+        shared = view.touched
+        shared.clear()  # no rider has decided yet: each takes every item in at its first decision
+        waiting, riding = riders[::-1], list[_Rider]()
+        for index in checks[bisect_left(checks, folded) :]:
+            if folded < index:
+                fold(view, events[folded:index])
+                _hand_out(shared, riding)
+            folded, event = index, events[index]
+            while waiting and waiting[-1].skip <= index:
+                riding.append(waiting.pop())
+            still = []
+            for rider in riding:
+                rider.put_in(view, recorded)
                 diverged = _diverges(view, event)
-                if diverged is not None:
-                    kind = diverged[0]
-                    before = decide(view, event.at)  # again, with the ledger the record shows
+                if diverged is not None and not self.is_forced(index, event, view):
+                    kind, before = diverged
+                    if ledger:  # again, with the ledger the record shows
+                        before = decide(view, event.at)
+                    outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
+                    divergence = Divergence(event.seq, event.type, kind, before)
+                    yield (
+                        rider,
+                        WhatIf(
+                            rider.policy,
+                            outcome,
+                            divergence,
+                            before,
+                            self.recorded_final,
+                            index + 1,
+                            rider.take_out(view, shared, keep=True),
+                        ),
+                    )
+                else:
+                    rider.take_out(view, shared)
+                    still.append(rider)
+            riding = still
+        fold(view, events[folded:])
+        _hand_out(shared, riding)
+        assert view.last_at is not None
+        for rider in (*riding, *waiting[::-1]):
+            rider.put_in(view, recorded)
+            final = decide(view, self.now or view.last_at, with_ledger=ledger)
+            yield (
+                rider,
+                WhatIf(
+                    rider.policy,
+                    _compare(final, self.recorded_final),
+                    None,
+                    final,
+                    self.recorded_final,
+                    len(events),
+                    rider.take_out(view, shared, keep=True),
+                ),
+            )
+
+    def under(
+        self,
+        policy: Policy,
+        *,
+        now: datetime | None = None,
+        events: Iterable[Event] | None = None,
+        ledger: bool = True,
+    ) -> WhatIf:
+        """Re-fold the recorded outcomes under ``policy`` (``events`` again, if not kept).
+
+        ``ledger=False``: the decisions it returns (at the divergence, or where the story
+        ends) carry no ledger (``decide``'s ``with_ledger``; the same status, action and
+        reason), for callers that only read those.
+        """
+        now = now or self.now
+        if events is None:  # with the events kept, the decisions before the first check are
+            skip = self.first_check(policy)  # skipped, and so is the fold where it is the record's
+            view, start = self.resume(policy, skip)
+            if start:
+                return self._resumed(policy, view, start, now, ledger)
+            events = self.events
+        else:
+            view, skip = self._empty(), 0
+        count = 0
+        for count, event in enumerate(events, start=1):
+            if count > skip and view.created is not None:
+                diverged = _diverges(view, event)
+                if diverged is not None and not self.is_forced(count - 1, event, view):
+                    kind, before = diverged
+                    if ledger:  # again, with the ledger the record shows
+                        before = decide(view, event.at)
                     outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
                     divergence = Divergence(event.seq, event.type, kind, before)
                     return WhatIf(
                         policy, outcome, divergence, before, self.recorded_final, count, view
                     )
             _fold(view, _retarget(event, policy, self.policy, view), event)
+        return self._end(policy, view, count, now, ledger)
+
+    def _resumed(
+        self, policy: Policy, view: GoalView, start: int, now: datetime | None, ledger: bool
+    ) -> WhatIf:
+        """``under`` from ``resume``'s view: the events between two that are checked (the
+        actions and the proposals) are folded as recorded (only a raise is retargeted)."""
+        events, checks, folded = self.events, self.checks(), start
+        for index in checks[bisect_left(checks, start) :]:
+            for event in events[folded:index]:
+                if event.type == "budget.raised":
+                    _fold(view, _retarget(event, policy, self.policy, view), event)
+                else:
+                    evolve(view, event)
+            folded, event = index, events[index]
+            diverged = _diverges(view, event)
+            if diverged is not None and not self.is_forced(index, event, view):
+                kind, before = diverged
+                if ledger:  # again, with the ledger the record shows
+                    before = decide(view, event.at)
+                outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
+                divergence = Divergence(event.seq, event.type, kind, before)
+                return WhatIf(
+                    policy, outcome, divergence, before, self.recorded_final, index + 1, view
+                )
+        for event in events[folded:]:
+            if event.type == "budget.raised":
+                _fold(view, _retarget(event, policy, self.policy, view), event)
+            else:
+                evolve(view, event)
+        return self._end(policy, view, len(events), now, ledger)
+
+    def checks(self) -> list[int]:
+        """The indices of the events a re-fold checks: the actions and the proposals."""
+        if self.checked_at is None:
+            self.checked_at = [
+                i for i, e in enumerate(self.events) if _is_action(e) or e.type == "plan.proposed"
+            ]
+        return self.checked_at
+
+    def _end(
+        self, policy: Policy, view: GoalView, count: int, now: datetime | None, ledger: bool
+    ) -> WhatIf:
+        """A re-fold that went through every event: the decision after the last one."""
         assert view.last_at is not None
-        final = decide(view, now or view.last_at)
+        final = decide(view, now or view.last_at, with_ledger=ledger)
         return WhatIf(
             policy,
             _compare(final, self.recorded_final),
             None,
             final,
             self.recorded_final,
-            len(self.events),
+            count,
+            view,
+        )
+
+    def alike(self, result: WhatIf, policy: Policy, *, ledger: bool = True) -> WhatIf | None:
+        """``policy``'s re-fold, taken from ``result``'s (a policy of the same
+        ``Demands.key``), or None when it cannot be.
+
+        Policies of one key re-fold the history identically; when they differ only in
+        limits the fold never reads (of the goal or of a run) and no ``budget.raised`` was
+        folded, the views differ only in the policy (``goal.created``'s and the view's):
+        the view is copied with ``policy`` put in, and the last decision is taken again
+        under it. (Equal to re-folding: tested on every pair of the golden and generated
+        histories.)
+        """
+        if self.raised_at is not None and self.raised_at < result.events:
+            return None
+        if not _resumable(policy, result.policy):
+            return None
+        view = result.view.copy()
+        assert view.created is not None
+        view.created = view.created.model_copy(update={"policy": policy})
+        view.policy = policy
+        divergence, final = result.divergence, result.final
+        if divergence is not None:
+            event = self.events[result.events - 1]
+            final = decide(view, event.at, with_ledger=ledger)
+            divergence = Divergence(divergence.seq, divergence.event_type, divergence.kind, final)
+        else:
+            assert view.last_at is not None
+            final = decide(view, self.now or view.last_at, with_ledger=ledger)
+        return WhatIf(
+            policy,
+            result.outcome,
+            divergence,
+            final,
+            self.recorded_final,
+            result.events,
             view,
         )
 
     def steps(self, policy: Policy) -> Iterator[tuple[Event, GoalView]]:
         """Every event re-folded under ``policy`` (no divergence check), with the view after it."""
-        view = GoalView()
+        view = self._empty()
         for event in self.events:
             _fold(view, _retarget(event, policy, self.policy, view), event)
             yield event, view
+
+
+_COLUMNS: dict[int, tuple[tuple[Policy, ...], dict[str, list[object]]]] = {}
+"""id(policies) -> (the policies, field -> each one's value): a tune keys the same tuple of
+candidates (``governor.analysis.tune.candidate_policies``) for every history."""
+
+
+def _column(policies: Sequence[Policy], name: str) -> list[object]:
+    """Each policy's value of a field (kept for a tuple of policies while it is the same one)."""
+    if not isinstance(policies, tuple):
+        return [getattr(policy, name) for policy in policies]
+    cached = _COLUMNS.get(id(policies))
+    if cached is None or cached[0] is not policies:  # another tuple (this one holds it alive)
+        if len(_COLUMNS) > 64:
+            _COLUMNS.clear()
+        cached = _COLUMNS[id(policies)] = (policies, {})
+    column = cached[1].get(name)
+    if column is None:
+        column = cached[1][name] = [getattr(policy, name) for policy in policies]
+    return column
+
+
+@dataclass(slots=True)
+class _Rider:
+    """A policy re-folded on ``under_all``'s shared view: its decisions, and the items
+    touched since they were last taken in (``GoalView.touched``, ``governor.core.memo``)."""
+
+    skip: int
+    position: int
+    policy: Policy
+    created: GoalCreated | None = None
+    decided: DecisionMemo | None = None
+    touched: set[str] = field(default_factory=set)
+
+    def put_in(self, view: GoalView, recorded: GoalCreated) -> None:
+        """Make the shared view this policy's (its ``goal.created``, policy and decisions)."""
+        if self.created is None:
+            self.created = recorded.model_copy(update={"policy": self.policy})
+        view.created, view.policy = self.created, self.policy
+        view.decided, view.touched = self.decided, self.touched
+
+    def take_out(self, view: GoalView, shared: set[str], *, keep: bool = False) -> GoalView:
+        """Keep this policy's decisions off the shared view; ``keep``: a copy of its view."""
+        self.decided, self.touched = view.decided, view.touched
+        view.decided, view.touched = None, shared
+        return view.copy() if keep else view
+
+
+def _hand_out(touched: set[str], riders: list[_Rider]) -> None:
+    """Items the shared fold touched: each rider that has decisions takes them in later."""
+    if touched:
+        for rider in riders:
+            if rider.decided is not None:
+                rider.touched.update(touched)
+        touched.clear()
+
+
+def _resumable(policy: Policy, recorded: Policy) -> bool:
+    """Whether ``policy`` differs from ``recorded`` only in limits the fold never reads: of
+    the goal or of a run (an item's are frozen into its ``work.created``; the upstream
+    back-off sets a cooldown)."""
+    return _goal_only(differing(policy, recorded))
+
+
+def _goal_only(fields: Iterable[str]) -> bool:
+    """Whether these are all limits of the goal or of a run."""
+    for name in fields:
+        budget = BY_FIELD.get(name)
+        if budget is None or budget.scope == "item":
+            return False
+    return True
+
+
+def differing(policy: Policy, other: Policy) -> list[str]:
+    """The fields in which two policies differ, in the order of ``Policy``'s fields."""
+    mine, theirs = policy.__dict__, other.__dict__  # the fields' values (pydantic keeps them)
+    if mine == theirs:
+        return []
+    return [name for name in _FIELDS if mine[name] != theirs[name]]
+
+
+_FIELDS: Final = tuple(Policy.model_fields)
 
 
 def _fold(view: GoalView, retargeted: Event | None, event: Event) -> None:

@@ -12,8 +12,11 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
       one back-off step later (``UpstreamBackoff.wait_s`` of the step, or the vendor's
       Retry-After when longer). While it is failing, one probe per step may be claimed
       (exclusively, until its deadline); a refused probe moves the next probe one step
-      further; an answer — a probe's or a late call's — makes the upstream healthy again
-      and remembers the outage's span.
+      further; an answer — a probe's or a call's — makes the upstream healthy again and
+      remembers the outage's span. An answer to a call *begun* before the outage was seen
+      says nothing of the upstream now (its request went out while the vendor still
+      answered): it changes nothing, so a call in flight when the outage began cannot
+      reopen the gate to the fleet.
     * The transitions are pure functions of (record, observation, now); they return None
       when nothing changes, so a store writes only when a record really changes.
 """
@@ -142,14 +145,22 @@ def observed(
     seen: Seen,
     now: datetime,
     backoff: UpstreamBackoff,
+    *,
+    began: datetime | None = None,
 ) -> UpstreamHealth | None:
-    """The record after one classified call; None when it does not change."""
+    """The record after one classified call (begun at ``began``, when known); None when it
+    does not change."""
     if seen.contact == "none":
         return None
     if seen.contact == "answered":
         if record is None:
             return _first_record(upstream, now)
-        return None if record.healthy else recovered(record, now, "call")
+        if record.healthy:
+            return None
+        stale = (
+            began is not None and record.failing_since is not None and began < record.failing_since
+        )
+        return None if stale else recovered(record, now, "call")
     if record is None or record.healthy:
         base = record or _first_record(upstream, now)
         return replace(

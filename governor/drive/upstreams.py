@@ -107,14 +107,26 @@ class UpstreamMonitor:
         record = self.store.upstream_health([name]).get(name)
         return record is not None and not record.healthy
 
-    def observe(self, profile: Profile, result: SpawnResult, backoff: UpstreamBackoff) -> None:
-        """Record what one classified call said about its upstream."""
+    def observe(
+        self,
+        profile: Profile,
+        result: SpawnResult,
+        backoff: UpstreamBackoff,
+        began: datetime | None = None,
+    ) -> None:
+        """Record what one classified call (begun at ``began``) said about its upstream."""
         upstream, what, now = self.upstream(profile), seen(result), self.clock()
-        self._change(upstream.name, lambda r: observed(r, upstream, what, now, backoff))
+        self._change(
+            upstream.name, lambda r: observed(r, upstream, what, now, backoff, began=began)
+        )
 
     def wrap(self, harness: Harness, profile: Profile, backoff: UpstreamBackoff) -> Harness:
-        """The harness, with every call it makes observed."""
-        return ObservedHarness(harness, lambda result: self.observe(profile, result, backoff))
+        """The harness, with every call it makes observed (with the time it began)."""
+        return ObservedHarness(
+            harness,
+            lambda result, began: self.observe(profile, result, backoff, began),
+            self.clock,
+        )
 
     def probe(self, profile: Profile) -> UpstreamHealth | None:
         """Claim the profile's upstream's probe and run it; the new record, or None when
@@ -176,10 +188,16 @@ def _parked_profile(decision: Decision, profiles: Mapping[str, Profile]) -> Prof
 
 
 class ObservedHarness:
-    """A harness whose every call is told to an observer after it returns."""
+    """A harness whose every call is told to an observer after it returns, with the time
+    it began (``clock`` before the call)."""
 
-    def __init__(self, inner: Harness, observe: Callable[[SpawnResult], None]) -> None:
-        self.inner, self.observe = inner, observe
+    def __init__(
+        self,
+        inner: Harness,
+        observe: Callable[[SpawnResult, datetime], None],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.inner, self.observe, self.clock = inner, observe, clock
 
     @property
     def name(self) -> str:
@@ -191,6 +209,7 @@ class ObservedHarness:
     def run(
         self, prompt: str, profile: Profile, *, cwd: Path, env: Mapping[str, str]
     ) -> SpawnResult:
+        began = self.clock()
         result = self.inner.run(prompt, profile, cwd=cwd, env=env)
-        self.observe(result)
+        self.observe(result, began)
         return result

@@ -338,3 +338,18 @@ def test_a_parked_goal_whose_upstream_has_no_record_any_more_resumes_but_a_repla
     d = decide(s.view, at(100), upstreams={})
     assert (d.next_action, d.rule) == ("resume", "fleet.1")
     assert "has no failing record any more" in d.reason
+
+
+def test_an_answer_to_a_call_begun_before_the_outage_does_not_end_it():
+    # a call in flight when the outage began answers late: its request went out while the
+    # vendor still answered, so it says nothing of now and the gate stays shut
+    record = failing(10)
+    assert observed(record, CODEX, ANSWERED, at(12), BACKOFF, began=at(9)) is None
+    # a call begun once the outage was seen, answered, is a recovery like a probe's
+    after = observed(record, CODEX, ANSWERED, at(14), BACKOFF, began=at(11))
+    assert after is not None
+    assert (after.healthy, after.recovered_by, after.outage_started) == (True, "call", at(10))
+    # and when the start is not known, an answer is taken as before
+    unknown = observed(record, CODEX, ANSWERED, at(12), BACKOFF)
+    assert unknown is not None
+    assert unknown.healthy
