@@ -10,6 +10,7 @@ from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import out, progress
 from governor.core.decision import Decision
 from governor.demo import SCENARIOS, run_demo
+from governor.errors import InputError
 from governor.render.text import format_status
 
 
@@ -19,7 +20,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     folder = Path(args.dir).resolve() if args.dir else None
     if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise InputError(f"--dir {args.dir}: is a file, not a folder; name a folder") from None
+        except OSError as exc:
+            raise InputError(f"--dir {args.dir}: cannot make the folder: {exc.strerror}") from None
     result = run_demo(args.scenario, out, progress, show, folder=folder)
     if args.keep or args.dir:
         out(

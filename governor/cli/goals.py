@@ -6,13 +6,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import json_line, out, progress, store_from
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
-from governor.core.decision import stamp
+from governor.core.decision import Status, stamp
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summaries
 
@@ -26,12 +26,18 @@ if TYPE_CHECKING:
 # ``tests/test_cli_startup.py`` checks it.
 
 
+GOAL_STATUSES = tuple(s for s in get_args(Status) if s != "in_review")
+"""What ``list --status`` accepts: a goal's statuses (``in_review`` is a work item's)."""
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     # the file first: a goal file that cannot be read never opens (nor creates) a store
+    from governor.cli.secrets import refuse_secrets  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.drive.goalfile import goal_from_file  # noqa: PLC0415 - start-up
 
     events = goal_from_file(Path(args.goal_file), at=utc_now(), actor=args.actor)
+    refuse_secrets(events, args.goal_file)
     with store_from(args.store) as store:
         view = goals.create_from(store, events)
     if args.json:
@@ -211,8 +217,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--status",
         action="append",
+        choices=GOAL_STATUSES,
         metavar="STATUS",
-        help="only goals with this status (repeatable)",
+        help=f"only goals with this status (repeatable): {', '.join(GOAL_STATUSES)}",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)

@@ -20,7 +20,7 @@ from governor.core.codec import LineDecoder
 from governor.core.decide import decide
 from governor.core.history import check_history
 from governor.core.policy import parse_assignments, with_overrides
-from governor.errors import HistoryError, InputError
+from governor.errors import HistoryError, InputError, PolicyError
 from governor.render import records
 from governor.render.lines import StepLines
 from governor.render.text import (
@@ -136,9 +136,17 @@ def _whatif_one(
 def cmd_replay(args: argparse.Namespace) -> int:
     """Step through histories (or re-fold them under another policy)."""
     now = parse_time(args.now) if args.now else None
+    if args.policy is not None:
+        if not parse_assignments(args.policy):
+            raise PolicyError("--policy: give at least one field=value, e.g. max_replans=8")
+        if args.at is not None:
+            raise InputError(
+                "--at does not apply to a what-if (--policy): it reports the first "
+                "divergence and both final decisions; replay without --policy for --at"
+            )
     corpus = corpus_of([args.history], store_url=args.store, allow_torn=True)
     for index in range(len(corpus)):
-        if args.policy:
+        if args.policy is not None:
             _whatif_one(corpus, index, args, now)
             continue
         if not args.json and len(corpus) > 1:

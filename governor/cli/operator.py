@@ -13,6 +13,7 @@ from typing import get_args
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
+from governor.cli.secrets import refuse_secrets
 from governor.clock import utc_now
 from governor.core import record, verbs
 from governor.core.events import Event
@@ -28,7 +29,11 @@ Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]
 def _run(args: argparse.Namespace, verb: Verb) -> int:
     with store_from(args.store) as store:
         goals.exists(store, args.goal)
-        decision = goals.operate(store, args.goal, lambda view: verb(args, view, utc_now()))
+        decision = goals.operate(
+            store,
+            args.goal,
+            lambda view: refuse_secrets(verb(args, view, utc_now()), "--reason"),
+        )
     if args.json:
         json_line(verb_record(args.goal, decision))
     else:

@@ -53,7 +53,7 @@ def cmd_service_status(args: argparse.Namespace) -> int:
 
 
 def cmd_upstreams(args: argparse.Namespace) -> int:
-    with store_from(args.store) as store:
+    with store_from(args.store, read_only=True) as store:
         records = store.upstreams()
     if args.json:
         for record in records:

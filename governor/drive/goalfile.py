@@ -9,6 +9,9 @@ Rules (SPEC §7):
       the goal is created, so the recorded goal runs the same from any directory. So is a
       python agent's ``module:name`` (in ``args``) that is not importable but lives under
       that folder.
+    * A profile whose ``args`` (or ``probe``) its harness cannot run is refused: a
+      ``command`` needs an executable, a ``python`` agent ``module:name``, a ``scripted``
+      one scenario at most (``governor.exec.harness.args_problem``).
     * Every problem is one line naming the file and the key: ``goal.toml: policy.max_replans: …``.
 """
 
@@ -32,6 +35,7 @@ from governor.core.codec import describe
 from governor.core.events import ID_PATTERN, Event, Profile
 from governor.core.policy import policy_from
 from governor.errors import GoalFileError, InputError, NotFoundError, PolicyError, did_you_mean
+from governor.exec.harness import args_problem
 from governor.exec.load import module_file
 from governor.store.files import MAX_GOAL_FILE_BYTES, read_bounded
 
@@ -162,6 +166,11 @@ def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
             profile = Profile.model_validate(fields)
         except ValidationError as exc:
             raise GoalFileError(f"{where}: profiles.{name}: {describe(exc)}") from exc
+        for key in ("args", "probe"):
+            shape: tuple[str, ...] | None = getattr(profile, key)
+            problem = None if shape is None else args_problem(profile.harness, shape)
+            if problem:
+                raise GoalFileError(f"{where}: profiles.{name}: {key}: {problem}")
         for key in ("args", "probe"):
             given: tuple[str, ...] | None = getattr(profile, key)
             if given:

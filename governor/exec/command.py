@@ -37,7 +37,14 @@ from governor.core.events import Profile
 from governor.core.evidence import Evidence, Observation, RefusalObservation
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env
-from governor.exec.harness import decode, json_value, partial_of, spawn_result, stdout_text
+from governor.exec.harness import (
+    args_problem,
+    decode,
+    json_value,
+    partial_of,
+    spawn_result,
+    stdout_text,
+)
 from governor.exec.process import ProcessResult, run_process
 
 ENVELOPE_SOURCE: Final = "command:envelope"
@@ -130,8 +137,9 @@ class CommandHarness:
         Raises:
             InputError: the profile names no executable.
         """
-        if not profile.args:
-            raise InputError("a 'command' profile needs args = [executable, *arguments]")
+        problem = args_problem("command", profile.args)
+        if problem:
+            raise InputError(problem)
         executable, *rest = profile.args
         return (self.binary(profile) or executable, *rest)
 

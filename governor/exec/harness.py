@@ -87,6 +87,32 @@ def harness_for(profile: Profile, base_dir: Path) -> Harness:
     return cast(Callable[[Path], Harness], adapter)(base_dir)
 
 
+ARGS_NEEDED: Final = {
+    "command": "a 'command' profile needs args = [executable, *arguments]",
+    "python": "a 'python' profile names its agent as args = ['module:name']",
+    "scripted": "a 'scripted' profile takes args = [] or [scenario_file]",
+}
+"""What each harness needs of a profile's ``args`` (codex and claude take any)."""
+
+
+def args_problem(harness: str, args: tuple[str, ...]) -> str | None:
+    """Why ``args`` cannot run under ``harness`` (SPEC §7), or None when they can.
+
+    Checked when a goal is created, so a profile that could never run is refused then,
+    not charged at every attempt; the adapters refuse the same shapes at run time.
+    """
+    if harness == "command":
+        fits = bool(args) and bool(args[0].strip())
+    elif harness == "python":
+        where, sep, attr = args[0].rpartition(":") if args else ("", "", "")
+        fits = bool(sep and where and attr)
+    elif harness == "scripted":
+        fits = len(args) <= 1
+    else:
+        fits = True
+    return None if fits else ARGS_NEEDED[harness]
+
+
 def decode(data: bytes) -> str:
     """Child output as text: UTF-8, undecodable bytes replaced."""
     return data.decode("utf-8", errors="replace")

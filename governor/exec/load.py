@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
+from governor.exec.harness import ARGS_NEEDED
+
 _lock = threading.RLock()
 
 
@@ -43,7 +45,7 @@ def load_target(target: str, *, folders: Sequence[Path]) -> object:
     """
     where, sep, attr = target.rpartition(":")
     if not sep or not where or not attr:
-        raise LookupError("a python profile names its agent as args = ['module:name']")
+        raise LookupError(ARGS_NEEDED["python"])
     with _lock:
         module = _file_module(where, folders) if where.endswith(".py") else _module(where, folders)
     found: object = module

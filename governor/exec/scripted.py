@@ -33,7 +33,7 @@ from governor.core.events import Profile
 from governor.core.evidence import Evidence, Partial
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env
-from governor.exec.harness import decode, partial_of, spawn_result, stdout_text
+from governor.exec.harness import args_problem, decode, partial_of, spawn_result, stdout_text
 from governor.exec.process import ProcessResult, run_process
 from governor.exec.scripted_player import STATE_VAR
 
@@ -138,8 +138,9 @@ class ScriptedHarness:
         Raises:
             InputError: the profile has more than one argument.
         """
-        if len(profile.args) > 1:
-            raise InputError("a 'scripted' profile takes args = [] or [scenario_file]")
+        problem = args_problem("scripted", profile.args)
+        if problem:
+            raise InputError(problem)
         if not profile.args:
             return DEFAULT_SCENARIO
         return self.base_dir / profile.args[0]

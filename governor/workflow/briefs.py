@@ -9,6 +9,10 @@ Rules (SPEC §4 "Retry context", §7):
     * An uncharged prior failure is presented as **lost** to an outside failure, never as
       "your work failed": telling an agent that a vendor's 503 was its fault feeds it a
       false story.
+    * A profile's ``instructions`` (SPEC §7) follow the operator's guidance under their
+      own heading, for every harness but ``python`` (whose agent gets them in its
+      context, and a LangChain runnable as its system message); without instructions
+      there is no such section.
     * Every text is bounded; a brief never grows with the length of the history.
 """
 
@@ -36,6 +40,17 @@ WORKER_SCHEMA = """{"status": "done" | "failed" | "decision",
                  "status": "satisfied" | "unsatisfied" | "unknown"}]}"""
 
 _LIMIT = 600
+
+
+def _instructions(view: GoalView, profile_name: str) -> str:
+    """The section of the prompt that holds the profile's instructions (or nothing)."""
+    created = view.created
+    assert created is not None
+    profile = created.profiles.get(profile_name)
+    text = (profile.instructions or "").strip() if profile is not None else ""
+    if not text or profile is None or profile.harness == "python":
+        return ""
+    return f"\n\n# Instructions for this agent\n{text}"
 
 
 def _clip(text: str | None, limit: int = _LIMIT) -> str:
@@ -146,6 +161,7 @@ def planner_prompt(view: GoalView, trigger: str, now: datetime) -> str:
         ledger=_ledger(decision),
         prior=_planner_prior(view),
         guidance=_clip(view.guidance) or "(none)",
+        instructions=_instructions(view, created.planner),
         rules=_rules(view, trigger),
         schema=PLANNER_SCHEMA,
     )
@@ -176,5 +192,6 @@ def worker_prompt(view: GoalView, item: WorkState) -> str:
         context=context,
         prior=prior_of_item(item),
         guidance=_clip(item.guidance) or "(none)",
+        instructions=_instructions(view, item.spec.profile),
         schema=WORKER_SCHEMA,
     )

@@ -3,13 +3,15 @@
 Rules:
     * Prose before (or around) the answer is tolerated; the *last* top-level JSON
       object wins, so an agent may think aloud and then answer.
-    * A planner answers a proposal (the ``plan.proposed`` fields) or
+    * A planner answers a proposal (the ``plan.proposed`` fields; its ``plan_id`` may be
+      left out, and when given must be the plan asked for) or
       ``{"status": "decision", "question": …}``; its decision must fit the goal's
       progress and its work the goal's policy and graph (``governor.core.history``).
     * A worker answers ``{"status": "done" | "failed" | "decision", "summary", "question",
       "acceptance": [{"criterion", "status"}]}``. An attempt succeeds only when the status
       is ``done`` and every criterion of the item is satisfied; a criterion the worker
-      did not report is unknown.
+      did not report is unknown, and one it reported beyond the item's as unsatisfied
+      or unknown fails the attempt too.
     * Every problem comes back as a list of sentences, so the next in-agent attempt can
       be shown exactly what to fix. Finding the answer is linear in the reply's length
       and bounded (``governor.workflow.jsonscan``); no reply makes parsing raise.
@@ -89,6 +91,8 @@ class Proposal(BaseModel):
     """A planner's proposal, as it must be written."""
 
     model_config = ConfigDict(extra="forbid")
+    plan_id: str | None = None
+    """Optional (a ``plan.proposed`` field, SPEC §7): when given, the plan asked for."""
     decision: Literal["apply", "complete"]
     rationale: str = Field(default="", max_length=2000)
     work: tuple[WorkSpec, ...] = ()
@@ -120,11 +124,22 @@ def parse_planner_reply(
     except ValidationError as exc:
         return _noted(_problems(exc), passed_over)
     problems = (
-        _shape_problems(proposal)
+        _plan_id_problems(proposal, view)
+        + _shape_problems(proposal)
         + check_decision(view, proposal.decision)
         + check_proposal(view, proposal.work)
     )
     return _noted(problems, passed_over) or PlannerAnswer(proposal=proposal)
+
+
+def _plan_id_problems(proposal: Proposal, view: GoalView) -> list[str]:
+    """A ``plan_id`` in the answer must name the plan being asked for (or be left out)."""
+    asked = view.latest_plan
+    if proposal.plan_id is None or asked is None or asked.status != "requested":
+        return []
+    if proposal.plan_id == asked.plan_id:
+        return []
+    return [f"plan_id: this is plan '{asked.plan_id}', not '{proposal.plan_id}' (or leave it out)"]
 
 
 def _shape_problems(proposal: Proposal) -> list[str]:
@@ -175,15 +190,26 @@ def acceptance_report(criteria: Sequence[str], reply: WorkerReply) -> Acceptance
 
     Criteria are matched by text (case and spacing ignored); when the worker reported
     exactly as many results as there are criteria, unmatched ones pair up by position.
+    A criterion the worker reported that is none of the item's counts too when it is
+    ``unsatisfied`` or ``unknown`` (SPEC §7: success needs no criterion unsatisfied or
+    unknown): the worker said something is not met.
     """
     by_text = {_norm(c.criterion): c.status for c in reply.acceptance}
     positional = len(reply.acceptance) == len(criteria)
     sorted_: dict[str, list[str]] = {"satisfied": [], "unsatisfied": [], "unknown": []}
+    used: set[int] = set()
     for i, criterion in enumerate(criteria):
         status = by_text.get(_norm(criterion))
         if status is None and positional:
             status = reply.acceptance[i].status
+            used.add(i)
         sorted_[status or "unknown"].append(criterion)
+    # a criterion the worker itself reports as not met blocks success, even one of its own
+    known = {_norm(criterion) for criterion in criteria}
+    for i, reported in enumerate(reply.acceptance):
+        mine = i in used or _norm(reported.criterion) in known
+        if not mine and reported.status != "satisfied":
+            sorted_[reported.status].append(reported.criterion)
     return AcceptanceReport(
         satisfied=tuple(sorted_["satisfied"]),
         unsatisfied=tuple(sorted_["unsatisfied"]),

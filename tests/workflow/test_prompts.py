@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from governor.core import record
+from governor.core.events import Harness, Profile
 from governor.core.evidence import UNKNOWN
+from governor.core.view import project
 from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.prompts import PromptError, render, template
-from tests.story import ABSENT, Story
+from tests.story import ABSENT, T0, Story
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden_prompts"
 
@@ -126,3 +129,31 @@ def test_the_planner_hears_about_the_last_finished_plan_even_once_a_new_one_is_r
     s.request("retry")
     text = planner_prompt(s.view, "retry", s.now)
     assert "Plan p1 failed: the proposal had a cycle" in text
+
+
+@pytest.mark.parametrize(
+    ("harness", "shown"),
+    [("command", True), ("codex", True), ("scripted", True), ("python", False)],
+)
+def test_a_profiles_instructions_are_told_to_every_agent_but_a_python_one(
+    harness: Harness, shown: bool
+) -> None:
+    """SPEC §7: a profile's `instructions` reach its agent: in the prompt, or for the
+    python harness in its context (a runnable's system message) — never twice."""
+    args = ("a.py:f",) if harness == "python" else ("bin/a",) if harness == "command" else ()
+    events = record.create_goal(
+        "g",
+        title="t",
+        objective="o",
+        acceptance=["a"],
+        profiles={
+            "planner": Profile(harness=harness, args=args, instructions="  Plan small.  "),
+            "worker": Profile(harness="scripted"),
+        },
+        planner="planner",
+        worker="worker",
+        at=T0,
+    )
+    prompt = planner_prompt(project(events), "initial", T0)
+    assert ("# Instructions for this agent\nPlan small.\n\n# Rules" in prompt) is shown
+    assert ("Plan small." in prompt) is shown
