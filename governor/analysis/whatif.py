@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Literal, cast
 
@@ -297,6 +297,21 @@ class Trace:
     checked_at: list[int] | None = field(default=None, repr=False, compare=False)
     """The indices of the events a re-fold checks (``checks``)."""
 
+    def _parted(
+        self, policy: Policy, index: int, event: Event, view: GoalView, ledger: bool
+    ) -> WhatIf | None:
+        """Where ``policy``'s re-fold parts from the record at event ``index`` (``view``:
+        its view just before it), or None when it takes that event too (or was forced)."""
+        diverged = _diverges(view, event)
+        if diverged is None or self.is_forced(index, event, view):
+            return None
+        kind, before = diverged
+        if ledger:  # again, with the ledger the record shows
+            before = decide(view, event.at)
+        outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
+        divergence = Divergence(event.seq, event.type, kind, before)
+        return WhatIf(policy, outcome, divergence, before, self.recorded_final, index + 1, view)
+
     def is_forced(self, index: int, event: Event, view: GoalView) -> bool:
         """Whether the recorded policy would not have taken the action of ``event``, the
         ``index``-th (``view``: a re-fold's view before it, which the recorded fold equals
@@ -485,25 +500,9 @@ class Trace:
             still = []
             for rider in riding:
                 rider.put_in(view, recorded)
-                diverged = _diverges(view, event)
-                if diverged is not None and not self.is_forced(index, event, view):
-                    kind, before = diverged
-                    if ledger:  # again, with the ledger the record shows
-                        before = decide(view, event.at)
-                    outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
-                    divergence = Divergence(event.seq, event.type, kind, before)
-                    yield (
-                        rider,
-                        WhatIf(
-                            rider.policy,
-                            outcome,
-                            divergence,
-                            before,
-                            self.recorded_final,
-                            index + 1,
-                            view.copy(),
-                        ),
-                    )
+                parted = self._parted(rider.policy, index, event, view, ledger)
+                if parted is not None:  # its own view from here: the shared one goes on
+                    yield rider, replace(parted, view=view.copy())
                 else:
                     still.append(rider)
             riding = still
@@ -551,16 +550,9 @@ class Trace:
         count = 0
         for count, event in enumerate(events, start=1):
             if count > skip and view.created is not None:
-                diverged = _diverges(view, event)
-                if diverged is not None and not self.is_forced(count - 1, event, view):
-                    kind, before = diverged
-                    if ledger:  # again, with the ledger the record shows
-                        before = decide(view, event.at)
-                    outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
-                    divergence = Divergence(event.seq, event.type, kind, before)
-                    return WhatIf(
-                        policy, outcome, divergence, before, self.recorded_final, count, view
-                    )
+                parted = self._parted(policy, count - 1, event, view, ledger)
+                if parted is not None:
+                    return parted
             _fold(view, _retarget(event, policy, self.policy, view), event)
         return self._end(policy, view, count, now, ledger)
 
@@ -577,16 +569,9 @@ class Trace:
                 else:
                     evolve(view, event)
             folded, event = index, events[index]
-            diverged = _diverges(view, event)
-            if diverged is not None and not self.is_forced(index, event, view):
-                kind, before = diverged
-                if ledger:  # again, with the ledger the record shows
-                    before = decide(view, event.at)
-                outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
-                divergence = Divergence(event.seq, event.type, kind, before)
-                return WhatIf(
-                    policy, outcome, divergence, before, self.recorded_final, index + 1, view
-                )
+            parted = self._parted(policy, index, event, view, ledger)
+            if parted is not None:
+                return parted
         for event in events[folded:]:
             if event.type == "budget.raised":
                 _fold(view, _retarget(event, policy, self.policy, view), event)
