@@ -165,8 +165,8 @@ class Demands:
     def note(self, view: GoalView, event: Event) -> list[str]:
         """Take in the counters after ``event``; returns the budgets whose demand grew."""
         most, grown = self.most, []
-        for name, used in _BY_GOAL:
-            value = used(view, None)
+        for name, read in _BY_GOAL:
+            value = read(view)
             if value > most[name]:
                 most[name] = value
                 grown.append(name)
@@ -222,7 +222,7 @@ class Demands:
         return list(zip(*columns, strict=True))
 
 
-_BY_GOAL: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "item")
+_BY_GOAL: Final = tuple((b.name, b.on_goal()) for b in BUDGETS if b.scope != "item")
 """Budgets read on the goal after every event (a per-run one: on the plan in flight)."""
 _BY_ITEM: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "goal")
 """Budgets read on the item an event names (a per-run one: on its attempt in flight)."""

@@ -123,3 +123,14 @@ def test_the_ledger_shows_the_counter_of_every_budget_it_names(budget: Budget) -
         assert tail in record[head]
     else:
         assert head in record
+
+
+@pytest.mark.parametrize("budget", [b for b in BUDGETS if b.scope != "item"], ids=lambda b: b.name)
+def test_a_goal_budgets_reader_reads_its_counter(budget: Budget) -> None:
+    story = Story()
+    story.plan_fails("upstream", retry_after_s=5)
+    story.plan("a")
+    story.start("p2-a")
+    story.finish("p2-a", "failed", run_s=3, cost_usd=0.25)
+    read = budget.on_goal()
+    assert read(story.view) == budget.used(story.view, None)
