@@ -59,7 +59,7 @@ def _read(text: str, redact: Redact | None) -> tuple[dict[str, Any] | list[str],
 
 def _noted(problems: list[str], passed_over: str | None) -> list[str]:
     """The answer's problems, and first why the object the agent meant was not read."""
-    return [f"{passed_over}; {_ANSWER_AGAIN}", *problems] if problems and passed_over else problems
+    return [f"{passed_over}; {_ANSWER_AGAIN}", *problems] if passed_over else problems
 
 
 def _redacted(value: Any, redact: Redact) -> Any:
@@ -114,22 +114,27 @@ def parse_planner_reply(
     obj, passed_over = _read(text, redact)
     if isinstance(obj, list):
         return obj
+    answer = _planner_answer(obj, view)
+    return _noted(answer, passed_over) if isinstance(answer, list) else answer
+
+
+def _planner_answer(obj: dict[str, Any], view: GoalView) -> PlannerAnswer | list[str]:
     if obj.get("status") == "decision":
         try:
             return PlannerAnswer(question=_Decision.model_validate(obj).question)
         except ValidationError as exc:
-            return _noted(_problems(exc), passed_over)
+            return _problems(exc)
     try:
         proposal = Proposal.model_validate(obj)
     except ValidationError as exc:
-        return _noted(_problems(exc), passed_over)
+        return _problems(exc)
     problems = (
         _plan_id_problems(proposal, view)
         + _shape_problems(proposal)
         + check_decision(view, proposal.decision)
         + check_proposal(view, proposal.work)
     )
-    return _noted(problems, passed_over) or PlannerAnswer(proposal=proposal)
+    return problems or PlannerAnswer(proposal=proposal)
 
 
 def _plan_id_problems(proposal: Proposal, view: GoalView) -> list[str]:
@@ -172,12 +177,17 @@ def parse_worker_reply(text: str, redact: Redact | None = None) -> WorkerReply |
     obj, passed_over = _read(text, redact)
     if isinstance(obj, list):
         return obj
+    reply = _worker_reply(obj)
+    return _noted(reply, passed_over) if isinstance(reply, list) else reply
+
+
+def _worker_reply(obj: dict[str, Any]) -> WorkerReply | list[str]:
     try:
         reply = WorkerReply.model_validate(obj)
     except ValidationError as exc:
-        return _noted(_problems(exc), passed_over)
+        return _problems(exc)
     if reply.status == "decision" and not (reply.question and reply.question.strip()):
-        return _noted(["a 'decision' reply needs a question"], passed_over)
+        return ["a 'decision' reply needs a question"]
     return reply
 
 
