@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+from io import BytesIO
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -33,6 +34,12 @@ MAX_LINE_BYTES: Final = 16 << 20
 (2,000 characters; a profile's instructions 20,000), escaped JSON included."""
 
 READ_BUFFER: Final = 1 << 20
+
+CHUNK_BYTES: Final = 1 << 16
+"""What a chunk of history lines holds at most (``iter_line_chunks``), besides a line
+carried over from the block before: 64 KiB, a few hundred events."""
+CHUNK_LINES: Final = 1 << 12
+"""The most lines a chunk holds (short lines)."""
 
 _KINDS: Final = (
     (stat.S_ISDIR, "a folder"),
@@ -103,12 +110,54 @@ def iter_lines(path: str | Path, *, limit: int = MAX_LINE_BYTES) -> Iterator[byt
         while line := handle.readline(limit + 1):
             number += 1
             if len(line) > limit:
-                raise HistoryError(
-                    f"the line is longer than {limit:,} bytes (no event is that long)",
-                    line=number,
-                    source=str(path),
-                )
+                raise _too_long(path, limit, number)
             yield line
+
+
+def _too_long(path: str | Path, limit: int, line: int) -> HistoryError:
+    return HistoryError(
+        f"the line is longer than {limit:,} bytes (no event is that long)",
+        line=line,
+        source=str(path),
+    )
+
+
+def iter_line_chunks(
+    path: str | Path,
+    *,
+    limit: int = MAX_LINE_BYTES,
+    size: int = CHUNK_BYTES,
+    lines: int = CHUNK_LINES,
+) -> Iterator[list[bytes]]:
+    """The lines of ``iter_lines``, the same bytes in the same order, as lists: a block of
+    ``size`` bytes read at a time, cut at its newlines, its last unfinished line carried
+    over to the next block. A chunk holds at most ``lines`` lines and, besides the line
+    carried over into it, ``size`` bytes; every line of it ends in its newline but the
+    last line of a file that does not end in one (a chunk of its own).
+
+    Raises:
+        NotFoundError, InputError: as ``open_regular``.
+        HistoryError: as ``iter_lines``, naming the line that is longer than ``limit``,
+            after the chunks of every line before it (reading at most ``limit + 1``
+            bytes of it).
+    """
+    with open_regular(path, buffering=0) as handle:
+        read = handle.read
+        number, rest = 0, b""  # lines given so far; the unfinished line carried over
+        while block := read(size if len(rest) + size <= limit else limit + 1 - len(rest)):
+            chunk = BytesIO(block).readlines()
+            if rest:
+                chunk[0] = rest + chunk[0]
+                if len(chunk[0]) > limit:
+                    raise _too_long(path, limit, number + 1)
+            rest = chunk.pop() if chunk[-1][-1:] != b"\n" else b""
+            for start in range(0, len(chunk), lines):
+                yield chunk[start : start + lines]
+            number += len(chunk)
+            if len(rest) > limit:
+                raise _too_long(path, limit, number + 1)
+        if rest:
+            yield [rest]
 
 
 @contextmanager

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from governor.core.codec import LineDecoder, decode_lines, encode
+from governor.core.codec import LineDecoder, encode
 from governor.core.events import Event
 from governor.errors import NotFoundError
-from governor.store.files import iter_lines
+from governor.store.files import iter_line_chunks, iter_lines
 
 
 def history_files(path: str | Path) -> list[Path]:
@@ -41,6 +41,11 @@ def iter_raw_lines(path: str | Path) -> Iterator[bytes]:
     return iter_lines(path)
 
 
+def iter_raw_chunks(path: str | Path) -> Iterator[list[bytes]]:
+    """The same lines in chunks of at most 64 KiB (bounded: see ``iter_line_chunks``)."""
+    return iter_line_chunks(path)
+
+
 def read_history(
     path: str | Path, *, allow_torn: bool = False, decoder: LineDecoder | None = None
 ) -> Iterator[tuple[int, Event]]:
@@ -52,7 +57,7 @@ def read_history(
     decoder = decoder or LineDecoder(str(path))
     if decoder.source is None:
         decoder.source = str(path)
-    yield from decode_lines(iter_raw_lines(path), allow_torn=allow_torn, decoder=decoder)
+    return decoder.chunks(iter_raw_chunks(path), allow_torn=allow_torn)
 
 
 def write_history(events: Iterable[Event], out: BinaryIO) -> int:
