@@ -886,11 +886,10 @@ def chunk_reader(remember: Remember) -> ChunkReader:
         body = _finish_body(model, "s", f"h{n}_", scope, skip)
         if body:
             checks += [f"for s in compress(hot, map(is{n}, kinds)):", *_indent(body)]
-    tag, key, value = remember
-    scope["get_remembered"] = operator.attrgetter(key, value)
-    checks.append(
-        f"remembered.update(map(get_remembered, compress(hot, map(is{HOT_TYPES.index(tag)}, kinds))))"
-    )
+    tag, key, kept = remember
+    scope["get_remembered"] = operator.attrgetter(key, kept)
+    started = f"compress(hot, map(is{HOT_TYPES.index(tag)}, kinds))"
+    checks.append(f"remembered.update(map(get_remembered, {started}))")
     lists = ", ".join(f"times{n}" for n, _ in times)
     each = ", ".join(f"t{n}" for n, _ in times)
     sets = [f"s.{name} = t{n}" for n, name in times]

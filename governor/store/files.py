@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import stat
-from io import BytesIO
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from io import BytesIO
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -141,6 +141,7 @@ def iter_line_chunks(
             after the chunks of every line before it (reading at most ``limit + 1``
             bytes of it).
     """
+    size = min(size, limit)  # a line that starts and ends in one block is within the limit
     with open_regular(path, buffering=0) as handle:
         read = handle.read
         number, rest = 0, b""  # lines given so far; the unfinished line carried over
