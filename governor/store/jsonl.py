@@ -1,8 +1,9 @@
 """History files: JSON Lines in and out, streamed, with every problem named by its line.
 
 Rules (SPEC §3):
-    * Read in bounded memory: one line at a time, never the whole file, and only from a
-      regular file, each line at most ``MAX_LINE_BYTES`` (``governor.store.files``).
+    * Read in bounded memory: a chunk of lines at a time (at most 64 KiB besides one line
+      carried over, ``iter_line_chunks``), never the whole file, and only from a regular
+      file, each line at most ``MAX_LINE_BYTES`` (``governor.store.files``).
     * A folder is read as its ``*.jsonl`` files in name order, one history each.
     * Writing produces exactly what the codec encodes, one event per ``\\n``-terminated line.
 """
@@ -49,7 +50,9 @@ def iter_raw_chunks(path: str | Path) -> Iterator[list[bytes]]:
 def read_history(
     path: str | Path, *, allow_torn: bool = False, decoder: LineDecoder | None = None
 ) -> Iterator[tuple[int, Event]]:
-    """Stream ``(line, event)`` from one history file.
+    """Stream ``(line, event)`` from one history file, read in chunks of lines
+    (``LineDecoder.chunks``: with a struct decoder, replay's, each chunk is decoded at once
+    where it is sure; the same events, notes and errors as line by line).
 
     Raises:
         HistoryError: naming the file and the line of the first unreadable event.
