@@ -753,24 +753,31 @@ no ``[`` or ``]`` inside), each maybe repeated: it can never match a newline."""
 
 
 class _Many:
-    """A ``pattern`` checked on every value of a chunk at once: the values joined by
-    newlines, matched by one regex (the pattern, then the pattern after each newline).
+    """A pattern check (``_PatternCheck``) of every value of a chunk at once.
 
-    Exact only for a pattern that never matches a newline (``_CLASSES_ONLY``) and values
-    that hold none (counted): then each value is exactly one stretch between newlines.
+    One value throughout (a goal's id; an item's id over its run of attempts) is checked
+    once, as a line would check it. Other values are joined by newlines and matched by
+    one regex (the pattern, then the pattern after each newline): exact only for a
+    pattern that never matches a newline (``_CLASSES_ONLY``) and values that hold none
+    (counted), for then each value is exactly one stretch between newlines.
     """
 
-    __slots__ = ("fullmatch",)
+    __slots__ = ("check", "fullmatch")
 
-    def __init__(self, pattern: str) -> None:
-        core = pattern.removeprefix("^").removesuffix("$")
+    def __init__(self, check: _PatternCheck, core: str) -> None:
+        self.check = check
         self.fullmatch = re.compile(f"(?:{core})(?:\n(?:{core}))*").fullmatch
 
     def __call__(self, values: list[str]) -> None:
-        if values:
-            joined = "\n".join(values)
-            if joined.count("\n") != len(values) - 1 or self.fullmatch(joined) is None:
-                raise _Doubt
+        if not values:
+            return
+        first = values[0]
+        if values == [first] * len(values):  # stops at the first other value
+            self.check(first)
+            return
+        joined = "\n".join(values)
+        if joined.count("\n") != len(values) - 1 or self.fullmatch(joined) is None:
+            raise _Doubt
 
 
 def _many(check: Convert | None) -> _Many | None:
@@ -778,7 +785,7 @@ def _many(check: Convert | None) -> _Many | None:
     if not isinstance(check, _PatternCheck):
         return None
     core = check.fullmatch.__self__.pattern  # type: ignore[attr-defined]
-    return _Many(core) if _CLASSES_ONLY.fullmatch(core) else None
+    return _Many(check, core) if _CLASSES_ONLY.fullmatch(core) else None
 
 
 _SHAPES: Final = (
