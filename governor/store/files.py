@@ -144,21 +144,27 @@ def iter_line_chunks(
     size = min(size, limit)  # a line that starts and ends in one block is within the limit
     with open_regular(path, buffering=0) as handle:
         read = handle.read
-        number, rest = 0, b""  # lines given so far; the unfinished line carried over
-        while block := read(size if len(rest) + size <= limit else limit + 1 - len(rest)):
+        number = 0  # lines given so far
+        rest: list[bytes] = []  # the unfinished line carried over, a piece per block
+        held = 0  # its length
+        while block := read(size if held + size <= limit else limit + 1 - held):
             chunk = BytesIO(block).readlines()
-            if rest:
-                chunk[0] = rest + chunk[0]
+            tail = chunk.pop() if chunk[-1][-1:] != b"\n" else b""
+            if rest and chunk:  # the line carried over ends in this block
+                rest.append(chunk[0])
+                chunk[0], rest, held = b"".join(rest), [], 0
                 if len(chunk[0]) > limit:
                     raise _too_long(path, limit, number + 1)
-            rest = chunk.pop() if chunk[-1][-1:] != b"\n" else b""
+            if tail:
+                rest.append(tail)
+                held += len(tail)
             for start in range(0, len(chunk), lines):
                 yield chunk[start : start + lines]
             number += len(chunk)
-            if len(rest) > limit:
+            if held > limit:
                 raise _too_long(path, limit, number + 1)
         if rest:
-            yield [rest]
+            yield [b"".join(rest)]
 
 
 @contextmanager
