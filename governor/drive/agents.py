@@ -12,7 +12,9 @@ Rules (SPEC §11.11, decision record 0007):
       dropped. A record of another machine cannot be checked from here: it is dropped
       with a note, that machine's runner having ended it (below, or its guard).
     * A runner that learns its lease was taken over (its heartbeat is refused) kills its
-      own agents' groups at once: it may no longer act for the goal.
+      own agents' groups at once: it may no longer act for the goal. So does a runner
+      that learns at a heartbeat that the goal ended (an operator cancelled it): nothing
+      its agents do can be recorded any more, so their attempt is over.
     * An agent that cannot be ended (another user's, stuck in the kernel) stops the
       takeover with ``LeaseError``: nothing runs beside it.
 """
@@ -76,15 +78,16 @@ class Agents:
             with contextlib.suppress(Exception):  # a row left behind is dropped at takeover
                 self.store.remove_agent(agent)
 
-    def end_own(self) -> None:
-        """The lease was lost: kill the group of every agent this runner has running."""
+    def end_own(self, why: str = "the lease was taken over") -> None:
+        """The lease was lost, or the goal ended: kill the group of every agent this runner
+        has running."""
         with self._lock:
             pids = list(self._live)
         for pid in pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         if pids:
-            self._progress(f"the lease was taken over; killed {len(pids)} running agent(s)")
+            self._progress(f"{why}; killed {len(pids)} running agent(s)")
 
     def end_previous(self) -> None:
         """End every agent still recorded for the goal (the lease was just taken)."""

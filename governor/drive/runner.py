@@ -9,6 +9,9 @@ Rules (SPEC §6.3, §8):
       while the lease is held): it is continued under the same id or number, free,
       until ``max_continuations``.
     * Every append carries the lease, so a runner whose lease was taken over cannot write.
+    * The lease's heartbeat also reads what was appended since the view: when an operator
+      ended the goal (``goal.cancelled``), the agents in flight are killed (SPEC §11.11),
+      since nothing they do could be recorded.
     * Events are built against the current view by a function, so a conflicting append
       (an operator verb landing meanwhile) is rebuilt on the fresh view, not replayed stale.
     * A finished attempt the decision after it would accept on its own (``accept_passing``)
@@ -246,6 +249,10 @@ class Runner:
                         self.lease = self.store.renew_lease(
                             self.lease, ttl_s=self.settings.lease_ttl_s
                         )
+                ended = self._ended_meanwhile()
+                if ended is not None:
+                    # SPEC §11.11: nothing the agents do can be recorded after the end.
+                    self.agents.end_own(f"the goal ended meanwhile ({ended})")
             except LeaseError:
                 # Taken over: the next append is refused by the fencing token, and no agent
                 # of ours may run beside the new holder's.
@@ -253,6 +260,14 @@ class Runner:
                 return
             except StoreError:
                 continue  # the store is away; a takeover meanwhile fences us out all the same
+
+    def _ended_meanwhile(self) -> str | None:
+        """The event that ended the goal after the view's last one (an operator's
+        ``goal.cancelled``), or None. Reads only what was appended since."""
+        for event in self.store.load(self.goal_id, after_seq=self.view.seq):
+            if event.type in ("goal.cancelled", "plan.completed"):
+                return event.type
+        return None
 
     def release(self) -> None:
         if self._heartbeat is not None:

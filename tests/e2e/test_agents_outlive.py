@@ -77,3 +77,26 @@ def test_a_runner_taking_over_ends_the_hung_runners_agent_first(tmp_path: Path) 
         hung.send_signal(signal.SIGKILL)
         hung.wait(timeout=60)
         kill_all(processes(project))
+
+
+def test_cancelling_the_goal_ends_the_agent_of_the_run_in_flight(tmp_path: Path) -> None:
+    """SPEC §11.11: an agent never outlives its attempt, and after ``goal.cancelled`` no
+    attempt can be recorded. The agent used to run on until it finished by itself (up to
+    its ``timeout_s``) and the runner with it; now the runner's next heartbeat kills it."""
+    project = Project(tmp_path)
+    agents = {**install(project, ticks=100_000), "timeout_s": 3600}  # works until killed
+    project.goal("g", agents, agents)
+    runner = project.popen("run", "g", "--quiet", "--lease-ttl", "3")
+    try:
+        wait_for_ticks(project, 1)
+        pids = processes(project)
+        assert len(pids) == 2  # the agent and its grandchild
+        cancelled = project.gov("cancel", "g", "--reason", "not needed")
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert all_dead(pids, within_s=60) == [], "the agents outlived the cancelled goal"
+        assert runner.wait(timeout=120) == 13
+        assert project.status("g")["status"] == "cancelled"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        kill_all(processes(project))
