@@ -156,8 +156,8 @@ class Policy(BaseModel):
     @classmethod
     def _default_milestones(cls, data: Any) -> Any:
         if isinstance(data, dict) and "max_milestones" not in data:
-            replans = data.get("max_replans", cls.model_fields["max_replans"].default)
-            if isinstance(replans, int) and not isinstance(replans, bool):
+            replans = whole(data.get("max_replans", cls.model_fields["max_replans"].default))
+            if replans is not None:
                 return {**data, "max_milestones": min(MAX_MILESTONES, replans)}
         return data
 
@@ -166,6 +166,19 @@ class Policy(BaseModel):
         if self.max_milestones > self.max_replans:
             raise ValueError(milestones_above_replans(self.max_milestones, self.max_replans))
         return self
+
+
+def whole(value: object) -> int | None:
+    """``value`` as the whole number a count field reads it as (``2`` or ``2.0``), else None.
+
+    An omitted ``max_milestones`` follows ``max_replans`` however the count is written:
+    ``max_replans: 2.0`` is the count 2, so its milestones are 2 too.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else None
 
 
 def milestones_above_replans(milestones: int, replans: int) -> str:
@@ -254,8 +267,8 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
             merged["upstream_backoff"] = {**merged["upstream_backoff"], tail: value}
         else:
             merged[key] = value
-    replans = merged["max_replans"]
-    if "max_milestones" not in overrides and isinstance(replans, int):
+    replans = whole(merged["max_replans"])
+    if "max_milestones" not in overrides and replans is not None:
         merged["max_milestones"] = min(merged["max_milestones"], replans)
     return policy_from(merged)
 

@@ -220,6 +220,7 @@ POLICIES: dict[str, tuple[dict[str, Any], int | str]] = {
     "an omitted value stays 4 with more replans": ({"max_replans": 9}, 4),
     "equal to the replans is allowed": ({"max_replans": 3, "max_milestones": 3}, 3),
     "zero milestones with zero replans": ({"max_replans": 0}, 0),
+    "an omitted value follows replans written as a whole float": ({"max_replans": 2.0}, 2),
     "above the replans is refused": (
         {"max_replans": 2, "max_milestones": 3},
         r"max_milestones \(3\) must not exceed max_replans \(2\)",
@@ -241,6 +242,7 @@ def test_milestones_within_replans(values: dict[str, Any], want: int | str) -> N
 
 OVERRIDES: dict[str, tuple[dict[str, Any], int | None]] = {
     "lowering the replans lowers the milestones": ({"max_replans": 2}, 2),
+    "lowering them written as a whole float too": ({"max_replans": 2.0}, 2),
     "raising the replans keeps them": ({"max_replans": 9}, 4),
     "naming both keeps both": ({"max_replans": 9, "max_milestones": 7}, 7),
     "naming milestones above the replans is refused": ({"max_milestones": 6}, None),
