@@ -280,7 +280,7 @@ MILESTONES: Final = Budget(
     "max_milestones",
     "goal",
     True,
-    "applied plans whose items are all settled",
+    "applied plans that completed (items all settled, one accepted)",
     _Read("milestones"),
     "complete",
     raisable=False,

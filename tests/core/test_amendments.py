@@ -279,6 +279,28 @@ def test_a_tune_grid_keeps_milestones_within_replans() -> None:
         candidates({"max_replans": [1], "max_milestones": [5]})
 
 
+def test_max_milestones_counts_only_plans_that_completed() -> None:
+    """SPEC §5 ``max_milestones``: plans of decision ``apply`` that *complete*. A plan whose
+    items were all cancelled achieved nothing (decision record 0002): it uses no milestone,
+    so the next milestone plan may still propose work."""
+    s = Story(max_attempts=1, max_milestones=2)
+    s.plan("a")
+    s.attempt("p1-a")  # p1-a exhausted: the goal replans around it
+    s.plan("b")
+    s.op("cancel_work", work_id="p1-a", reason="not needed after all")
+    assert s.view.milestones == 0
+    s.succeed("p2-b")
+    assert s.view.milestones == 1
+    d = s.decision()
+    assert (d.status, d.next_action, d.trigger) == ("ready", "plan", "milestone")
+    plan_id = s.request("milestone")
+    work = [WorkSpec(key="c", title="C", objective="do c")]
+    (event,) = record.plan_proposed(
+        s.view, plan_id=plan_id, at=s.now, decision="apply", rationale="next", work=work
+    )
+    assert event.type == "plan.proposed"
+
+
 def _round_one_goal_created() -> bytes:
     """A goal.created as round 1 wrote it: the whole policy, max_milestones 10 over 5."""
     line = orjson.loads(encode(Story().events[0]))
