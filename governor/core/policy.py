@@ -22,6 +22,7 @@ with ``model_construct()``, which builds no validator and gives the same value
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
@@ -215,17 +216,26 @@ def check_policy_value(field: str, value: object) -> str | None:
     return None
 
 
-def policy_from(values: dict[str, Any] | None = None) -> Policy:
+def policy_from(values: Mapping[str, Any] | Policy | None = None) -> Policy:
     """Build a policy from plain values, turning validation failures into one clear error.
 
     Args:
-        values: policy fields; omitted fields take their defaults.
+        values: policy fields (a mapping); omitted fields take their defaults, and so does
+            ``None`` (no policy given). Anything but a mapping (or a ``Policy``) is
+            refused, never read as the defaults.
 
     Raises:
         PolicyError: naming the first unknown field or out-of-range value.
     """
+    given: object = {} if values is None else values
+    if isinstance(given, Mapping):
+        given = dict(given)  # ``_default_milestones`` reads a dict
+    elif not isinstance(given, Policy):
+        raise PolicyError(
+            f"policy: a policy is a mapping of its fields, not {type(given).__name__}"
+        )
     try:
-        return Policy.model_validate(values or {})
+        return Policy.model_validate(given)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(part) for part in err["loc"])
@@ -234,7 +244,7 @@ def policy_from(values: dict[str, Any] | None = None) -> Policy:
                 f"unknown policy field '{field}'{_suggest(field)}", field=field
             ) from exc
         message = err["msg"].removeprefix("Value error, ")
-        if not field:  # a rule between fields
+        if not field:  # the rule between fields (``_milestones_within_replans``)
             raise PolicyError(f"policy: {message}", field="max_milestones") from exc
         raise PolicyError(f"policy field '{field}': {err['msg']}", field=field) from exc
 
