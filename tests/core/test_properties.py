@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from governor.core import record
 from governor.core.codec import decode, encode
 from governor.core.decide import decide
-from governor.core.decision import Decision
+from governor.core.decision import Decision, WorkDecision
 from governor.core.history import validate_events
 from governor.core.view import fold, project
 from tests.core.driver import drive
@@ -158,7 +158,8 @@ def test_every_decision_carries_blocked_on_not_before_and_exhausted_as_its_statu
     and the ledger lists every work item ever created. For the goal and each item."""
 
     def check(story: Story, d: Decision) -> None:
-        for x in (d, *d.items):
+        shown: list[Decision | WorkDecision] = [d, *d.items]
+        for x in shown:
             cooling = x.status == "waiting" and x.next_action == "wait"
             assert (x.not_before is not None) == cooling, x
             if cooling:
