@@ -403,3 +403,20 @@ def milestones_left(view: GoalView) -> bool:
     """Fewer than ``max_milestones`` plans have been worked through: the planner may
     propose another one instead of saying ``complete``."""
     return not MILESTONES.spent(view)
+
+
+def must_say_complete(view: GoalView) -> bool:
+    """The planner is asked at a milestone — the active plan completed: its items all
+    settled, one at least accepted (goal rule 6) — and ``max_milestones`` plans have
+    completed: it may only say ``complete`` (SPEC §5: "the milestone prompt allows only
+    complete"). A first plan, or a replan around exhausted items, is no milestone prompt:
+    it may still apply (with ``max_milestones`` 0 the first plan applies, the next one
+    completes)."""
+    active = view.active_plan
+    at_milestone = (
+        active is not None
+        and active.status == "applied"
+        and not active.open_items
+        and active.accepted_items > 0
+    )
+    return at_milestone and not milestones_left(view)

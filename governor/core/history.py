@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Final
 
-from governor.core.budgets import ledger, milestones_left
+from governor.core.budgets import ledger, must_say_complete
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -87,11 +87,12 @@ def check_decision(view: GoalView, decision: str) -> list[str]:
     Used for planner replies and for proposals being recorded, not for recorded history
     (a history recorded before these rules stays readable):
         * ``complete`` while no plan has been applied yet (SPEC §11.3);
-        * ``apply`` once ``max_milestones`` plans have been worked through (SPEC §5).
+        * ``apply`` at a milestone once ``max_milestones`` plans have been worked through
+          (SPEC §5: the milestone prompt allows only ``complete``; ``must_say_complete``).
     """
     if decision == "complete" and view.active_plan is None:
         return [FIRST_COMPLETE]
-    if decision == "apply" and not milestones_left(view):
+    if decision == "apply" and must_say_complete(view):
         return ["the goal has used all its milestones: the decision must be 'complete'"]
     return []
 

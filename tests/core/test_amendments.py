@@ -13,7 +13,7 @@ import pytest
 from governor.analysis.tune import candidates
 from governor.core import record, verbs
 from governor.core.codec import LineDecoder, decode, decode_upgraded, encode
-from governor.core.events import Event, WorkSpec
+from governor.core.events import Event, PlanFailed, PlanProposed, WorkSpec
 from governor.core.history import FIRST_COMPLETE, check_history
 from governor.core.policy import Policy, policy_from, with_overrides
 from governor.errors import BudgetExhaustedError, CommandRefusedError, HistoryError, PolicyError
@@ -299,6 +299,53 @@ def test_max_milestones_counts_only_plans_that_completed() -> None:
         s.view, plan_id=plan_id, at=s.now, decision="apply", rationale="next", work=work
     )
     assert event.type == "plan.proposed"
+
+
+def _propose(s: Story, trigger: str, decision: str) -> PlanProposed | PlanFailed:
+    plan_id = s.request(trigger)  # type: ignore[arg-type]
+    work = [WorkSpec(key=f"k{s.view.plans_used}", title="K", objective="do k")]
+    (event,) = record.plan_proposed(
+        s.view,
+        plan_id=plan_id,
+        at=s.now,
+        decision=decision,
+        rationale="r",
+        work=work if decision == "apply" else [],
+    )
+    assert isinstance(event, PlanProposed | PlanFailed)
+    return event
+
+
+def test_only_the_milestone_prompt_must_say_complete() -> None:
+    """SPEC §5: "once max_milestones plans of decision apply have completed, the milestone
+    prompt allows only complete". With max_milestones 0 the first plan (no milestone
+    prompt) still applies and the next one completes; a first 'complete' was refused
+    (SPEC §11.3) and so was 'apply', so such a goal could never succeed."""
+    s = Story(max_replans=3, max_milestones=0)
+    first = _propose(s, "initial", "apply")
+    assert first.type == "plan.proposed"
+    assert "used all its milestones" not in planner_prompt(s.view, "initial", s.now)
+    s.add([first]).apply(first.plan_id)
+    s.succeed(f"{first.plan_id}-k1")
+    assert s.decision().trigger == "milestone"
+    assert "used all its milestones" in planner_prompt(s.view, "milestone", s.now)
+    refused = _propose(s, "milestone", "apply")
+    assert isinstance(refused, PlanFailed)
+    assert "the decision must be 'complete'" in (refused.error or "")
+    s.add([refused])
+    done = _propose(s, "retry", "complete")
+    assert done.type == "plan.proposed"
+    s.add([done]).apply(done.plan_id)
+    assert s.decision().status == "succeeded"
+
+
+def test_a_replan_around_exhausted_items_is_no_milestone_prompt() -> None:
+    s = Story(max_replans=3, max_milestones=0, max_attempts=1)
+    first = _propose(s, "initial", "apply")
+    s.add([first]).apply(first.plan_id)
+    s.attempt(f"{first.plan_id}-k1")
+    assert s.decision().trigger == "replan"
+    assert _propose(s, "replan", "apply").type == "plan.proposed"
 
 
 def _round_one_goal_created() -> bytes:
