@@ -470,17 +470,44 @@ class Trace:
                 self.rises, self.refused_at, events, policy, self.policy, fields=fields
             )
             if self.raised_at is None and 0 < skip <= events and _goal_only(fields):
-                riders.append(_Rider(skip, position, policy))
+                riders.append(_Rider(skip, position, policy, fields))
             else:
                 results[position] = self.under(policy, ledger=ledger)
         if riders:
+            self._mark(riders)
             for rider, result in self._ride(sorted(riders, key=lambda r: r.skip), ledger):
                 results[rider.position] = result
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
 
+    def _mark(self, riders: list[_Rider]) -> None:
+        """Give each rider its ``marks``: for every field in which any rider differs from the
+        record, its value and the first event at which the demand reaches it (``first_difference``'s
+        test; past the last event: never)."""
+        fields = list(dict.fromkeys(f for rider in riders for f in rider.fields))
+        never = len(self.events)
+        for rider in riders:
+            marks = []
+            for name in fields:
+                value = getattr(rider.policy, name)
+                budget = BY_FIELD[name]  # a limit of the goal or of a run (``_goal_only``)
+                reached = 0 if value is None else never  # no limit: told apart at once
+                if value is not None:
+                    for index, most in self.rises.get(budget.name, ()):
+                        if (most > value) if budget.over else (most >= value):
+                            reached = index
+                            break
+                marks.append((value, reached))
+            rider.marks = tuple(marks)
+
     def _ride(self, riders: list[_Rider], ledger: bool) -> Iterator[tuple[_Rider, WhatIf]]:
-        """``under_all``'s shared re-fold (no ``budget.raised`` in the history)."""
+        """``under_all``'s shared re-fold (no ``budget.raised`` in the history).
+
+        At a check, riders of the same ``_Rider.alike`` decide alike (the fields in which they
+        differ are limits no demand has reached yet, as ``first_difference`` argues): when one
+        of them takes the event, the others do too without deciding. One that parts from the
+        record decides on its own (its decision is its own, reason and all).
+        """
         events, checks, recorded = self.events, self.checks(), self.events[0]
         assert isinstance(recorded, GoalCreated)
         folded = riders[0].skip
@@ -497,14 +524,19 @@ class Trace:
             folded, event = index, events[index]
             while waiting and waiting[-1].skip <= index:
                 riding.append(waiting.pop())
-            still = []
+            still, took = [], set()
             for rider in riding:
+                alike = rider.alike(index)
+                if alike in took:  # one that decides alike here took this event
+                    still.append(rider)
+                    continue
                 rider.put_in(view, recorded)
                 parted = self._parted(rider.policy, index, event, view, ledger)
                 if parted is not None:  # its own view from here: the shared one goes on
                     yield rider, replace(parted, view=view.copy())
                 else:
                     still.append(rider)
+                    took.add(alike)
             riding = still
         fold(view, events[folded:])
         assert view.last_at is not None
@@ -675,13 +707,28 @@ class _Rider:
     skip: int
     position: int
     policy: Policy
+    fields: list[str]
+    """The fields in which its policy differs from the recorded one."""
     created: GoalCreated | None = None
+    marks: tuple[tuple[object, int], ...] = ()
+    """(value, the first event at which the demand reaches it) of each field in which some
+    rider of the re-fold differs from the record (``Trace._mark``)."""
+
+    def alike(self, index: int) -> tuple[object, ...]:
+        """What tells this rider's decision before event ``index`` from another's: each
+        field's value once the demand has reached it, else only that it has not (riders
+        whose limits are all unreached, or reached and equal, decide alike)."""
+        return tuple(value if reached <= index else _UNREACHED for value, reached in self.marks)
 
     def put_in(self, view: GoalView, recorded: GoalCreated) -> None:
         """Make the shared view this policy's (its ``goal.created`` and policy)."""
         if self.created is None:
             self.created = recorded.model_copy(update={"policy": self.policy})
         view.created, view.policy = self.created, self.policy
+
+
+_UNREACHED: Final = object()
+"""``_Rider.alike``'s part for a limit the demand has not reached yet."""
 
 
 def _resumable(policy: Policy, recorded: Policy) -> bool:

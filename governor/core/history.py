@@ -42,8 +42,14 @@ from governor.core.events import (
     WorkCreated,
     WorkSpec,
 )
+from governor.core.policy import Policy
 from governor.core.view import GoalView, evolve
 from governor.errors import HistoryError
+
+_UNSET: Final = Policy.model_construct()
+"""The policy of a view before its ``goal.created`` (which sets the goal's; nothing reads it
+before): built once, as building a policy costs more than checking a short history's events
+(``Policy`` is frozen, so every checker may share it)."""
 
 
 def check_proposal(view: GoalView, work: Sequence[WorkSpec]) -> list[str]:
@@ -100,7 +106,7 @@ class HistoryChecker:
     """Checks one history event by event. ``check`` raises ``HistoryError`` at the first fault."""
 
     def __init__(self, source: str | None = None) -> None:
-        self.view = GoalView()
+        self.view = GoalView(policy=_UNSET)
         self.source = source
         self._runs: set[str] = set()
         self._attempt_runs: dict[str, set[str]] = {}
