@@ -511,7 +511,7 @@ class Trace:
         events, checks, recorded = self.events, self.checks(), self.events[0]
         assert isinstance(recorded, GoalCreated)
         folded = riders[0].skip
-        view = self.snapshot(folded).copy()
+        view = self._owned(folded)
         # one memo for every rider: they differ only in limits of the goal or of a run, which
         # no item decision reads (``work.POLICY_READ``), so the item decisions one rider
         # takes at an event are every rider's; the first decision takes every item in
@@ -532,15 +532,19 @@ class Trace:
                     continue
                 rider.put_in(view, recorded)
                 parted = self._parted(rider.policy, index, event, view, ledger)
-                if parted is not None:  # its own view from here: the shared one goes on
-                    yield rider, replace(parted, view=view.copy())
-                else:
+                if parted is None:
                     still.append(rider)
                     took.add(alike)
+                elif waiting or still or rider is not riding[-1]:
+                    yield rider, replace(parted, view=view.copy())  # the shared one goes on
+                else:  # the last rider: the shared view is its own
+                    yield rider, parted
+                    return
             riding = still
         fold(view, events[folded:])
         assert view.last_at is not None
-        for rider in (*riding, *waiting[::-1]):
+        last = len(riding) + len(waiting) - 1
+        for position, rider in enumerate((*riding, *waiting[::-1])):
             rider.put_in(view, recorded)
             final = decide(view, self.now or view.last_at, with_ledger=ledger)
             yield (
@@ -552,9 +556,20 @@ class Trace:
                     final,
                     self.recorded_final,
                     len(events),
-                    view.copy(),
+                    view if position == last else view.copy(),
                 ),
             )
+
+    def _owned(self, index: int) -> GoalView:
+        """A view of the record before event ``index`` that the caller owns (``snapshot``'s,
+        copied, when one is kept there; else folded from the nearest one kept below, which is
+        not kept in turn)."""
+        kept = self.snapshots.get(index)
+        if kept is not None:
+            return kept.copy()
+        below = max((k for k in self.snapshots if k < index), default=0)
+        view = self.snapshots[below].copy() if below else self._empty()
+        return fold(view, self.events[below:index])
 
     def under(
         self,
