@@ -315,8 +315,8 @@ class Trace:
     def is_forced(self, index: int, event: Event, view: GoalView) -> bool:
         """Whether the recorded policy would not have taken the action of ``event``, the
         ``index``-th (``view``: a re-fold's view before it, which the recorded fold equals
-        but for the policy when ``resumable`` holds up to there; else the record is folded
-        again)."""
+        but for the policy when ``resumable`` holds up to there, and whose decisions are
+        then taken on; else the record is folded again)."""
         if self.forced is not None:
             return event.seq in self.forced
         known = self.asked.get(index)
@@ -325,11 +325,12 @@ class Trace:
         created = self.events[0]
         assert isinstance(created, GoalCreated)
         if self.resumable(view.policy, index):
-            saved = view.policy, view.created, view.decided, set(view.touched)
-            view.policy, view.created, view.decided = self.policy, created, None
+            # the view's decisions are the recorded policy's too: it differs only in limits
+            # of the goal or of a run, which no item decision reads (``work.POLICY_READ``)
+            saved = view.policy, view.created
+            view.policy, view.created = self.policy, created
             known = _diverges(view, event) is not None
-            view.policy, view.created, view.decided = saved[:3]
-            view.touched.update(saved[3])
+            view.policy, view.created = saved
         else:
             recorded = fold(self._empty(), self.events[:index])
             known = _diverges(recorded, event) is not None
