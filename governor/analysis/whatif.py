@@ -20,12 +20,12 @@ Rules (SPEC §9):
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Literal, cast
 
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, outage_wait_s
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, Counter, outage_wait_s
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
@@ -44,7 +44,7 @@ from governor.core.events import (
 from governor.core.history import HistoryChecker, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
-from governor.core.view import GoalView, evolve, fold
+from governor.core.view import GoalView, WorkState, evolve, fold
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 
@@ -165,8 +165,13 @@ class Demands:
     def note(self, view: GoalView, event: Event) -> list[str]:
         """Take in the counters after ``event``; returns the budgets whose demand grew."""
         most, grown = self.most, []
-        for name, read in _BY_GOAL:
-            value = read(view)
+        for name, get in _GOAL_GETS:  # the counters that are one attribute of the view
+            value = get(view)
+            if value > most[name]:
+                most[name] = value
+                grown.append(name)
+        for name, used in _GOAL_CALLS:
+            value = used(view, None)
             if value > most[name]:
                 most[name] = value
                 grown.append(name)
@@ -174,15 +179,26 @@ class Demands:
         work_id = getattr(event, "work_id") if event.type in _NAMES_ITEM else None  # noqa: B009
         item = view.work.get(work_id) if work_id is not None else None
         if item is not None:
-            for name, used in _BY_ITEM:
-                value = used(view, item)
-                if value > most[name]:
-                    most[name] = value
-                    if name not in grown:
-                        grown.append(name)
+            self._note_item(view, item, grown)
         if not self.refused and event.type in _CLASSED:
             self.refused = getattr(event, "failure_class") == "upstream"  # noqa: B009
         return grown
+
+    def _note_item(self, view: GoalView, item: WorkState, grown: list[str]) -> None:
+        """Take in the counters of the item an event names (and of its run in flight)."""
+        most = self.most
+        for name, get in _ITEM_GETS:  # the counters that are one attribute of the item
+            value = get(item)
+            if value > most[name]:
+                most[name] = value
+                if name not in grown:
+                    grown.append(name)
+        for name, used in _ITEM_CALLS:
+            value = used(view, item)
+            if value > most[name]:
+                most[name] = value
+                if name not in grown:
+                    grown.append(name)
 
     def key(self, policy: Policy, names: Iterable[str] | None = None) -> tuple[object, ...]:
         """The policy as far as this history can tell it apart from others (``names``: only
@@ -222,9 +238,25 @@ class Demands:
         return list(zip(*columns, strict=True))
 
 
-_BY_GOAL: Final = tuple((b.name, b.on_goal()) for b in BUDGETS if b.scope != "item")
+def _readers(
+    budgets: Iterable[Budget], on_item: bool
+) -> tuple[tuple[tuple[str, Callable[[object], float]], ...], tuple[tuple[str, Counter], ...]]:
+    """How ``Demands.note`` reads these budgets' counters: (name, getter) of those that are
+    one attribute (of the item, ``on_item``, else of the view: read without a call of ours),
+    and (name, counter) of the others."""
+    gets, calls = [], []
+    for budget in budgets:
+        get = budget.getter(on_item)
+        if get is not None:
+            gets.append((budget.name, get))
+        else:
+            calls.append((budget.name, budget.used))
+    return tuple(gets), tuple(calls)
+
+
+_GOAL_GETS, _GOAL_CALLS = _readers([b for b in BUDGETS if b.scope != "item"], on_item=False)
 """Budgets read on the goal after every event (a per-run one: on the plan in flight)."""
-_BY_ITEM: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "goal")
+_ITEM_GETS, _ITEM_CALLS = _readers([b for b in BUDGETS if b.scope != "goal"], on_item=True)
 """Budgets read on the item an event names (a per-run one: on its attempt in flight)."""
 _NAMES_ITEM: Final = frozenset(t for t, c in EVENT_CLASSES.items() if "work_id" in c.model_fields)
 _CLASSED: Final = frozenset(
@@ -729,12 +761,23 @@ class _Rider:
     marks: tuple[tuple[object, int], ...] = ()
     """(value, the first event at which the demand reaches it) of each field in which some
     rider of the re-fold differs from the record (``Trace._mark``)."""
+    _alike: tuple[object, ...] = ()
+    _held: tuple[int, int] = (0, 0)
+    """The events ``[from, until)`` before which ``alike`` is ``_alike`` (no limit is
+    reached in between)."""
 
     def alike(self, index: int) -> tuple[object, ...]:
         """What tells this rider's decision before event ``index`` from another's: each
         field's value once the demand has reached it, else only that it has not (riders
         whose limits are all unreached, or reached and equal, decide alike)."""
-        return tuple(value if reached <= index else _UNREACHED for value, reached in self.marks)
+        start, until = self._held
+        if not start <= index < until:
+            marks = self.marks
+            self._alike = tuple(value if at <= index else _UNREACHED for value, at in marks)
+            start = max((at for _, at in marks if at <= index), default=0)
+            until = min((at for _, at in marks if at > index), default=_NEVER)
+            self._held = start, until
+        return self._alike
 
     def put_in(self, view: GoalView, recorded: GoalCreated) -> None:
         """Make the shared view this policy's (its ``goal.created`` and policy)."""
@@ -743,6 +786,8 @@ class _Rider:
         view.created, view.policy = self.created, self.policy
 
 
+_NEVER: Final = 2**62
+"""Past every event."""
 _UNREACHED: Final = object()
 """``_Rider.alike``'s part for a limit the demand has not reached yet."""
 
