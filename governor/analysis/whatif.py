@@ -415,22 +415,22 @@ class Trace:
         rises: dict[str, list[tuple[int, float]]] = {}
         refused_at: int | None = None
         raised_at: int | None = None
-        most = demands.most
+        most, note, recorded = demands.most, demands.note, checker.view
         for index, event in enumerate(events):
-            checker.verify(event, index + 1)
-            recorded = checker.view
-            if not keep and recorded.created is not None and _diverges(recorded, event) is not None:
-                forced.add(event.seq)
-            checker.advance(event)
-            for name in demands.note(recorded, event):
+            if keep:
+                checker.check(event, index + 1)
+                kept.append(event)
+            else:
+                checker.verify(event, index + 1)
+                if recorded.created is not None and _diverges(recorded, event) is not None:
+                    forced.add(event.seq)
+                checker.advance(event)
+            for name in note(recorded, event):
                 rises.setdefault(name, []).append((index, most[name]))
             if refused_at is None and demands.refused:
                 refused_at = index
-            if raised_at is None and isinstance(event, BudgetRaised):
+            if raised_at is None and event.type == "budget.raised":
                 raised_at = index
-            if keep:
-                kept.append(event)
-        recorded = checker.view
         if recorded.created is None or recorded.last_at is None:
             raise empty_history(source)
         final = decide(recorded, now or recorded.last_at)
