@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
         f"  governor       {t_ours:7.2f} s  {pairs / t_ours:10,.0f} pairs/s   ratio {t_naive / t_ours:5.1f}x (target >= 40x)"
     )
     print(
-        f"  CPU time: naive {c_naive:.2f} s, governor {c_ours:.2f} s, ratio {c_naive / c_ours:5.1f}x",
+        f"  CPU time: naive {c_naive:.2f} s, governor {c_ours:.3f} s, ratio {c_naive / c_ours:5.1f}x",
         flush=True,
     )
     if args.only_reprojection:
