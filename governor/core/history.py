@@ -48,7 +48,7 @@ from governor.errors import HistoryError
 
 _UNSET: Final = Policy.model_construct()
 """The policy of a view before its ``goal.created`` (which sets the goal's; nothing reads it
-before): built once, as building a policy costs more than checking a short history's events
+before): built once, as building a policy costs a third of checking a short history
 (``Policy`` is frozen, so every checker may share it)."""
 
 
