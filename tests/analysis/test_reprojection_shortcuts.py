@@ -266,7 +266,9 @@ def test_policies_re_folded_together_each_get_their_own_re_fold() -> None:
     assert together > 100
 
 
-def test_riders_that_cannot_yet_be_told_apart_share_a_decision() -> None:
+def test_riders_that_cannot_yet_be_told_apart_share_a_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``under_all`` asks one of the policies alike at a check (every limit they differ in
     unreached, or reached and equal) and lets the others take the event with it; each
     result is still its own re-fold, also where limits are missing (no cost limit) or
@@ -283,27 +285,24 @@ def test_riders_that_cannot_yet_be_told_apart_share_a_decision() -> None:
         for r in (2, 6)
     ]
     calls = 0
-    real = whatif.decide
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         nonlocal calls
         calls += 1
-        return real(*args, **kwargs)
+        return decide(*args, **kwargs)
 
     shared = own = 0
     for name, history in _histories():
         trace = Trace.of(history)
         policies = _policies(trace, overrides)
-        whatif.decide = counted
-        try:
+        with monkeypatch.context() as patched:
+            patched.setattr(whatif, "decide", counted)
             calls = 0
             together = Trace.of(history).under_all(policies, ledger=False)
             shared += calls
             calls = 0
             alone = [Trace.of(history).under(p, ledger=False) for p in policies]
             own += calls
-        finally:
-            whatif.decide = real
         for policy, fast, slow in zip(policies, together, alone, strict=True):
             try:
                 _same(fast, slow)
