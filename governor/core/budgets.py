@@ -123,13 +123,11 @@ class Budget:
         assert item is not None, "a per-item budget is counted on a work item"
         return item
 
-    def on_goal(self) -> Callable[[GoalView], float]:
-        """Its counter read off the view alone (a budget of the goal or of a run): the
-        attribute's getter when it is one attribute of the view, without a call of ours."""
-        read, used = self._read, self.used
-        if read is not None and not read.on_item:
-            return read.get
-        return lambda view: used(view, None)
+    def getter(self, on_item: bool) -> Callable[[object], float] | None:
+        """Its counter's getter when the counter is one attribute of the work item
+        (``on_item``) or of the view (else None: call ``used``)."""
+        read = self._read
+        return read.get if read is not None and read.on_item == on_item else None
 
     def limit(self, view: GoalView, item: WorkState | None = None) -> float | None:
         """Its limit now: the item's own for a per-item budget, else the policy's."""

@@ -42,8 +42,14 @@ from governor.core.events import (
     WorkCreated,
     WorkSpec,
 )
+from governor.core.policy import Policy
 from governor.core.view import GoalView, evolve
 from governor.errors import HistoryError
+
+_UNSET: Final = Policy.model_construct()
+"""The policy of a view before its ``goal.created`` (which sets the goal's; nothing reads it
+before): built once, as building a policy costs a third of checking a short history
+(``Policy`` is frozen, so every checker may share it)."""
 
 
 def check_proposal(view: GoalView, work: Sequence[WorkSpec]) -> list[str]:
@@ -101,7 +107,7 @@ class HistoryChecker:
     """Checks one history event by event. ``check`` raises ``HistoryError`` at the first fault."""
 
     def __init__(self, source: str | None = None) -> None:
-        self.view = GoalView()
+        self.view = GoalView(policy=_UNSET)
         self.source = source
         self._runs: set[str] = set()
         self._attempt_runs: dict[str, set[str]] = {}
@@ -109,8 +115,11 @@ class HistoryChecker:
 
     def check(self, event: Event, line: int | None = None) -> GoalView:
         """Check one event against everything before it, then fold it into the view."""
-        self.verify(event, line)
-        return self.advance(event)
+        problem = self._problem(event)  # ``verify`` and ``advance`` inline (after every event)
+        if problem:
+            raise HistoryError(problem, line=line, source=self.source)
+        self._last_at = event.at
+        return evolve(self.view, event)
 
     def verify(self, event: Event, line: int | None = None) -> None:
         """Check one event against everything before it (``self.view``), folding nothing."""
