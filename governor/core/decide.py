@@ -257,6 +257,20 @@ def _dispatch_on(
     view: GoalView, ledger: Ledger, items: tuple[WorkDecision, ...], statuses: frozenset[str]
 ) -> Decision | None:
     """Rule 8 (``_dispatch``) on its inputs; the decision is made whole (``_Ctx.out``)."""
+    taken = _dispatch_head(view, items, statuses)
+    if taken is None:
+        return None
+    status, action, why, exhausted, ids = taken
+    return _new(
+        Decision,
+        (status, action, why, "goal.8", ledger, None, None, exhausted, None, None, ids, items, None),
+    )
+
+
+def _dispatch_head(
+    view: GoalView, items: tuple[WorkDecision, ...], statuses: frozenset[str]
+) -> tuple[Status, Action, str, Exhausted | None, tuple[str, ...]] | None:
+    """Rule 8 on its inputs: status, next action, reason, exhausted and work ids."""
     policy = view.policy
     free = policy.max_parallel_work - view.running_items
     held = policy.retry_blocked and "blocked" in statuses
@@ -271,21 +285,15 @@ def _dispatch_on(
             f"the goal's charged attempts are spent ({charged_attempts(view)} of "
             f"{policy.max_total_attempts})"
         )
-        exhausted = "total_attempts"
-        fields = ("budget_exhausted", "none", why, "goal.8", ledger, None, None, exhausted)
-        return _new(Decision, (*fields, None, None, (), items, None))
+        return ("budget_exhausted", "none", why, "total_attempts", ())
     # never offer more runs than the goal's total budget can start
     ids = tuple(ready[: min(free, total_attempts_remaining(view))])
-    why = f"run {', '.join(ids)}"
-    return _new(
-        Decision,
-        ("ready", "run", why, "goal.8", ledger, None, None, None, None, None, ids, items, None),
-    )
+    return ("ready", "run", f"run {', '.join(ids)}", None, ids)
 
 
 def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
     """Rule 9 with items running (``_in_flight``): wait on them."""
-    running = tuple([d[0] for d in items if d[1] == "running"])  # (work_id, status)
+    running = _running_ids(items)
     why = f"{', '.join(running)} running"
     return _new(
         Decision,
@@ -305,6 +313,10 @@ def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
             None,
         ),
     )
+
+
+def _running_ids(items: tuple[WorkDecision, ...]) -> tuple[str, ...]:
+    return tuple([d[0] for d in items if d[1] == "running"])  # (work_id, status)
 
 
 def _in_flight(ctx: _Ctx) -> Decision | None:
@@ -469,3 +481,38 @@ def decide(
     if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
         return decision
     return fleet(view, now, decision, upstreams)
+
+
+Head = tuple[Status, Action, str, None, None, Exhausted | None]
+"""A decision's head as ``replay --json`` prints it: status, next action, reason,
+blocked_on, not_before and exhausted (in ``Decision``'s order of these fields)."""
+
+
+def decide_head(view: GoalView, now: datetime) -> Head | None:
+    """The head of ``decide(view, now)`` when its short path of rules 8 and 9 takes it and
+    nothing is parked, without the ``Decision``, its ledger and its items; ``None`` when
+    another rule may fire (then call ``decide``, which finds the item decisions taken).
+
+    For the lean steps of ``replay --json`` (``governor.render.lines``), whose ledger is
+    laid out from ``DecisionMemo.relaid``: the item decisions are brought up to date as
+    ``decide`` with the ledger does (every item). ``tests/test_lean_steps.py`` holds each
+    head equal to ``decide``'s.
+    """
+    decided = view.decided
+    if decided is None:
+        decided = view.decided = DecisionMemo()
+    decided.update(view, now, None)
+    if view.parked is not None or not _goal_rules_pass(view):
+        return None
+    active = view.active_plan
+    assert active is not None, "rule 5 passed"
+    items = tuple(map(decided.decisions.__getitem__, view.items_by_plan.get(active.plan_id, ())))
+    statuses = frozenset(map(_status, items))
+    if "in_review" in statuses or ("succeeded" in statuses and statuses <= _SETTLED):
+        return None  # rule 6 or 7 may fire
+    taken = _dispatch_head(view, items, statuses)
+    if taken is not None:
+        return (taken[0], taken[1], taken[2], None, None, taken[3])
+    if "running" in statuses:
+        return ("running", "wait", f"{', '.join(_running_ids(items))} running", None, None, None)
+    return None

@@ -57,6 +57,7 @@ class DecisionMemo:
         "_ids",
         "_index",
         "_ledgers",
+        "_pending",
         "_replans",
         "_rows",
         "_unledgered",
@@ -80,6 +81,8 @@ class DecisionMemo:
         self._rows: list[WorkLedger] = []
         self._chunks: list[tuple[WorkLedger, ...]] = []
         self._unledgered: set[str] = set()
+        self._pending: set[str] = set()
+        """Items whose rows ``relaid`` handed out and no snapshot has laid out yet."""
         self._ledgers: WorkLedgers | None = None
         """The latest ``work_ledgers`` snapshot (its successor counts from it)."""
         self._replans: tuple[tuple[object, ...], ReplanLedger] | None = None
@@ -91,7 +94,7 @@ class DecisionMemo:
         clone.policy, clone.timed = self.policy, dict(self.timed)
         clone._ids, clone._index = list(self._ids), dict(self._index)
         clone._rows, clone._chunks = list(self._rows), list(self._chunks)
-        clone._unledgered = set(self._unledgered)
+        clone._unledgered = set(self._unledgered) | self._pending
         # a copy's snapshots are its own (``origin``): a renderer never splices across
         clone._ledgers = None
         clone._replans, clone._attempts = self._replans, self._attempts
@@ -143,6 +146,30 @@ class DecisionMemo:
             index[work_id] = len(ids)
             ids.append(work_id)
 
+    def relaid(self, view: GoalView) -> list[tuple[int, str, WorkLedger]]:
+        """The rows decided again since the last ``work_ledgers`` or ``relaid``, in position
+        order, without a snapshot: for a caller that keeps the rows itself
+        (``governor.render.lines``, the lean steps of ``replay --json``). The next
+        ``work_ledgers`` lays them out all the same (its ``changed`` names them)."""
+        unledgered = self._unledgered
+        if not unledgered:
+            return []
+        index, work, decisions = self._index, view.work, self.decisions
+        if len(unledgered) == 1:
+            work_id = unledgered.pop()
+            self._pending.add(work_id)
+            decision = decisions[work_id]
+            row = work_ledger(view, work[work_id], decision.status, decision.next_action)
+            return [(index[work_id], work_id, row)]
+        self._pending |= unledgered
+        rows = []
+        for work_id in sorted(unledgered, key=index.__getitem__):
+            decision = decisions[work_id]
+            row = work_ledger(view, work[work_id], decision.status, decision.next_action)
+            rows.append((index[work_id], work_id, row))
+        unledgered.clear()
+        return rows
+
     def ledger(self, view: GoalView) -> Ledger:
         """The full ledger, after an ``update`` of every item."""
         return _new(
@@ -160,6 +187,9 @@ class DecisionMemo:
         """Every item's ledger row, after an ``update`` of every item."""
         rows, chunks, ids, last = self._rows, self._chunks, self._ids, self._ledgers
         unledgered = self._unledgered
+        if self._pending:  # rows ``relaid`` handed out: laid out here with the rest
+            unledgered |= self._pending
+            self._pending.clear()
         if not unledgered and last is not None and last._size == len(ids):
             return last  # nothing changed: the same snapshot
         # new items come last, in creation order: lay out the rows in position order

@@ -12,18 +12,37 @@ Rules:
     * A decision's head (``records.decision_head``) is kept by what it reads: status,
       next action, reason, blocked_on, not_before (with its UTC offset, which its stamp
       prints) and exhausted; a bounded table (replays repeat a few heads over and over).
+    * ``StepLines.lines`` is ``replay`` and ``line`` in one loop, for ``replay --json``
+      (docs/decisions/0031-lean-replay-json-steps.md): where the short path of rules 8
+      and 9 decides (``decide.decide_head``) it renders the step from the head, the rows
+      the memo decided again (``DecisionMemo.relaid``) and the goal's ledgers, without the
+      ``Decision``, ``Ledger`` and ``WorkLedgers`` of the step; elsewhere it takes
+      ``decide`` and ``line``. Its lines are the lines of ``line`` over ``replay``, byte
+      for byte (``tests/test_lean_steps.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from operator import itemgetter
 from typing import Final
 
 import orjson
 
 from governor.analysis.replay import ReplayStep
-from governor.core.ledger import AttemptLedger, ReplanLedger, WorkLedger, WorkLedgers
+from governor.core.decide import decide, decide_head
+from governor.core.decision import Decision
+from governor.core.events import Event
+from governor.core.history import HistoryChecker, empty_history
+from governor.core.ledger import (
+    NO_LEDGER,
+    AttemptLedger,
+    ReplanLedger,
+    WorkLedger,
+    WorkLedgers,
+)
+from governor.core.memo import DecisionMemo
 from governor.render.records import (
     attempts_record,
     decision_head,
@@ -117,6 +136,74 @@ class StepLines:
             self._runtime[1],
             self._cost[1],
         )
+
+    def lines(
+        self,
+        events: Iterable[tuple[int, Event]],
+        *,
+        now: datetime | None = None,
+        source: str | None = None,
+    ) -> Iterator[bytes]:
+        """The lines of ``map(self.line, replay(events, now=now, source=source))``, made
+        without the step's API values where the short path of rules 8 and 9 decides.
+
+        Raises:
+            HistoryError: at the first line that breaks the history format.
+        """
+        check, new, heads, types = HistoryChecker(source).check, tuple.__new__, self._heads, self._types
+        pieces = self._pieces
+        count = 0
+        for number, event in events:
+            count += 1
+            view = check(event, number)
+            when = now or event.at
+            head = decide_head(view, when)
+            if head is None:
+                yield self.line(new(ReplayStep, (number, event, decide(view, when))))
+                continue
+            memo: DecisionMemo = view.decided  # type: ignore[assignment]  # decide_head made it
+            rows = memo.relaid(view)
+            if rows:
+                for position, work_id, row in rows:
+                    piece = _row_json(work_id, row)
+                    if position < len(pieces):
+                        pieces[position] = piece
+                    else:  # a new item: new positions come last, in order
+                        pieces.append(piece)
+                self._work_json_kept = b",".join(pieces)
+            head_json = heads.get(head)
+            if head_json is None:
+                if len(heads) >= _HEADS_KEPT:
+                    heads.clear()
+                status, action, reason, _, _, exhausted = head
+                shown = Decision(status, action, reason, "", NO_LEDGER, exhausted=exhausted)
+                head_json = heads[head] = _dumps(decision_head(shown))[1:-1]
+            kind = event.type
+            kind_json = types.get(kind)
+            if kind_json is None:
+                kind_json = types[kind] = _dumps(kind)
+            replans, attempts = memo.replans(view), memo.attempts(view)
+            if self._replans[0] is not replans:
+                self._replans = (replans, _dumps(replans_record(replans)))
+            if self._attempts[0] is not attempts:
+                self._attempts = (attempts, _dumps(attempts_record(attempts)))
+            runtime, cost = view.runtime_s, view.cost_usd
+            if self._runtime[0] is not runtime:
+                self._runtime = (runtime, _dumps(float(runtime)))
+            if self._cost[0] is not cost:
+                self._cost = (cost, _dumps(float(cost)))
+            yield _LINE % (
+                event.seq,
+                kind_json,
+                head_json,
+                self._replans[1],
+                self._attempts[1],
+                self._work_json_kept,
+                self._runtime[1],
+                self._cost[1],
+            )
+        if count == 0:
+            raise empty_history(source)
 
     def _work_json(self, work: Mapping[str, WorkLedger]) -> bytes:
         """The members of the ``work`` object (without its braces)."""
