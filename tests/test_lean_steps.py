@@ -1,0 +1,185 @@
+"""The lean steps of ``replay --json`` (``StepLines.lines``, docs/decisions/0031) print
+exactly the lines of the reference path: ``orjson.dumps(records.step_record(step))`` for
+every step of ``replay`` (SPEC §9 pins that shape), byte for byte.
+
+Where the short path of rules 8 and 9 decides, the lean steps make a line from the
+decision's head (``decide.decide_head``) and the rows the memo decided again
+(``DecisionMemo.relaid``), without the step's ``Decision``, ``Ledger`` or ``WorkLedgers``;
+elsewhere they take ``decide``. Both are held here to the reference, over every golden
+history (parked goals, upstream outages and corrupt histories among them), histories a
+random driver records under random policies, the long generated history of the
+benchmark, fixed times (``--now``) before, among and after the events, and lean and full
+steps interleaved on one memo. Each check also counts the lean steps, so that it could
+not pass by every step taking ``decide``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import governor.render.lines as lines_module
+from bench.history_gen import events as generated_events
+from governor.analysis.replay import replay
+from governor.core.codec import LineDecoder, decode_lines, encode
+from governor.core.decide import Head, decide, decide_head
+from governor.core.events import Event
+from governor.core.view import GoalView, evolve
+from governor.errors import HistoryError
+from governor.render import records
+from governor.render.lines import StepLines
+from tests.core.test_properties import policies, recorded
+
+GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.jsonl"))
+
+
+def reference(pairs: Sequence[tuple[int, Event]], now: datetime | None) -> tuple[list[bytes], str]:
+    """Every step record of ``replay`` (and the error that ended it, if one did)."""
+    out: list[bytes] = []
+    try:
+        for step in replay(pairs, now=now):
+            out.append(orjson.dumps(records.step_record(step)) + b"\n")
+    except HistoryError as exc:
+        return out, str(exc)
+    return out, ""
+
+
+def lean(
+    pairs: Sequence[tuple[int, Event]], now: datetime | None, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[bytes], str, int]:
+    """The lines of ``StepLines.lines`` (and its error), and how many were lean steps."""
+    taken = count()
+
+    def counted(view: GoalView, when: datetime) -> Head | None:
+        head = decide_head(view, when)
+        if head is not None:
+            next(taken)
+        return head
+
+    out: list[bytes] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(lines_module, "decide_head", counted)
+        try:
+            out.extend(StepLines().lines(pairs, now=now))
+        except HistoryError as exc:
+            return out, str(exc), next(taken)
+    return out, "", next(taken)
+
+
+def assert_lean_is_the_reference(
+    pairs: Sequence[tuple[int, Event]], monkeypatch: pytest.MonkeyPatch, now: datetime | None = None
+) -> int:
+    """Lean lines == reference lines, the same error at the same line; the lean steps."""
+    want, want_error = reference(pairs, now)
+    got, got_error, leaned = lean(pairs, now, monkeypatch)
+    for n, (a, b) in enumerate(zip(got, want, strict=False)):
+        assert a == b, (n, a, b)
+    assert len(got) == len(want)
+    assert got_error == want_error
+    return leaned
+
+
+def pairs_of(raw: bytes, *, structs: bool = True) -> list[tuple[int, Event]]:
+    decoder = LineDecoder("h", structs=structs)
+    out: list[tuple[int, Event]] = []
+    try:
+        out.extend(decode_lines(raw.splitlines(keepends=True), decoder=decoder))
+    except HistoryError:
+        pass  # an unreadable line: the lines before it are a history all the same
+    return out
+
+
+def golden_pairs(path: Path, *, structs: bool = True) -> list[tuple[int, Event]]:
+    return pairs_of(path.read_bytes(), structs=structs)
+
+
+@pytest.mark.parametrize("structs", [False, True], ids=["events", "structs"])
+def test_every_golden_history_prints_the_reference_lines(
+    structs: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    leaned = 0
+    for path in GOLDEN:
+        leaned += assert_lean_is_the_reference(golden_pairs(path, structs=structs), monkeypatch)
+    assert leaned > 100, "the golden histories take lean steps"
+
+
+def test_golden_histories_at_fixed_times_print_the_reference_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--now``: before every event, among them (cooldowns crossed or not) and after."""
+    leaned = 0
+    for path in GOLDEN:
+        pairs = golden_pairs(path)
+        if not pairs:
+            continue
+        first, last = pairs[0][1].at, pairs[-1][1].at
+        middle = first + (last - first) / 2
+        for now in (first - timedelta(days=1), middle, last + timedelta(hours=3)):
+            leaned += assert_lean_is_the_reference(pairs, monkeypatch, now.astimezone(UTC))
+    assert leaned > 100
+
+
+def test_parked_goals_and_upstream_outages_print_the_reference_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A parked goal is decided by ``decide`` (the fleet rules) between lean steps."""
+    parked = [p for p in GOLDEN if "park" in p.stem or "upstream" in p.stem or "outage" in p.stem]
+    assert len(parked) >= 3, parked
+    for path in parked:
+        assert_lean_is_the_reference(golden_pairs(path), monkeypatch)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), policy=policies, at=st.sampled_from([None, -1, 0, 1]))
+def test_recorded_histories_print_the_reference_lines(
+    data: st.DataObject, policy: dict[str, Any], at: int | None
+) -> None:
+    events = recorded(data, policy, max_steps=80).events
+    raw = b"".join(encode(e) + b"\n" for e in events)
+    pairs = pairs_of(raw)
+    now = None if at is None else events[0].at + at * (events[-1].at - events[0].at)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert_lean_is_the_reference(pairs, monkeypatch, now)
+
+
+def test_the_generated_long_history_prints_the_reference_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The benchmark's shape (ready, running and cooling items over two plans): lean steps
+    and ``decide`` in turn on one memo, new items laid out by either."""
+    raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(30_000, cycles=300))
+    pairs = pairs_of(raw)
+    leaned = assert_lean_is_the_reference(pairs, monkeypatch)
+    assert 0.5 * len(pairs) < leaned < len(pairs), (leaned, len(pairs))
+
+
+def test_every_lean_head_is_the_head_decide_takes() -> None:
+    """``decide_head`` on one view, ``decide`` on another folded alike: the same head
+    whenever it gives one (and it gives heads of both rules)."""
+    raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(6_000, cycles=60))
+    histories = [[e for _, e in pairs_of(raw)]]
+    histories += [[e for _, e in golden_pairs(path)] for path in GOLDEN]
+    seen = set()
+    for events in histories:
+        lean_view, full_view = GoalView(), GoalView()
+        for k, event in enumerate(events):
+            evolve(lean_view, event)
+            evolve(full_view, event)
+            now = event.at + timedelta(seconds=59 * (k % 3))
+            head = decide_head(lean_view, now)
+            taken = decide(full_view, now)
+            whole = (taken.status, taken.next_action, taken.reason)
+            whole += (taken.blocked_on, taken.not_before, taken.exhausted)
+            if head is not None:
+                assert head == whole, (k, event.type)
+                assert taken.rule in {"goal.8", "goal.9"}, taken.rule
+                seen.add(taken.rule)
+    assert seen == {"goal.8", "goal.9"}
