@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import governor.render.lines as lines_module
 from bench.history_gen import events as generated_events
-from governor.analysis.replay import replay
+from governor.analysis.replay import ReplayStep, replay
 from governor.core.codec import LineDecoder, decode_lines, encode
 from governor.core.decide import Head, decide, decide_head
 from governor.core.events import Event
@@ -53,20 +53,36 @@ def reference(pairs: Sequence[tuple[int, Event]], now: datetime | None) -> tuple
 
 
 def lean(
-    pairs: Sequence[tuple[int, Event]], now: datetime | None, monkeypatch: pytest.MonkeyPatch
+    pairs: Sequence[tuple[int, Event]],
+    now: datetime | None,
+    monkeypatch: pytest.MonkeyPatch,
+    every: int = 0,
 ) -> tuple[list[bytes], str, int]:
-    """The lines of ``StepLines.lines`` (and its error), and how many were lean steps."""
-    taken = count()
+    """The lines of ``StepLines.lines`` (and its error), and how many were lean steps;
+    with ``every``, each ``every``-th step takes ``decide`` even where a head was found
+    (the memo brought up to date by ``decide_head`` all the same)."""
+    taken, steps = count(), count(1)
 
     def counted(view: GoalView, when: datetime) -> Head | None:
         head = decide_head(view, when)
+        if every and next(steps) % every == 0:
+            return None
         if head is not None:
             next(taken)
         return head
 
+    whole = StepLines.line
+
+    def checked(self: StepLines, step: ReplayStep) -> bytes:
+        """A full step between lean ones: its decision (ledger included) is whole too."""
+        line = whole(self, step)
+        assert line == orjson.dumps(records.step_record(step)) + b"\n", step.seq
+        return line
+
     out: list[bytes] = []
     with monkeypatch.context() as patch:
         patch.setattr(lines_module, "decide_head", counted)
+        patch.setattr(StepLines, "line", checked)
         try:
             out.extend(StepLines().lines(pairs, now=now))
         except HistoryError as exc:
@@ -75,11 +91,14 @@ def lean(
 
 
 def assert_lean_is_the_reference(
-    pairs: Sequence[tuple[int, Event]], monkeypatch: pytest.MonkeyPatch, now: datetime | None = None
+    pairs: Sequence[tuple[int, Event]],
+    monkeypatch: pytest.MonkeyPatch,
+    now: datetime | None = None,
+    every: int = 0,
 ) -> int:
     """Lean lines == reference lines, the same error at the same line; the lean steps."""
     want, want_error = reference(pairs, now)
-    got, got_error, leaned = lean(pairs, now, monkeypatch)
+    got, got_error, leaned = lean(pairs, now, monkeypatch, every)
     for n, (a, b) in enumerate(zip(got, want, strict=False)):
         assert a == b, (n, a, b)
     assert len(got) == len(want)
@@ -159,6 +178,70 @@ def test_the_generated_long_history_prints_the_reference_lines(
     pairs = pairs_of(raw)
     leaned = assert_lean_is_the_reference(pairs, monkeypatch)
     assert 0.5 * len(pairs) < leaned < len(pairs), (leaned, len(pairs))
+
+
+@pytest.mark.parametrize("every", [2, 3, 7])
+def test_lean_and_full_steps_in_any_turn_print_the_reference_lines(
+    every: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full step after lean ones lays out every row they handed out (new items, several
+    rows at once, rows decided again at a later ``--now``), and a lean step after a full
+    one splices onto the rows it rendered."""
+    raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(3_000, cycles=20))
+    histories = [pairs_of(raw), *(golden_pairs(path) for path in GOLDEN)]
+    leaned = 0
+    for pairs in histories:
+        leaned += assert_lean_is_the_reference(pairs, monkeypatch, every=every)
+        if pairs:
+            later = pairs[-1][1].at + timedelta(days=1)
+            leaned += assert_lean_is_the_reference(pairs, monkeypatch, later, every=every)
+    assert leaned > 1_000
+
+
+def parked_in_turn(n: int) -> bytes:
+    """The generated history with the goal parked on its upstream after every 40th
+    finished attempt (and resumed a few events later): lean steps around parked ones."""
+    out: list[dict[str, Any]] = []
+    finished, parked = 0, None
+    for event in generated_events(n, cycles=20):
+        if parked is not None and event["type"] == "attempt.started":
+            when = event["at"]
+            out.append({**parked, "type": "goal.resumed", "at": when, "reason": "back"})
+            for key in ("upstream", "profile", "since", "until"):
+                del out[-1][key]
+            parked = None
+        out.append(event)
+        if event["type"] == "attempt.finished":
+            finished += 1
+            if finished % 40 == 0 and event["at"] < "2026-01-01T05":
+                at = datetime.fromisoformat(event["at"])
+                parked = {
+                    "schema_version": 1,
+                    "goal_id": event["goal_id"],
+                    "type": "goal.parked",
+                    "at": event["at"],
+                    "actor": "governor",
+                    "reason": "parked: the upstream is failing",
+                    "upstream": "codex gpt-5-codex",
+                    "profile": "p",
+                    "since": event["at"],
+                    "until": (at + timedelta(minutes=10)).isoformat().replace("+00:00", "Z"),
+                }
+                out.append(parked)
+    for seq, event in enumerate(out, start=1):
+        event["seq"] = seq
+    return b"".join(orjson.dumps(e) + b"\n" for e in out)
+
+
+def test_a_goal_parked_between_lean_steps_prints_the_reference_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pairs = pairs_of(parked_in_turn(4_000))
+    assert sum(e.type == "goal.parked" for _, e in pairs) >= 5
+    assert sum(e.type == "goal.resumed" for _, e in pairs) >= 5
+    assert reference(pairs, None)[1] == "", "a valid history"
+    for now in (None, pairs[-1][1].at):
+        assert assert_lean_is_the_reference(pairs, monkeypatch, now) > 1_000
 
 
 def test_every_lean_head_is_the_head_decide_takes() -> None:

@@ -508,8 +508,8 @@ def decide_head(view: GoalView, now: datetime) -> Head | None:
     assert active is not None, "rule 5 passed"
     items = tuple(map(decided.decisions.__getitem__, view.items_by_plan.get(active.plan_id, ())))
     statuses = frozenset(map(_status, items))
-    if "in_review" in statuses or ("succeeded" in statuses and statuses <= _SETTLED):
-        return None  # rule 6 or 7 may fire
+    if "in_review" in statuses:
+        return None  # rule 7 fires (rule 6, every item settled, leaves none to run or wait on)
     taken = _dispatch_head(view, items, statuses)
     if taken is not None:
         return (taken[0], taken[1], taken[2], None, None, taken[3])
