@@ -69,6 +69,11 @@ _status: Final = itemgetter(1)
 """A ``WorkDecision``'s status (by position, without a Python call)."""
 
 
+Head = tuple[Status, Action, str, None, None, Exhausted | None]
+"""A decision's head as ``replay --json`` prints it: status, next action, reason,
+blocked_on, not_before and exhausted (in ``Decision``'s order of these fields)."""
+
+
 class _Ctx(NamedTuple):
     view: GoalView
     now: datetime
@@ -245,7 +250,6 @@ def _review(ctx: _Ctx) -> Decision | None:
     return ctx.gate(auto, "accept", "review_work", what, "accept", "goal.7", work_ids=ids)
 
 
-_RUNNABLE: Final = frozenset({("ready", "run")})
 _RUNNABLE_OR_HELD: Final = frozenset({("ready", "run"), ("blocked", "retry")})
 
 
@@ -260,7 +264,7 @@ def _dispatch_on(
     taken = _dispatch_head(view, items, statuses)
     if taken is None:
         return None
-    status, action, why, exhausted, ids = taken
+    (status, action, why, _, _, exhausted), ids = taken
     return _new(
         Decision,
         (status, action, why, "goal.8", ledger, None, None, exhausted, None, None, ids, items, None),
@@ -269,15 +273,21 @@ def _dispatch_on(
 
 def _dispatch_head(
     view: GoalView, items: tuple[WorkDecision, ...], statuses: frozenset[str]
-) -> tuple[Status, Action, str, Exhausted | None, tuple[str, ...]] | None:
-    """Rule 8 on its inputs: status, next action, reason, exhausted and work ids."""
+) -> tuple[Head, tuple[str, ...]] | None:
+    """Rule 8 on its inputs: the decision's head (``Head``) and its work ids."""
     policy = view.policy
     free = policy.max_parallel_work - view.running_items
-    held = policy.retry_blocked and "blocked" in statuses
-    if free <= 0 or not ("ready" in statuses or held):
+    if free <= 0:
         return None
-    runnable = _RUNNABLE_OR_HELD if policy.retry_blocked else _RUNNABLE
-    ready = [d[0] for d in items if d[1:3] in runnable]  # (work_id; status, next_action)
+    if policy.retry_blocked:
+        if "ready" not in statuses and "blocked" not in statuses:
+            return None
+        ready = [d[0] for d in items if d[1:3] in _RUNNABLE_OR_HELD]  # (id; status, action)
+    else:
+        if "ready" not in statuses:
+            return None
+        # (work_id, status, next_action): ready to run, without a slice of each item
+        ready = [d[0] for d in items if d[1] == "ready" and d[2] == "run"]
     if not ready:
         return None
     if not total_attempts_left(view):
@@ -285,10 +295,10 @@ def _dispatch_head(
             f"the goal's charged attempts are spent ({charged_attempts(view)} of "
             f"{policy.max_total_attempts})"
         )
-        return ("budget_exhausted", "none", why, "total_attempts", ())
+        return ("budget_exhausted", "none", why, None, None, "total_attempts"), ()
     # never offer more runs than the goal's total budget can start
     ids = tuple(ready[: min(free, total_attempts_remaining(view))])
-    return ("ready", "run", f"run {', '.join(ids)}", None, ids)
+    return ("ready", "run", f"run {', '.join(ids)}", None, None, None), ids
 
 
 def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
@@ -483,11 +493,6 @@ def decide(
     return fleet(view, now, decision, upstreams)
 
 
-Head = tuple[Status, Action, str, None, None, Exhausted | None]
-"""A decision's head as ``replay --json`` prints it: status, next action, reason,
-blocked_on, not_before and exhausted (in ``Decision``'s order of these fields)."""
-
-
 def decide_head(view: GoalView, now: datetime) -> Head | None:
     """The head of ``decide(view, now)`` when its short path of rules 8 and 9 takes it and
     nothing is parked, without the ``Decision``, its ledger and its items; ``None`` when
@@ -512,7 +517,7 @@ def decide_head(view: GoalView, now: datetime) -> Head | None:
         return None  # rule 7 fires (rule 6, every item settled, leaves none to run or wait on)
     taken = _dispatch_head(view, items, statuses)
     if taken is not None:
-        return (taken[0], taken[1], taken[2], None, None, taken[3])
+        return taken[0]
     if "running" in statuses:
         return ("running", "wait", f"{', '.join(_running_ids(items))} running", None, None, None)
     return None

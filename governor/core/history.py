@@ -108,8 +108,12 @@ class HistoryChecker:
 
     def check(self, event: Event, line: int | None = None) -> GoalView:
         """Check one event against everything before it, then fold it into the view."""
-        self.verify(event, line)
-        return self.advance(event)
+        # ``verify`` and ``advance`` inline: one event after another of a replay
+        problem = self._problem(event)
+        if problem:
+            raise HistoryError(problem, line=line, source=self.source)
+        self._last_at = event.at
+        return evolve(self.view, event)
 
     def verify(self, event: Event, line: int | None = None) -> None:
         """Check one event against everything before it (``self.view``), folding nothing."""
