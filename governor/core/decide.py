@@ -261,7 +261,7 @@ def _dispatch_on(
     view: GoalView, ledger: Ledger, items: tuple[WorkDecision, ...], statuses: frozenset[str]
 ) -> Decision | None:
     """Rule 8 (``_dispatch``) on its inputs; the decision is made whole (``_Ctx.out``)."""
-    taken = _dispatch_head(view, items, statuses)
+    taken = _dispatch_head(view, statuses, _runnable, items)
     if taken is None:
         return None
     (status, action, why, _, _, exhausted), ids = taken
@@ -271,23 +271,30 @@ def _dispatch_on(
     )
 
 
+def _runnable(items: tuple[WorkDecision, ...], held: bool) -> list[str]:
+    """The items rule 8 may run, in order: ready ones, and blocked ones to retry when
+    ``held`` (``retry_blocked``)."""
+    if held:
+        return [d[0] for d in items if d[1:3] in _RUNNABLE_OR_HELD]  # (id; status, action)
+    # (work_id, status, next_action): ready to run, without a slice of each item
+    return [d[0] for d in items if d[1] == "ready" and d[2] == "run"]
+
+
 def _dispatch_head(
-    view: GoalView, items: tuple[WorkDecision, ...], statuses: frozenset[str]
+    view: GoalView,
+    statuses: frozenset[str],
+    runnable: Callable[[Any, bool], list[str]],
+    items: Any,
 ) -> tuple[Head, tuple[str, ...]] | None:
-    """Rule 8 on its inputs: the decision's head (``Head``) and its work ids."""
+    """Rule 8 on its inputs: the decision's head (``Head``) and its work ids.
+    ``runnable(items, held)`` lists the items it may run (``_runnable``, or a scan the
+    lean steps kept)."""
     policy = view.policy
     free = policy.max_parallel_work - view.running_items
-    if free <= 0:
+    held = policy.retry_blocked
+    if free <= 0 or not ("ready" in statuses or (held and "blocked" in statuses)):
         return None
-    if policy.retry_blocked:
-        if "ready" not in statuses and "blocked" not in statuses:
-            return None
-        ready = [d[0] for d in items if d[1:3] in _RUNNABLE_OR_HELD]  # (id; status, action)
-    else:
-        if "ready" not in statuses:
-            return None
-        # (work_id, status, next_action): ready to run, without a slice of each item
-        ready = [d[0] for d in items if d[1] == "ready" and d[2] == "run"]
+    ready = runnable(items, held)
     if not ready:
         return None
     if not total_attempts_left(view):
@@ -493,6 +500,38 @@ def decide(
     return fleet(view, now, decision, upstreams)
 
 
+class _Scan(NamedTuple):
+    """What rules 7-9 read of the active plan's item decisions, scanned once per pattern
+    of their statuses and actions (``decide_head``)."""
+
+    statuses: frozenset[str]
+    ready: list[str]
+    """``_runnable(items, False)``."""
+    ready_or_held: list[str]
+    """``_runnable(items, True)``."""
+    running: str
+    """Rule 9's reason with items running (``_running_on``)."""
+
+
+def _scan(items: tuple[WorkDecision, ...]) -> _Scan:
+    return _Scan(
+        frozenset(map(_status, items)),
+        _runnable(items, False),
+        _runnable(items, True),
+        f"{', '.join(_running_ids(items))} running",
+    )
+
+
+def _kept_runnable(scan: _Scan, held: bool) -> list[str]:
+    return scan.ready_or_held if held else scan.ready
+
+
+_pair: Final = itemgetter(1, 2)
+"""A ``WorkDecision``'s status and next action."""
+_SCANS_KEPT: Final = 1024
+"""Scans a memo keeps at most (``DecisionMemo.scans``; then it starts again)."""
+
+
 def decide_head(view: GoalView, now: datetime) -> Head | None:
     """The head of ``decide(view, now)`` when its short path of rules 8 and 9 takes it and
     nothing is parked, without the ``Decision``, its ledger and its items; ``None`` when
@@ -500,8 +539,10 @@ def decide_head(view: GoalView, now: datetime) -> Head | None:
 
     For the lean steps of ``replay --json`` (``governor.render.lines``), whose ledger is
     laid out from ``DecisionMemo.relaid``: the item decisions are brought up to date as
-    ``decide`` with the ledger does (every item). ``tests/test_lean_steps.py`` holds each
-    head equal to ``decide``'s.
+    ``decide`` with the ledger does (every item). What rules 7-9 read of the active
+    plan's items is scanned once per plan and pattern of statuses and actions (the memo
+    keeps the scans: a replay repeats a few patterns). ``tests/test_lean_steps.py`` holds
+    each head equal to ``decide``'s.
     """
     decided = view.decided
     if decided is None:
@@ -511,13 +552,22 @@ def decide_head(view: GoalView, now: datetime) -> Head | None:
         return None
     active = view.active_plan
     assert active is not None, "rule 5 passed"
-    items = tuple(map(decided.decisions.__getitem__, view.items_by_plan.get(active.plan_id, ())))
-    statuses = frozenset(map(_status, items))
+    ids = view.items_by_plan.get(active.plan_id, ())
+    items = tuple(map(decided.decisions.__getitem__, ids))
+    # the statuses and actions in order, with the plan: the items' ids and the scan
+    key = (active.plan_id, tuple(map(_pair, items)))
+    scans = decided.scans
+    scan = scans.get(key)
+    if scan is None:
+        if len(scans) >= _SCANS_KEPT:
+            scans.clear()
+        scan = scans[key] = _scan(items)
+    statuses = scan.statuses
     if "in_review" in statuses:
         return None  # rule 7 fires (rule 6, every item settled, leaves none to run or wait on)
-    taken = _dispatch_head(view, items, statuses)
+    taken = _dispatch_head(view, statuses, _kept_runnable, scan)
     if taken is not None:
         return taken[0]
     if "running" in statuses:
-        return ("running", "wait", f"{', '.join(_running_ids(items))} running", None, None, None)
+        return ("running", "wait", scan.running, None, None, None)
     return None

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from itertools import islice
-from typing import Final
+from typing import Any, Final
 
 from governor.core.decision import WorkDecision
 from governor.core.ledger import (
@@ -63,6 +63,7 @@ class DecisionMemo:
         "_unledgered",
         "decisions",
         "policy",
+        "scans",
         "stale",
         "timed",
     )
@@ -81,6 +82,9 @@ class DecisionMemo:
         self._rows: list[WorkLedger] = []
         self._chunks: list[tuple[WorkLedger, ...]] = []
         self._unledgered: set[str] = set()
+        self.scans: dict[tuple[object, ...], Any] = {}
+        """What ``decide.decide_head`` scanned of the active plan's items, by the plan
+        and their statuses and actions (a bounded table)."""
         self._pending: set[str] = set()
         """Items whose rows ``relaid`` handed out and no snapshot has laid out yet."""
         self._ledgers: WorkLedgers | None = None
