@@ -526,8 +526,8 @@ def _kept_runnable(scan: _Scan, held: bool) -> list[str]:
     return scan.ready_or_held if held else scan.ready
 
 
-_pair: Final = itemgetter(1, 2)
-"""A ``WorkDecision``'s status and next action."""
+_action: Final = itemgetter(2)
+"""A ``WorkDecision``'s next action (by position)."""
 _SCANS_KEPT: Final = 1024
 """Scans a memo keeps at most (``DecisionMemo.scans``; then it starts again)."""
 
@@ -554,8 +554,8 @@ def decide_head(view: GoalView, now: datetime) -> Head | None:
     assert active is not None, "rule 5 passed"
     ids = view.items_by_plan.get(active.plan_id, ())
     items = tuple(map(decided.decisions.__getitem__, ids))
-    # the statuses and actions in order, with the plan: the items' ids and the scan
-    key = (active.plan_id, tuple(map(_pair, items)))
+    # the plan (its items' ids) and their statuses and actions in order: the scan
+    key = (active.plan_id, tuple(map(_status, items)), tuple(map(_action, items)))
     scans = decided.scans
     scan = scans.get(key)
     if scan is None:
