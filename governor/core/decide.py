@@ -39,9 +39,11 @@ from governor.core.budgets import (
     charged_attempts,
     charged_replans,
     cost_over,
+    cost_within,
     plan_records_left,
     replans_left,
     runtime_over,
+    runtime_within,
     total_attempts_left,
     total_attempts_remaining,
     uncharged_window_full,
@@ -443,8 +445,8 @@ def _goal_rules_pass(view: GoalView) -> bool:
         and view.active_plan is not None
         and not view.cancelled
         and not view.completed
-        and not runtime_over(view)
-        and not cost_over(view)
+        and runtime_within(view)
+        and cost_within(view)
     )
 
 

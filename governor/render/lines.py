@@ -73,6 +73,7 @@ class StepLines:
         "_attempts",
         "_cost",
         "_heads",
+        "_keys",
         "_pieces",
         "_replans",
         "_runtime",
@@ -95,6 +96,8 @@ class StepLines:
         self._cost: tuple[object, bytes] = (None, b"")
         self._heads: dict[tuple[object, ...], bytes] = {}
         """A decision's head (what ``_HEAD`` reads) -> its members, without braces."""
+        self._keys: dict[str, bytes] = {}
+        """A work id -> its JSON string and the colon (the key of its ``work`` member)."""
         self._types: dict[str, bytes] = {}
         """An event type -> its JSON string."""
 
@@ -151,7 +154,7 @@ class StepLines:
             HistoryError: at the first line that breaks the history format.
         """
         check, new, heads, types = HistoryChecker(source).check, tuple.__new__, self._heads, self._types
-        pieces = self._pieces
+        pieces, keys = self._pieces, self._keys
         count = 0
         for number, event in events:
             count += 1
@@ -165,7 +168,10 @@ class StepLines:
             rows = memo.relaid(view)
             if rows:
                 for position, work_id, row in rows:
-                    piece = _row_json(work_id, row)
+                    key = keys.get(work_id)
+                    if key is None:
+                        key = keys[work_id] = _dumps(work_id) + b":"
+                    piece = key + _dumps(work_ledger_record(row))
                     if position < len(pieces):
                         pieces[position] = piece
                     else:  # a new item: new positions come last, in order
