@@ -15,6 +15,10 @@ not pass by every step taking ``decide``.
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import count
@@ -266,3 +270,49 @@ def test_every_lean_head_is_the_head_decide_takes() -> None:
                 assert taken.rule in {"goal.8", "goal.9"}, taken.rule
                 seen.add(taken.rule)
     assert seen == {"goal.8", "goal.9"}
+
+
+def cli_replay(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """The real ``governor`` command (its output as bytes)."""
+    exe = shutil.which("governor", path=str(Path(sys.executable).parent)) or "governor"
+    return subprocess.run(
+        [exe, "replay", *args],
+        capture_output=True,
+        timeout=600,
+        env={**os.environ, "PYTHONWARNINGS": "error"},
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("now", [None, "2026-01-01T03:00:00Z"], ids=["at-each-event", "now"])
+def test_the_command_prints_the_reference_lines_of_a_long_history(
+    tmp_path: Path, now: str | None
+) -> None:
+    """``governor replay FILE --json`` (lines written in runs of many at once): exactly
+    every reference line, over more runs than one."""
+    raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(20_000, cycles=150))
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(raw)
+    when = None if now is None else datetime.fromisoformat(now)
+    want, error = reference(pairs_of(raw), when)
+    assert not error
+    result = cli_replay(str(path), "--json", *(["--now", now] if now else []))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"".join(want)
+    assert len(result.stdout) > 4 * (1 << 18), "more than a few runs of lines"
+
+
+def test_the_command_prints_the_lines_before_a_fault(tmp_path: Path) -> None:
+    """A history broken after many lines: every line before the fault, then one error line."""
+    lines = [orjson.dumps(e) + b"\n" for e in generated_events(5_000, cycles=40)]
+    broken = [*lines[:3_001], lines[2_000]]  # a seq that breaks the sequence
+    path = tmp_path / "broken.jsonl"
+    path.write_bytes(b"".join(broken))
+    want, error = reference(pairs_of(b"".join(broken)), None)
+    assert error
+    assert len(want) == 3_001
+    result = cli_replay(str(path), "--json")
+    assert result.returncode != 0
+    assert result.stdout == b"".join(want)
+    assert len(result.stderr.decode().strip().splitlines()) == 1, result.stderr
+    assert "3002" in result.stderr.decode(), result.stderr
