@@ -153,61 +153,86 @@ class StepLines:
         Raises:
             HistoryError: at the first line that breaks the history format.
         """
-        check, new, heads, types = HistoryChecker(source).check, tuple.__new__, self._heads, self._types
+        check, new, heads, types = (
+            HistoryChecker(source).check,
+            tuple.__new__,
+            self._heads,
+            self._types,
+        )
         pieces, keys = self._pieces, self._keys
+        # what the lines share, kept in locals here (``line`` keeps it on ``self``)
+        replans, replans_json = self._replans
+        attempts, attempts_json = self._attempts
+        runtime, runtime_json = self._runtime
+        cost, cost_json = self._cost
+        work_json = self._work_json_kept
         count = 0
-        for number, event in events:
-            count += 1
-            view = check(event, number)
-            when = now or event.at
-            head = decide_head(view, when)
-            if head is None:
-                yield self.line(new(ReplayStep, (number, event, decide(view, when))))
-                continue
-            memo: DecisionMemo = view.decided  # type: ignore[assignment]  # decide_head made it
-            rows = memo.relaid(view)
-            if rows:
-                for position, work_id, row in rows:
-                    key = keys.get(work_id)
-                    if key is None:
-                        key = keys[work_id] = _dumps(work_id) + b":"
-                    piece = key + _dumps(work_ledger_record(row))
-                    if position < len(pieces):
-                        pieces[position] = piece
-                    else:  # a new item: new positions come last, in order
-                        pieces.append(piece)
-                self._work_json_kept = b",".join(pieces)
-            head_json = heads.get(head)
-            if head_json is None:
-                if len(heads) >= _HEADS_KEPT:
-                    heads.clear()
-                status, action, reason, _, _, exhausted = head
-                shown = Decision(status, action, reason, "", NO_LEDGER, exhausted=exhausted)
-                head_json = heads[head] = _dumps(decision_head(shown))[1:-1]
-            kind = event.type
-            kind_json = types.get(kind)
-            if kind_json is None:
-                kind_json = types[kind] = _dumps(kind)
-            replans, attempts = memo.replans(view), memo.attempts(view)
-            if self._replans[0] is not replans:
-                self._replans = (replans, _dumps(replans_record(replans)))
-            if self._attempts[0] is not attempts:
-                self._attempts = (attempts, _dumps(attempts_record(attempts)))
-            runtime, cost = view.runtime_s, view.cost_usd
-            if self._runtime[0] is not runtime:
-                self._runtime = (runtime, _dumps(float(runtime)))
-            if self._cost[0] is not cost:
-                self._cost = (cost, _dumps(float(cost)))
-            yield _LINE % (
-                event.seq,
-                kind_json,
-                head_json,
-                self._replans[1],
-                self._attempts[1],
-                self._work_json_kept,
-                self._runtime[1],
-                self._cost[1],
-            )
+        try:
+            for number, event in events:
+                count += 1
+                view = check(event, number)
+                when = now or event.at
+                head = decide_head(view, when)
+                if head is None:
+                    self._replans, self._attempts = (
+                        (replans, replans_json),
+                        (attempts, attempts_json),
+                    )
+                    self._runtime, self._cost = (runtime, runtime_json), (cost, cost_json)
+                    self._work_json_kept = work_json
+                    yield self.line(new(ReplayStep, (number, event, decide(view, when))))
+                    replans, replans_json = self._replans
+                    attempts, attempts_json = self._attempts
+                    runtime, runtime_json = self._runtime
+                    cost, cost_json = self._cost
+                    work_json = self._work_json_kept
+                    continue
+                memo: DecisionMemo = view.decided  # type: ignore[assignment]  # decide_head made it
+                rows = memo.relaid(view)
+                if rows:
+                    for position, work_id, row in rows:
+                        key = keys.get(work_id)
+                        if key is None:
+                            key = keys[work_id] = _dumps(work_id) + b":"
+                        piece = key + _dumps(work_ledger_record(row))
+                        if position < len(pieces):
+                            pieces[position] = piece
+                        else:  # a new item: new positions come last, in order
+                            pieces.append(piece)
+                    work_json = b",".join(pieces)
+                head_json = heads.get(head)
+                if head_json is None:
+                    if len(heads) >= _HEADS_KEPT:
+                        heads.clear()
+                    status, action, reason, _, _, exhausted = head
+                    shown = Decision(status, action, reason, "", NO_LEDGER, exhausted=exhausted)
+                    head_json = heads[head] = _dumps(decision_head(shown))[1:-1]
+                kind = event.type
+                kind_json = types.get(kind)
+                if kind_json is None:
+                    kind_json = types[kind] = _dumps(kind)
+                if replans is not (replans := memo.replans(view)):
+                    replans_json = _dumps(replans_record(replans))
+                if attempts is not (attempts := memo.attempts(view)):
+                    attempts_json = _dumps(attempts_record(attempts))
+                if runtime is not (runtime := view.runtime_s):
+                    runtime_json = _dumps(float(runtime))
+                if cost is not (cost := view.cost_usd):
+                    cost_json = _dumps(float(cost))
+                yield _LINE % (
+                    event.seq,
+                    kind_json,
+                    head_json,
+                    replans_json,
+                    attempts_json,
+                    work_json,
+                    runtime_json,
+                    cost_json,
+                )
+        finally:  # (a step of ``line`` after these starts from them)
+            self._replans, self._attempts = (replans, replans_json), (attempts, attempts_json)
+            self._runtime, self._cost = (runtime, runtime_json), (cost, cost_json)
+            self._work_json_kept = work_json
         if count == 0:
             raise empty_history(source)
 
