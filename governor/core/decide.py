@@ -528,8 +528,6 @@ def _kept_runnable(scan: _Scan, held: bool) -> list[str]:
     return scan.ready_or_held if held else scan.ready
 
 
-_action: Final = itemgetter(2)
-"""A ``WorkDecision``'s next action (by position)."""
 _SCANS_KEPT: Final = 1024
 """Scans a memo keeps at most (``DecisionMemo.scans``; then it starts again)."""
 
@@ -555,15 +553,14 @@ def decide_head(view: GoalView, now: datetime) -> Head | None:
     active = view.active_plan
     assert active is not None, "rule 5 passed"
     ids = view.items_by_plan.get(active.plan_id, ())
-    items = tuple(map(decided.decisions.__getitem__, ids))
     # the plan (its items' ids) and their statuses and actions in order: the scan
-    key = (active.plan_id, tuple(map(_status, items)), tuple(map(_action, items)))
+    key = (active.plan_id, tuple(map(decided.pairs.__getitem__, ids)))
     scans = decided.scans
     scan = scans.get(key)
     if scan is None:
         if len(scans) >= _SCANS_KEPT:
             scans.clear()
-        scan = scans[key] = _scan(items)
+        scan = scans[key] = _scan(tuple(map(decided.decisions.__getitem__, ids)))
     statuses = scan.statuses
     if "in_review" in statuses:
         return None  # rule 7 fires (rule 6, every item settled, leaves none to run or wait on)

@@ -62,6 +62,7 @@ class DecisionMemo:
         "_rows",
         "_unledgered",
         "decisions",
+        "pairs",
         "policy",
         "scans",
         "stale",
@@ -71,6 +72,9 @@ class DecisionMemo:
     def __init__(self) -> None:
         self.decisions: dict[str, WorkDecision] = {}
         """The latest decision of every item decided so far."""
+        self.pairs: dict[str, str] = {}
+        """Every decided item's status and next action, as ``status/next_action`` (what
+        ``decide.decide_head`` keys its scans of the active plan's items by)."""
         self.stale: set[str] = set()
         """Items whose decision may have changed since it was taken."""
         self.policy: Policy | None = None
@@ -95,6 +99,7 @@ class DecisionMemo:
     def copy(self) -> DecisionMemo:
         clone = DecisionMemo()
         clone.decisions, clone.stale = dict(self.decisions), set(self.stale)
+        clone.pairs = dict(self.pairs)
         clone.policy, clone.timed = self.policy, dict(self.timed)
         clone._ids, clone._index = list(self._ids), dict(self._index)
         clone._rows, clone._chunks = list(self._rows), list(self._chunks)
@@ -126,10 +131,11 @@ class DecisionMemo:
             todo: Iterable[str] = (stale.pop(),) if len(stale) == 1 else list(stale)
         else:
             todo = [w for w in work_ids if w in stale]
-        decisions, unledgered = self.decisions, self._unledgered
+        decisions, pairs, unledgered = self.decisions, self.pairs, self._unledgered
         for work_id in todo:
             item = work[work_id]
-            decisions[work_id] = decide_work(view, item, now)
+            decisions[work_id] = decision = decide_work(view, item, now)
+            pairs[work_id] = decision[1] + "/" + decision[2]  # (status, next_action)
             if (until := item.not_before) is None:
                 timed.pop(work_id, None)
             else:
