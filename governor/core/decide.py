@@ -287,10 +287,12 @@ def _dispatch_head(
     statuses: frozenset[str],
     runnable: Callable[[Any, bool], list[str]],
     items: Any,
+    kept: dict[tuple[bool, int], tuple[Head, tuple[str, ...]]] | None = None,
 ) -> tuple[Head, tuple[str, ...]] | None:
     """Rule 8 on its inputs: the decision's head (``Head``) and its work ids.
     ``runnable(items, held)`` lists the items it may run (``_runnable``, or a scan the
-    lean steps kept)."""
+    lean steps kept); ``kept`` holds the runs offered from those same items, by
+    ``retry_blocked`` and how many (a scan's ``runs``)."""
     policy = view.policy
     free = policy.max_parallel_work - view.running_items
     held = policy.retry_blocked
@@ -306,8 +308,14 @@ def _dispatch_head(
         )
         return ("budget_exhausted", "none", why, None, None, "total_attempts"), ()
     # never offer more runs than the goal's total budget can start
-    ids = tuple(ready[: min(free, total_attempts_remaining(view))])
-    return ("ready", "run", f"run {', '.join(ids)}", None, None, None), ids
+    most = min(free, total_attempts_remaining(view))
+    if kept is not None and (taken := kept.get((held, most))) is not None:
+        return taken
+    ids = tuple(ready[:most])
+    taken = ("ready", "run", f"run {', '.join(ids)}", None, None, None), ids
+    if kept is not None:
+        kept[held, most] = taken
+    return taken
 
 
 def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
@@ -513,6 +521,8 @@ class _Scan(NamedTuple):
     """``_runnable(items, True)``."""
     running: str
     """Rule 9's reason with items running (``_running_on``)."""
+    runs: dict[tuple[bool, int], tuple[Head, tuple[str, ...]]]
+    """Rule 8's runs offered from these items, by ``retry_blocked`` and how many."""
 
 
 def _scan(items: tuple[WorkDecision, ...]) -> _Scan:
@@ -521,6 +531,7 @@ def _scan(items: tuple[WorkDecision, ...]) -> _Scan:
         _runnable(items, False),
         _runnable(items, True),
         f"{', '.join(_running_ids(items))} running",
+        {},
     )
 
 
@@ -564,7 +575,7 @@ def decide_head(view: GoalView, now: datetime) -> Head | None:
     statuses = scan.statuses
     if "in_review" in statuses:
         return None  # rule 7 fires (rule 6, every item settled, leaves none to run or wait on)
-    taken = _dispatch_head(view, statuses, _kept_runnable, scan)
+    taken = _dispatch_head(view, statuses, _kept_runnable, scan, scan.runs)
     if taken is not None:
         return taken[0]
     if "running" in statuses:
