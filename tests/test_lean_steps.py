@@ -36,6 +36,7 @@ from governor.analysis.replay import ReplayStep, replay
 from governor.core.codec import LineDecoder, decode_lines, encode
 from governor.core.decide import Head, decide, decide_head
 from governor.core.events import Event
+from governor.core.policy import with_overrides
 from governor.core.view import GoalView, evolve
 from governor.errors import HistoryError
 from governor.render import records
@@ -316,3 +317,39 @@ def test_the_command_prints_the_lines_before_a_fault(tmp_path: Path) -> None:
     assert result.stdout == b"".join(want)
     assert len(result.stderr.decode().strip().splitlines()) == 1, result.stderr
     assert "3002" in result.stderr.decode(), result.stderr
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"retry_blocked": False},
+        {"retry_blocked": True, "max_parallel_work": 2},
+        {"accept_passing": False, "max_parallel_work": 3},
+        {"max_total_attempts": 1},
+    ],
+    ids=["held-off", "held-two", "review-three", "attempts-spent"],
+)
+def test_lean_heads_follow_policy_swaps(overrides: dict[str, Any]) -> None:
+    """A view whose policy is swapped between steps (as a what-if swaps it): the lean
+    head (its kept scans and runs) is the head ``decide`` takes under each policy."""
+    histories = [[e for _, e in golden_pairs(path)] for path in GOLDEN]
+    raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(3_000, cycles=20))
+    histories.append([e for _, e in pairs_of(raw)])
+    compared = 0
+    for events in histories:
+        lean_view, full_view = GoalView(), GoalView()
+        for k, event in enumerate(events):
+            evolve(lean_view, event)
+            evolve(full_view, event)
+            if k % 3 == 2:  # the other policy for a step, then the recorded one again
+                kept = lean_view.policy, full_view.policy
+                lean_view.policy = full_view.policy = with_overrides(kept[0], overrides)
+                head, taken = decide_head(lean_view, event.at), decide(full_view, event.at)
+                lean_view.policy, full_view.policy = kept
+            else:
+                head, taken = decide_head(lean_view, event.at), decide(full_view, event.at)
+            if head is not None:
+                whole = (taken.status, taken.next_action, taken.reason)
+                assert head == (*whole, taken.blocked_on, taken.not_before, taken.exhausted), k
+                compared += 1
+    assert compared > 500
