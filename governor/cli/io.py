@@ -7,8 +7,8 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from itertools import islice
 from datetime import UTC, datetime
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from governor.render.terminal import printable

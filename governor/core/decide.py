@@ -269,7 +269,21 @@ def _dispatch_on(
     (status, action, why, _, _, exhausted), ids = taken
     return _new(
         Decision,
-        (status, action, why, "goal.8", ledger, None, None, exhausted, None, None, ids, items, None),
+        (
+            status,
+            action,
+            why,
+            "goal.8",
+            ledger,
+            None,
+            None,
+            exhausted,
+            None,
+            None,
+            ids,
+            items,
+            None,
+        ),
     )
 
 
@@ -309,13 +323,16 @@ def _dispatch_head(
         return ("budget_exhausted", "none", why, None, None, "total_attempts"), ()
     # never offer more runs than the goal's total budget can start
     most = min(free, total_attempts_remaining(view))
-    if kept is not None and (taken := kept.get((held, most))) is not None:
-        return taken
+    if kept is not None and (offered := kept.get((held, most))) is not None:
+        return offered
     ids = tuple(ready[:most])
-    taken = ("ready", "run", f"run {', '.join(ids)}", None, None, None), ids
+    run: tuple[Head, tuple[str, ...]] = (
+        ("ready", "run", f"run {', '.join(ids)}", None, None, None),
+        ids,
+    )
     if kept is not None:
-        kept[held, most] = taken
-    return taken
+        kept[held, most] = run
+    return run
 
 
 def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:

@@ -140,7 +140,7 @@ class StepLines:
             self._cost[1],
         )
 
-    def lines(
+    def lines(  # noqa: PLR0912, PLR0915 - one loop for every step (a call per step costs)
         self,
         events: Iterable[tuple[int, Event]],
         *,

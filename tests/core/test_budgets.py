@@ -177,7 +177,9 @@ def test_the_one_call_predicates_are_their_budget_rows() -> None:
             "max_cost_usd": max(view.cost_usd + delta / 4, 0.0),
         }
         for cost in (True, False):
-            view.policy = with_overrides(base, overrides if cost else {**overrides, "max_cost_usd": None})
+            view.policy = with_overrides(
+                base, overrides if cost else {**overrides, "max_cost_usd": None}
+            )
             assert total_attempts_left(view) == (not TOTAL_ATTEMPTS.spent(view))
             assert total_attempts_remaining(view) == int(TOTAL_ATTEMPTS.remaining(view))
             assert runtime_within(view) == (not RUNTIME.spent(view))
