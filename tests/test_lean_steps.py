@@ -1,4 +1,4 @@
-"""The lean steps of ``replay --json`` (``StepLines.lines``, docs/decisions/0031) print
+"""The lean steps of ``replay --json`` (``StepLines.lines``, docs/decisions/0011) print
 exactly the lines of the reference path: ``orjson.dumps(records.step_record(step))`` for
 every step of ``replay`` (SPEC §9 pins that shape), byte for byte.
 

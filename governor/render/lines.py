@@ -13,7 +13,7 @@ Rules:
       next action, reason, blocked_on, not_before (with its UTC offset, which its stamp
       prints) and exhausted; a bounded table (replays repeat a few heads over and over).
     * ``StepLines.lines`` is ``replay`` and ``line`` in one loop, for ``replay --json``
-      (docs/decisions/0031-lean-replay-json-steps.md): where the short path of rules 8
+      (docs/decisions/0011-lean-replay-json-steps.md): where the short path of rules 8
       and 9 decides (``decide.decide_head``) it renders the step from the head, the rows
       the memo decided again (``DecisionMemo.relaid``) and the goal's ledgers, without the
       ``Decision``, ``Ledger`` and ``WorkLedgers`` of the step; elsewhere it takes

@@ -52,7 +52,9 @@ def read_history(
     decoder = decoder or LineDecoder(str(path))
     if decoder.source is None:
         decoder.source = str(path)
-    yield from decode_lines(iter_raw_lines(path), allow_torn=allow_torn, decoder=decoder)
+    # the decoder's own stream, no generator in between (one per event of a replay); the
+    # file opens at the first line read, as before
+    return decode_lines(iter_raw_lines(path), allow_torn=allow_torn, decoder=decoder)
 
 
 def write_history(events: Iterable[Event], out: BinaryIO) -> int:
