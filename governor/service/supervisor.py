@@ -7,7 +7,8 @@ Rules (SPEC §8):
       one SIGTERM to each.
     * First SIGTERM or SIGINT: stop taking goals, let every worker finish the step in
       hand and release its lease, then exit 0. A second signal exits at once (the
-      leases then expire after their TTL and are taken over; nothing is lost).
+      leases then expire after their TTL and are taken over; nothing is lost). No signal
+      handler acts in place: a relay thread does (``governor.service.signals``).
     * A worker process that dies is replaced after ``RESTART_DELAY_S``; its registry
       row goes, its goals are taken over once their leases expire.
     * A worker left without its supervisor stops gracefully at its next heartbeat.
@@ -24,11 +25,10 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
+from contextlib import closing
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
-from types import FrameType
 from typing import Final
 
 from governor.clock import utc_now
@@ -40,6 +40,7 @@ from governor.registry import ServiceError
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_text_atomically
 from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
 from governor.service.settings import ServiceSettings
+from governor.service.signals import stop_signals
 from governor.service.status import forget_stale_workers
 from governor.service.worker import Worker
 from governor.store.base import EventStore
@@ -51,24 +52,6 @@ SUPERVISE_S: Final = 0.2
 """How often the supervisor looks at its worker processes."""
 
 Report = tuple[str, Snapshot]
-
-
-@contextmanager
-def stop_signals(stopping: threading.Event, *, at_once: Callable[[], None]) -> Iterator[None]:
-    """SIGTERM/SIGINT set ``stopping``; a second one calls ``at_once`` and exits at once."""
-
-    def handle(signum: int, _frame: FrameType | None) -> None:
-        if stopping.is_set():
-            at_once()
-            os._exit(128 + signum)
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 class Publisher:
@@ -235,8 +218,8 @@ def _serve_processes(
         process.start()
         slots[index] = process
 
-    def at_once() -> None:
-        for process in slots.values():
+    def at_once() -> None:  # on the signal relay's thread, while the main one may start one
+        for process in list(slots.values()):
             if process.pid is not None and process.is_alive():
                 os.kill(process.pid, signal.SIGTERM)  # their second signal: they exit at once
 
