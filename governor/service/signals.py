@@ -3,16 +3,15 @@
 Rules:
     * SIGTERM or SIGINT sets the ``stopping`` event; a second one calls ``at_once`` and
       ends the process (exit ``128 + signal``).
-    * The Python signal handler does nothing. Python runs a handler on the main thread
-      between two bytecodes, wherever that thread is — also inside ``stopping.wait()``,
-      holding the event's own lock: an ``Event.set()`` there waits for that lock for
-      ever, and so does every thread that sets the event after it (a stop that never
-      comes, seen as a worker that outlived its supervisor). So nothing a handler could
-      do is done in one: the signal number reaches a thread of its own through the
-      wakeup file descriptor (``signal.set_wakeup_fd``), which Python's C-level handler
-      writes the moment the signal arrives, whatever the main thread is doing (a long
-      store call, an agent's output loop); that thread sets the event or ends the
-      process.
+    * The Python signal handler does nothing (decision record 0011). Python runs a
+      handler on the main thread between two bytecodes, wherever that thread is — also
+      inside ``stopping.wait()``, holding the event's own lock: an ``Event.set()`` there
+      waits for that lock for ever, and so does every thread that sets the event after
+      it (a stop that never comes, seen as a worker that outlived its supervisor). So
+      the signal number reaches a thread of its own through the wakeup file descriptor
+      (``signal.set_wakeup_fd``), which Python's C-level handler writes the moment the
+      signal arrives, whatever the main thread is doing (a long store call, an agent's
+      output loop); that thread sets the event or ends the process.
     * ``SIGUSR1`` dumps the stack of every thread to stderr (``faulthandler``): what an
       operator asks a ``serve`` process or worker that seems stuck.
 """

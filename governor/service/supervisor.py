@@ -62,7 +62,8 @@ class Publisher:
         self.reports: dict[str, Snapshot] = {}
         self.local: list[Counters] = []
         self.workers: Callable[[], int] = lambda: 1
-        self.queue: Queue[Report] | None = None
+        self.queues: dict[int, Queue[Report]] = {}
+        """Each worker slot's own report queue (see ``_serve_processes``)."""
         self._server = (
             MetricsServer(settings.metrics_host, settings.metrics_port)
             if settings.metrics_port is not None
@@ -85,12 +86,13 @@ class Publisher:
 
     def drain(self) -> None:
         """Take in every counter report the worker processes sent."""
-        while self.queue is not None:
-            try:
-                worker, snapshot = self.queue.get_nowait()
-            except Exception:  # queue.Empty, or a queue closed under us
-                return
-            self.reports[worker] = snapshot
+        for queue in list(self.queues.values()):
+            while True:
+                try:
+                    worker, snapshot = queue.get_nowait()
+                except Exception:  # queue.Empty, or a queue closed under us
+                    break
+                self.reports[worker] = snapshot
 
     def publish(self) -> None:
         """Render the metrics now and write them out."""
@@ -206,16 +208,20 @@ def _serve_processes(
     store: EventStore,
 ) -> int:
     context = multiprocessing.get_context("spawn")
-    reports: Queue[Report] = context.Queue()
-    publisher.queue = reports
     slots: dict[int, BaseProcess] = {}
     restart_at: dict[int, float] = {}
 
     def start(index: int) -> None:
+        # A queue per worker: a queue's writers share one lock across processes, and a
+        # worker SIGKILLed while holding it would leave every other worker's last report,
+        # and so its exit, waiting on it for ever.
+        reports: Queue[Report] = context.Queue()
         process = context.Process(
             target=worker_process, args=(settings, index, reports), name=f"governor-worker-{index}"
         )
         process.start()
+        publisher.drain()  # the last report of the worker this one replaces, then its queue goes
+        publisher.queues[index] = reports
         slots[index] = process
 
     def at_once() -> None:  # on the signal relay's thread, while the main one may start one
@@ -229,6 +235,7 @@ def _serve_processes(
             start(index)
         publisher.start()
         while not stopping.wait(SUPERVISE_S):
+            publisher.drain()  # a worker's reports never fill its pipe, even without metrics
             _replace_dead(slots, restart_at, start, log, store)
         _stop_all(slots, publisher)
     return 0
