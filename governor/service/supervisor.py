@@ -26,7 +26,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from contextlib import closing
+from contextlib import closing, suppress
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from typing import Final
@@ -227,7 +227,8 @@ def _serve_processes(
     def at_once() -> None:  # on the signal relay's thread, while the main one may start one
         for process in list(slots.values()):
             if process.pid is not None and process.is_alive():
-                os.kill(process.pid, signal.SIGTERM)  # their second signal: they exit at once
+                with suppress(ProcessLookupError):  # it ended meanwhile: on to the next
+                    os.kill(process.pid, signal.SIGTERM)  # their second signal: exit at once
 
     publisher.workers = lambda: sum(p.is_alive() for p in slots.values())
     with stop_signals(stopping, at_once=at_once):
