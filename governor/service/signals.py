@@ -43,16 +43,18 @@ def stop_signals(stopping: threading.Event, *, at_once: Callable[[], None]) -> I
         target=_relay, args=(read_fd, stopping, at_once), daemon=True, name="stop-signals"
     )
     relay.start()
-    previous = {sig: signal.signal(sig, _noted) for sig in STOP_SIGNALS}
+    # The pipe is in place before the handlers and stays until they are gone: no stop
+    # signal ever meets a handler that does nothing with nobody told.
     previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    previous = {sig: signal.signal(sig, _noted) for sig in STOP_SIGNALS}
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         yield
     finally:
         faulthandler.unregister(signal.SIGUSR1)
-        signal.set_wakeup_fd(previous_fd)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        signal.set_wakeup_fd(previous_fd)
         os.close(write_fd)  # the relay reads the end of the pipe and returns
         relay.join()
         os.close(read_fd)
