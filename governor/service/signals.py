@@ -23,7 +23,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import Final
 
@@ -31,16 +31,24 @@ STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
 """The signals that ask for a stop."""
 
 
+Noticed = Callable[[signal.Signals, bool], None]
+"""Told of each stop signal on the relay's thread: the signal, and whether it ends the
+process at once (the second). What it raises is ignored."""
+
+
 @contextmanager
-def stop_signals(stopping: threading.Event, *, at_once: Callable[[], None]) -> Iterator[None]:
+def stop_signals(
+    stopping: threading.Event, *, at_once: Callable[[], None], noticed: Noticed | None = None
+) -> Iterator[None]:
     """SIGTERM/SIGINT set ``stopping``; a second one calls ``at_once`` and exits at once.
 
     Must be entered on the main thread. Inside, ``SIGUSR1`` dumps every thread's stack.
+    ``noticed`` (e.g. a log line) is told of each stop signal before it is acted on.
     """
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)  # the C-level handler must never block on it
     relay = threading.Thread(
-        target=_relay, args=(read_fd, stopping, at_once), daemon=True, name="stop-signals"
+        target=_relay, args=(read_fd, stopping, at_once, noticed), daemon=True, name="stop-signals"
     )
     relay.start()
     # The pipe is in place before the handlers and stays until they are gone: no stop
@@ -64,14 +72,20 @@ def _noted(_signum: int, _frame: FrameType | None) -> None:
     """The Python-level handler: none of its work is done here (see the module rules)."""
 
 
-def _relay(read_fd: int, stopping: threading.Event, at_once: Callable[[], None]) -> None:
+def _relay(
+    read_fd: int, stopping: threading.Event, at_once: Callable[[], None], noticed: Noticed | None
+) -> None:
     """Act on each stop signal written to the wakeup pipe, until the pipe closes."""
     stops = {int(sig) for sig in STOP_SIGNALS}
     while data := os.read(read_fd, 64):
         for signum in data:
             if signum not in stops:
                 continue  # another signal with a Python handler: not ours to act on
-            if not stopping.is_set():
+            second = stopping.is_set()
+            if noticed is not None:
+                with suppress(Exception):  # a log that cannot be written never holds a stop
+                    noticed(signal.Signals(signum), second)
+            if not second:
                 stopping.set()
                 continue
             try:

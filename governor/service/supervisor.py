@@ -6,9 +6,11 @@ Rules (SPEC §8):
       process group so a terminal's Ctrl-C reaches only the supervisor, which forwards
       one SIGTERM to each.
     * First SIGTERM or SIGINT: stop taking goals, let every worker finish the step in
-      hand and release its lease, then exit 0. A second signal exits at once (the
-      leases then expire after their TTL and are taken over; nothing is lost). No signal
-      handler acts in place: a relay thread does (``governor.service.signals``).
+      hand and release its lease, then exit 0. A second signal exits at once and
+      SIGKILLs the worker processes (their agents die with them; the leases expire
+      after their TTL and are taken over; nothing is lost). No signal handler acts in
+      place: a relay thread does (``governor.service.signals``), and logs each signal
+      (``stop.requested``).
     * A worker process that dies is replaced after ``RESTART_DELAY_S``; its registry
       row goes, its goals are taken over once their leases expire.
     * A worker left without its supervisor stops gracefully at its next heartbeat.
@@ -40,7 +42,7 @@ from governor.registry import ServiceError
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_text_atomically
 from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
 from governor.service.settings import ServiceSettings
-from governor.service.signals import stop_signals
+from governor.service.signals import Noticed, stop_signals
 from governor.service.status import forget_stale_workers
 from governor.service.worker import Worker
 from governor.store.base import EventStore
@@ -52,6 +54,15 @@ SUPERVISE_S: Final = 0.2
 """How often the supervisor looks at its worker processes."""
 
 Report = tuple[str, Snapshot]
+
+
+def noticed_in(log: JsonLog) -> Noticed:
+    """A ``stop.requested`` log line for each stop signal (``at_once`` for the second)."""
+
+    def noticed(sig: signal.Signals, at_once: bool) -> None:
+        log.write("stop.requested", utc_now(), signal=sig.name, at_once=at_once)
+
+    return noticed
 
 
 class Publisher:
@@ -156,7 +167,7 @@ def _serve_here(
     log = JsonLog(settings.log_file, settings.env, worker=holder_id())
     with (
         closing(open_store(settings.store_url)) as store,
-        stop_signals(stopping, at_once=log.close),
+        stop_signals(stopping, at_once=log.close, noticed=noticed_in(log)),
     ):
         publisher.start()
         observation = Observation(log, counters)
@@ -181,7 +192,7 @@ def worker_process(settings: ServiceSettings, index: int, reports: Queue[Report]
             stopping.set()
 
     with (
-        stop_signals(stopping, at_once=lambda: None),
+        stop_signals(stopping, at_once=lambda: None, noticed=noticed_in(log)),
         closing(open_store(settings.store_url)) as store,
     ):
         worker = Worker(
@@ -225,13 +236,16 @@ def _serve_processes(
         slots[index] = process
 
     def at_once() -> None:  # on the signal relay's thread, while the main one may start one
+        # SIGKILL, not a second SIGTERM: one sent just after _stop_all's, still pending,
+        # would merge with it and leave the worker finishing its step. Its agents die
+        # with it (SPEC §11.11); its leases expire and are taken over.
         for process in list(slots.values()):
             if process.pid is not None and process.is_alive():
                 with suppress(ProcessLookupError):  # it ended meanwhile: on to the next
-                    os.kill(process.pid, signal.SIGTERM)  # their second signal: exit at once
+                    os.kill(process.pid, signal.SIGKILL)
 
     publisher.workers = lambda: sum(p.is_alive() for p in slots.values())
-    with stop_signals(stopping, at_once=at_once):
+    with stop_signals(stopping, at_once=at_once, noticed=noticed_in(log)):
         for index in range(settings.workers):
             start(index)
         publisher.start()

@@ -16,12 +16,16 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
-from tests.e2e.cli import Project
+from governor.store import open_store
+from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script
+from tests.service.fleet import Kind, create_goals, mid_run
 
 IN_THE_WINDOW = """
 import signal, threading
@@ -64,7 +68,7 @@ def test_a_stop_signal_that_lands_while_the_main_thread_holds_the_events_lock_is
     assert done.stderr == ""
 
 
-def log_lines(path: Path) -> list[dict[str, object]]:
+def log_lines(path: Path) -> list[dict[str, Any]]:
     try:
         return [orjson.loads(line) for line in path.read_bytes().splitlines()]
     except FileNotFoundError:
@@ -100,3 +104,55 @@ def test_a_serve_worker_dumps_its_stacks_on_sigusr1_and_still_stops_on_sigterm(
     assert "governor/service/worker.py" in err
     kinds = [e["kind"] for e in log_lines(tmp_path / "service.jsonl")]
     assert kinds.count("worker.stopped") == 2
+
+
+LONG = Kind(
+    "long",
+    [
+        planner_script([{"reply": plan("a")}, {"reply": COMPLETE}]),
+        worker_script("a", [{"delay_s": 600, "effects": True, "reply": done("a")}]),
+    ],
+)
+"""One item whose agent runs for ten minutes: a step in hand the first signal waits for."""
+
+
+def alive(pid: int) -> bool:
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+def test_a_second_sigterm_ends_serve_and_its_workers_at_once_mid_step(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    url = project.env["GOVERNOR_STORE"]
+    create_goals(project, url, [("long", LONG)])
+    log = tmp_path / "service.jsonl"
+    serve = project.popen("serve", "--workers", "2", "--poll-s", "0.05", "--log-file", log.name)
+    try:
+        with closing(open_store(url)) as store:
+            holder, _ = mid_run(store, ["long"], timeout_s=120)  # its agent sleeps for ten minutes
+        serve.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 120
+        while sum(e["kind"] == "stop.requested" for e in log_lines(log)) < 3:
+            assert time.monotonic() < deadline, log_lines(log)  # serve's, then each worker's
+            time.sleep(0.05)
+        assert serve.poll() is None  # the step in hand goes on
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=120)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait(timeout=30)
+    assert serve.returncode == 128 + signal.SIGTERM
+    pids = [e["pid"] for e in log_lines(log) if e["kind"] == "worker.started"]
+    assert holder in pids
+    deadline = time.monotonic() + 60
+    while any(alive(pid) for pid in pids):  # killed with serve, not left to finish the step
+        assert time.monotonic() < deadline, [pid for pid in pids if alive(pid)]
+        time.sleep(0.05)
+    requests = [(e["worker"].split(":")[0], e["at_once"]) for e in log_lines(log)
+                if e["kind"] == "stop.requested"]  # fmt: skip
+    assert requests.count(("supervisor", False)) == 1
+    assert requests.count(("supervisor", True)) == 1
