@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic import BaseModel
 
 import governor
-from governor.errors import CommandRefusedError, GoalFileError, NotFoundError
+from governor.errors import CommandRefusedError, GoalFileError, InputError, NotFoundError
 from governor.store.sqlite import SqliteEventStore
 from tests.callbacks import Runs
 
@@ -173,6 +173,26 @@ def test_raise_budget_and_cancel_record_the_operator_verbs(goal: governor.Goal) 
         "operator:carol",
         "not needed",
     )
+
+
+@pytest.mark.parametrize(
+    ("ledger", "to", "needle"),
+    [
+        ("milestones", 9, "unknown ledger 'milestones'"),
+        ("bogus", 9, "unknown ledger 'bogus'"),
+        ("replans", "9", "must be a number, not '9'"),
+        ("replans", True, "must be a number, not True"),
+        ("replans", None, "must be a number, not None"),
+    ],
+)
+def test_raise_budget_refuses_a_ledger_or_limit_it_cannot_raise_with_a_governor_error(
+    goal: governor.Goal, ledger: Any, to: Any, needle: str
+) -> None:
+    """docs/api.md: refusals raise governor's errors. An unknown ledger was a KeyError, a
+    limit given as text a TypeError, and ``True`` was recorded as a raise to 1."""
+    with pytest.raises(InputError, match=needle):
+        goal.raise_budget(ledger, to, reason="more")
+    assert [e.type for e in goal.events()] == ["goal.created"]
 
 
 def test_an_existing_goal_a_missing_one_and_a_taken_id(goal: governor.Goal, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from governor.clock import utc_now
 from governor.render.records import service_record, upstream_record
 from governor.render.text import format_service_status, format_upstreams
 from governor.service import ErrorBackoff, ServiceSettings, service_status
+from governor.store.files import writable
 
 
 def _settings(args: argparse.Namespace) -> ServiceSettings:
@@ -39,6 +40,12 @@ def _settings(args: argparse.Namespace) -> ServiceSettings:
 def cmd_serve(args: argparse.Namespace) -> int:
     from governor.service import serve  # noqa: PLC0415 - multiprocessing, http.server: only here
 
+    # Checked before any worker starts: the log is opened in every worker process, and the
+    # metrics are written from a thread, where a failure could only end that thread.
+    if args.log_file:
+        writable(args.log_file, append=True)
+    if args.metrics_file:
+        writable(args.metrics_file)
     return serve(_settings(args))
 
 

@@ -276,7 +276,13 @@ def plan_proposed(
 def apply_plan(
     view: GoalView, *, plan_id: str, at: datetime, actor: str = "governor"
 ) -> list[Event]:
-    """Materialise a proposal: its work items, or the goal's completion."""
+    """Materialise a proposal: its work items, or the goal's completion.
+
+    A recorded proposal whose decision the rules refuse now (a first ``complete``, SPEC
+    §11.3: a history recorded before that rule, or imported) is refused like a reply
+    would be: the runner rejects it (charged, the reason reaches the next planner prompt),
+    ``plan approve`` exits 5.
+    """
     ensure_open(view)
     plan = view.plans.get(plan_id)
     if plan is None:
@@ -284,6 +290,11 @@ def apply_plan(
     if plan.status != "proposed" or plan.proposal is None:
         raise CommandRefusedError(
             f"plan {plan_id} is {plan.status}, not proposed", goal_id=view.goal_id
+        )
+    problems = check_decision(view, plan.proposal.decision)
+    if problems:
+        raise CommandRefusedError(
+            f"plan {plan_id} cannot be applied: {problems[0]}", goal_id=view.goal_id
         )
     if plan.proposal.decision == "complete":
         return [PlanCompleted(**event_head(view, at, actor), plan_id=plan_id)]

@@ -38,7 +38,7 @@ from governor.core.policy import LedgerName, check_policy_value
 from governor.core.question import question
 from governor.core.record import ensure_open, event_head, finish_attempt, work_item
 from governor.core.view import GoalView
-from governor.errors import CommandRefusedError, NotFoundError
+from governor.errors import CommandRefusedError, InputError, NotFoundError
 
 
 def _refuse(view: GoalView, detail: str) -> CommandRefusedError:
@@ -201,8 +201,19 @@ def raise_budget(
     actor: str,
     work_id: str | None = None,
 ) -> list[Event]:
-    """Raise a limit past its current value, recorded with who and why."""
+    """Raise a limit past its current value, recorded with who and why.
+
+    Raises:
+        InputError: ``ledger`` is not a raisable ledger, or ``to`` is not a number.
+        CommandRefusedError: the goal ended, or ``to`` is out of range or not higher.
+    """
     ensure_open(view)
+    if ledger not in budgets.LEDGERS:
+        raise InputError(
+            f"{view.goal_id}: unknown ledger '{ledger}'; one of {', '.join(budgets.LEDGERS)}"
+        )
+    if isinstance(to, bool) or not isinstance(to, int | float):
+        raise InputError(f"{view.goal_id}: the new limit must be a number, not {to!r}")
     problem = check_policy_value(budgets.ledger(ledger).field, to)
     if problem:
         raise _refuse(

@@ -12,7 +12,10 @@ Rules (SPEC §11.11, decision record 0007):
       dropped. A record of another machine cannot be checked from here: it is dropped
       with a note, that machine's runner having ended it (below, or its guard).
     * A runner that learns its lease was taken over (its heartbeat is refused) kills its
-      own agents' groups at once: it may no longer act for the goal.
+      own agents' groups at once: it may no longer act for the goal. So does a runner
+      that learns at a heartbeat that the goal ended (an operator cancelled it), and it
+      kills the agent of an attempt an operator abandoned: nothing they do can be
+      recorded any more, so their attempt is over.
     * An agent that cannot be ended (another user's, stuck in the kernel) stops the
       takeover with ``LeaseError``: nothing runs beside it.
 """
@@ -23,7 +26,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 
 from governor.errors import LeaseError
@@ -76,15 +79,19 @@ class Agents:
             with contextlib.suppress(Exception):  # a row left behind is dropped at takeover
                 self.store.remove_agent(agent)
 
-    def end_own(self) -> None:
-        """The lease was lost: kill the group of every agent this runner has running."""
+    def end_own(
+        self, why: str = "the lease was taken over", *, runs: Collection[str] | None = None
+    ) -> None:
+        """Kill the group of every agent this runner has running (only those working for
+        ``runs``, plan ids or run ids, when given): the lease was lost, the goal ended, or
+        an operator finished their attempt."""
         with self._lock:
-            pids = list(self._live)
+            pids = [pid for pid, a in self._live.items() if runs is None or a.run in runs]
         for pid in pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         if pids:
-            self._progress(f"the lease was taken over; killed {len(pids)} running agent(s)")
+            self._progress(f"{why}; killed {len(pids)} running agent(s)")
 
     def end_previous(self) -> None:
         """End every agent still recorded for the goal (the lease was just taken)."""

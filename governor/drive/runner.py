@@ -9,6 +9,10 @@ Rules (SPEC §6.3, §8):
       while the lease is held): it is continued under the same id or number, free,
       until ``max_continuations``.
     * Every append carries the lease, so a runner whose lease was taken over cannot write.
+    * The lease's heartbeat also reads what was appended since the view: when an operator
+      ended the goal (``goal.cancelled``) or abandoned an attempt in flight, the agents
+      of what was settled are killed (SPEC §11.11), since nothing they do could be
+      recorded; the run's own outcome is then dropped and the runner goes on.
     * Events are built against the current view by a function, so a conflicting append
       (an operator verb landing meanwhile) is rebuilt on the fresh view, not replayed stale.
     * A finished attempt the decision after it would accept on its own (``accept_passing``)
@@ -246,6 +250,7 @@ class Runner:
                         self.lease = self.store.renew_lease(
                             self.lease, ttl_s=self.settings.lease_ttl_s
                         )
+                self._end_settled_agents()
             except LeaseError:
                 # Taken over: the next append is refused by the fencing token, and no agent
                 # of ours may run beside the new holder's.
@@ -253,6 +258,23 @@ class Runner:
                 return
             except StoreError:
                 continue  # the store is away; a takeover meanwhile fences us out all the same
+
+    def _end_settled_agents(self) -> None:
+        """Kill the agents whose run someone else settled after the view's last event:
+        every agent when the goal ended (an operator's ``goal.cancelled``), an attempt's
+        agent when an operator abandoned it. Nothing they do could be recorded, so their
+        attempt is over (SPEC §11.11). Reads only what was appended since."""
+        with self._lock:
+            seq = self.view.seq
+        finished: set[str] = set()
+        for event in self.store.load(self.goal_id, after_seq=seq):
+            if event.type in ("goal.cancelled", "plan.completed"):
+                self.agents.end_own(f"the goal ended meanwhile ({event.type})")
+                return
+            if event.type == "attempt.finished":
+                finished.add(event.run_id)
+        if finished:
+            self.agents.end_own("an operator finished the attempt meanwhile", runs=finished)
 
     def release(self) -> None:
         if self._heartbeat is not None:
@@ -451,6 +473,10 @@ class Runner:
             raise
         except Exception as exc:
             if not in_flight():
+                if isinstance(exc, CommandRefusedError):
+                    # settled meanwhile by an operator (an abandon, a review): go on from there
+                    self.progress(f"{what} was settled meanwhile; its outcome is not recorded")
+                    return []
                 raise
             error = self.crash_text(exc)
             self.progress(f"{what}: {error}; recorded as a charged failure")

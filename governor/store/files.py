@@ -8,6 +8,8 @@ Rules:
     * Nothing is read without a bound: a goal file holds at most ``MAX_GOAL_FILE_BYTES``,
       a line of a history at most ``MAX_LINE_BYTES`` (longer is refused naming the line,
       after reading no more than the bound).
+    * A file to write is checked before anything is done (``writable``): its folder
+      exists and it is not a folder.
     * A file is written whole or not at all (``write_atomically``): into a temporary file
       in the same folder, flushed to disk, then renamed over the target. A full disk or a
       crash leaves the previous file (or none), never a torn one.
@@ -111,6 +113,31 @@ def iter_lines(path: str | Path, *, limit: int = MAX_LINE_BYTES) -> Iterator[byt
             yield line
 
 
+def writable(path: str | Path, *, append: bool = False) -> Path:
+    """``path`` as a file governor may write: its folder exists and it is not a folder.
+
+    With ``append`` the file is opened for appending once (and created when missing), so
+    a file that cannot be written is refused now rather than when the first line is due.
+
+    Raises:
+        NotFoundError: when the folder does not exist.
+        InputError: when ``path`` is a folder, or (``append``) cannot be opened to append.
+    """
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise NotFoundError(f"{target}: the folder {folder} does not exist")
+    if target.is_dir():
+        raise InputError(f"{target}: is a folder; name a file to write")
+    if append:
+        try:
+            with open(target, "ab"):
+                pass
+        except OSError as exc:
+            raise InputError(f"{target}: cannot be written ({exc.strerror or exc})") from None
+    return target
+
+
 @contextmanager
 def write_atomically(path: str | Path, *, durable: bool = True) -> Iterator[BinaryIO]:
     """A file to write ``path`` through: it appears whole when the block ends, or not at all.
@@ -123,12 +150,8 @@ def write_atomically(path: str | Path, *, durable: bool = True) -> Iterator[Bina
         InputError: when the folder cannot be written, the disk is full, or ``path`` is a
             folder; nothing is left behind.
     """
-    target = Path(path)
+    target = writable(path)
     folder = target.parent
-    if not folder.is_dir():
-        raise NotFoundError(f"{target}: the folder {folder} does not exist")
-    if target.is_dir():
-        raise InputError(f"{target}: is a folder; name a file to write")
     try:
         fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".part")
     except OSError as exc:

@@ -13,7 +13,7 @@ import pytest
 from governor.analysis.tune import candidates
 from governor.core import record, verbs
 from governor.core.codec import LineDecoder, decode, decode_upgraded, encode
-from governor.core.events import Event, WorkSpec
+from governor.core.events import Event, PlanProposed, WorkSpec
 from governor.core.history import FIRST_COMPLETE, check_history
 from governor.core.policy import Policy, policy_from, with_overrides
 from governor.errors import BudgetExhaustedError, CommandRefusedError, HistoryError, PolicyError
@@ -107,6 +107,34 @@ def test_a_first_complete_is_recorded_as_a_charged_failure_whose_error_reaches_t
     assert f"Plan p1 failed: the proposal is invalid: {FIRST_COMPLETE}" in planner_prompt(
         s.view, "retry", s.now
     )
+
+
+def _recorded_first_complete() -> tuple[Story, str]:
+    """A history recorded before §11.3 (or imported): its first proposal says ``complete``."""
+    s = Story()
+    plan_id = s.request()
+    s.tick().add(
+        [
+            PlanProposed(
+                **record.event_head(s.view, s.now, "governor"),
+                plan_id=plan_id,
+                decision="complete",
+                rationale="nothing to do",
+                work=(),
+            )
+        ]
+    )
+    return s, plan_id
+
+
+@pytest.mark.parametrize("actor", ["governor", "operator:alice"], ids=["auto", "approve"])
+def test_a_recorded_first_complete_is_never_applied(actor: str) -> None:
+    """SPEC §11.3: a first ``complete`` is not a valid proposal. A recorded one stays
+    readable, but applying it (the runner's auto-apply, ``plan approve``) used to record
+    ``plan.completed``: the goal succeeded before any work was done."""
+    s, plan_id = _recorded_first_complete()
+    with pytest.raises(CommandRefusedError, match=FIRST_COMPLETE):
+        record.apply_plan(s.view, plan_id=plan_id, at=s.now, actor=actor)
 
 
 def _planned_and_done() -> Story:

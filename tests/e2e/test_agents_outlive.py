@@ -9,13 +9,14 @@ hung runner's agent before its own agent starts on the item.
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.cli import Project
+from tests.e2e.cli import COMPLETE, Project, done, plan
 from tests.e2e.workers import (
     all_dead,
     entries,
@@ -26,6 +27,19 @@ from tests.e2e.workers import (
     processes,
     wait_for_ticks,
 )
+
+SLOW_FIRST_ATTEMPT = """prompt=$(cat)
+case "$prompt" in
+  *"asked now: milestone"*) echo '{complete}' ;;
+  *"role: planner"*) echo '{plan}' ;;
+  *) if [ ! -e {root}/first.pid ]; then
+       (trap '' TERM HUP INT; exec sleep 600) &
+       echo "$$ $!" > {root}/first.pid
+       wait
+     fi
+     echo '{done}' ;;
+esac
+"""
 
 
 def goal(project: Project, *, ticks: int) -> None:
@@ -77,3 +91,69 @@ def test_a_runner_taking_over_ends_the_hung_runners_agent_first(tmp_path: Path) 
         hung.send_signal(signal.SIGKILL)
         hung.wait(timeout=60)
         kill_all(processes(project))
+
+
+def test_cancelling_the_goal_ends_the_agent_of_the_run_in_flight(tmp_path: Path) -> None:
+    """SPEC §11.11: an agent never outlives its attempt, and after ``goal.cancelled`` no
+    attempt can be recorded. The agent used to run on until it finished by itself (up to
+    its ``timeout_s``) and the runner with it; now the runner's next heartbeat kills it."""
+    project = Project(tmp_path)
+    agents = {**install(project, ticks=100_000), "timeout_s": 3600}  # works until killed
+    project.goal("g", agents, agents)
+    runner = project.popen("run", "g", "--quiet", "--lease-ttl", "3")
+    try:
+        wait_for_ticks(project, 1)
+        pids = processes(project)
+        assert len(pids) == 2  # the agent and its grandchild
+        cancelled = project.gov("cancel", "g", "--reason", "not needed")
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert all_dead(pids, within_s=60) == [], "the agents outlived the cancelled goal"
+        assert runner.wait(timeout=120) == 13
+        assert project.status("g")["status"] == "cancelled"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        kill_all(processes(project))
+
+
+def _first_agent(project: Project) -> list[tuple[int, int]]:
+    path = project.root / "first.pid"
+    deadline = time.monotonic() + 120
+    while not path.exists() or not path.read_text().endswith("\n"):
+        assert time.monotonic() < deadline, "the first attempt's agent never started"
+        time.sleep(0.05)
+    pids = [int(p) for p in path.read_text().split()]
+    return [(pid, int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]))
+            for pid in pids]  # fmt: skip
+
+
+def test_abandoning_the_attempt_in_flight_ends_its_agent_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """SPEC §11.11: an agent never outlives its attempt. `work abandon` finishes the
+    attempt in flight; its agent used to run on, and when it ended the runner stopped
+    with "has no attempt in flight" (exit 5) instead of going on."""
+    project = Project(tmp_path)
+    body = SLOW_FIRST_ATTEMPT.format(
+        root=tmp_path,
+        plan=json.dumps(plan("a")),
+        complete=json.dumps(COMPLETE),
+        done=json.dumps(done("a")),
+    )
+    agent = {"harness": "command", "args": [project.script("agent", body)], "timeout_s": 3600}
+    project.goal("g", agent, agent)
+    runner = project.popen("run", "g", "--quiet", "--lease-ttl", "3")
+    first: list[tuple[int, int]] = []
+    try:
+        first = _first_agent(project)
+        abandoned = project.gov("work", "abandon", "g", "p1-a", "--reason", "wrong approach")
+        assert abandoned.returncode == 0, abandoned.stderr
+        assert all_dead(first, within_s=60) == [], "the abandoned attempt's agent ran on"
+        assert runner.wait(timeout=120) == 0
+        outcomes = [e["outcome"] for e in project.events("g") if e["type"] == "attempt.finished"]
+        assert outcomes == ["abandoned", "succeeded"]
+        assert project.status("g")["status"] == "succeeded"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        kill_all(first)

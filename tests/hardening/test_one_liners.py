@@ -293,3 +293,16 @@ def test_a_value_the_event_models_refuse_is_one_line(tmp_path: Path, verb: tuple
     imported(tmp_path)
     assert_one_line(governor(tmp_path, *verb), 3, "reason")
     assert governor(tmp_path, "validate", str(UPSTREAM)).returncode == 0
+
+
+@pytest.mark.parametrize("option", ["--log-file", "--metrics-file"])
+@pytest.mark.parametrize(("target", "code"), [("missing/dir/out.txt", 4), (".", 3)])
+def test_serve_refuses_an_output_it_cannot_write_before_any_worker_starts(
+    tmp_path: Path, option: str, target: str, code: int
+) -> None:
+    """A log or metrics file in a missing folder, or a folder, was an internal error (exit 1)
+    or a traceback from the metrics thread while serve went on; now one line, exit 4 or 3."""
+    imported(tmp_path)
+    result = governor(tmp_path, "serve", option, target, "--poll-s", "0.1", timeout=60)
+    assert_one_line(result, code, target.split("/", maxsplit=1)[0])
+    assert "worker.started" not in result.stderr
