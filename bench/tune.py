@@ -12,7 +12,8 @@ Method (figures go to docs/performance.md):
          ours   analyse each history once (``Trace``), skip policies it cannot tell apart
                 (``Demands.key``), decide only at recorded actions that a limit may change
                 (``Trace.first_check``), stop at the divergence; re-fold the policies together
-                from a snapshot of the recorded fold (``Trace.under_all``)
+                from a snapshot of the recorded fold (``Trace.under_all``; those that cannot
+                yet be told apart at a check share its decision)
        Both give the same outcome per pair (checked). Wall and CPU time are printed.
     3. The whole corpus x the grid, **main against this checkout, side by side**, ``--runs``
        times interleaved: each evaluates every history under every candidate with one
@@ -273,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
         f"  governor       {t_ours:7.2f} s  {pairs / t_ours:10,.0f} pairs/s   ratio {t_naive / t_ours:5.1f}x (target >= 40x)"
     )
     print(
-        f"  CPU time: naive {c_naive:.2f} s, governor {c_ours:.2f} s, ratio {c_naive / c_ours:5.1f}x",
+        f"  CPU time: naive {c_naive:.2f} s, governor {c_ours:.3f} s, ratio {c_naive / c_ours:5.1f}x",
         flush=True,
     )
     if args.only_reprojection:

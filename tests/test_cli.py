@@ -192,6 +192,37 @@ def test_new_refuses_more_milestones_than_replans_in_one_line(tmp_path: Path) ->
     ]
 
 
+def test_new_takes_omitted_milestones_from_replans_written_as_a_whole_float(
+    tmp_path: Path,
+) -> None:
+    """SPEC §5/§11.5: an omitted max_milestones is min(4, max_replans); ``2.0`` is the count 2."""
+    goal = tmp_path / "goal.toml"
+    goal.write_text(
+        'id = "g-float"\ntitle = "t"\nobjective = "o"\nplanner = "p"\nworker = "p"\n'
+        '[policy]\nmax_replans = 2.0\n[profiles.p]\nharness = "scripted"\n'
+    )
+    store = str(tmp_path / "g.db")
+    result = governor("--store", store, "new", str(goal), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    exported = governor("--store", store, "export", "g-float", cwd=tmp_path)
+    policy = orjson.loads(exported.stdout.splitlines()[0])["policy"]
+    assert (policy["max_replans"], policy["max_milestones"]) == (2, 2)
+
+
+def test_new_refuses_a_policy_that_is_no_mapping(tmp_path: Path) -> None:
+    """SPEC §5: ``policy = []`` is not a policy; it was read as the defaults."""
+    goal = tmp_path / "goal.toml"
+    goal.write_text(
+        'title = "t"\nobjective = "o"\nplanner = "p"\nworker = "p"\npolicy = []\n'
+        '[profiles.p]\nharness = "scripted"\n'
+    )
+    result = governor("--store", str(tmp_path / "g.db"), "new", str(goal), cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: {goal}: policy: a policy is a mapping of its fields, not list"
+    ]
+
+
 def test_validate_reads_a_round_one_policy_with_a_note(tmp_path: Path) -> None:
     current = EXAMPLE.read_text()
     assert '"max_milestones":4,' in current  # the example is read without a note

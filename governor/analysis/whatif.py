@@ -20,12 +20,12 @@ Rules (SPEC §9):
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Literal, cast
 
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, outage_wait_s
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, Counter, outage_wait_s
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
@@ -44,7 +44,7 @@ from governor.core.events import (
 from governor.core.history import HistoryChecker, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
-from governor.core.view import GoalView, evolve, fold
+from governor.core.view import GoalView, WorkState, evolve, fold
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 
@@ -165,8 +165,13 @@ class Demands:
     def note(self, view: GoalView, event: Event) -> list[str]:
         """Take in the counters after ``event``; returns the budgets whose demand grew."""
         most, grown = self.most, []
-        for name, read in _BY_GOAL:
-            value = read(view)
+        for name, get in _GOAL_GETS:  # the counters that are one attribute of the view
+            value = get(view)
+            if value > most[name]:
+                most[name] = value
+                grown.append(name)
+        for name, used in _GOAL_CALLS:
+            value = used(view, None)
             if value > most[name]:
                 most[name] = value
                 grown.append(name)
@@ -174,15 +179,26 @@ class Demands:
         work_id = getattr(event, "work_id") if event.type in _NAMES_ITEM else None  # noqa: B009
         item = view.work.get(work_id) if work_id is not None else None
         if item is not None:
-            for name, used in _BY_ITEM:
-                value = used(view, item)
-                if value > most[name]:
-                    most[name] = value
-                    if name not in grown:
-                        grown.append(name)
+            self._note_item(view, item, grown)
         if not self.refused and event.type in _CLASSED:
             self.refused = getattr(event, "failure_class") == "upstream"  # noqa: B009
         return grown
+
+    def _note_item(self, view: GoalView, item: WorkState, grown: list[str]) -> None:
+        """Take in the counters of the item an event names (and of its run in flight)."""
+        most = self.most
+        for name, get in _ITEM_GETS:  # the counters that are one attribute of the item
+            value = get(item)
+            if value > most[name]:
+                most[name] = value
+                if name not in grown:
+                    grown.append(name)
+        for name, used in _ITEM_CALLS:
+            value = used(view, item)
+            if value > most[name]:
+                most[name] = value
+                if name not in grown:
+                    grown.append(name)
 
     def key(self, policy: Policy, names: Iterable[str] | None = None) -> tuple[object, ...]:
         """The policy as far as this history can tell it apart from others (``names``: only
@@ -222,9 +238,25 @@ class Demands:
         return list(zip(*columns, strict=True))
 
 
-_BY_GOAL: Final = tuple((b.name, b.on_goal()) for b in BUDGETS if b.scope != "item")
+def _readers(
+    budgets: Iterable[Budget], on_item: bool
+) -> tuple[tuple[tuple[str, Callable[[object], float]], ...], tuple[tuple[str, Counter], ...]]:
+    """How ``Demands.note`` reads these budgets' counters: (name, getter) of those that are
+    one attribute (of the item, ``on_item``, else of the view: read without a call of ours),
+    and (name, counter) of the others."""
+    gets, calls = [], []
+    for budget in budgets:
+        get = budget.getter(on_item)
+        if get is not None:
+            gets.append((budget.name, get))
+        else:
+            calls.append((budget.name, budget.used))
+    return tuple(gets), tuple(calls)
+
+
+_GOAL_GETS, _GOAL_CALLS = _readers([b for b in BUDGETS if b.scope != "item"], on_item=False)
 """Budgets read on the goal after every event (a per-run one: on the plan in flight)."""
-_BY_ITEM: Final = tuple((b.name, b.used) for b in BUDGETS if b.scope != "goal")
+_ITEM_GETS, _ITEM_CALLS = _readers([b for b in BUDGETS if b.scope != "goal"], on_item=True)
 """Budgets read on the item an event names (a per-run one: on its attempt in flight)."""
 _NAMES_ITEM: Final = frozenset(t for t, c in EVENT_CLASSES.items() if "work_id" in c.model_fields)
 _CLASSED: Final = frozenset(
@@ -315,8 +347,8 @@ class Trace:
     def is_forced(self, index: int, event: Event, view: GoalView) -> bool:
         """Whether the recorded policy would not have taken the action of ``event``, the
         ``index``-th (``view``: a re-fold's view before it, which the recorded fold equals
-        but for the policy when ``resumable`` holds up to there; else the record is folded
-        again)."""
+        but for the policy when ``resumable`` holds up to there, and whose decisions are
+        then taken on; else the record is folded again)."""
         if self.forced is not None:
             return event.seq in self.forced
         known = self.asked.get(index)
@@ -325,11 +357,12 @@ class Trace:
         created = self.events[0]
         assert isinstance(created, GoalCreated)
         if self.resumable(view.policy, index):
-            saved = view.policy, view.created, view.decided, set(view.touched)
-            view.policy, view.created, view.decided = self.policy, created, None
+            # the view's decisions are the recorded policy's too: it differs only in limits
+            # of the goal or of a run, which no item decision reads (``work.POLICY_READ``)
+            saved = view.policy, view.created
+            view.policy, view.created = self.policy, created
             known = _diverges(view, event) is not None
-            view.policy, view.created, view.decided = saved[:3]
-            view.touched.update(saved[3])
+            view.policy, view.created = saved
         else:
             recorded = fold(self._empty(), self.events[:index])
             known = _diverges(recorded, event) is not None
@@ -382,22 +415,22 @@ class Trace:
         rises: dict[str, list[tuple[int, float]]] = {}
         refused_at: int | None = None
         raised_at: int | None = None
-        most = demands.most
+        most, note, recorded = demands.most, demands.note, checker.view
         for index, event in enumerate(events):
-            checker.verify(event, index + 1)
-            recorded = checker.view
-            if not keep and recorded.created is not None and _diverges(recorded, event) is not None:
-                forced.add(event.seq)
-            checker.advance(event)
-            for name in demands.note(recorded, event):
+            if keep:
+                checker.check(event, index + 1)
+                kept.append(event)
+            else:
+                checker.verify(event, index + 1)
+                if recorded.created is not None and _diverges(recorded, event) is not None:
+                    forced.add(event.seq)
+                checker.advance(event)
+            for name in note(recorded, event):
                 rises.setdefault(name, []).append((index, most[name]))
             if refused_at is None and demands.refused:
                 refused_at = index
-            if raised_at is None and isinstance(event, BudgetRaised):
+            if raised_at is None and event.type == "budget.raised":
                 raised_at = index
-            if keep:
-                kept.append(event)
-        recorded = checker.view
         if recorded.created is None or recorded.last_at is None:
             raise empty_history(source)
         final = decide(recorded, now or recorded.last_at)
@@ -470,21 +503,48 @@ class Trace:
                 self.rises, self.refused_at, events, policy, self.policy, fields=fields
             )
             if self.raised_at is None and 0 < skip <= events and _goal_only(fields):
-                riders.append(_Rider(skip, position, policy))
+                riders.append(_Rider(skip, position, policy, fields))
             else:
                 results[position] = self.under(policy, ledger=ledger)
         if riders:
+            self._mark(riders)
             for rider, result in self._ride(sorted(riders, key=lambda r: r.skip), ledger):
                 results[rider.position] = result
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
 
+    def _mark(self, riders: list[_Rider]) -> None:
+        """Give each rider its ``marks``: for every field in which any rider differs from the
+        record, its value and the first event at which the demand reaches it (``first_difference``'s
+        test; past the last event: never)."""
+        fields = list(dict.fromkeys(f for rider in riders for f in rider.fields))
+        never = len(self.events)
+        for rider in riders:
+            marks = []
+            for name in fields:
+                value = getattr(rider.policy, name)
+                budget = BY_FIELD[name]  # a limit of the goal or of a run (``_goal_only``)
+                reached = 0 if value is None else never  # no limit: told apart at once
+                if value is not None:
+                    for index, most in self.rises.get(budget.name, ()):
+                        if (most > value) if budget.over else (most >= value):
+                            reached = index
+                            break
+                marks.append((value, reached))
+            rider.marks = tuple(marks)
+
     def _ride(self, riders: list[_Rider], ledger: bool) -> Iterator[tuple[_Rider, WhatIf]]:
-        """``under_all``'s shared re-fold (no ``budget.raised`` in the history)."""
+        """``under_all``'s shared re-fold (no ``budget.raised`` in the history).
+
+        At a check, riders of the same ``_Rider.alike`` decide alike (the fields in which they
+        differ are limits no demand has reached yet, as ``first_difference`` argues): when one
+        of them takes the event, the others do too without deciding. One that parts from the
+        record decides on its own (its decision is its own, reason and all).
+        """
         events, checks, recorded = self.events, self.checks(), self.events[0]
         assert isinstance(recorded, GoalCreated)
         folded = riders[0].skip
-        view = self.snapshot(folded).copy()
+        view = self._owned(folded)
         # one memo for every rider: they differ only in limits of the goal or of a run, which
         # no item decision reads (``work.POLICY_READ``), so the item decisions one rider
         # takes at an event are every rider's; the first decision takes every item in
@@ -497,18 +557,27 @@ class Trace:
             folded, event = index, events[index]
             while waiting and waiting[-1].skip <= index:
                 riding.append(waiting.pop())
-            still = []
+            still, took = [], set()
             for rider in riding:
+                alike = rider.alike(index)
+                if alike in took:  # one that decides alike here took this event
+                    still.append(rider)
+                    continue
                 rider.put_in(view, recorded)
                 parted = self._parted(rider.policy, index, event, view, ledger)
-                if parted is not None:  # its own view from here: the shared one goes on
-                    yield rider, replace(parted, view=view.copy())
-                else:
+                if parted is None:
                     still.append(rider)
+                    took.add(alike)
+                elif waiting or still or rider is not riding[-1]:
+                    yield rider, replace(parted, view=view.copy())  # the shared one goes on
+                else:  # the last rider: the shared view is its own
+                    yield rider, parted
+                    return
             riding = still
         fold(view, events[folded:])
         assert view.last_at is not None
-        for rider in (*riding, *waiting[::-1]):
+        last = len(riding) + len(waiting) - 1
+        for position, rider in enumerate((*riding, *waiting[::-1])):
             rider.put_in(view, recorded)
             final = decide(view, self.now or view.last_at, with_ledger=ledger)
             yield (
@@ -520,9 +589,20 @@ class Trace:
                     final,
                     self.recorded_final,
                     len(events),
-                    view.copy(),
+                    view if position == last else view.copy(),
                 ),
             )
+
+    def _owned(self, index: int) -> GoalView:
+        """A view of the record before event ``index`` that the caller owns (``snapshot``'s,
+        copied, when one is kept there; else folded from the nearest one kept below, which is
+        not kept in turn)."""
+        kept = self.snapshots.get(index)
+        if kept is not None:
+            return kept.copy()
+        below = max((k for k in self.snapshots if k < index), default=0)
+        view = self.snapshots[below].copy() if below else self._empty()
+        return fold(view, self.events[below:index])
 
     def under(
         self,
@@ -675,13 +755,41 @@ class _Rider:
     skip: int
     position: int
     policy: Policy
+    fields: list[str]
+    """The fields in which its policy differs from the recorded one."""
     created: GoalCreated | None = None
+    marks: tuple[tuple[object, int], ...] = ()
+    """(value, the first event at which the demand reaches it) of each field in which some
+    rider of the re-fold differs from the record (``Trace._mark``)."""
+    _alike: tuple[object, ...] = ()
+    _held: tuple[int, int] = (0, 0)
+    """The events ``[from, until)`` before which ``alike`` is ``_alike`` (no limit is
+    reached in between)."""
+
+    def alike(self, index: int) -> tuple[object, ...]:
+        """What tells this rider's decision before event ``index`` from another's: each
+        field's value once the demand has reached it, else only that it has not (riders
+        whose limits are all unreached, or reached and equal, decide alike)."""
+        start, until = self._held
+        if not start <= index < until:
+            marks = self.marks
+            self._alike = tuple(value if at <= index else _UNREACHED for value, at in marks)
+            start = max((at for _, at in marks if at <= index), default=0)
+            until = min((at for _, at in marks if at > index), default=_NEVER)
+            self._held = start, until
+        return self._alike
 
     def put_in(self, view: GoalView, recorded: GoalCreated) -> None:
         """Make the shared view this policy's (its ``goal.created`` and policy)."""
         if self.created is None:
             self.created = recorded.model_copy(update={"policy": self.policy})
         view.created, view.policy = self.created, self.policy
+
+
+_NEVER: Final = 2**62
+"""Past every event."""
+_UNREACHED: Final = object()
+"""``_Rider.alike``'s part for a limit the demand has not reached yet."""
 
 
 def _resumable(policy: Policy, recorded: Policy) -> bool:

@@ -123,13 +123,11 @@ class Budget:
         assert item is not None, "a per-item budget is counted on a work item"
         return item
 
-    def on_goal(self) -> Callable[[GoalView], float]:
-        """Its counter read off the view alone (a budget of the goal or of a run): the
-        attribute's getter when it is one attribute of the view, without a call of ours."""
-        read, used = self._read, self.used
-        if read is not None and not read.on_item:
-            return read.get
-        return lambda view: used(view, None)
+    def getter(self, on_item: bool) -> Callable[[object], float] | None:
+        """Its counter's getter when the counter is one attribute of the work item
+        (``on_item``) or of the view (else None: call ``used``)."""
+        read = self._read
+        return read.get if read is not None and read.on_item == on_item else None
 
     def limit(self, view: GoalView, item: WorkState | None = None) -> float | None:
         """Its limit now: the item's own for a per-item budget, else the policy's."""
@@ -280,7 +278,7 @@ MILESTONES: Final = Budget(
     "max_milestones",
     "goal",
     True,
-    "applied plans whose items are all settled",
+    "applied plans that completed (items all settled, one accepted)",
     _Read("milestones"),
     "complete",
     raisable=False,
@@ -403,3 +401,20 @@ def milestones_left(view: GoalView) -> bool:
     """Fewer than ``max_milestones`` plans have been worked through: the planner may
     propose another one instead of saying ``complete``."""
     return not MILESTONES.spent(view)
+
+
+def must_say_complete(view: GoalView) -> bool:
+    """The planner is asked at a milestone — the active plan completed: its items all
+    settled, one at least accepted (goal rule 6) — and ``max_milestones`` plans have
+    completed: it may only say ``complete`` (SPEC §5: "the milestone prompt allows only
+    complete"). A first plan, or a replan around exhausted items, is no milestone prompt:
+    it may still apply (with ``max_milestones`` 0 the first plan applies, the next one
+    completes)."""
+    active = view.active_plan
+    at_milestone = (
+        active is not None
+        and active.status == "applied"
+        and not active.open_items
+        and active.accepted_items > 0
+    )
+    return at_milestone and not milestones_left(view)

@@ -355,7 +355,8 @@ def _replan(ctx: _Ctx) -> Decision | None:
         return None
     whose = "its" if len(spent) == 1 else "their"
     limits = sorted({ctx.view.work[w].max_attempts for w in spent})
-    what = count(limits[0], "attempt") if len(limits) == 1 else "attempts"
+    # SPEC §6.1 rule 9's words for every N, "1 attempts" too (``work.exhausted_its``)
+    what = f"{limits[0]} attempts" if len(limits) == 1 else "attempts"
     return ctx.plan("replan", f"{', '.join(spent)} exhausted {whose} {what}", "goal.11")
 
 

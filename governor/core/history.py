@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Final
 
-from governor.core.budgets import ledger, milestones_left
+from governor.core.budgets import ledger, must_say_complete
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -42,8 +42,14 @@ from governor.core.events import (
     WorkCreated,
     WorkSpec,
 )
+from governor.core.policy import Policy
 from governor.core.view import GoalView, evolve
 from governor.errors import HistoryError
+
+_UNSET: Final = Policy.model_construct()
+"""The policy of a view before its ``goal.created`` (which sets the goal's; nothing reads it
+before): built once, as building a policy costs a third of checking a short history
+(``Policy`` is frozen, so every checker may share it)."""
 
 
 def check_proposal(view: GoalView, work: Sequence[WorkSpec]) -> list[str]:
@@ -87,11 +93,12 @@ def check_decision(view: GoalView, decision: str) -> list[str]:
     Used for planner replies and for proposals being recorded, not for recorded history
     (a history recorded before these rules stays readable):
         * ``complete`` while no plan has been applied yet (SPEC §11.3);
-        * ``apply`` once ``max_milestones`` plans have been worked through (SPEC §5).
+        * ``apply`` at a milestone once ``max_milestones`` plans have been worked through
+          (SPEC §5: the milestone prompt allows only ``complete``; ``must_say_complete``).
     """
     if decision == "complete" and view.active_plan is None:
         return [FIRST_COMPLETE]
-    if decision == "apply" and not milestones_left(view):
+    if decision == "apply" and must_say_complete(view):
         return ["the goal has used all its milestones: the decision must be 'complete'"]
     return []
 
@@ -100,7 +107,7 @@ class HistoryChecker:
     """Checks one history event by event. ``check`` raises ``HistoryError`` at the first fault."""
 
     def __init__(self, source: str | None = None) -> None:
-        self.view = GoalView()
+        self.view = GoalView(policy=_UNSET)
         self.source = source
         self._runs: set[str] = set()
         self._attempt_runs: dict[str, set[str]] = {}
@@ -108,8 +115,11 @@ class HistoryChecker:
 
     def check(self, event: Event, line: int | None = None) -> GoalView:
         """Check one event against everything before it, then fold it into the view."""
-        self.verify(event, line)
-        return self.advance(event)
+        problem = self._problem(event)  # ``verify`` and ``advance`` inline (after every event)
+        if problem:
+            raise HistoryError(problem, line=line, source=self.source)
+        self._last_at = event.at
+        return evolve(self.view, event)
 
     def verify(self, event: Event, line: int | None = None) -> None:
         """Check one event against everything before it (``self.view``), folding nothing."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from itertools import islice
+from operator import attrgetter
 from typing import Final
 
 from governor.core.decision import WorkDecision
@@ -43,9 +44,13 @@ from governor.core.work import POLICY_READ, decide_work
 _new: Final = tuple.__new__
 
 
+_read: Final = attrgetter(*POLICY_READ)
+"""The fields item decisions read, off a policy at once (one value, or a tuple of them)."""
+
+
 def _decides_otherwise(before: Policy | None, after: Policy) -> bool:
     """Whether item decisions taken under ``before`` may differ under ``after``."""
-    return before is None or any(getattr(before, f) != getattr(after, f) for f in POLICY_READ)
+    return before is None or bool(_read(before) != _read(after))
 
 
 class DecisionMemo:

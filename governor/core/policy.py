@@ -22,6 +22,7 @@ with ``model_construct()``, which builds no validator and gives the same value
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
@@ -156,8 +157,8 @@ class Policy(BaseModel):
     @classmethod
     def _default_milestones(cls, data: Any) -> Any:
         if isinstance(data, dict) and "max_milestones" not in data:
-            replans = data.get("max_replans", cls.model_fields["max_replans"].default)
-            if isinstance(replans, int) and not isinstance(replans, bool):
+            replans = whole(data.get("max_replans", cls.model_fields["max_replans"].default))
+            if replans is not None:
                 return {**data, "max_milestones": min(MAX_MILESTONES, replans)}
         return data
 
@@ -166,6 +167,19 @@ class Policy(BaseModel):
         if self.max_milestones > self.max_replans:
             raise ValueError(milestones_above_replans(self.max_milestones, self.max_replans))
         return self
+
+
+def whole(value: object) -> int | None:
+    """``value`` as the whole number a count field reads it as (``2`` or ``2.0``), else None.
+
+    An omitted ``max_milestones`` follows ``max_replans`` however the count is written:
+    ``max_replans: 2.0`` is the count 2, so its milestones are 2 too.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else None
 
 
 def milestones_above_replans(milestones: int, replans: int) -> str:
@@ -202,17 +216,26 @@ def check_policy_value(field: str, value: object) -> str | None:
     return None
 
 
-def policy_from(values: dict[str, Any] | None = None) -> Policy:
+def policy_from(values: Mapping[str, Any] | Policy | None = None) -> Policy:
     """Build a policy from plain values, turning validation failures into one clear error.
 
     Args:
-        values: policy fields; omitted fields take their defaults.
+        values: policy fields (a mapping); omitted fields take their defaults, and so does
+            ``None`` (no policy given). Anything but a mapping (or a ``Policy``) is
+            refused, never read as the defaults.
 
     Raises:
         PolicyError: naming the first unknown field or out-of-range value.
     """
+    given: object = {} if values is None else values
+    if isinstance(given, Mapping):
+        given = dict(given)  # ``_default_milestones`` reads a dict
+    elif not isinstance(given, Policy):
+        raise PolicyError(
+            f"policy: a policy is a mapping of its fields, not {type(given).__name__}"
+        )
     try:
-        return Policy.model_validate(values or {})
+        return Policy.model_validate(given)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(part) for part in err["loc"])
@@ -221,7 +244,7 @@ def policy_from(values: dict[str, Any] | None = None) -> Policy:
                 f"unknown policy field '{field}'{_suggest(field)}", field=field
             ) from exc
         message = err["msg"].removeprefix("Value error, ")
-        if not field:  # a rule between fields
+        if not field:  # the rule between fields (``_milestones_within_replans``)
             raise PolicyError(f"policy: {message}", field="max_milestones") from exc
         raise PolicyError(f"policy field '{field}': {err['msg']}", field=field) from exc
 
@@ -254,8 +277,8 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
             merged["upstream_backoff"] = {**merged["upstream_backoff"], tail: value}
         else:
             merged[key] = value
-    replans = merged["max_replans"]
-    if "max_milestones" not in overrides and isinstance(replans, int):
+    replans = whole(merged["max_replans"])
+    if "max_milestones" not in overrides and replans is not None:
         merged["max_milestones"] = min(merged["max_milestones"], replans)
     return policy_from(merged)
 

@@ -72,6 +72,8 @@ class PlanState:
     rejection: str | None = None
     open_items: int = 0
     """Its work items neither accepted nor cancelled."""
+    accepted_items: int = 0
+    """Its work items accepted: a plan with none did not complete (``_milestone``)."""
 
 
 @dataclass(slots=True)
@@ -135,7 +137,8 @@ class GoalView:
     consecutive_uncharged_plans: int = 0
     """Trailing finished uncharged plan failures (since the last charged plan or resume)."""
     milestones: int = 0
-    """Applied plans whose work items are all settled (accepted or cancelled)."""
+    """Applied plans that completed: every work item settled (accepted or cancelled), one
+    at least accepted (SPEC §5 ``max_milestones``; decision record 0002)."""
     work: dict[str, WorkState] = field(default_factory=dict)
     items_by_plan: dict[str, list[str]] = field(default_factory=dict)
     attempts_used: int = 0
@@ -309,10 +312,12 @@ def _budget_raised(view: GoalView, event: BudgetRaised) -> None:
 
 
 def _milestone(view: GoalView, plan: PlanState | None) -> int:
-    """1 when ``plan`` is an applied plan whose items are all settled, else 0."""
+    """1 when ``plan`` is an applied plan that completed, else 0: its items are all settled
+    and one at least was accepted (a plan whose items were all cancelled achieved nothing,
+    as goal rule 6 reads it: decision record 0002)."""
     if plan is None or plan.status != "applied" or plan.open_items:
         return 0
-    return int(bool(view.items_by_plan.get(plan.plan_id)))
+    return int(plan.accepted_items > 0)
 
 
 def _slot(item: WorkState) -> int:
@@ -326,12 +331,13 @@ def _settle(view: GoalView, item: WorkState, *, accepted: bool, cancelled: bool)
     the parallel slots."""
     plan = view.plans.get(item.plan_id)
     before = _milestone(view, plan)
-    was_open = not (item.accepted or item.cancelled)
+    was_open, was_accepted = not (item.accepted or item.cancelled), item.accepted
     view.running_items -= _slot(item)
     item.accepted, item.cancelled = accepted, cancelled
     view.running_items += _slot(item)
     if plan is not None:
         plan.open_items += int(not (accepted or cancelled)) - int(was_open)
+        plan.accepted_items += int(accepted) - int(was_accepted)
     view.milestones += _milestone(view, plan) - before
     view.touched.add(item.work_id)
     view.touched.update(view.dependents.get(item.work_id, ()))

@@ -239,7 +239,7 @@ def goal_from_mapping(
             f"{where}: id '{goal_id}' must match {ID_PATTERN} (letters, digits, . _ -)"
         )
     try:
-        policy = policy_from(data.get("policy") or {})
+        policy = policy_from(data.get("policy"))
     except PolicyError as exc:
         raise GoalFileError(f"{where}: {exc.detail}") from exc
     acceptance = data.get("acceptance") or []

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from governor.core.budgets import item_attempts_left, milestones_left
+from governor.core.budgets import item_attempts_left, must_say_complete
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.view import GoalView, WorkState
@@ -135,7 +135,7 @@ def _rules(view: GoalView, trigger: str) -> str:
         "proposal or accepted work ids shown above.",
         "- Every work item needs acceptance criteria a worker can check.",
     ]
-    if not milestones_left(view):
+    if must_say_complete(view):
         lines.append("- The goal has used all its milestones: your decision must be 'complete'.")
     elif trigger == "milestone":
         lines.append(

@@ -264,3 +264,82 @@ def test_policies_re_folded_together_each_get_their_own_re_fold() -> None:
                     raise AssertionError(f"{name} under {policy!r}") from e
         together += trace.raised_at is None
     assert together > 100
+
+
+def test_riders_that_cannot_yet_be_told_apart_share_a_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``under_all`` asks one of the policies alike at a check (every limit they differ in
+    unreached, or reached and equal) and lets the others take the event with it; each
+    result is still its own re-fold, also where limits are missing (no cost limit) or
+    kept over time (runtime, cost)."""
+    import governor.analysis.whatif as whatif
+
+    overrides: list[dict[str, Any]] = [
+        {"max_replans": r, "max_uncharged_replans": u} for r in (1, 2, 4, 9) for u in (0, 1, 5)
+    ]
+    overrides += [
+        {"max_cost_usd": c, "max_runtime_s": t, "max_replans": r}
+        for c in (None, 0.05, 1000.0)
+        for t in (30.0, 14400.0)
+        for r in (2, 6)
+    ]
+    calls = 0
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return decide(*args, **kwargs)
+
+    shared = own = 0
+    for name, history in _histories():
+        trace = Trace.of(history)
+        policies = _policies(trace, overrides)
+        with monkeypatch.context() as patched:
+            patched.setattr(whatif, "decide", counted)
+            calls = 0
+            together = Trace.of(history).under_all(policies, ledger=False)
+            shared += calls
+            calls = 0
+            alone = [Trace.of(history).under(p, ledger=False) for p in policies]
+            own += calls
+        for policy, fast, slow in zip(policies, together, alone, strict=True):
+            try:
+                _same(fast, slow)
+                _same(
+                    fast,
+                    Trace.of(history, keep=False).under(policy, events=list(history), ledger=False),
+                )
+            except AssertionError as e:
+                raise AssertionError(f"{name} under {policy!r}") from e
+    # re-folded together, each deciding at every check from its first, they take ~75 % of
+    # the decisions their own re-folds take; sharing them takes ~55 %
+    assert shared < own * 0.65, (shared, own)
+
+
+def test_demands_are_the_most_each_counter_took() -> None:
+    """``Demands.note`` (one-attribute counters read by their getters) against every
+    budget's counter read after every event: on the goal, and on the item an event names."""
+    from governor.analysis.whatif import Demands
+    from governor.core.budgets import BUDGETS
+    from governor.core.view import GoalView, evolve
+
+    grew = 0
+    for _, history in _histories():
+        view, demands = GoalView(), Demands()
+        most = dict.fromkeys((b.name for b in BUDGETS), 0.0)
+        for event in history:
+            evolve(view, event)
+            before = dict(demands.most)
+            grown = demands.note(view, event)
+            work_id = getattr(event, "work_id", None)
+            item = view.work.get(work_id) if work_id is not None else None
+            for budget in BUDGETS:
+                values = [] if budget.scope == "item" else [budget.used(view, None)]
+                if item is not None and budget.scope != "goal":
+                    values.append(budget.used(view, item))
+                most[budget.name] = max([most[budget.name], *values])
+            assert demands.most == most
+            assert sorted(grown) == sorted(n for n in most if most[n] > before[n])
+            grew += len(grown)
+    assert grew > 1000

@@ -13,7 +13,7 @@ import pytest
 from governor.analysis.tune import candidates
 from governor.core import record, verbs
 from governor.core.codec import LineDecoder, decode, decode_upgraded, encode
-from governor.core.events import Event, PlanProposed, WorkSpec
+from governor.core.events import Event, PlanFailed, PlanProposed, WorkSpec
 from governor.core.history import FIRST_COMPLETE, check_history
 from governor.core.policy import Policy, policy_from, with_overrides
 from governor.errors import BudgetExhaustedError, CommandRefusedError, HistoryError, PolicyError
@@ -248,6 +248,7 @@ POLICIES: dict[str, tuple[dict[str, Any], int | str]] = {
     "an omitted value stays 4 with more replans": ({"max_replans": 9}, 4),
     "equal to the replans is allowed": ({"max_replans": 3, "max_milestones": 3}, 3),
     "zero milestones with zero replans": ({"max_replans": 0}, 0),
+    "an omitted value follows replans written as a whole float": ({"max_replans": 2.0}, 2),
     "above the replans is refused": (
         {"max_replans": 2, "max_milestones": 3},
         r"max_milestones \(3\) must not exceed max_replans \(2\)",
@@ -269,6 +270,7 @@ def test_milestones_within_replans(values: dict[str, Any], want: int | str) -> N
 
 OVERRIDES: dict[str, tuple[dict[str, Any], int | None]] = {
     "lowering the replans lowers the milestones": ({"max_replans": 2}, 2),
+    "lowering them written as a whole float too": ({"max_replans": 2.0}, 2),
     "raising the replans keeps them": ({"max_replans": 9}, 4),
     "naming both keeps both": ({"max_replans": 9, "max_milestones": 7}, 7),
     "naming milestones above the replans is refused": ({"max_milestones": 6}, None),
@@ -303,6 +305,75 @@ def test_a_tune_grid_keeps_milestones_within_replans() -> None:
         candidates({"max_milestones": [1, 2]})
     with pytest.raises(PolicyError, match="must not exceed"):
         candidates({"max_replans": [1], "max_milestones": [5]})
+
+
+def test_max_milestones_counts_only_plans_that_completed() -> None:
+    """SPEC §5 ``max_milestones``: plans of decision ``apply`` that *complete*. A plan whose
+    items were all cancelled achieved nothing (decision record 0002): it uses no milestone,
+    so the next milestone plan may still propose work."""
+    s = Story(max_attempts=1, max_milestones=2)
+    s.plan("a")
+    s.attempt("p1-a")  # p1-a exhausted: the goal replans around it
+    s.plan("b")
+    s.op("cancel_work", work_id="p1-a", reason="not needed after all")
+    assert s.view.milestones == 0
+    s.succeed("p2-b")
+    assert s.view.milestones == 1
+    d = s.decision()
+    assert (d.status, d.next_action, d.trigger) == ("ready", "plan", "milestone")
+    plan_id = s.request("milestone")
+    work = [WorkSpec(key="c", title="C", objective="do c")]
+    (event,) = record.plan_proposed(
+        s.view, plan_id=plan_id, at=s.now, decision="apply", rationale="next", work=work
+    )
+    assert event.type == "plan.proposed"
+
+
+def _propose(s: Story, trigger: str, decision: str) -> PlanProposed | PlanFailed:
+    plan_id = s.request(trigger)  # type: ignore[arg-type]
+    work = [WorkSpec(key=f"k{s.view.plans_used}", title="K", objective="do k")]
+    (event,) = record.plan_proposed(
+        s.view,
+        plan_id=plan_id,
+        at=s.now,
+        decision=decision,
+        rationale="r",
+        work=work if decision == "apply" else [],
+    )
+    assert isinstance(event, PlanProposed | PlanFailed)
+    return event
+
+
+def test_only_the_milestone_prompt_must_say_complete() -> None:
+    """SPEC §5: "once max_milestones plans of decision apply have completed, the milestone
+    prompt allows only complete". With max_milestones 0 the first plan (no milestone
+    prompt) still applies and the next one completes; a first 'complete' was refused
+    (SPEC §11.3) and so was 'apply', so such a goal could never succeed."""
+    s = Story(max_replans=3, max_milestones=0)
+    first = _propose(s, "initial", "apply")
+    assert first.type == "plan.proposed"
+    assert "used all its milestones" not in planner_prompt(s.view, "initial", s.now)
+    s.add([first]).apply(first.plan_id)
+    s.succeed(f"{first.plan_id}-k1")
+    assert s.decision().trigger == "milestone"
+    assert "used all its milestones" in planner_prompt(s.view, "milestone", s.now)
+    refused = _propose(s, "milestone", "apply")
+    assert isinstance(refused, PlanFailed)
+    assert "the decision must be 'complete'" in (refused.error or "")
+    s.add([refused])
+    done = _propose(s, "retry", "complete")
+    assert done.type == "plan.proposed"
+    s.add([done]).apply(done.plan_id)
+    assert s.decision().status == "succeeded"
+
+
+def test_a_replan_around_exhausted_items_is_no_milestone_prompt() -> None:
+    s = Story(max_replans=3, max_milestones=0, max_attempts=1)
+    first = _propose(s, "initial", "apply")
+    s.add([first]).apply(first.plan_id)
+    s.attempt(f"{first.plan_id}-k1")
+    assert s.decision().trigger == "replan"
+    assert _propose(s, "replan", "apply").type == "plan.proposed"
 
 
 def _round_one_goal_created() -> bytes:

@@ -125,12 +125,19 @@ def test_the_ledger_shows_the_counter_of_every_budget_it_names(budget: Budget) -
         assert head in record
 
 
-@pytest.mark.parametrize("budget", [b for b in BUDGETS if b.scope != "item"], ids=lambda b: b.name)
-def test_a_goal_budgets_reader_reads_its_counter(budget: Budget) -> None:
+@pytest.mark.parametrize("budget", BUDGETS, ids=lambda b: b.name)
+def test_a_budgets_getter_reads_its_counter(budget: Budget) -> None:
     story = Story()
     story.plan_fails("upstream", retry_after_s=5)
     story.plan("a")
     story.start("p2-a")
     story.finish("p2-a", "failed", run_s=3, cost_usd=0.25)
-    read = budget.on_goal()
-    assert read(story.view) == budget.used(story.view, None)
+    item = story.view.work["p2-a"]
+    on_view, on_item = budget.getter(on_item=False), budget.getter(on_item=True)
+    assert on_view is None or on_item is None, "one attribute, of the view or of the item"
+    if on_view is not None:
+        assert budget.scope != "item"
+        assert on_view(story.view) == budget.used(story.view, None)
+    if on_item is not None:
+        assert budget.scope != "goal"
+        assert on_item(item) == budget.used(story.view, item)

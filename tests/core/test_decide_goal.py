@@ -371,6 +371,23 @@ CASES = {
         "goal.11",
         trigger="replan",
     ),
+    "11 an item out of its single attempt is replanned around, in the spec's words": Case(
+        lambda: planned("a", max_attempts=1).attempt("p1-a"),
+        "ready",
+        "plan",
+        None,
+        "p1-a exhausted its 1 attempts; plan (replan",
+        "goal.11",
+        trigger="replan",
+    ),
+    "10 an item stopped at an upstream bound of 1 stops the goal in the spec's words": Case(
+        lambda: planned("a", max_uncharged_attempts=1).attempt("p1-a", failure_class="upstream"),
+        "blocked",
+        "none",
+        "upstream",
+        "after 1 consecutive uncharged attempts",
+        "goal.10",
+    ),
     "11 an item out of attempts with no replans left exhausts the goal": Case(
         lambda: exhausted_item(max_replans=1),
         "budget_exhausted",

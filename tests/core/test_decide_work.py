@@ -150,6 +150,15 @@ CASES = {
         "blocked waiting on an outside service after 3 consecutive uncharged attempts",
         "work.8",
     ),
+    "8 the upstream bound of 1 says the spec's words": Case(
+        lambda: upstream_times(1, max_uncharged_attempts=1),
+        "p1-a",
+        "blocked",
+        "none",
+        "upstream",
+        "blocked waiting on an outside service after 1 consecutive uncharged attempts",
+        "work.8",
+    ),
     "8 an upstream failure waits out its cooldown": Case(
         lambda: upstream_times(1),
         "p1-a",
@@ -219,6 +228,24 @@ CASES = {
         None,
         "exhausted its 3 attempts",
         "work.9",
+    ),
+    "9 an item out of its single attempt says the spec's words": Case(
+        lambda: one("a", max_attempts=1).attempt("p1-a"),
+        "p1-a",
+        "budget_exhausted",
+        "none",
+        None,
+        "exhausted its 1 attempts",
+        "work.9",
+    ),
+    "3 a reopened item out of its single attempt says the spec's words": Case(
+        lambda: one("a", max_attempts=1).succeed("p1-a").op("reopen_work", work_id="p1-a"),
+        "p1-a",
+        "budget_exhausted",
+        "none",
+        None,
+        "exhausted its 1 attempts",
+        "work.3",
     ),
 }
 

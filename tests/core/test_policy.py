@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import pytest
 
 from governor import MAX_UNCHARGED_REPLANS
@@ -57,14 +59,28 @@ BAD = {
         "unknown policy field 'upstream_backoff.jitter'",
     ),
     "a non-number": ({"max_total_attempts": "many"}, "policy field 'max_total_attempts'"),
+    "an empty list": ([], "policy: a policy is a mapping of its fields, not list"),
+    "false": (False, "policy: a policy is a mapping of its fields, not bool"),
+    "zero": (0, "policy: a policy is a mapping of its fields, not int"),
 }
 
 
 @pytest.mark.parametrize(("values", "message"), BAD.values(), ids=BAD.keys())
-def test_bad_policy_values_are_one_clear_error(values: dict[str, object], message: str) -> None:
+def test_bad_policy_values_are_one_clear_error(values: object, message: str) -> None:
+    """SPEC §5: a policy is its fields; anything else is refused, never read as the defaults."""
     with pytest.raises(PolicyError) as info:
-        policy_from(values)
+        policy_from(values)  # type: ignore[arg-type]  # a goal file may hold anything
     assert message in str(info.value)
+
+
+def test_no_policy_given_is_the_defaults() -> None:
+    assert policy_from(None) == policy_from({}) == Policy()
+
+
+def test_any_mapping_is_a_policy_and_its_milestones_follow_its_replans() -> None:
+    """SPEC §11.5 through the API: a read-only mapping reads as a dict does."""
+    assert policy_from(MappingProxyType({"max_replans": 3})).max_milestones == 3
+    assert policy_from(Policy(max_replans=2)) == Policy(max_replans=2)
 
 
 def test_overrides_replace_fields_and_validate_the_whole() -> None:

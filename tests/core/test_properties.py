@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from governor.core import record
 from governor.core.codec import decode, encode
 from governor.core.decide import decide
-from governor.core.decision import Decision
+from governor.core.decision import Decision, WorkDecision
 from governor.core.history import validate_events
 from governor.core.view import fold, project
 from tests.core.driver import drive
@@ -141,6 +141,43 @@ def test_the_ledger_never_charges_past_a_limit_without_a_raise(
     for w in d.ledger.work.values():
         assert w.charged_attempts <= w.limit
         assert w.attempts_used == w.charged_attempts + (w.attempts_used - w.charged_attempts)
+
+
+_NO_BLOCKER = frozenset({"ready", "running", "succeeded", "cancelled", "budget_exhausted"})
+
+
+@SETTINGS
+@given(data=st.data(), policy=policies)
+def test_every_decision_carries_blocked_on_not_before_and_exhausted_as_its_status_says(
+    data: st.DataObject, policy: dict[str, Any]
+) -> None:
+    """SPEC §6: ``not_before`` is null unless the status is ``waiting`` (then ``blocked_on``
+    is ``upstream``); ``blocked_on`` is ``operator`` for ``awaiting_review`` and null for
+    ready, running, succeeded, cancelled and budget_exhausted; ``exhausted`` names a ledger
+    exactly when the status is ``budget_exhausted``; ``remaining = max(0, limit - charged)``
+    and the ledger lists every work item ever created. For the goal and each item."""
+
+    def check(story: Story, d: Decision) -> None:
+        shown: list[Decision | WorkDecision] = [d, *d.items]
+        for x in shown:
+            cooling = x.status == "waiting" and x.next_action == "wait"
+            assert (x.not_before is not None) == cooling, x
+            if cooling:
+                assert x.blocked_on == "upstream", x
+            if x.status in _NO_BLOCKER:
+                assert x.blocked_on is None, x
+            if x.status == "awaiting_review":
+                assert x.blocked_on == "operator", x
+            assert (x.exhausted is not None) == (x.status == "budget_exhausted"), x
+        replans, attempts = d.ledger.replans, d.ledger.attempts
+        assert replans.charged == replans.used - replans.uncharged
+        assert replans.remaining == max(0, replans.limit - replans.charged)
+        assert attempts.remaining == max(0, attempts.limit - attempts.charged)
+        for w in d.ledger.work.values():
+            assert w.remaining == max(0, w.limit - w.charged_attempts)
+        assert list(d.ledger.work) == list(story.view.work)
+
+    drive(Story(**policy), chooser(data), operator=True, on_decision=check)
 
 
 @SETTINGS
