@@ -13,9 +13,11 @@ Method (the figures go to docs/performance.md):
                    compiled decoder, pydantic where it is not sure)
          events    read + decode into pydantic events + fold (the full replay before
                    the fold took structs)
-         full      read + decode into finished structs + fold (``LineDecoder(structs=True)``:
-                   the generated line reader, what ``replay`` reads): the replay of
-                   SPEC §9 minus its decisions and output; line by line, as ``bare``
+         full      read + decode into finished structs + fold: what ``replay`` reads
+                   (``read_history`` with ``LineDecoder(structs=True)``: 64 KiB chunks of
+                   lines, each decoded and checked at once where it is sure, line by line
+                   where not, ``decoder.chunk_reader``), folded event by event: the replay
+                   of SPEC §9 minus its decisions and output
          checked   ``full`` + the history checks (the checks ``governor validate``
                    makes; validate itself reads pydantic events, as ``events`` does)
          project   fold alone over events decoded in advance (a 200k-event slice)
@@ -47,7 +49,7 @@ from governor.core.codec import LineDecoder, decode_lines
 from governor.core.decoder import compiled
 from governor.core.history import check_history
 from governor.core.view import GoalView, evolve, project
-from governor.store.jsonl import iter_raw_lines
+from governor.store.jsonl import iter_raw_lines, read_history
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -89,12 +91,11 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
 
     def full() -> None:
         view = GoalView()
-        for _, read in decode_lines(iter_raw_lines(path), decoder=LineDecoder(structs=True)):
+        for _, read in read_history(path, decoder=LineDecoder(structs=True)):
             evolve(view, read)
 
     def checked() -> None:
-        lines = decode_lines(iter_raw_lines(path), decoder=LineDecoder(structs=True))
-        for _ in check_history(lines):
+        for _ in check_history(read_history(path, decoder=LineDecoder(structs=True))):
             pass
 
     return {

@@ -1,8 +1,8 @@
 """Histories to analyse: files, folders of files, goals of a store — read lazily, by index.
 
-Rules: a history is streamed one line at a time (a long history or a 10,000-goal corpus
-never sits in memory whole, unless a caller collects it), it is checked against the
-history format as it is read (``events``), every problem names the file and line it is
+Rules: a history is streamed a bounded chunk of lines at a time (a long history or a
+10,000-goal corpus never sits in memory whole, unless a caller collects it), it is checked
+against the history format as it is read (``events``), every problem names the file and line it is
 on, and a corpus is a plain value that worker processes can receive.
 """
 

@@ -101,19 +101,28 @@ def _text_steps(steps: Iterator[ReplayStep], args: argparse.Namespace) -> Replay
     return last
 
 
-def _replay_one(
-    corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None
-) -> ReplayStep | None:
+def _replay_one(corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None) -> bool:
+    """Print the replay of one history; whether it had a step to show."""
     name, decoder = corpus.name(index), LineDecoder(corpus.name(index), structs=True)
+    if args.json and args.at is None:  # every step: the lean lines (``StepLines.lines``)
+        write_lines(StepLines().lines(corpus.lines(index, decoder), now=now, source=name))
+        _notes(name, decoder)
+        return True
     steps = replay(corpus.lines(index, decoder), now=now, at_seq=args.at, source=name)
     last = _json_steps(steps) if args.json else _text_steps(steps, args)
+    _notes(name, decoder)
+    if last is not None and not args.json and args.at is None:
+        out("ledger after the last event:\n" + format_ledger(last.decision.ledger))
+    return last is not None
+
+
+def _notes(name: str, decoder: LineDecoder) -> None:
     for note in decoder.notes:
         err(f"note: {name}: {note}")
     if decoder.torn_line is not None:
         err(
             f"warning: {name}: line {decoder.torn_line}: torn final line (no trailing newline) ignored"
         )
-    return last
 
 
 def _whatif_one(
@@ -151,14 +160,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             continue
         if not args.json and len(corpus) > 1:
             out(f"== {corpus.name(index)}")
-        last = _replay_one(corpus, index, args, now)
-        if last is None:
+        if not _replay_one(corpus, index, args, now):
             name = corpus.name(index)
             raise InputError(
                 f"{name}: no event with seq {args.at}" if args.at else f"{name}: empty"
             )
-        if not args.json and args.at is None:
-            out("ledger after the last event:\n" + format_ledger(last.decision.ledger))
     return ExitCode.OK
 
 

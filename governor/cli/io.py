@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from governor.render.terminal import printable
@@ -57,23 +58,34 @@ def json_line(obj: Any) -> None:
 _BATCH: Final = 1 << 18
 """Bytes of lines ``write_lines`` gathers before one write (a write per line of a long
 stream costs more than making the line)."""
+_MOST_LINES: Final = 4096
+"""Lines ``write_lines`` takes at most in one run."""
 
 
 def write_lines(lines: Iterable[bytes]) -> None:
-    """Write ready-made lines to stdout, buffered (a long stream is not flushed per line)."""
+    """Write ready-made lines to stdout, buffered (a long stream is not flushed per line).
+
+    The lines are taken in runs (``islice``: no Python step per line) of about ``_BATCH``
+    bytes, each written at once; the lines read before a failure are written too.
+    """
     write = sys.stdout.buffer.write
+    rest, take = iter(lines), 16
     batch: list[bytes] = []
-    size = 0
     try:
-        for line in lines:
-            batch.append(line)
-            size += len(line)
-            if size >= _BATCH:
-                write(b"".join(batch))
-                batch.clear()
-                size = 0
+        while True:
+            batch.extend(islice(rest, take))  # (a failure keeps the lines taken before it)
+            taken = len(batch)
+            if not taken:
+                return
+            joined = b"".join(batch)
+            batch.clear()
+            write(joined)
+            if taken < take:
+                return
+            take = max(1, min(_MOST_LINES, take * _BATCH // max(len(joined), 1)))
     finally:  # the lines before a failure (a broken history) are printed all the same
-        write(b"".join(batch))
+        if batch:
+            write(b"".join(batch))
         sys.stdout.buffer.flush()
 
 

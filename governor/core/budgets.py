@@ -349,22 +349,111 @@ def uncharged_window_full(view: GoalView) -> bool:
     return UNCHARGED_REPLANS.spent(view)
 
 
-def total_attempts_left(view: GoalView) -> bool:
-    """Charged attempts across the goal are below ``max_total_attempts``."""
-    return not TOTAL_ATTEMPTS.spent(view)
+def _left_of_goal(
+    budget: Budget, charged: tuple[str, str] | None = None
+) -> Callable[[GoalView], bool]:
+    """``not budget.spent(view)`` for a budget of the goal, in one call (its limit and
+    counter read as ``Budget.spent`` reads them): a few of these predicates are taken
+    after every event of a replay (``tests/core/test_budgets.py`` holds them equal).
+    ``charged`` names the view's raw count and its uncharged part when the budget's
+    counter is their difference (``charged_attempts``): read inline."""
+    limit_of, over, used, read = budget._limit_of, budget.over, budget.used, budget._read
+    assert not budget._per_item, f"{budget.name} is kept per item"
+    if charged is not None:
+        raw, less = attrgetter(charged[0]), attrgetter(charged[1])
+
+        def charged_left(view: GoalView) -> bool:
+            limit = limit_of(view.policy)
+            if limit is None:
+                return True
+            count = raw(view) - less(view)
+            return not (count > limit if over else count >= limit)
+
+        return charged_left
+    if read is not None:
+        get = read.get
+
+        def left(view: GoalView) -> bool:
+            limit = limit_of(view.policy)
+            if limit is None:
+                return True
+            count = get(view)
+            return not (count > limit if over else count >= limit)
+
+        return left
+
+    def counted_left(view: GoalView) -> bool:
+        limit = limit_of(view.policy)
+        if limit is None:
+            return True
+        count = used(view, None)
+        return not (count > limit if over else count >= limit)
+
+    return counted_left
 
 
-def total_attempts_remaining(view: GoalView) -> int:
-    return int(TOTAL_ATTEMPTS.remaining(view))
+def _remaining_of_goal(budget: Budget, charged: tuple[str, str]) -> Callable[[GoalView], int]:
+    """``int(budget.remaining(view))`` for a budget of the goal whose counter is the
+    difference ``charged`` names (see ``_left_of_goal``), in one call."""
+    limit_of, raw, less = budget._limit_of, attrgetter(charged[0]), attrgetter(charged[1])
+    assert not budget._per_item, f"{budget.name} is kept per item"
+
+    def remaining(view: GoalView) -> int:
+        limit = limit_of(view.policy)
+        if limit is None:
+            return int(math.inf)  # OverflowError, as ``int(Budget.remaining)``
+        return int(max(0, limit - (raw(view) - less(view))))
+
+    return remaining
 
 
-def item_attempts_left(view: GoalView, item: WorkState) -> bool:
-    """The item's charged attempts are below its own ``max_attempts``."""
-    return not ATTEMPTS.spent(view, item)
+def _item_left(budget: Budget) -> Callable[[GoalView, WorkState], bool]:
+    """``not budget.spent(view, item)`` for a budget counted on the item, in one call."""
+    limit_of, over, read = budget._limit_of, budget.over, budget._read
+    assert budget._per_item, f"{budget.name} is kept per goal"
+    assert read is not None, f"{budget.name} is not counted on one attribute"
+    assert read.on_item, f"{budget.name} is not counted on the item"
+    get = read.get
+
+    def left(view: GoalView, item: WorkState) -> bool:
+        limit = limit_of(item)
+        if limit is None:
+            return True
+        count = get(item)
+        return not (count > limit if over else count >= limit)
+
+    return left
 
 
-def item_remaining(view: GoalView, item: WorkState) -> int:
-    return int(ATTEMPTS.remaining(view, item))
+def _item_remaining_of(budget: Budget) -> Callable[[GoalView, WorkState], int]:
+    """``int(budget.remaining(view, item))`` for a budget counted on the item, in one call."""
+    limit_of, read = budget._limit_of, budget._read
+    assert budget._per_item, f"{budget.name} is kept per goal"
+    assert read is not None, f"{budget.name} is not counted on one attribute"
+    assert read.on_item, f"{budget.name} is not counted on the item"
+    get = read.get
+
+    def remaining(view: GoalView, item: WorkState) -> int:
+        limit = limit_of(item)
+        if limit is None:
+            return int(math.inf)  # OverflowError, as ``int(Budget.remaining)``
+        return int(max(0, limit - get(item)))
+
+    return remaining
+
+
+_CHARGED_ATTEMPTS: Final = ("attempts_used", "attempts_uncharged")
+"""``charged_attempts``: the view's attempts less its uncharged ones."""
+total_attempts_left: Final = _left_of_goal(TOTAL_ATTEMPTS, _CHARGED_ATTEMPTS)
+"""Charged attempts across the goal are below ``max_total_attempts``."""
+total_attempts_remaining: Final = _remaining_of_goal(TOTAL_ATTEMPTS, _CHARGED_ATTEMPTS)
+item_attempts_left: Final = _item_left(ATTEMPTS)
+"""The item's charged attempts are below its own ``max_attempts``."""
+item_remaining: Final = _item_remaining_of(ATTEMPTS)
+runtime_within: Final = _left_of_goal(RUNTIME)
+"""Cumulative runtime is not over ``max_runtime_s`` (``not runtime_over``)."""
+cost_within: Final = _left_of_goal(COST)
+"""Cumulative cost is not over ``max_cost_usd`` (``not cost_over``)."""
 
 
 def item_uncharged_window_full(view: GoalView, item: WorkState) -> bool:
@@ -373,11 +462,11 @@ def item_uncharged_window_full(view: GoalView, item: WorkState) -> bool:
 
 
 def runtime_over(view: GoalView) -> bool:
-    return RUNTIME.spent(view)
+    return not runtime_within(view)
 
 
 def cost_over(view: GoalView) -> bool:
-    return COST.spent(view)
+    return not cost_within(view)
 
 
 def outage_wait_s(view: GoalView, now: datetime) -> float:

@@ -14,11 +14,18 @@ This module only turns bytes into events and back; opening files is the shell's 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any, Final
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from governor.core.decoder import decode_compiled, decode_struct, line_reader, reader
+from governor.core.decoder import (
+    chunk_reader,
+    decode_compiled,
+    decode_struct,
+    line_reader,
+    reader,
+)
 from governor.core.events import EVENT_TYPES, Event
 from governor.core.upcast import Upcaster
 from governor.errors import HistoryError
@@ -145,6 +152,20 @@ class LineDecoder:
         if self.compiled and self.structs:
             return self._struct_lines(lines, allow_torn=allow_torn)
         return self._event_lines(lines, allow_torn=allow_torn)
+
+    def chunks(
+        self, chunks: Iterable[list[bytes]], *, allow_torn: bool = False
+    ) -> Iterator[tuple[int, Event]]:
+        """``lines`` over the lines of ``chunks`` (lists of raw lines, in order: every line
+        ends in ``\n`` but maybe the very last, as a file's chunked reader gives them),
+        yielding, calling back and raising exactly as ``lines`` does for the same lines.
+        With ``structs`` (replay) a chunk is decoded and checked at once where it is sure
+        (``decoder.chunk_reader``); the line numbers run on across chunks."""
+        if self.compiled and self.structs:
+            read = chunk_reader(_REMEMBER)
+            unterminated = self._torn_allowed if allow_torn else self._torn
+            return read(chunks, self._doubt, unterminated, self._too_deep, self.upcaster.latest)
+        return self.lines(chain.from_iterable(chunks), allow_torn=allow_torn)
 
     def _event_lines(
         self, lines: Iterable[bytes], *, allow_torn: bool

@@ -39,9 +39,11 @@ from governor.core.budgets import (
     charged_attempts,
     charged_replans,
     cost_over,
+    cost_within,
     plan_records_left,
     replans_left,
     runtime_over,
+    runtime_within,
     total_attempts_left,
     total_attempts_remaining,
     uncharged_window_full,
@@ -67,6 +69,11 @@ _new: Final = tuple.__new__
 """Makes a named tuple from all its fields in order, without a Python call."""
 _status: Final = itemgetter(1)
 """A ``WorkDecision``'s status (by position, without a Python call)."""
+
+
+Head = tuple[Status, Action, str, None, None, Exhausted | None]
+"""A decision's head as ``replay --json`` prints it: status, next action, reason,
+blocked_on, not_before and exhausted (in ``Decision``'s order of these fields)."""
 
 
 class _Ctx(NamedTuple):
@@ -245,7 +252,6 @@ def _review(ctx: _Ctx) -> Decision | None:
     return ctx.gate(auto, "accept", "review_work", what, "accept", "goal.7", work_ids=ids)
 
 
-_RUNNABLE: Final = frozenset({("ready", "run")})
 _RUNNABLE_OR_HELD: Final = frozenset({("ready", "run"), ("blocked", "retry")})
 
 
@@ -257,13 +263,56 @@ def _dispatch_on(
     view: GoalView, ledger: Ledger, items: tuple[WorkDecision, ...], statuses: frozenset[str]
 ) -> Decision | None:
     """Rule 8 (``_dispatch``) on its inputs; the decision is made whole (``_Ctx.out``)."""
+    taken = _dispatch_head(view, statuses, _runnable, items)
+    if taken is None:
+        return None
+    (status, action, why, _, _, exhausted), ids = taken
+    return _new(
+        Decision,
+        (
+            status,
+            action,
+            why,
+            "goal.8",
+            ledger,
+            None,
+            None,
+            exhausted,
+            None,
+            None,
+            ids,
+            items,
+            None,
+        ),
+    )
+
+
+def _runnable(items: tuple[WorkDecision, ...], held: bool) -> list[str]:
+    """The items rule 8 may run, in order: ready ones, and blocked ones to retry when
+    ``held`` (``retry_blocked``)."""
+    if held:
+        return [d[0] for d in items if d[1:3] in _RUNNABLE_OR_HELD]  # (id; status, action)
+    # (work_id, status, next_action): ready to run, without a slice of each item
+    return [d[0] for d in items if d[1] == "ready" and d[2] == "run"]
+
+
+def _dispatch_head(
+    view: GoalView,
+    statuses: frozenset[str],
+    runnable: Callable[[Any, bool], list[str]],
+    items: Any,
+    kept: dict[tuple[bool, int], tuple[Head, tuple[str, ...]]] | None = None,
+) -> tuple[Head, tuple[str, ...]] | None:
+    """Rule 8 on its inputs: the decision's head (``Head``) and its work ids.
+    ``runnable(items, held)`` lists the items it may run (``_runnable``, or a scan the
+    lean steps kept); ``kept`` holds the runs offered from those same items, by
+    ``retry_blocked`` and how many (a scan's ``runs``)."""
     policy = view.policy
     free = policy.max_parallel_work - view.running_items
-    held = policy.retry_blocked and "blocked" in statuses
-    if free <= 0 or not ("ready" in statuses or held):
+    held = policy.retry_blocked
+    if free <= 0 or not ("ready" in statuses or (held and "blocked" in statuses)):
         return None
-    runnable = _RUNNABLE_OR_HELD if policy.retry_blocked else _RUNNABLE
-    ready = [d[0] for d in items if d[1:3] in runnable]  # (work_id; status, next_action)
+    ready = runnable(items, held)
     if not ready:
         return None
     if not total_attempts_left(view):
@@ -271,21 +320,24 @@ def _dispatch_on(
             f"the goal's charged attempts are spent ({charged_attempts(view)} of "
             f"{policy.max_total_attempts})"
         )
-        exhausted = "total_attempts"
-        fields = ("budget_exhausted", "none", why, "goal.8", ledger, None, None, exhausted)
-        return _new(Decision, (*fields, None, None, (), items, None))
+        return ("budget_exhausted", "none", why, None, None, "total_attempts"), ()
     # never offer more runs than the goal's total budget can start
-    ids = tuple(ready[: min(free, total_attempts_remaining(view))])
-    why = f"run {', '.join(ids)}"
-    return _new(
-        Decision,
-        ("ready", "run", why, "goal.8", ledger, None, None, None, None, None, ids, items, None),
+    most = min(free, total_attempts_remaining(view))
+    if kept is not None and (offered := kept.get((held, most))) is not None:
+        return offered
+    ids = tuple(ready[:most])
+    run: tuple[Head, tuple[str, ...]] = (
+        ("ready", "run", f"run {', '.join(ids)}", None, None, None),
+        ids,
     )
+    if kept is not None:
+        kept[held, most] = run
+    return run
 
 
 def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
     """Rule 9 with items running (``_in_flight``): wait on them."""
-    running = tuple([d[0] for d in items if d[1] == "running"])  # (work_id, status)
+    running = _running_ids(items)
     why = f"{', '.join(running)} running"
     return _new(
         Decision,
@@ -305,6 +357,10 @@ def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
             None,
         ),
     )
+
+
+def _running_ids(items: tuple[WorkDecision, ...]) -> tuple[str, ...]:
+    return tuple([d[0] for d in items if d[1] == "running"])  # (work_id, status)
 
 
 def _in_flight(ctx: _Ctx) -> Decision | None:
@@ -415,8 +471,8 @@ def _goal_rules_pass(view: GoalView) -> bool:
         and view.active_plan is not None
         and not view.cancelled
         and not view.completed
-        and not runtime_over(view)
-        and not cost_over(view)
+        and runtime_within(view)
+        and cost_within(view)
     )
 
 
@@ -470,3 +526,76 @@ def decide(
     if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
         return decision
     return fleet(view, now, decision, upstreams)
+
+
+class _Scan(NamedTuple):
+    """What rules 7-9 read of the active plan's item decisions, scanned once per pattern
+    of their statuses and actions (``decide_head``)."""
+
+    statuses: frozenset[str]
+    ready: list[str]
+    """``_runnable(items, False)``."""
+    ready_or_held: list[str]
+    """``_runnable(items, True)``."""
+    running: str
+    """Rule 9's reason with items running (``_running_on``)."""
+    runs: dict[tuple[bool, int], tuple[Head, tuple[str, ...]]]
+    """Rule 8's runs offered from these items, by ``retry_blocked`` and how many."""
+
+
+def _scan(items: tuple[WorkDecision, ...]) -> _Scan:
+    return _Scan(
+        frozenset(map(_status, items)),
+        _runnable(items, False),
+        _runnable(items, True),
+        f"{', '.join(_running_ids(items))} running",
+        {},
+    )
+
+
+def _kept_runnable(scan: _Scan, held: bool) -> list[str]:
+    return scan.ready_or_held if held else scan.ready
+
+
+_SCANS_KEPT: Final = 1024
+"""Scans a memo keeps at most (``DecisionMemo.scans``; then it starts again)."""
+
+
+def decide_head(view: GoalView, now: datetime) -> Head | None:
+    """The head of ``decide(view, now)`` when its short path of rules 8 and 9 takes it and
+    nothing is parked, without the ``Decision``, its ledger and its items; ``None`` when
+    another rule may fire (then call ``decide``, which finds the item decisions taken).
+
+    For the lean steps of ``replay --json`` (``governor.render.lines``), whose ledger is
+    laid out from ``DecisionMemo.relaid``: the item decisions are brought up to date as
+    ``decide`` with the ledger does (every item). What rules 7-9 read of the active
+    plan's items is scanned once per plan and pattern of statuses and actions (the memo
+    keeps the scans: a replay repeats a few patterns). ``tests/test_lean_steps.py`` holds
+    each head equal to ``decide``'s.
+    """
+    decided = view.decided
+    if decided is None:
+        decided = view.decided = DecisionMemo()
+    decided.update(view, now, None)
+    if view.parked is not None or not _goal_rules_pass(view):
+        return None
+    active = view.active_plan
+    assert active is not None, "rule 5 passed"
+    ids = view.items_by_plan.get(active.plan_id, ())
+    # the plan (its items' ids) and their statuses and actions in order: the scan
+    key = (active.plan_id, tuple(map(decided.pairs.__getitem__, ids)))
+    scans = decided.scans
+    scan = scans.get(key)
+    if scan is None:
+        if len(scans) >= _SCANS_KEPT:
+            scans.clear()
+        scan = scans[key] = _scan(tuple(map(decided.decisions.__getitem__, ids)))
+    statuses = scan.statuses
+    if "in_review" in statuses:
+        return None  # rule 7 fires (rule 6, every item settled, leaves none to run or wait on)
+    taken = _dispatch_head(view, statuses, _kept_runnable, scan, scan.runs)
+    if taken is not None:
+        return taken[0]
+    if "running" in statuses:
+        return ("running", "wait", scan.running, None, None, None)
+    return None

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import operator
 import re
 import types
@@ -431,15 +432,23 @@ def _finish_function(compiled: _Compiled) -> Convert:
     return _generated(f"finish_{name}", lines, scope)
 
 
-def _finish_body(compiled: _Compiled, var: str, prefix: str, scope: dict[str, Any]) -> list[str]:
+def _finish_body(
+    compiled: _Compiled,
+    var: str,
+    prefix: str,
+    scope: dict[str, Any],
+    skip: frozenset[str] = frozenset(),
+) -> list[str]:
     """The statements that finish the struct named ``var`` in place (none when it is taken
     as decoded), unindented, with the names they use added to ``scope``. Every name they
     make carries ``prefix`` (but the shared ones: ``UNSET``, ``Doubt``, ``LIMIT``, the time
     converters), so that the bodies of several models, or of a nested one, can share a
-    function."""
+    function. The fields named in ``skip`` are left to the caller (a chunk's, in bulk)."""
     scope.update(UNSET=msgspec.UNSET, Doubt=_Doubt)
     lines: list[str] = []
     for n, value in enumerate(compiled.values):
+        if value.name in skip:
+            continue
         lines += _finish_lines(f"{prefix}{n}", value, var, scope)
     for n, validator in enumerate(compiled.validators):
         scope[f"validator{prefix}{n}"] = validator
@@ -684,10 +693,11 @@ def line_reader(remember: Remember) -> LineReader:
     """The hot loop of a history read as finished structs (replay): a generator function,
     generated once, with the finish of the ``HOT_TYPES`` inline.
 
-    ``reader(lines, on_doubt, unterminated, too_deep, remembered)`` yields ``(line,
-    struct)`` for raw lines that each end in a newline (numbered from 1); it calls
-    ``on_doubt(raw, line)`` for what pydantic must decide (its event is yielded),
-    ``unterminated(line)`` for a line without its newline, then stops, and raises
+    ``reader(lines, on_doubt, unterminated, too_deep, remembered, first=1)`` yields
+    ``(line, struct)`` for raw lines that each end in a newline (numbered from ``first``);
+    it calls ``on_doubt(raw, line)`` for what pydantic must decide (its event is yielded),
+    ``unterminated(line)`` for a line without its newline, then stops (returning
+    ``True``: a chunk reader stops with it), and raises
     ``too_deep(line)`` when the parser's depth limit was reached. It reads each line as
     ``decode_struct`` does: the same statements, without a call per line.
     """
@@ -703,10 +713,10 @@ def line_reader(remember: Remember) -> LineReader:
         branches += [f"{'el' if n else ''}if t is T{n}:", *_indent(body or ["pass"])]
     tag, key, value = remember
     lines = [
-        "for line, raw in enumerate(lines, 1):",
+        "for line, raw in enumerate(lines, first):",
         "    if raw[-1:] != b'\\n':",
         "        unterminated(line)",
-        "        return",
+        "        return True",
         "    try:",
         "        s = decode(raw)",
         "        t = type(s)",
@@ -731,7 +741,200 @@ def line_reader(remember: Remember) -> LineReader:
         "read_lines",
         _indent(lines),
         scope,
-        "lines, on_doubt, unterminated, too_deep, remembered",
+        "lines, on_doubt, unterminated, too_deep, remembered, first=1",
+    )
+
+
+# --- a chunk of lines at a time: the checks of the hot types' shared fields in bulk ---------
+
+_CLASSES_ONLY: Final = re.compile(r"(?:\[(?!\^)[ -Z^-~]+\](?:\{\d+(?:,\d+)?\}|[*+?])?)+")
+"""A pattern made of character classes alone (printable ASCII, no escape, no negation,
+no ``[`` or ``]`` inside), each maybe repeated: it can never match a newline."""
+
+
+class _Many:
+    """A pattern check (``_PatternCheck``) of every value of a chunk at once.
+
+    One value throughout (a goal's id; an item's id over its run of attempts) is checked
+    once, as a line would check it. Other values are joined by newlines and matched by
+    one regex (the pattern, then the pattern after each newline): exact only for a
+    pattern that never matches a newline (``_CLASSES_ONLY``) and values that hold none
+    (counted), for then each value is exactly one stretch between newlines.
+    """
+
+    __slots__ = ("check", "fullmatch")
+
+    def __init__(self, check: _PatternCheck, core: str) -> None:
+        self.check = check
+        self.fullmatch = re.compile(f"(?:{core})(?:\n(?:{core}))*").fullmatch
+
+    def __call__(self, values: list[str]) -> None:
+        if not values:
+            return
+        first = values[0]
+        if values == [first] * len(values):  # stops at the first other value
+            self.check(first)
+            return
+        joined = "\n".join(values)
+        if joined.count("\n") != len(values) - 1 or self.fullmatch(joined) is None:
+            raise _Doubt
+
+
+def _many(check: Convert | None) -> _Many | None:
+    """The bulk form of a field's check, if it has one."""
+    if not isinstance(check, _PatternCheck):
+        return None
+    core = check.fullmatch.__self__.pattern  # type: ignore[attr-defined]
+    return _Many(check, core) if _CLASSES_ONLY.fullmatch(core) else None
+
+
+_SHAPES: Final = (
+    # the shapes of the codec's times (``_finish_lines``), as (position, character) pairs
+    (20, ((4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z"))),
+    (27, ((4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (26, "Z"))),
+)
+_from_iso = datetime.fromisoformat
+
+
+def _utc_times(values: list[str]) -> list[datetime]:
+    """The UTC times of a chunk's time strings, each as the finish reads it (a doubt, or a
+    ``ValueError`` of ``fromisoformat``, otherwise).
+
+    When every string has one of the codec's shapes (checked on the strings joined: their
+    lengths, then each separator column as one slice), ``fromisoformat`` reads them all
+    in one ``map``; otherwise each is read as the finish reads it.
+    """
+    count = len(values)
+    joined = "".join(values)
+    for length, shape in _SHAPES:
+        if (
+            len(joined) == length * count
+            and min(map(len, values), default=length) == length
+            and all(joined[at::length] == char * count for at, char in shape)
+        ):
+            return list(map(_from_iso, values))
+    return list(map(_utc_time_one, values))
+
+
+def _utc_time_one(value: str) -> datetime:
+    """One time as the generated finish reads it (``_finish_lines``)."""
+    size = len(value)
+    if (size == 20 and value[4:20:3] == "--T::Z") or (
+        size == 27 and value[4:20:3] == "--T::." and value[26] == "Z"
+    ):
+        try:
+            return _from_iso(value)
+        except ValueError:
+            raise _Doubt from None
+    return _utc_time(value)
+
+
+ChunkReader = Callable[..., Iterator[tuple[int, Event]]]
+
+_CHUNK_DOUBTS: Final = (_Doubt, ValueError, RecursionError)
+"""What makes a chunk be read line by line (``msgspec.DecodeError`` is a ``ValueError``)."""
+
+
+@functools.cache
+def chunk_reader(remember: Remember) -> ChunkReader:
+    """The hot loop of a history read as finished structs, a chunk of lines at a time.
+
+    ``reader(chunks, on_doubt, unterminated, too_deep, remembered)`` reads lists of raw
+    lines (every line ends in its newline but maybe the last line of the last chunk) and
+    yields what ``line_reader`` yields for the same lines, in the same order, with the
+    same callbacks. Each chunk is first read whole, on the sure path: every line decoded
+    (one ``map``), the fields every ``HOT_TYPES`` event has and checks alike checked in
+    bulk (ids: one regex over the values joined, ``_Many``; times: ``_utc_times``), the
+    other fields and the other types finished as ``line_reader`` finishes them. Only if
+    all of it succeeds are its events yielded (and the attempts remembered); at the first
+    doubt, error or short line anywhere in the chunk, the chunk is read again by
+    ``line_reader`` from its first line, which yields, calls back and raises line by line
+    exactly as it does for any line. So nothing of a chunk is yielded before all of it
+    is known sure, and nothing else changes: only how many lines are decoded at once.
+    """
+    decoder, finishers, _ = compiled()
+    models = [_COMPILED[EVENT_CLASSES[tag]] for tag in HOT_TYPES]
+    if remember[0] not in HOT_TYPES:
+        raise TypeError(f"the chunk reader remembers hot types only, not {remember[0]!r}")
+    shared: dict[str, tuple[str, Any]] = {}  # field -> ("many", _Many) | ("time", None)
+    for value in models[0].values:
+        others = [next((v for v in m.values if v.name == value.name), None) for m in models]
+        finish = value.form.finish
+        if any(o is None or o.form.finish is not finish or o.default is not None for o in others):
+            continue
+        if finish is _utc_time:
+            shared[value.name] = ("time", None)
+        elif (many := _many(finish)) is not None:
+            shared[value.name] = ("many", many)
+    skip = frozenset(shared)
+    scope: dict[str, Any] = {
+        "decode": decoder.decode,
+        "finishers": finishers,
+        "HOT": frozenset(m.struct for m in models),
+        "compress": itertools.compress,
+        "count": itertools.count,
+        "not_": operator.not_,
+        "utc_times": _utc_times,
+        "read_lines": line_reader(remember),
+        "CHUNK_DOUBTS": _CHUNK_DOUBTS,
+    }
+    checks: list[str] = []
+    times: list[tuple[int, str]] = []  # (n, field): the times converted in bulk, set back
+    for n, (name, (kind, many)) in enumerate(shared.items()):
+        scope[f"get{n}"] = operator.attrgetter(name)
+        if kind == "time":
+            checks.append(f"times{n} = utc_times(list(map(get{n}, hot)))")
+            times.append((n, name))
+        else:
+            scope[f"many{n}"] = many
+            checks.append(f"many{n}(list(map(get{n}, hot)))")
+    for n, model in enumerate(models):
+        scope[f"is{n}"] = functools.partial(operator.is_, model.struct)
+        body = _finish_body(model, "s", f"h{n}_", scope, skip)
+        if body:
+            checks += [f"for s in compress(hot, map(is{n}, kinds)):", *_indent(body)]
+    tag, key, kept = remember
+    scope["get_remembered"] = operator.attrgetter(key, kept)
+    started = f"compress(hot, map(is{HOT_TYPES.index(tag)}, kinds))"
+    checks.append(f"remembered.update(map(get_remembered, {started}))")
+    lists = ", ".join(f"times{n}" for n, _ in times)
+    each = ", ".join(f"t{n}" for n, _ in times)
+    sets = [f"s.{name} = t{n}" for n, name in times]
+    lines = [
+        "first = 1",
+        "for chunk in chunks:",
+        "    if not chunk:",
+        "        continue",
+        "    try:",
+        "        if chunk[-1][-1:] != b'\\n':",
+        "            raise Doubt",
+        "        structs = list(map(decode, chunk))",
+        "        kinds = list(map(type, structs))",
+        "        if HOT.issuperset(kinds):",
+        "            hot = structs",
+        "        else:",
+        "            mask = list(map(HOT.__contains__, kinds))",
+        "            hot, kinds = list(compress(structs, mask)), list(compress(kinds, mask))",
+        "            for s in compress(structs, map(not_, mask)):",
+        "                finishers[type(s)](s)",
+        *_indent(checks, 8),
+        "    except CHUNK_DOUBTS:",
+        "        if (yield from read_lines(chunk, on_doubt, unterminated, too_deep, remembered, first)):",
+        "            return",
+        "        first += len(chunk)",
+        "        continue",
+        "    if hot is structs:",
+        f"        for line, s, {each or '_'} in zip(count(first), structs, {lists or 'structs'}):",
+        *_indent(sets, 12),
+        "            yield line, s",
+        "    else:",
+        f"        for s, {each or '_'} in zip(hot, {lists or 'hot'}):",
+        *_indent(sets or ["pass"], 12),
+        "        yield from zip(count(first), structs)",
+        "    first += len(chunk)",
+    ]
+    return _generated(
+        "read_chunks", _indent(lines), scope, "chunks, on_doubt, unterminated, too_deep, remembered"
     )
 
 

@@ -82,9 +82,21 @@ def later(at: datetime, seconds: float) -> datetime:
     event then ends at the end of time instead of overflowing every command that reads it.
     """
     try:
-        return at + timedelta(0, seconds)  # (days, seconds): positional is cheaper
+        span = _SPANS.get(seconds)
+        if span is None:
+            span = timedelta(0, seconds)  # (days, seconds): positional is cheaper
+            if len(_SPANS) < _SPANS_KEPT:
+                _SPANS[seconds] = span
+        return at + span
     except OverflowError:
         return MAX_TIME
+
+
+_SPANS: dict[float, timedelta] = {}
+"""The spans ``later`` made, by their seconds: making a ``timedelta`` costs ten times
+adding one, and waits repeat (the back-off's steps, a policy's cooldowns). Equal seconds
+make equal spans (``30`` and ``30.0`` included), so a kept span is the one it would make."""
+_SPANS_KEPT: Final = 4096
 
 
 def reported(value: float | None, ceiling: float) -> float | None:

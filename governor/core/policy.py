@@ -65,11 +65,14 @@ def exponential_s(initial_s: float, factor: float, max_s: float, n: int) -> floa
     before their ranges existed included): a power too large for a float is past
     ``max_s`` by far, so the wait is ``max_s`` (0 when ``initial_s`` is 0).
     """
-    exponent = max(n - 1, 0)
+    # ``min`` and ``max`` spelled as comparisons (the same results, ties included): the
+    # fold asks for a wait after every uncharged upstream failure
+    exponent = n - 1 if n > 1 else 0
     try:
-        return min(max_s, initial_s * factor**exponent)
+        wait = initial_s * factor**exponent
     except OverflowError:
         return max_s if initial_s > 0 else 0.0
+    return wait if wait < max_s else max_s  # ``min(max_s, wait)``
 
 
 class UpstreamBackoff(BaseModel):
@@ -99,7 +102,8 @@ class UpstreamBackoff(BaseModel):
         """The wait after the ``consecutive``-th uncharged upstream failure (SPEC §6):
         ``max(min(max_s, initial_s * factor ** (n - 1)), retry_after_s)``."""
         wait = exponential_s(self.initial_s, self.factor, self.max_s, consecutive)
-        return max(wait, retry_after_s or 0.0)
+        floor = retry_after_s or 0.0
+        return floor if floor > wait else wait  # ``max(wait, floor)``
 
 
 class Policy(BaseModel):

@@ -12,18 +12,37 @@ Rules:
     * A decision's head (``records.decision_head``) is kept by what it reads: status,
       next action, reason, blocked_on, not_before (with its UTC offset, which its stamp
       prints) and exhausted; a bounded table (replays repeat a few heads over and over).
+    * ``StepLines.lines`` is ``replay`` and ``line`` in one loop, for ``replay --json``
+      (docs/decisions/0012-lean-replay-json-steps.md): where the short path of rules 8
+      and 9 decides (``decide.decide_head``) it renders the step from the head, the rows
+      the memo decided again (``DecisionMemo.relaid``) and the goal's ledgers, without the
+      ``Decision``, ``Ledger`` and ``WorkLedgers`` of the step; elsewhere it takes
+      ``decide`` and ``line``. Its lines are the lines of ``line`` over ``replay``, byte
+      for byte (``tests/test_lean_steps.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from operator import itemgetter
 from typing import Final
 
 import orjson
 
 from governor.analysis.replay import ReplayStep
-from governor.core.ledger import AttemptLedger, ReplanLedger, WorkLedger, WorkLedgers
+from governor.core.decide import decide, decide_head
+from governor.core.decision import Decision
+from governor.core.events import Event
+from governor.core.history import HistoryChecker, empty_history
+from governor.core.ledger import (
+    NO_LEDGER,
+    AttemptLedger,
+    ReplanLedger,
+    WorkLedger,
+    WorkLedgers,
+)
+from governor.core.memo import DecisionMemo
 from governor.render.records import (
     attempts_record,
     decision_head,
@@ -54,6 +73,7 @@ class StepLines:
         "_attempts",
         "_cost",
         "_heads",
+        "_keys",
         "_pieces",
         "_replans",
         "_runtime",
@@ -76,6 +96,8 @@ class StepLines:
         self._cost: tuple[object, bytes] = (None, b"")
         self._heads: dict[tuple[object, ...], bytes] = {}
         """A decision's head (what ``_HEAD`` reads) -> its members, without braces."""
+        self._keys: dict[str, bytes] = {}
+        """A work id -> its JSON string and the colon (the key of its ``work`` member)."""
         self._types: dict[str, bytes] = {}
         """An event type -> its JSON string."""
 
@@ -117,6 +139,102 @@ class StepLines:
             self._runtime[1],
             self._cost[1],
         )
+
+    def lines(  # noqa: PLR0912, PLR0915 - one loop for every step (a call per step costs)
+        self,
+        events: Iterable[tuple[int, Event]],
+        *,
+        now: datetime | None = None,
+        source: str | None = None,
+    ) -> Iterator[bytes]:
+        """The lines of ``map(self.line, replay(events, now=now, source=source))``, made
+        without the step's API values where the short path of rules 8 and 9 decides.
+
+        Raises:
+            HistoryError: at the first line that breaks the history format.
+        """
+        check, new, heads, types = (
+            HistoryChecker(source).check,
+            tuple.__new__,
+            self._heads,
+            self._types,
+        )
+        pieces, keys = self._pieces, self._keys
+        # what the lines share, kept in locals here (``line`` keeps it on ``self``)
+        replans, replans_json = self._replans
+        attempts, attempts_json = self._attempts
+        runtime, runtime_json = self._runtime
+        cost, cost_json = self._cost
+        work_json = self._work_json_kept
+        count = 0
+        try:
+            for number, event in events:
+                count += 1
+                view = check(event, number)
+                when = now or event.at
+                head = decide_head(view, when)
+                if head is None:
+                    self._replans, self._attempts = (
+                        (replans, replans_json),
+                        (attempts, attempts_json),
+                    )
+                    self._runtime, self._cost = (runtime, runtime_json), (cost, cost_json)
+                    self._work_json_kept = work_json
+                    yield self.line(new(ReplayStep, (number, event, decide(view, when))))
+                    replans, replans_json = self._replans
+                    attempts, attempts_json = self._attempts
+                    runtime, runtime_json = self._runtime
+                    cost, cost_json = self._cost
+                    work_json = self._work_json_kept
+                    continue
+                memo: DecisionMemo = view.decided  # type: ignore[assignment]  # decide_head made it
+                rows = memo.relaid(view)
+                if rows:
+                    for position, work_id, row in rows:
+                        key = keys.get(work_id)
+                        if key is None:
+                            key = keys[work_id] = _dumps(work_id) + b":"
+                        piece = key + _dumps(work_ledger_record(row))
+                        if position < len(pieces):
+                            pieces[position] = piece
+                        else:  # a new item: new positions come last, in order
+                            pieces.append(piece)
+                    work_json = b",".join(pieces)
+                head_json = heads.get(head)
+                if head_json is None:
+                    if len(heads) >= _HEADS_KEPT:
+                        heads.clear()
+                    status, action, reason, _, _, exhausted = head
+                    shown = Decision(status, action, reason, "", NO_LEDGER, exhausted=exhausted)
+                    head_json = heads[head] = _dumps(decision_head(shown))[1:-1]
+                kind = event.type
+                kind_json = types.get(kind)
+                if kind_json is None:
+                    kind_json = types[kind] = _dumps(kind)
+                if replans is not (replans := memo.replans(view)):
+                    replans_json = _dumps(replans_record(replans))
+                if attempts is not (attempts := memo.attempts(view)):
+                    attempts_json = _dumps(attempts_record(attempts))
+                if runtime is not (runtime := view.runtime_s):
+                    runtime_json = _dumps(float(runtime))
+                if cost is not (cost := view.cost_usd):
+                    cost_json = _dumps(float(cost))
+                yield _LINE % (
+                    event.seq,
+                    kind_json,
+                    head_json,
+                    replans_json,
+                    attempts_json,
+                    work_json,
+                    runtime_json,
+                    cost_json,
+                )
+        finally:  # (a step of ``line`` after these starts from them)
+            self._replans, self._attempts = (replans, replans_json), (attempts, attempts_json)
+            self._runtime, self._cost = (runtime, runtime_json), (cost, cost_json)
+            self._work_json_kept = work_json
+        if count == 0:
+            raise empty_history(source)
 
     def _work_json(self, work: Mapping[str, WorkLedger]) -> bytes:
         """The members of the ``work`` object (without its braces)."""

@@ -22,6 +22,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from io import BytesIO
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -35,6 +36,12 @@ MAX_LINE_BYTES: Final = 16 << 20
 (2,000 characters; a profile's instructions 20,000), escaped JSON included."""
 
 READ_BUFFER: Final = 1 << 20
+
+CHUNK_BYTES: Final = 1 << 16
+"""What a chunk of history lines holds at most (``iter_line_chunks``), besides a line
+carried over from the block before: 64 KiB, a few hundred events."""
+CHUNK_LINES: Final = 1 << 12
+"""The most lines a chunk holds (short lines)."""
 
 _KINDS: Final = (
     (stat.S_ISDIR, "a folder"),
@@ -105,12 +112,61 @@ def iter_lines(path: str | Path, *, limit: int = MAX_LINE_BYTES) -> Iterator[byt
         while line := handle.readline(limit + 1):
             number += 1
             if len(line) > limit:
-                raise HistoryError(
-                    f"the line is longer than {limit:,} bytes (no event is that long)",
-                    line=number,
-                    source=str(path),
-                )
+                raise _too_long(path, limit, number)
             yield line
+
+
+def _too_long(path: str | Path, limit: int, line: int) -> HistoryError:
+    return HistoryError(
+        f"the line is longer than {limit:,} bytes (no event is that long)",
+        line=line,
+        source=str(path),
+    )
+
+
+def iter_line_chunks(
+    path: str | Path,
+    *,
+    limit: int = MAX_LINE_BYTES,
+    size: int = CHUNK_BYTES,
+    lines: int = CHUNK_LINES,
+) -> Iterator[list[bytes]]:
+    """The lines of ``iter_lines``, the same bytes in the same order, as lists: a block of
+    ``size`` bytes read at a time, cut at its newlines, its last unfinished line carried
+    over to the next block. A chunk holds at most ``lines`` lines and, besides the line
+    carried over into it, ``size`` bytes; every line of it ends in its newline but the
+    last line of a file that does not end in one (a chunk of its own).
+
+    Raises:
+        NotFoundError, InputError: as ``open_regular``.
+        HistoryError: as ``iter_lines``, naming the line that is longer than ``limit``,
+            after the chunks of every line before it (reading at most ``limit + 1``
+            bytes of it).
+    """
+    size = min(size, limit)  # a line that starts and ends in one block is within the limit
+    with open_regular(path, buffering=0) as handle:
+        read = handle.read
+        number = 0  # lines given so far
+        rest: list[bytes] = []  # the unfinished line carried over, a piece per block
+        held = 0  # its length
+        while block := read(size if held + size <= limit else limit + 1 - held):
+            chunk = BytesIO(block).readlines()
+            tail = chunk.pop() if chunk[-1][-1:] != b"\n" else b""
+            if rest and chunk:  # the line carried over ends in this block
+                rest.append(chunk[0])
+                chunk[0], rest, held = b"".join(rest), [], 0
+                if len(chunk[0]) > limit:
+                    raise _too_long(path, limit, number + 1)
+            if tail:
+                rest.append(tail)
+                held += len(tail)
+            for start in range(0, len(chunk), lines):
+                yield chunk[start : start + lines]
+            number += len(chunk)
+            if held > limit:
+                raise _too_long(path, limit, number + 1)
+        if rest:
+            yield [b"".join(rest)]
 
 
 def writable(path: str | Path, *, append: bool = False) -> Path:

@@ -8,6 +8,9 @@ For every input below, three readings are compared:
     lines       ``LineDecoder(structs=True).lines`` — the generated line reader of
                 replay and validate (``decoder.line_reader``), against the same lines
                 read by pydantic alone (``LineDecoder(compiled=False)``)
+    chunks      ``LineDecoder(structs=True).chunks`` — replay's reader, a chunk of lines
+                at a time (``decoder.chunk_reader``), the same lines cut into chunks of
+                every size from one line to all of them: what ``lines`` reads
 
 and must agree: the compiled path returns an event only where pydantic accepts the line,
 and then an equal one (``==``, the same encoding, the same ``repr``); the codec accepts
@@ -29,6 +32,7 @@ import json
 import types
 import typing
 import zlib
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -83,6 +87,7 @@ def assert_agree(line: bytes) -> None:
     if via_codec is not None:
         assert encode(via_codec) == encode(expected)
     assert read_lines([line + b"\n"], structs=True) == read_lines([line + b"\n"], compiled=False)
+    assert read_chunked([line + b"\n"], 1) == read_lines([line + b"\n"], structs=True)
 
 
 def read_lines(
@@ -92,13 +97,42 @@ def read_lines(
     number, its encoding and its ``repr`` (a struct as its pydantic event), the notes, the
     error that stopped it and the torn line."""
     decoder_ = LineDecoder("h.jsonl", **how)
+    return _reading(decoder_, decoder_.lines(lines, allow_torn=allow_torn))
+
+
+def read_chunked(
+    lines: list[bytes], size: int, *, allow_torn: bool = False
+) -> tuple[list[tuple[int, bytes, str]], list[str], str | None, int | None]:
+    """What ``LineDecoder(structs=True).chunks`` reads of ``lines`` cut into chunks of
+    ``size`` lines (as ``read_lines`` says it)."""
+    decoder_ = LineDecoder("h.jsonl", structs=True)
+    chunks = [lines[start : start + size] for start in range(0, len(lines), size)]
+    return _reading(decoder_, decoder_.chunks(chunks, allow_torn=allow_torn))
+
+
+def _reading(
+    decoder_: LineDecoder, pairs: Iterator[tuple[int, Any]]
+) -> tuple[list[tuple[int, bytes, str]], list[str], str | None, int | None]:
     read, error = [], None
     try:
-        for number, event in decoder_.lines(lines, allow_torn=allow_torn):
+        for number, event in pairs:
             read.append((number, encode(event_of(event)), repr(event_of(event))))
     except HistoryError as exc:
         error = str(exc)
     return read, decoder_.notes, error, decoder_.torn_line
+
+
+CHUNK_SIZES = [1, 2, 3, 4, 5, 7, 64, 10**6]
+"""Chunks of every size: with ``_attempt_lines``, a line of interest (10, 11, 12, or the
+next to last) falls first, last and in the middle of a chunk, and chunks mix types."""
+
+
+def assert_chunks_read_as_lines(lines: list[bytes], *, allow_torn: bool = False) -> None:
+    """Replay's chunked reader gives what the line reader gives, however the lines are
+    cut: the same events, notes, error (at the same line) and torn line."""
+    expected = read_lines(lines, structs=True, allow_torn=allow_torn)
+    for size in CHUNK_SIZES:
+        assert read_chunked(lines, size, allow_torn=allow_torn) == expected, size
 
 
 # --- golden histories ----------------------------------------------------------------------
@@ -152,6 +186,7 @@ def test_the_line_reader_reads_every_golden_history_as_pydantic_does(path: Path)
     lines = path.read_bytes().splitlines(keepends=True)
     assert read_lines(lines, structs=True) == read_lines(lines, compiled=False)
     assert read_lines(lines, structs=True) == read_lines(lines)
+    assert_chunks_read_as_lines(lines)
 
 
 def _attempt_lines() -> list[bytes]:
@@ -206,6 +241,7 @@ def test_one_bad_line_among_attempts_is_reported_at_its_line_as_before(
     lines[where] = json.dumps(bad(json.loads(lines[where]))).encode() + b"\n"
     fast = read_lines(lines, structs=True)
     assert fast == read_lines(lines, compiled=False) == read_lines(lines)
+    assert_chunks_read_as_lines(lines)
     read, _, error, _ = fast
     number = where % len(lines) + 1
     assert error is not None
@@ -220,6 +256,7 @@ def test_an_unusual_line_among_attempts_is_read_as_pydantic_reads_it(fine: Any) 
         lines[where] = json.dumps(fine(json.loads(lines[where]))).encode() + b"\n"
     fast = read_lines(lines, structs=True)
     assert fast == read_lines(lines, compiled=False)
+    assert_chunks_read_as_lines(lines)
     assert fast[2] is None
     assert len(fast[0]) == len(lines)
 
@@ -230,6 +267,7 @@ def test_a_torn_last_line_stops_the_reader_as_before(allow_torn: bool) -> None:
     lines[-1] = lines[-1][:-1]
     fast = read_lines(lines, structs=True, allow_torn=allow_torn)
     assert fast == read_lines(lines, compiled=False, allow_torn=allow_torn)
+    assert_chunks_read_as_lines(lines, allow_torn=allow_torn)
     read, _, error, torn = fast
     assert len(read) == len(lines) - 1
     if allow_torn:
@@ -245,6 +283,7 @@ def test_a_line_nested_too_deeply_is_refused_at_its_line_as_before() -> None:
     lines[10] = b'{"evidence": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
     fast = read_lines(lines, structs=True)
     assert fast == read_lines(lines)
+    assert_chunks_read_as_lines(lines)
     assert fast[2] == "h.jsonl: line 11: nested too deeply to be an event"
     read, notes, error, _ = read_lines(lines, compiled=False)
     assert (read, notes) == fast[:2]
@@ -265,7 +304,112 @@ def test_the_line_reader_remembers_attempts_for_a_legacy_line_after_them() -> No
     lines[finished] = json.dumps(legacy).encode() + b"\n"
     fast = read_lines(lines, structs=True)
     assert fast == read_lines(lines, compiled=False) == read_lines(lines)
+    assert_chunks_read_as_lines(lines)
     assert any("legacy attempt.finished" in note for note in fast[1])
+
+
+def test_chunks_of_a_valid_history_take_the_sure_path_and_read_as_lines() -> None:
+    """The whole chunk is read at once where it is sure (no line is read again): the
+    same structs as the line reader, times and all, however the lines are cut."""
+    lines = _attempt_lines()
+    assert_chunks_read_as_lines(lines)
+    again: list[int] = []
+    reader = decoder.line_reader(("attempt.started", "work_id", "attempt"))
+
+    def counting(*args: Any) -> Any:
+        again.append(args[-1])
+        return reader(*args)
+
+    decoder_ = LineDecoder("h.jsonl", structs=True)
+    read_chunks = decoder.chunk_reader(("attempt.started", "work_id", "attempt"))
+    scope = read_chunks.__globals__
+    scope["read_lines"] = counting
+    try:
+        chunks = [lines[start : start + 7] for start in range(0, len(lines), 7)]
+        read = list(decoder_.chunks(chunks))
+    finally:
+        scope["read_lines"] = reader
+    assert [n for n, _ in read] == list(range(1, len(lines) + 1))
+    assert again == []
+    assert [event_of(s) for _, s in read] == [
+        event_of(s) for _, s in LineDecoder(structs=True).lines(lines)
+    ]
+
+
+MIXED_TIMES = {
+    "whole seconds and microseconds in one chunk": lambda o, n: {
+        **o,
+        "at": o["at"].replace("Z", ".000001Z") if n % 2 else o["at"],
+    },
+    "microseconds only": lambda o, n: {**o, "at": o["at"].replace("Z", ".250000Z")},
+    "a +00:00 offset every third line": lambda o, n: {
+        **o,
+        "at": o["at"].replace("Z", "+00:00") if n % 3 == 0 else o["at"],
+    },
+    "a time of the short shape with a letter for a digit": lambda o, n: {
+        **o,
+        "at": o["at"].replace("2026", "2O26") if n == 30 else o["at"],
+    },
+    "a time of the long shape with a space for a digit": lambda o, n: {
+        **o,
+        "at": o["at"].replace("Z", ".12345 Z") if n == 30 else o["at"].replace("Z", ".123456Z"),
+    },
+    "a value with a newline among ids": lambda o, n: (
+        {**o, "run_id": o["run_id"] + "\nx"} if n == 31 else o
+    ),
+    "ids as long as the pattern allows, and one longer": lambda o, n: (
+        {**o, "run_id": "r" * (100 if n != 32 else 101)} if "run_id" in o else o
+    ),
+}
+
+
+@pytest.mark.parametrize("change", MIXED_TIMES.values(), ids=list(MIXED_TIMES))
+def test_times_and_ids_a_chunk_checks_together_read_as_each_alone(change: Any) -> None:
+    """The bulk checks of a chunk (the times' shapes, the ids' pattern over the values
+    joined) accept and refuse what the line reader does, line by line."""
+    lines = [
+        json.dumps(change(json.loads(line), n)).encode() + b"\n"
+        for n, line in enumerate(_attempt_lines())
+    ]
+    fast = read_lines(lines, structs=True)
+    assert fast == read_lines(lines, compiled=False)
+    assert_chunks_read_as_lines(lines)
+    assert len(fast[0]) >= 30, fast[2]  # the change is read where it is, among attempts
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [],
+        [b"\n"],
+        [b""],
+        [b"{}"],
+        [b"   \n", b"{}\n"],
+    ],
+    ids=["no line", "an empty line", "an empty last line", "a torn object", "blank then bad"],
+)
+def test_chunks_of_nothing_or_of_empty_lines_read_as_lines(lines: list[bytes]) -> None:
+    for allow_torn in (False, True):
+        assert_chunks_read_as_lines(lines, allow_torn=allow_torn)
+
+
+def test_crlf_line_ends_and_empty_chunks_read_as_lines() -> None:
+    lines = [line[:-1] + b"\r\n" for line in _attempt_lines()]
+    assert_chunks_read_as_lines(lines)
+    expected = read_lines(lines, structs=True)
+    decoder_ = LineDecoder("h.jsonl", structs=True)
+    chunks = [[], *[lines[start : start + 5] for start in range(0, len(lines), 5)], []]
+    assert _reading(decoder_, decoder_.chunks(chunks)) == expected
+
+
+def test_pydantic_events_are_read_from_chunks_line_by_line() -> None:
+    """Without ``structs`` a decoder reads the chunks' lines one by one, as ``lines``."""
+    lines = _attempt_lines()
+    lines[11] = b"{}\n"
+    for how in ({}, {"compiled": False}):
+        decoder_ = LineDecoder("h.jsonl", **how)
+        chunks = [lines[start : start + 4] for start in range(0, len(lines), 4)]
+        assert _reading(decoder_, decoder_.chunks(chunks)) == read_lines(lines, **how)
 
 
 def test_the_legacy_history_is_upcast_the_same_way() -> None:

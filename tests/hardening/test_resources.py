@@ -79,7 +79,7 @@ def test_a_line_past_16_mib_is_refused_with_its_number(tmp_path: Path) -> None:
     with (tmp_path / "h.jsonl").open("w") as handle:
         handle.write(good.splitlines()[0] + "\n")
         handle.write('{"title": "' + "x" * (17 * MIB) + '"}\n')
-    for command in ("validate", "import", "explain"):
+    for command in ("validate", "import", "explain", "replay"):
         result = governor(tmp_path, command, "h.jsonl")
         assert_one_line(result, 3, "h.jsonl", "line 2", "longer than 16,777,216 bytes")
 
