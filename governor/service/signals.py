@@ -3,7 +3,7 @@
 Rules:
     * SIGTERM or SIGINT sets the ``stopping`` event; a second one calls ``at_once`` and
       ends the process (exit ``128 + signal``).
-    * The Python signal handler does nothing (decision record 0011). Python runs a
+    * The Python signal handler does nothing (decision record 0013). Python runs a
       handler on the main thread between two bytecodes, wherever that thread is — also
       inside ``stopping.wait()``, holding the event's own lock: an ``Event.set()`` there
       waits for that lock for ever, and so does every thread that sets the event after
