@@ -6,8 +6,11 @@ Rules (SPEC §8):
       process group so a terminal's Ctrl-C reaches only the supervisor, which forwards
       one SIGTERM to each.
     * First SIGTERM or SIGINT: stop taking goals, let every worker finish the step in
-      hand and release its lease, then exit 0. A second signal exits at once (the
-      leases then expire after their TTL and are taken over; nothing is lost).
+      hand and release its lease, then exit 0. A second signal exits at once and
+      SIGKILLs the worker processes (their agents die with them; the leases expire
+      after their TTL and are taken over; nothing is lost). No signal handler acts in
+      place: a relay thread does (``governor.service.signals``), and logs each signal
+      (``stop.requested``).
     * A worker process that dies is replaced after ``RESTART_DELAY_S``; its registry
       row goes, its goals are taken over once their leases expire.
     * A worker left without its supervisor stops gracefully at its next heartbeat.
@@ -24,11 +27,10 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
+from contextlib import closing, suppress
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
-from types import FrameType
 from typing import Final
 
 from governor.clock import utc_now
@@ -40,6 +42,7 @@ from governor.registry import ServiceError
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_text_atomically
 from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
 from governor.service.settings import ServiceSettings
+from governor.service.signals import Noticed, stop_signals
 from governor.service.status import forget_stale_workers
 from governor.service.worker import Worker
 from governor.store.base import EventStore
@@ -53,22 +56,13 @@ SUPERVISE_S: Final = 0.2
 Report = tuple[str, Snapshot]
 
 
-@contextmanager
-def stop_signals(stopping: threading.Event, *, at_once: Callable[[], None]) -> Iterator[None]:
-    """SIGTERM/SIGINT set ``stopping``; a second one calls ``at_once`` and exits at once."""
+def noticed_in(log: JsonLog) -> Noticed:
+    """A ``stop.requested`` log line for each stop signal (``at_once`` for the second)."""
 
-    def handle(signum: int, _frame: FrameType | None) -> None:
-        if stopping.is_set():
-            at_once()
-            os._exit(128 + signum)
-        stopping.set()
+    def noticed(sig: signal.Signals, at_once: bool) -> None:
+        log.write("stop.requested", utc_now(), signal=sig.name, at_once=at_once)
 
-    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return noticed
 
 
 class Publisher:
@@ -79,7 +73,8 @@ class Publisher:
         self.reports: dict[str, Snapshot] = {}
         self.local: list[Counters] = []
         self.workers: Callable[[], int] = lambda: 1
-        self.queue: Queue[Report] | None = None
+        self.queues: dict[int, Queue[Report]] = {}
+        """Each worker slot's own report queue (see ``_serve_processes``)."""
         self._server = (
             MetricsServer(settings.metrics_host, settings.metrics_port)
             if settings.metrics_port is not None
@@ -102,12 +97,13 @@ class Publisher:
 
     def drain(self) -> None:
         """Take in every counter report the worker processes sent."""
-        while self.queue is not None:
-            try:
-                worker, snapshot = self.queue.get_nowait()
-            except Exception:  # queue.Empty, or a queue closed under us
-                return
-            self.reports[worker] = snapshot
+        for queue in list(self.queues.values()):
+            while True:
+                try:
+                    worker, snapshot = queue.get_nowait()
+                except Exception:  # queue.Empty, or a queue closed under us
+                    break
+                self.reports[worker] = snapshot
 
     def publish(self) -> None:
         """Render the metrics now and write them out."""
@@ -171,7 +167,7 @@ def _serve_here(
     log = JsonLog(settings.log_file, settings.env, worker=holder_id())
     with (
         closing(open_store(settings.store_url)) as store,
-        stop_signals(stopping, at_once=log.close),
+        stop_signals(stopping, at_once=log.close, noticed=noticed_in(log)),
     ):
         publisher.start()
         observation = Observation(log, counters)
@@ -196,7 +192,7 @@ def worker_process(settings: ServiceSettings, index: int, reports: Queue[Report]
             stopping.set()
 
     with (
-        stop_signals(stopping, at_once=lambda: None),
+        stop_signals(stopping, at_once=lambda: None, noticed=noticed_in(log)),
         closing(open_store(settings.store_url)) as store,
     ):
         worker = Worker(
@@ -223,29 +219,38 @@ def _serve_processes(
     store: EventStore,
 ) -> int:
     context = multiprocessing.get_context("spawn")
-    reports: Queue[Report] = context.Queue()
-    publisher.queue = reports
     slots: dict[int, BaseProcess] = {}
     restart_at: dict[int, float] = {}
 
     def start(index: int) -> None:
+        # A queue per worker: a queue's writers share one lock across processes, and a
+        # worker SIGKILLed while holding it would leave every other worker's last report,
+        # and so its exit, waiting on it for ever.
+        reports: Queue[Report] = context.Queue()
         process = context.Process(
             target=worker_process, args=(settings, index, reports), name=f"governor-worker-{index}"
         )
         process.start()
+        publisher.drain()  # the last report of the worker this one replaces, then its queue goes
+        publisher.queues[index] = reports
         slots[index] = process
 
-    def at_once() -> None:
-        for process in slots.values():
+    def at_once() -> None:  # on the signal relay's thread, while the main one may start one
+        # SIGKILL, not a second SIGTERM: one sent just after _stop_all's, still pending,
+        # would merge with it and leave the worker finishing its step. Its agents die
+        # with it (SPEC §11.11); its leases expire and are taken over.
+        for process in list(slots.values()):
             if process.pid is not None and process.is_alive():
-                os.kill(process.pid, signal.SIGTERM)  # their second signal: they exit at once
+                with suppress(ProcessLookupError):  # it ended meanwhile: on to the next
+                    os.kill(process.pid, signal.SIGKILL)
 
     publisher.workers = lambda: sum(p.is_alive() for p in slots.values())
-    with stop_signals(stopping, at_once=at_once):
+    with stop_signals(stopping, at_once=at_once, noticed=noticed_in(log)):
         for index in range(settings.workers):
             start(index)
         publisher.start()
         while not stopping.wait(SUPERVISE_S):
+            publisher.drain()  # a worker's reports never fill its pipe, even without metrics
             _replace_dead(slots, restart_at, start, log, store)
         _stop_all(slots, publisher)
     return 0

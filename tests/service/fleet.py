@@ -22,7 +22,7 @@ from governor.core.events import (
 from governor.core.evidence import is_uncharged
 from governor.core.summary import ACTIVE_STATUSES
 from governor.drive import goals
-from governor.store import export_history, open_store
+from governor.store import EventStore, export_history, open_store
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script
 
 FAST = {"upstream_backoff": {"initial_s": 0.05, "factor": 1, "max_s": 0.05}}
@@ -94,6 +94,24 @@ def wait_until_settled(url: str, *, timeout_s: float = 120.0) -> dict[str, int]:
                 f"no goal moved for {timeout_s}s: {counts}"
             )
             time.sleep(0.1)
+
+
+def mid_run(
+    store: EventStore, goal_ids: list[str], timeout_s: float = 60.0
+) -> tuple[int, AttemptStarted]:
+    """Wait for a goal whose last event is ``attempt.started`` under a lease: its agent runs.
+
+    Returns the pid of the lease's holder (a worker id is ``host:pid``) and that event.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for goal_id in goal_ids:
+            last = list(store.load(goal_id, after_seq=max(store.last_seq(goal_id) - 1, 0)))[-1]
+            lease = store.current_lease(goal_id)
+            if isinstance(last, AttemptStarted) and lease is not None:
+                return int(lease.holder.rsplit(":", 1)[1]), last
+        time.sleep(0.02)
+    raise AssertionError("no worker was caught in the middle of an agent run")
 
 
 def stop(serve: subprocess.Popen[str], *, timeout_s: float = 60.0) -> int:

@@ -19,10 +19,10 @@ import orjson
 import pytest
 
 from governor.core.decide import decide
-from governor.core.events import AttemptContinued, AttemptFinished, AttemptStarted, Event
+from governor.core.events import AttemptContinued, AttemptFinished, Event
 from governor.core.view import project
 from governor.drive import goals
-from governor.store import EventStore, open_store
+from governor.store import open_store
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script
 from tests.service.fleet import (
     Kind,
@@ -30,6 +30,7 @@ from tests.service.fleet import (
     check_runs,
     create_goals,
     metric,
+    mid_run,
     reaped,
     stop,
     wait_until_settled,
@@ -50,24 +51,6 @@ def serve(project: Project, *args: str) -> subprocess.Popen[str]:
         "serve", "--poll-s", "0.05", "--log-file", "service.jsonl",
         "--metrics-file", "metrics.prom", "--metrics-interval", "0.2", *args,
     )  # fmt: skip
-
-
-def mid_run(
-    store: EventStore, goal_ids: list[str], timeout_s: float = 60.0
-) -> tuple[int, AttemptStarted]:
-    """Wait for a goal whose last event is ``attempt.started`` under a lease: its agent runs.
-
-    Returns the pid of the lease's holder (a worker id is ``host:pid``) and that event.
-    """
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for goal_id in goal_ids:
-            last = list(store.load(goal_id, after_seq=max(store.last_seq(goal_id) - 1, 0)))[-1]
-            lease = store.current_lease(goal_id)
-            if isinstance(last, AttemptStarted) and lease is not None:
-                return int(lease.holder.rsplit(":", 1)[1]), last
-        time.sleep(0.02)
-    raise AssertionError("no worker was caught in the middle of an agent run")
 
 
 def project_on(tmp_path: Path, store_url: str) -> Project:
