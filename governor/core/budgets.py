@@ -407,13 +407,18 @@ def _remaining_of_goal(budget: Budget, charged: tuple[str, str]) -> Callable[[Go
     return remaining
 
 
-def _item_left(budget: Budget) -> Callable[[GoalView, WorkState], bool]:
-    """``not budget.spent(view, item)`` for a budget counted on the item, in one call."""
-    limit_of, over, read = budget._limit_of, budget.over, budget._read
+def _item_counter(budget: Budget) -> Callable[[object], float]:
+    """The getter of a budget counted on one attribute of the item (the one-call predicates')."""
+    read = budget._read
     assert budget._per_item, f"{budget.name} is kept per goal"
     assert read is not None, f"{budget.name} is not counted on one attribute"
     assert read.on_item, f"{budget.name} is not counted on the item"
-    get = read.get
+    return read.get
+
+
+def _item_left(budget: Budget) -> Callable[[GoalView, WorkState], bool]:
+    """``not budget.spent(view, item)`` for a budget counted on the item, in one call."""
+    limit_of, over, get = budget._limit_of, budget.over, _item_counter(budget)
 
     def left(view: GoalView, item: WorkState) -> bool:
         limit = limit_of(item)
@@ -427,11 +432,7 @@ def _item_left(budget: Budget) -> Callable[[GoalView, WorkState], bool]:
 
 def _item_remaining_of(budget: Budget) -> Callable[[GoalView, WorkState], int]:
     """``int(budget.remaining(view, item))`` for a budget counted on the item, in one call."""
-    limit_of, read = budget._limit_of, budget._read
-    assert budget._per_item, f"{budget.name} is kept per goal"
-    assert read is not None, f"{budget.name} is not counted on one attribute"
-    assert read.on_item, f"{budget.name} is not counted on the item"
-    get = read.get
+    limit_of, get = budget._limit_of, _item_counter(budget)
 
     def remaining(view: GoalView, item: WorkState) -> int:
         limit = limit_of(item)
