@@ -28,17 +28,22 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
+from governor.core.absence import BILLING_ERROR, claude_absence
 from governor.core.classify import SpawnResult
 from governor.core.events import Profile
 from governor.exec.claude_stream import (
     ClaudeEvents,
     ClaudeStream,
+    claude_billing_remedy,
     claude_credential,
-    claude_evidence,
+    claude_retries,
+    connection_of,
+    facts,
 )
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
+from governor.exec.upstream import ANTHROPIC_URL, public_url
 
 CLAUDE_BINARY: Final = "claude"
 CLAUDE_VERIFIED_VERSION: Final = "2.1.197"
@@ -137,7 +142,10 @@ class ClaudeHarness:
             on_stdout_line=events.feed,
         )
         overrides = claim_overrides(profile, child_env)
-        return claude_result(result, events.result(), Redactor(env), overrides=overrides)
+        base = env.get("ANTHROPIC_BASE_URL") or None
+        return claude_result(
+            result, events.result(), Redactor(env), overrides=overrides, endpoint=base
+        )
 
 
 def claude_result(
@@ -146,22 +154,31 @@ def claude_result(
     redact: Redactor,
     *,
     overrides: Iterable[str] = (),
+    endpoint: str | None = None,
 ) -> SpawnResult:
     """Turn a finished claude process and its folded stream into a classified result."""
     ok = is_claude_success(result, stream)
     r = stream.result
-    evidence = claude_evidence(stream, overrides=overrides)
+    seen = facts(stream, overrides)
     delay_ms = stream.retry_delay_ms
+    billing = None if ok else claude_billing_remedy(stream)
     return spawn_result(
         result,
         redact,
         ok=ok,
         reply=r.result if ok and r else None,
-        evidence=evidence.model_copy(update={"partial": partial_of(result)}),
+        evidence=claude_absence(seen).model_copy(update={"partial": partial_of(result)}),
         stdout=r.result if r is not None and r.result else None,
         vendor_status=r.api_error_status if r and r.is_error else None,
-        vendor_retries=stream.retries,
+        vendor_retries=claude_retries(stream),
         credential=None if ok else claude_credential(stream),
         retry_after_s=round(delay_ms / 1000, 3) if delay_ms is not None and not ok else None,
         cost_usd=r.total_cost_usd if r else None,
+        usage=r.usage if r else None,
+        vendor_code=BILLING_ERROR if billing and BILLING_ERROR in seen.synthetic_errors else None,
+        billing=billing,
+        connection=connection_of(seen.connection),
+        connection_detail=seen.connection,
+        endpoint=public_url(endpoint) if endpoint else ANTHROPIC_URL,
+        stream=seen,
     )

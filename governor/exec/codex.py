@@ -28,9 +28,22 @@ Rules (SPEC §4, §7; decision record 0213; observations in ``docs/harnesses.md`
       Anything else is ``unknown`` (charged).
     * Credentials (SPEC §11.8): a status 401 or 403 (read as above), or codex's own
       ``Missing environment variable: `NAME`.`` for its provider's key, set
-      ``credential`` to the remedy; the missing key also counts as a refusal for the
-      absence rule (no request was sent: the trace shows none).
-    * Retry-After is not observable through codex: ``retry_after_s`` stays None.
+      ``credential`` to the remedy (a 403 may come from a proxy: the remedy says so);
+      the missing key also counts as a refusal for the absence rule (no request was
+      sent: the trace shows none).
+    * Out of credit (SPEC §12.6): the vendor's ``insufficient_quota`` — traced with an
+      in-stream ``response.failed``, or codex's own "Quota exceeded. Check your plan and
+      billing details." for it, in-stream or on HTTP 429 — sets ``billing`` to the remedy.
+    * No HTTP response (SPEC §12.7): with nothing listening (or DNS or TLS failing) codex
+      prints "Reconnecting... waiting for network" every few seconds and ignores
+      ``request_max_retries``: the adapter ends it at the first such line
+      (``connection`` ``unreachable``) instead of waiting out ``timeout_s``. A connection
+      reset or closed before a response byte ends the turn with no traced status
+      (``reset``).
+    * Retry-After is not observable through codex's headers; an in-stream rate limit's
+      "try again in 1.5s" fills ``retry_after_s``.
+    * The facts the absence rule judged are the core's ``CodexFacts``
+      (``governor.core.absence.codex_absence``).
 """
 
 from __future__ import annotations
@@ -41,13 +54,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
+from governor.core.absence import codex_absence, codex_proves_absence
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
-from governor.core.evidence import Evidence, Observation
+from governor.core.evidence import Evidence
+from governor.core.observation import BILLING_CODES, STATUSES_KEPT, CodexFacts, Connection, Usage
 from governor.exec.codex_trace import CodexTrace, parse_codex_trace, without_trace
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import decode, json_event, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
+from governor.exec.upstream import upstream_of
 
 CODEX_BINARY: Final = "codex"
 CODEX_PASS: Final = ("CODEX_HOME", "OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")
@@ -76,6 +92,19 @@ _STATUS_IN_MESSAGE: Final = re.compile(
 )
 _MISSING_KEY: Final = re.compile(r"^Missing environment variable: `(?P<name>[A-Za-z_]\w{0,127})`")
 """Codex's own message when its model provider's key variable is not set."""
+RECONNECTING: Final = "Reconnecting... waiting for network"
+"""Codex's ``error`` event when it cannot connect at all: it then waits for the network."""
+CONNECTION_DETAIL: Final = {"unreachable": "waiting for network", "reset": "no HTTP response"}
+"""What codex showed of a call that got no HTTP response."""
+MESSAGE_CODES: Final = (
+    ("Quota exceeded. Check your plan and billing details", "insufficient_quota"),
+    ("rate limit exceeded:", "rate_limit_exceeded"),
+)
+"""Codex's own message for a vendor's refusal code, at the start of its failure message."""
+_TRY_AGAIN: Final = re.compile(
+    r"try again in (?P<n>\d{1,6}(?:\.\d{1,3})?)\s?(?P<unit>ms|s)\b", re.I
+)
+"""An in-stream rate limit's hint ("Please try again in 1.5s")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +129,10 @@ class CodexRun:
     """Item (and top-level) events that carry model output."""
     unknown_items: int = 0
     """Item events of a type this adapter does not know."""
+    reconnecting: int = 0
+    """Codex's "Reconnecting... waiting for network" events (no connection was made)."""
+    usage: Usage | None = None
+    """The ``turn.completed`` usage."""
 
 
 class CodexEvents:
@@ -107,8 +140,9 @@ class CodexEvents:
 
     def __init__(self) -> None:
         self.events = self.malformed = 0
-        self.tool_items = self.text_items = self.unknown_items = 0
+        self.tool_items = self.text_items = self.unknown_items = self.reconnecting = 0
         self.completed = self.failed = False
+        self.usage: Usage | None = None
         self.reply: str | None = None
         self._failure: str | None = None
         self._error: str | None = None
@@ -137,17 +171,22 @@ class CodexEvents:
             tool_items=self.tool_items,
             text_items=self.text_items,
             unknown_items=self.unknown_items,
+            reconnecting=self.reconnecting,
+            usage=self.usage,
         )
 
     def _fold(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "turn.completed":
             self.completed = True
+            self.usage = _usage(event.get("usage"))
         elif kind == "turn.failed":
             self.failed = True
             self._failure = _message(event.get("error")) or self._failure
         elif kind == "error":
             self._error = _message(event) or self._error
+            if (self._error or "").startswith(RECONNECTING):
+                self.reconnecting += 1
         elif kind in TEXT_EVENTS:
             self.text_items += 1
         elif kind in ("item.started", "item.updated", "item.completed"):
@@ -169,6 +208,22 @@ class CodexEvents:
 def _message(container: object) -> str | None:
     message = container.get("message") if isinstance(container, dict) else None
     return message if isinstance(message, str) and message else None
+
+
+def _usage(usage: object) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+
+    def count(key: str) -> int | None:
+        value = usage.get(key)
+        ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62
+        return value if ok and isinstance(value, int) else None
+
+    return Usage(
+        input_tokens=count("input_tokens"),
+        output_tokens=count("output_tokens"),
+        cached_input_tokens=count("cached_input_tokens"),
+    )
 
 
 def parse_codex_events(lines: Iterable[bytes | str]) -> CodexRun:
@@ -204,55 +259,93 @@ def codex_credential(run: CodexRun, trace: CodexTrace) -> str | None:
     status = codex_status(run, trace)
     if status not in CREDENTIAL_STATUSES:
         return None
+    proxy = (
+        "; a proxy between governor and the vendor (HTTPS_PROXY) may be refusing it too"
+        if status == 403
+        else ""
+    )
     return (
         f"the vendor answered HTTP {status} to codex's key: set a valid OPENAI_API_KEY or "
         "CODEX_API_KEY (or the env_key variable of codex's model provider) and list it in the "
-        "profile's env, or run `codex login`"
+        f"profile's env, or run `codex login`{proxy}"
+    )
+
+
+def refusal_code(run: CodexRun, trace: CodexTrace) -> str | None:
+    """The vendor's refusal code: traced with a ``response.failed``, else codex's own
+    message for it (see ``MESSAGE_CODES``)."""
+    if not run.failed:
+        return None
+    if trace.code is not None:
+        return trace.code
+    message = run.failure or ""
+    return next((code for words, code in MESSAGE_CODES if message.startswith(words)), None)
+
+
+def codex_facts(run: CodexRun, trace: CodexTrace) -> CodexFacts:
+    """The stream and the trace as the core's rules read them (and the evidence records)."""
+    return CodexFacts(
+        events=run.events,
+        malformed=min(run.malformed, 10**9),
+        completed=run.completed,
+        failed=run.failed,
+        tool_items=min(run.tool_items, 10**9),
+        text_items=min(run.text_items, 10**9),
+        unknown_items=min(run.unknown_items, 10**9),
+        reconnecting=min(run.reconnecting, 10**9),
+        missing_key=missing_key(run),
+        code=refusal_code(run, trace),
+        trace_complete=trace.complete,
+        requests=min(len(trace.request_statuses), 10**9),
+        statuses=tuple(
+            s if s is None or s <= 999 else None for s in trace.request_statuses[:STATUSES_KEPT]
+        ),
+        sse_events=min(trace.sse_events, 10**9),
+        sse_kinds=trace.sse_kinds,
+        tool_calls=min(trace.tool_calls, 10**9),
+        sampling_requests=trace.sampling_requests,
+        sampling_retries=trace.sampling_retries,
     )
 
 
 def proves_nothing_happened(run: CodexRun, trace: CodexTrace) -> bool:
     """Whether the stream and the trace together show the model never produced anything."""
-    stream_says_nothing = (
-        run.failed
-        and not run.completed
-        and run.malformed == 0
-        and run.tool_items == run.text_items == run.unknown_items == 0
-    )
-    refused = bool(trace.request_statuses) and all(
-        status is not None and status >= 400 for status in trace.request_statuses
-    )
-    refused = refused or (missing_key(run) is not None and not trace.request_statuses)
-    return (
-        stream_says_nothing
-        and trace.complete
-        and trace.sampling_requests == 1
-        and trace.sampling_retries == 0
-        and trace.sse_events == 0
-        and trace.tool_calls == 0
-        and refused
-    )
+    return codex_proves_absence(codex_facts(run, trace)) is not None
 
 
 def codex_evidence(run: CodexRun, trace: CodexTrace) -> Evidence:
-    """The failure evidence of a codex run (see the module rules)."""
-    ref = f"codex-jsonl:events 0-{max(run.events - 1, 0)}"
-    if proves_nothing_happened(run, trace):
-        statuses = ",".join(str(s) for s in trace.request_statuses[:10])
-        statuses += ",…" if len(trace.request_statuses) > 10 else ""
-        sent = f"HTTP {statuses}" if statuses else f"not sent (no {missing_key(run)})"
-        return Evidence(
-            effects="absent",
-            output="absent",
-            refusal="absent",
-            source="codex:jsonl",
-            ref=f"{ref}; codex-trace:1 model request, {sent}, 0 stream events",
-        )
-    effects: Observation = "observed" if run.tool_items or trace.tool_calls else "unknown"
-    output: Observation = "observed" if run.text_items else "unknown"
-    if run.events == 0 or (effects == output == "unknown"):
-        return Evidence()
-    return Evidence(effects=effects, output=output, source="codex:jsonl", ref=ref)
+    """The failure evidence of a codex run (``governor.core.absence.codex_absence``)."""
+    return codex_absence(codex_facts(run, trace))
+
+
+def codex_connection(run: CodexRun, trace: CodexTrace) -> Connection | None:
+    """How the run got no HTTP response, if it got none: ``unreachable`` (codex waited
+    for the network), ``reset`` (its one request has no traced status), else None."""
+    if run.reconnecting:
+        return "unreachable"
+    statuses = trace.request_statuses
+    if run.failed and statuses and all(s is None for s in statuses) and not trace.sse_events:
+        return "reset"
+    return None
+
+
+def retry_after(run: CodexRun, code: str | None) -> float | None:
+    """An in-stream rate limit's "try again in N s" hint, in seconds."""
+    found = _TRY_AGAIN.search(run.failure or "") if code == "rate_limit_exceeded" else None
+    if found is None:
+        return None
+    value = float(found["n"])
+    return round(value / 1000 if found["unit"].lower() == "ms" else value, 3)
+
+
+def codex_billing(code: str | None) -> str | None:
+    """The remedy when the vendor's code says the account cannot pay (SPEC §12.6)."""
+    if code not in BILLING_CODES:
+        return None
+    return (
+        "add credit or raise the quota of the OpenAI account whose key codex uses "
+        "(https://platform.openai.com/account/billing), or give the profile another key"
+    )
 
 
 def chooses_sandbox(args: Iterable[str]) -> bool:
@@ -308,11 +401,15 @@ class CodexHarness:
             cwd=cwd,
             timeout_s=profile.timeout_s,
             on_stdout_line=events.feed,
+            stop=lambda: events.reconnecting > 0,
         )
-        return codex_result(result, events.result(), Redactor(env))
+        endpoint = upstream_of(profile, env, self.base_dir).endpoint
+        return codex_result(result, events.result(), Redactor(env), endpoint=endpoint)
 
 
-def codex_result(result: ProcessResult, run: CodexRun, redact: Redactor) -> SpawnResult:
+def codex_result(
+    result: ProcessResult, run: CodexRun, redact: Redactor, *, endpoint: str | None = None
+) -> SpawnResult:
     """Turn a finished codex process and its parsed stream into a classified result."""
     trace = parse_codex_trace(
         decode(result.stderr_tail), complete=len(result.stderr_tail) == result.stderr_bytes
@@ -325,13 +422,23 @@ def codex_result(result: ProcessResult, run: CodexRun, redact: Redactor) -> Spaw
         and not run.failed
         and run.reply is not None
     )
+    seen = codex_facts(run, trace)
+    connection = codex_connection(run, trace)
     return spawn_result(
         replace(result, stderr_tail=without_trace(result.stderr_tail)),
         redact,
         ok=ok,
         reply=run.reply if ok else None,
-        evidence=codex_evidence(run, trace).model_copy(update={"partial": partial_of(result)}),
+        evidence=codex_absence(seen).model_copy(update={"partial": partial_of(result)}),
         vendor_status=codex_status(run, trace),
         vendor_retries=trace.retried + (None,) * (trace.sampling_retries or 0),
         credential=None if ok else codex_credential(run, trace),
+        retry_after_s=retry_after(run, seen.code),
+        usage=run.usage,
+        vendor_code=seen.code,
+        billing=codex_billing(seen.code),
+        connection=connection,
+        connection_detail=CONNECTION_DETAIL[connection] if connection else None,
+        endpoint=endpoint,
+        stream=seen,
     )

@@ -97,7 +97,8 @@ def test_a_refused_request_and_a_stream_cut_after_text_now_differ() -> None:
     refused, cut = (parse_claude_stream(fixture(n).splitlines()) for n in ("503", "500-after-text"))
     assert claim_blockers(refused) == []
     assert cut.output
-    assert "other lines: stream_event" in claim_blockers(cut)
+    blockers = claim_blockers(cut)
+    assert blockers[0].startswith("other lines: stream_event/content_block_start")
 
 
 def test_the_ref_names_the_version_the_status_and_claudes_own_retry() -> None:
@@ -126,7 +127,14 @@ NEW_LINES = {
     "a line type claude may add one day": {"type": "usage_report", "usage": {}},
     "a system subtype the rule does not know": {"type": "system", "subtype": "compact_boundary"},
     "a hook that ran before the request": {"type": "system", "subtype": "hook_started"},
-    "a streamed event": {"type": "stream_event", "event": {"type": "message_start"}},
+    "a streamed content block": {
+        "type": "stream_event",
+        "event": {"type": "content_block_start", "content_block": {"type": "text"}},
+    },
+    "a streamed event of a kind the rule does not know": {
+        "type": "stream_event",
+        "event": {"type": "message_continue"},
+    },
     "a tool result": {"type": "user", "message": {"content": [{"type": "tool_result"}]}},
 }
 

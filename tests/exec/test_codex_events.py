@@ -199,7 +199,7 @@ def test_a_timed_out_run_is_charged_whatever_the_stream_says():
 
 
 @pytest.mark.parametrize("name", CODEX, ids=list(CODEX))
-def test_each_recorded_credential_refusal_comes_to_its_verdict(name):
+def test_each_recorded_matrix_case_comes_to_its_verdict(name):
     stdout, stderr = fixture(name)
     run = parse_codex_events(stdout.splitlines())
     result = codex_result(process(stdout, stderr), run, Redactor({}))
