@@ -29,6 +29,7 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -287,6 +288,22 @@ class Outage:
 
 
 # --- what a person reads ----------------------------------------------------------------
+
+_PATH: Final = re.compile(r"(?<!\S)/\S+")
+
+
+def shown_name(name: str) -> str:
+    """A record's name as a person reads it: an absolute path in it (a record named before
+    SPEC §12.9, when a command's upstream was its executable's path) shown as its last part
+    and a digest of all of it, as new records are named."""
+
+    def short(found: re.Match[str]) -> str:
+        path = found.group(0)
+        digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+        return f"{path.rstrip('/').rsplit('/', 1)[-1] or '/'}#{digest}"
+
+    return _PATH.sub(short, name)
+
 
 
 def failing_text(record: UpstreamHealth) -> str:

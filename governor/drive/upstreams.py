@@ -100,8 +100,10 @@ class UpstreamMonitor:
 
     def _named_by(self, profile: Profile, result: SpawnResult) -> Upstream:
         """The profile's upstream, renamed for good when the failure names another."""
+        current = self.upstream(profile)
+        if result.upstream is None:
+            return current
         with self._lock:
-            current = self.upstream(profile)
             self._upstreams[profile] = named(current, result.upstream)
             return self._upstreams[profile]
 

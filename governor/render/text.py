@@ -275,19 +275,25 @@ def format_service_status(status: ServiceStatus) -> str:
 
 
 def _upstream_lines(records: Sequence[UpstreamHealth]) -> list[str]:
+    from governor.core.upstream import shown_name  # noqa: PLC0415 - start-up (list)
+
     lines = []
     for r in records:
+        name = shown_name(r.upstream)
+        if r.healthy and not r.answered:
+            lines.append(f"{name}: never answered (no call has reached it yet)")
+            continue
         if r.healthy:
             last = (
                 f"; last outage {stamp(r.outage_started)} to {stamp(r.recovered_at)}"
                 if r.outage_started and r.recovered_at
                 else ""
             )
-            lines.append(f"{r.upstream}: healthy{last}")
+            lines.append(f"{name}: healthy{last}")
             continue
         due = r.probe_due_at
         lines.append(
-            f"{r.upstream}: FAILING since {stamp(r.failing_since) if r.failing_since else '?'}"
+            f"{name}: FAILING since {stamp(r.failing_since) if r.failing_since else '?'}"
             f" (last status {r.last_status or 'unknown'}), {count(r.probes, 'probe')} refused, "
             f"next probe {stamp(due) if due else '?'}, {count(r.parked or 0, 'goal')} parked"
         )

@@ -162,8 +162,10 @@ class _Server(ThreadingHTTPServer):
 class FakeVendor:
     """The fake vendor: start it, point a CLI at :attr:`url`, :meth:`play` a scenario."""
 
-    def __init__(self, scenario: Scenario | None = None) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+    def __init__(self, scenario: Scenario | None = None, *, port: int = 0) -> None:
+        """Serve ``scenario`` on ``port`` (0: an ephemeral one; another: e.g. the port of a
+        vendor that was stopped, to bring it back)."""
+        self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.recorder = _Recorder(scenario or reply("ok"))
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
