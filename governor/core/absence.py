@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from governor.core.classify import CREDENTIAL_STATUSES, is_upstream_status
+from governor.core.classify import CREDENTIAL_STATUSES
 from governor.core.evidence import Evidence, Observation, nothing_happened
 from governor.core.observation import BILLING_STATUS, ClaudeFacts, CodexFacts, RawObservation
+from governor.core.upstream_text import is_upstream_status
 
 NOT_LOGGED_IN: Final = "authentication_failed"
 """The ``error`` of claude's synthetic message when it has no valid credential."""
@@ -152,7 +153,11 @@ def _codex_said(f: CodexFacts) -> str | None:
         return f"HTTP {shown}"
     if f.sse_events == 0 and all(s is None for s in statuses) and (statuses or f.reconnecting):
         return "waiting for network" if f.reconnecting else "no HTTP response"
-    if f.code in IN_STREAM_REFUSALS and statuses == (200,) and set(f.sse_kinds) <= REFUSAL_SSE_KINDS:
+    if (
+        f.code in IN_STREAM_REFUSALS
+        and statuses == (200,)
+        and set(f.sse_kinds) <= REFUSAL_SSE_KINDS
+    ):
         return f"HTTP 200, refused in-stream ({f.code})"
     return None
 

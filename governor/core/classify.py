@@ -36,7 +36,6 @@ text list stays tight, and the tests pin both what matches and what must not.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Final
 
@@ -52,6 +51,7 @@ from governor.core.observation import (
     RawObservation,
     Usage,
 )
+from governor.core.upstream_text import is_upstream_status, is_upstream_text
 
 ERROR_LIMIT: Final = 2000
 """Longest failure text recorded; longer text keeps its *tail* (vendors put the reason last)."""
@@ -60,43 +60,6 @@ ENVIRONMENT_ERRNOS: Final = frozenset({"ENOENT", "EACCES", "ENOEXEC"})
 """Errnos that prove the binary could not be started."""
 CREDENTIAL_STATUSES: Final = frozenset({401, 403})
 """Structured vendor statuses that refuse the credential: a precondition, not an outage."""
-CREDENTIAL_REFUSED: Final = "was refused: "
-"""The words every credential line carries (``explain`` tells a credential stop by the
-classification rule, ``credential``, not by these words)."""
-GENERIC_REMEDY: Final = (
-    "check the key or login this profile gives its agent (the variables its env passes, "
-    "or the agent CLI's own login)"
-)
-"""The remedy when an adapter read a 401/403 but could not say more."""
-
-
-BILLING_REFUSED: Final = "is out of credit or quota: "
-"""The words every billing line carries (SPEC §12.6)."""
-GENERIC_BILLING_REMEDY: Final = (
-    "add credit or raise the quota of the vendor account whose key this profile uses, "
-    "or give it another key"
-)
-
-
-def billing_line(profile: str, remedy: str | None) -> str:
-    """The sentence an account that cannot pay ends the run's error with (SPEC §12.6):
-    "the account behind <profile> is out of credit or quota: <remedy>"."""
-    return f"the account behind {profile} {BILLING_REFUSED}{remedy or GENERIC_BILLING_REMEDY}"
-
-
-def never_reached_line(endpoint: str | None) -> str:
-    """The sentence a vendor that was never reached ends the run's error with (SPEC §12.7)."""
-    where = endpoint or "the vendor"
-    return f"never reached {where}: check the profile's base URL, the network and the proxy"
-
-
-def credential_line(profile: str, remedy: str | None) -> str:
-    """The sentence a refused credential ends the run's error with (SPEC §11.8).
-
-    The goal's reason quotes the error's last line, so it reads "… the credential for
-    <profile> was refused: <remedy>".
-    """
-    return f"the credential for {profile} {CREDENTIAL_REFUSED}{remedy or GENERIC_REMEDY}"
 
 
 class SpawnResult(BaseModel):
@@ -181,65 +144,6 @@ def failure_text(stderr: str, stdout: str, limit: int = ERROR_LIMIT) -> str:
     stderr = stderr.rstrip("\n")
     joined = f"{stderr}\n{stdout}" if stderr and stdout else stderr or stdout
     return tail(joined.strip("\n"), limit)
-
-
-_STATUS = r"(?:429|5\d\d)(?!\d)"
-_SEP = r"[ _-]?"
-"""Between the words of a phrase: nothing, a space, ``_`` or ``-`` (SPEC §11.7)."""
-_START = r"(?<![a-z0-9])"
-"""A word start where ``_`` and ``-`` separate words too (``\b`` treats ``_`` as a letter)."""
-_END = r"(?![a-z0-9])"
-
-
-def _phrase(*words: str) -> str:
-    return _SEP.join(words)
-
-
-_REASON_PHRASES = "|".join(
-    (
-        _phrase("too", "many", "requests"),
-        _phrase("internal", "server", "error"),
-        _phrase("not", "implemented"),
-        _phrase("bad", "gateway"),
-        _phrase("service", "unavailable"),
-        _phrase("gateway", "time", "out"),
-        _phrase("http", "version", "not", "supported"),
-        _phrase("insufficient", "storage"),
-        _phrase("loop", "detected"),
-        _phrase("not", "extended"),
-        _phrase("network", "authentication", "required"),
-        _phrase("site", "(?:is", ")?overloaded"),
-    )
-)
-_UPSTREAM_PATTERNS: Final = (
-    # HTTP status lines: "HTTP/1.1 503", "HTTP/2 429", "HTTP 502"
-    rf"{_START}HTTP(?:/\d(?:\.\d)?)?[ \t]+{_STATUS}",
-    # "status 503", "status: 429", "status=529", "status code 502", "status_code: 500", and
-    # what vendor envelopes write: "api_error_status: 529", '"status": 503'
-    rf"{_START}status(?:[ _]code)?\"?[ \t]*[:=]?[ \t]*{_STATUS}",
-    # a status line's code and reason phrase at the start of a line: "503 Service Unavailable"
-    rf"^[ \t]*{_STATUS}[ \t]+(?:{_REASON_PHRASES}){_END}",
-    rf"{_START}{_phrase('circuit', '(?:breaker', ')?(?:is', ')?open')}{_END}",
-    rf"{_START}{_phrase('service', 'unavailable')}",
-    rf"{_START}{_phrase('too', 'many', 'requests')}",
-    rf"{_START}{_phrase('rate', 'limit')}",
-    rf"{_START}overloaded(?:{_SEP}error)?{_END}",
-    rf"{_START}{_phrase('bad', 'gateway')}",
-    rf"{_START}{_phrase('gateway', 'time', 'out')}",
-    rf"{_START}{_phrase('internal', 'server', 'error')}",
-)
-UPSTREAM_TEXT: Final = re.compile("|".join(_UPSTREAM_PATTERNS), re.IGNORECASE | re.MULTILINE)
-"""The upstream text list of SPEC §4 as one expression; ``docs/classification.md`` quotes it."""
-
-
-def is_upstream_status(status: int | None) -> bool:
-    """A structured vendor status that means the vendor refused: 429 or any 5xx (incl. 529)."""
-    return status is not None and (status == 429 or 500 <= status <= 599)
-
-
-def is_upstream_text(text: str | None) -> bool:
-    """Whether failure text names an upstream refusal in status context or by phrase."""
-    return bool(text) and UPSTREAM_TEXT.search(text or "") is not None
 
 
 Verdict = tuple[FailureClass | None, Evidence]

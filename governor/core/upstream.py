@@ -305,7 +305,6 @@ def shown_name(name: str) -> str:
     return _PATH.sub(short, name)
 
 
-
 def failing_text(record: UpstreamHealth) -> str:
     """``<upstream> has been failing since <t> (last status 503)``."""
     status = f" (last status {record.last_status})" if record.last_status else ""

@@ -35,10 +35,11 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult, is_upstream_status
+from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence, Observation, RefusalObservation
 from governor.core.observation import BILLING_CODES, BILLING_STATUS
+from governor.core.upstream_text import is_upstream_status
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import (

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit

@@ -331,8 +331,8 @@ def format_upstreams(records: Sequence[UpstreamHealth]) -> str:
 
 def format_probe(result: SpawnResult) -> str:
     """What one agent call came to, and whether the rules would charge it."""
-    from governor.core.classify import GENERIC_REMEDY  # noqa: PLC0415 - start-up (list)
     from governor.core.evidence import is_uncharged  # noqa: PLC0415 - start-up (list)
+    from governor.core.remedy import GENERIC_REMEDY  # noqa: PLC0415 - start-up (list)
 
     if result.ok:
         reply = (result.reply or "").strip().replace("\n", " ")

@@ -31,11 +31,12 @@ from datetime import datetime
 from typing import Any
 
 from governor.core import record
-from governor.core.classify import SpawnResult, billing_line, credential_line, never_reached_line
+from governor.core.classify import SpawnResult
 from governor.core.events import AcceptanceReport, Event, Outcome
 from governor.core.evidence import Evidence, FailureClass, Tries
 from governor.core.observation import Cost, Usage
 from governor.core.proof import RunProof, derive_run_class
+from governor.core.remedy import billing_line, credential_line, never_reached_line
 from governor.core.view import GoalView
 from governor.exec.environment import Redactor
 from governor.workflow.agent import (

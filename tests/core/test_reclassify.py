@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from governor.core.absence import claude_absence, codex_absence
-from governor.core.classify import SpawnResult, classify, never_reached_line
+from governor.core.classify import SpawnResult, classify
 from governor.core.evidence import Evidence, is_uncharged_failure
 from governor.core.observation import ClaudeFacts, CodexFacts, RawObservation
 from governor.core.reclassify import reclassify, reclassify_event
+from governor.core.remedy import never_reached_line
 
 ABSENT = Evidence(effects="absent", output="absent", refusal="absent", source="x:y", ref="r")
 

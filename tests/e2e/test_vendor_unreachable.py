@@ -83,6 +83,8 @@ def test_a_codex_vendor_down_from_the_start_stops_the_goal_on_environment_at_onc
     assert (at(failed) - at(requested)).total_seconds() < 60  # not the 600 s timeout
     upstreams = project.gov("upstreams").stdout
     assert "never answered" in upstreams
+    explained = project.gov("explain", "g").stdout
+    assert "make the vendor reachable" in explained
 
 
 def test_the_same_vendor_gone_after_it_answered_parks_the_goal_and_it_resumes(

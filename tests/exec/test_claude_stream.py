@@ -20,10 +20,11 @@ from governor.exec.claude import (
     CLAUDE_VERIFIED_VERSION,
     FALLBACK_VAR,
     ClaudeHarness,
+    claim_blockers,
     claim_overrides,
     claude_result,
 )
-from governor.exec.claude_stream import claim_blockers, parse_claude_stream
+from governor.exec.claude_stream import parse_claude_stream
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult
 from tests.fakevendor.matrix import CLAUDE, FIXTURES, Case, verdict_of

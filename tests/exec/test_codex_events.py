@@ -13,13 +13,8 @@ from pathlib import Path
 import pytest
 
 from governor.core.evidence import is_uncharged_failure
-from governor.exec.codex import (
-    CodexEvents,
-    codex_evidence,
-    codex_result,
-    codex_status,
-    parse_codex_events,
-)
+from governor.exec.codex import codex_evidence, codex_result, codex_status
+from governor.exec.codex_events import CodexEvents, parse_codex_events
 from governor.exec.codex_trace import parse_codex_trace
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from governor.exec.codex import CodexEvents
+from governor.exec.codex_events import CodexEvents
 from governor.exec.process import run_process
 from tests.fakevendor import matrix
 from tests.fakevendor import scenario as sc
