@@ -23,7 +23,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from governor.core.numbers import MAX_USD, Count, Int64, Usd, reported
+from governor.core.numbers import MAX_COUNT, MAX_USD, Count, Int64, Usd, reported
 
 Kind = Annotated[str, Field(min_length=1, max_length=100)]
 """A short name: a line kind, an error code, an errno, a version."""
@@ -43,6 +43,12 @@ BILLING_CODES: Final = frozenset({"insufficient_quota", "billing_error"})
 "credit balance is too low" refusal so too)."""
 BILLING_STATUS: Final = 402
 """HTTP 402 Payment Required: the account cannot pay, whatever the body says."""
+
+
+def counted(value: int) -> int:
+    """A count as the facts keep it: at most ``MAX_COUNT`` (a hostile stream cannot make a
+    fact the models refuse)."""
+    return min(value, MAX_COUNT)
 
 
 class _Frozen(BaseModel):

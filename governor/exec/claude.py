@@ -49,7 +49,7 @@ from governor.core.absence import (
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence
-from governor.core.observation import KINDS_KEPT, STATUSES_KEPT, ClaudeFacts, Connection
+from governor.core.observation import KINDS_KEPT, STATUSES_KEPT, ClaudeFacts, Connection, counted
 from governor.exec.claude_stream import ClaudeEvents, ClaudeResult, ClaudeStream
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import partial_of, spawn_result
@@ -241,7 +241,7 @@ def facts(stream: ClaudeStream, overrides: Iterable[str] = ()) -> ClaudeFacts:
         output_tokens=_bounded(r.output_tokens, 2**62),
         cost_usd=r.total_cost_usd,
         permission_denials=r.permission_denials,
-        requests_begun=min(stream.requests_begun, 10**9),
+        requests_begun=counted(stream.requests_begun),
         start_output_tokens=min(stream.start_output_tokens, 2**62),
         delta_output_tokens=min(stream.delta_output_tokens, 2**62),
         effects=stream.effects,
@@ -250,7 +250,7 @@ def facts(stream: ClaudeStream, overrides: Iterable[str] = ()) -> ClaudeFacts:
         overrides=tuple(o[:100] for o in overrides)[:KINDS_KEPT],
         version=stream.version,
         retries=tuple(_bounded(s, 999) for s in stream.retries),
-        retry_count=min(stream.retry_count, 10**9),
+        retry_count=counted(stream.retry_count),
         rate_limit=stream.rate_limit,
     )
 

@@ -58,7 +58,7 @@ from governor.core.absence import codex_absence, codex_proves_absence
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence
-from governor.core.observation import BILLING_CODES, STATUSES_KEPT, CodexFacts, Connection
+from governor.core.observation import BILLING_CODES, STATUSES_KEPT, CodexFacts, Connection, counted
 from governor.exec.codex_events import CodexEvents, CodexRun
 from governor.exec.codex_trace import CodexTrace, parse_codex_trace, without_trace
 from governor.exec.environment import Redactor, scrubbed_env
@@ -147,23 +147,23 @@ def codex_facts(run: CodexRun, trace: CodexTrace) -> CodexFacts:
     """The stream and the trace as the core's rules read them (and the evidence records)."""
     return CodexFacts(
         events=run.events,
-        malformed=min(run.malformed, 10**9),
+        malformed=counted(run.malformed),
         completed=run.completed,
         failed=run.failed,
-        tool_items=min(run.tool_items, 10**9),
-        text_items=min(run.text_items, 10**9),
-        unknown_items=min(run.unknown_items, 10**9),
-        reconnecting=min(run.reconnecting, 10**9),
+        tool_items=counted(run.tool_items),
+        text_items=counted(run.text_items),
+        unknown_items=counted(run.unknown_items),
+        reconnecting=counted(run.reconnecting),
         missing_key=missing_key(run),
         code=refusal_code(run, trace),
         trace_complete=trace.complete,
-        requests=min(len(trace.request_statuses), 10**9),
+        requests=counted(len(trace.request_statuses)),
         statuses=tuple(
             s if s is None or s <= 999 else None for s in trace.request_statuses[:STATUSES_KEPT]
         ),
-        sse_events=min(trace.sse_events, 10**9),
+        sse_events=counted(trace.sse_events),
         sse_kinds=trace.sse_kinds,
-        tool_calls=min(trace.tool_calls, 10**9),
+        tool_calls=counted(trace.tool_calls),
         sampling_requests=trace.sampling_requests,
         sampling_retries=trace.sampling_retries,
     )

@@ -332,7 +332,11 @@ def format_upstreams(records: Sequence[UpstreamHealth]) -> str:
 def format_probe(result: SpawnResult) -> str:
     """What one agent call came to, and whether the rules would charge it."""
     from governor.core.evidence import is_uncharged  # noqa: PLC0415 - start-up (list)
-    from governor.core.remedy import GENERIC_REMEDY  # noqa: PLC0415 - start-up (list)
+    from governor.core.remedy import (  # noqa: PLC0415 - start-up (list)
+        GENERIC_BILLING_REMEDY,
+        GENERIC_REMEDY,
+        never_reached_line,
+    )
 
     if result.ok:
         reply = (result.reply or "").strip().replace("\n", " ")
@@ -347,5 +351,9 @@ def format_probe(result: SpawnResult) -> str:
         lines.append(f"retry after: {result.retry_after_s:g}s")
     if result.rule == "credential":
         lines.append(f"credential refused: {result.credential or GENERIC_REMEDY}")
+    if result.rule == "billing":
+        lines.append(f"out of credit or quota: {result.billing or GENERIC_BILLING_REMEDY}")
+    if result.rule == "no-response" and result.failure_class == "environment":
+        lines.append(never_reached_line(result.endpoint))
     lines.append("error: " + (result.error or "").strip().replace("\n", "\n       "))
     return "\n".join(lines)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from governor.core import record
 from governor.core.codec import decode, encode
-from governor.core.events import PlanFailed, PlanProposed, WorkSpec
+from governor.core.events import PlanFailed, WorkSpec
 from governor.core.evidence import nothing_happened
 from governor.core.observation import Cost, Usage, add_usage
 from governor.core.view import project

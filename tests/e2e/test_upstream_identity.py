@@ -15,23 +15,7 @@ from pathlib import Path
 import orjson
 
 from tests.e2e.cli import COMPLETE, Project, done, plan
-
-AGENT = """\
-# a pretend vendor: down while $1/down exists; every call is counted in $1/calls
-echo "$2" >> "$1/calls"
-if [ -e "$1/down" ]; then
-  echo '{"status":"failed","class":"upstream","vendor_status":503,"effects":"absent","output":"absent"}'
-  exit 1
-fi
-prompt=$(cat)
-case "$prompt" in
-  *"role: probe"*) echo ok ;;
-  *"role: worker"*) echo '%(done)s' ;;
-  *"asked now: milestone"*) echo '%(complete)s' ;;
-  *) echo '%(plan)s' ;;
-esac
-"""
-BACKOFF = {"upstream_backoff": {"initial_s": 0.5, "factor": 1, "max_s": 0.5}}
+from tests.e2e.test_upstream_health import AGENT, BACKOFF, calls
 
 
 def vendor_folder(root: Path, name: str) -> Path:
@@ -46,7 +30,7 @@ def script(project: Project, name: str) -> str:
         "complete": json.dumps(COMPLETE),
         "plan": json.dumps(plan("a")),
     }
-    return project.script(name, body)
+    return project.script(name, body.removeprefix("#!/bin/sh\n"))
 
 
 def agent(path: str, vendor: Path, role: str, upstream: str | None = None) -> dict[str, object]:
@@ -56,11 +40,6 @@ def agent(path: str, vendor: Path, role: str, upstream: str | None = None) -> di
         "probe": ["sh", path, str(vendor), "probe"],
     }
     return {**profile, "upstream": upstream} if upstream else profile
-
-
-def calls(vendor: Path) -> list[str]:
-    path = vendor / "calls"
-    return path.read_text().split() if path.exists() else []
 
 
 def records(project: Project) -> list[dict]:
