@@ -49,6 +49,7 @@ from governor.core.absence import (
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence
+from governor.core.numbers import MAX_USD, reported
 from governor.core.observation import KINDS_KEPT, STATUSES_KEPT, ClaudeFacts, Connection, counted
 from governor.exec.claude_stream import ClaudeEvents, ClaudeResult, ClaudeStream
 from governor.exec.environment import Redactor, scrubbed_env
@@ -227,20 +228,20 @@ def facts(stream: ClaudeStream, overrides: Iterable[str] = ()) -> ClaudeFacts:
     r = stream.result or ClaudeResult()
     return ClaudeFacts(
         lines=stream.lines,
-        malformed=stream.malformed,
-        others=tuple(k[:100] for k in stream.others),
-        inits=stream.inits,
-        mcp_servers=stream.mcp_servers,
-        results=stream.results,
-        after_result=stream.after_result,
+        malformed=counted(stream.malformed),
+        others=tuple(k[:100] for k in stream.others if k),
+        inits=counted(stream.inits),
+        mcp_servers=counted(stream.mcp_servers),
+        results=counted(stream.results),
+        after_result=counted(stream.after_result),
         is_error=r.is_error,
         status=_bounded(r.api_error_status, 999),
         synthetic_errors=tuple(e for e in stream.synthetic_errors if e),
         connection=unable_to_connect(stream),
         num_turns=_bounded(r.num_turns, 10**9),
         output_tokens=_bounded(r.output_tokens, 2**62),
-        cost_usd=r.total_cost_usd,
-        permission_denials=r.permission_denials,
+        cost_usd=reported(r.total_cost_usd, MAX_USD),
+        permission_denials=_bounded(r.permission_denials, 10**9),
         requests_begun=counted(stream.requests_begun),
         start_output_tokens=min(stream.start_output_tokens, 2**62),
         delta_output_tokens=min(stream.delta_output_tokens, 2**62),

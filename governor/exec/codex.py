@@ -164,9 +164,13 @@ def codex_facts(run: CodexRun, trace: CodexTrace) -> CodexFacts:
         sse_events=counted(trace.sse_events),
         sse_kinds=trace.sse_kinds,
         tool_calls=counted(trace.tool_calls),
-        sampling_requests=trace.sampling_requests,
-        sampling_retries=trace.sampling_retries,
+        sampling_requests=_count(trace.sampling_requests),
+        sampling_retries=_count(trace.sampling_retries),
     )
+
+
+def _count(value: int | None) -> int | None:
+    return None if value is None else counted(value)
 
 
 def proves_nothing_happened(run: CodexRun, trace: CodexTrace) -> bool:

@@ -230,3 +230,12 @@ def test_the_requests_codex_retried_itself_are_read_from_the_trace():
     assert trace.retried == (503, 429)
     single = parse_codex_trace(fixture("503")[1], complete=True)
     assert single.retried == ()
+
+
+def test_hostile_trace_numbers_never_break_the_facts():
+    stdout, stderr = fixture("503")
+    stderr = stderr.replace("sampling_request_count=1", "sampling_request_count=" + "9" * 40)
+    run = parse_codex_events(stdout.splitlines())
+    result = codex_result(process(stdout, stderr), run, Redactor({}))
+    assert result.failure_class == "upstream"
+    assert not is_uncharged_failure(result.failure_class, result.evidence)  # not one request
