@@ -250,6 +250,15 @@ def test_upstreams_are_never_shown_by_an_absolute_path_and_say_when_never_answer
     assert "/home/ann" not in page
 
 
+def test_a_planner_runs_cost_is_shown_like_a_workers() -> None:
+    """SPEC §12.5: every agent call's cost, planner or worker, charged or not."""
+    s = Story()
+    s.plan_fails("upstream")
+    costly = s.events[-1].model_copy(update={"cost_usd": 0.0125})
+    runs = [e for e in timeline([*s.events[:-1], costly]) if isinstance(e, Run)]
+    assert runs[0].cost_usd == 0.0125
+
+
 def test_explanations_are_computed_once_per_last_seq_and_only_the_latest_are_kept() -> None:
     kept = Explanations(size=2)
     a, b, c = Story("a"), Story("b"), Story("c")
