@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.OK)
     except KeyboardInterrupt:
         err("interrupted")
-        return 130
+        return int(ExitCode.INTERRUPTED)
     except Exception as exc:
         refused = _refused_value(exc)
         if refused is not None:  # a value the event models refuse: nothing was written

@@ -31,6 +31,7 @@ from governor.drive.spans import span
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 
 if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
+    from governor.drive.calls import Calls
     from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
     from governor.drive.upstreams import OnChange
     from governor.store.base import EventStore
@@ -126,12 +127,14 @@ def runner(
     harnesses: HarnessFactory | None = None,
     observer: Observer | None = None,
     on_upstream: OnChange | None = None,
+    calls: Calls | None = None,
 ) -> Runner:
     """A runner for one goal (it does not hold the lease yet).
 
     ``harnesses`` defaults to the real ones (``governor.exec.harness.harness_for``);
     ``observer`` is told of every batch of events the runner appends (logs, metrics);
-    ``on_upstream`` of every upstream that goes down, comes back or refuses a probe.
+    ``on_upstream`` of every upstream that goes down, comes back or refuses a probe;
+    ``calls`` keeps the agent calls in flight (a live view reads it).
     """
     from governor.drive.runner import Runner  # noqa: PLC0415 - start-up (see above)
     from governor.exec.harness import harness_for  # noqa: PLC0415 - start-up (see above)
@@ -147,6 +150,7 @@ def runner(
         harnesses=harnesses or harness_for,
         observer=observer,
         on_upstream=on_upstream,
+        calls=calls,
     )
 
 
