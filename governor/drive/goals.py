@@ -27,7 +27,7 @@ from governor.core.route import Action, Park, Resume, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
-from governor.drive.spans import span
+from governor.drive.spans import goal_span, record_goal
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 
 if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
@@ -180,8 +180,10 @@ def tick(
 
     ``on_decision`` is told of the decision acted on and its action, before it is done.
     """
-    with span("goal", {"goal_id": goal_runner.goal_id}):
-        return _tick(goal_runner, on_decision)
+    with goal_span(goal_runner.goal_id) as current:
+        report = _tick(goal_runner, on_decision)
+        record_goal(current, report.decision, report.outcome)
+        return report
 
 
 def _tick(goal_runner: Runner, on_decision: Callable[[Decision, Action], None] | None) -> RunReport:

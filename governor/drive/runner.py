@@ -553,7 +553,7 @@ class Runner:
                 item.spec.acceptance,
                 runtime=self.runtime,
             )
-            record_run(current, run.outcome, run.failure_class, run.outcome_evidence)
+            record_run(current, run.outcome, run.failure_class, run.outcome_evidence, run.error)
         return run
 
     def reprobe(self, decision: Decision) -> bool:
