@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
-from governor.cli.io import json_line, out, progress, store_from
+from governor.cli.io import err, json_line, out, progress, store_from
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
 from governor.core.decision import Status, stamp
@@ -175,17 +175,41 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """Import each history (a folder's ``*.jsonl``) in its own transaction, with progress;
+    a file that fails is one line on stderr and the others go on."""
+    from governor.cli.exit_codes import exit_code_for  # noqa: PLC0415 - start-up
+    from governor.cli.live import Meter  # noqa: PLC0415 - start-up
+    from governor.errors import GovernorError  # noqa: PLC0415 - start-up
+    from governor.store.jsonl import history_files  # noqa: PLC0415 - start-up
     from governor.store.transfer import import_history  # noqa: PLC0415 - start-up
 
-    with store_from(args.store) as store:
-        result = import_history(store, Path(args.file))
-    if args.json:
-        json_line(records.imported_record(result.goal_id, result.events, result.notes))
+    if len(args.files) == 1 and not Path(args.files[0]).is_dir():  # one file: errors as ever
+        paths = [Path(args.files[0])]
     else:
-        out(f"imported {result.goal_id}: {result.events} events")
-        for note in result.notes:
-            out(f"note: {note}")
-    return ExitCode.OK
+        paths = [f for given in args.files for f in history_files(given)]
+    first_failure: int | None = None
+    with store_from(args.store) as store, Meter("importing", quiet=len(paths) == 1) as meter:
+        for done, path in enumerate(paths, start=1):
+            try:
+                result = import_history(store, path)
+            except GovernorError as exc:
+                if len(paths) == 1:
+                    raise
+                err(f"error: {path}: {exc}")
+                first_failure = first_failure or int(exit_code_for(exc))
+            else:
+                _imported(args, result.goal_id, result.events, result.notes)
+            meter(done, len(paths))
+    return first_failure or ExitCode.OK
+
+
+def _imported(args: argparse.Namespace, goal_id: str, events: int, notes: tuple[str, ...]) -> None:
+    if args.json:
+        json_line(records.imported_record(goal_id, events, notes))
+        return
+    out(f"imported {goal_id}: {events} events")
+    for note in notes:
+        out(f"note: {note}")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -262,7 +286,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("-o", "--output", metavar="FILE")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("import", help="validate a history file and store it as a new goal")
-    p.add_argument("file", metavar="FILE")
+    p = sub.add_parser(
+        "import", help="validate history files (or folders of them) and store each as a new goal"
+    )
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="history files or folders of *.jsonl, each a goal"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_import)

@@ -118,6 +118,7 @@ def test_the_schemas_show_what_a_run_takes_and_returns(project: Project) -> None
         "decision",
         "wake_at",
         "holder",
+        "answer",
     }
     assert set(compiled.get_context_jsonschema()["properties"]) == {"actor"}
 
