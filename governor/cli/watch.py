@@ -64,8 +64,13 @@ class _Follower:
         self.holder: str | None = ""
 
     def now(self) -> list[RunningCall]:
+        """The calls in flight, aged since the last look; their output is the driver's to
+        show, so the row names the driver instead."""
         aged = time.monotonic() - self.looked
-        return [dataclasses.replace(c, elapsed_s=c.elapsed_s + aged) for c in self.calls]
+        by = f"(run by {self.holder})" if self.holder else ""
+        return [
+            dataclasses.replace(c, elapsed_s=c.elapsed_s + aged, last_line=by) for c in self.calls
+        ]
 
     def driver(self, holder: str | None, shown: Screen) -> None:
         if holder != self.holder:
