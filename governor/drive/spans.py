@@ -25,7 +25,6 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
@@ -108,6 +107,8 @@ def span(name: str, attributes: Attributes) -> Iterator[Span | None]:
 def goal_anchor(goal_id: str) -> tuple[int, int]:
     """The trace and span ids every goal span of ``goal_id`` links to: derived from the
     goal id alone, so every process finds the same (search a backend for the trace id)."""
+    import hashlib  # noqa: PLC0415 - start-up: every command imports this module
+
     digest = hashlib.sha256(ANCHOR_SALT + goal_id.encode()).digest()
     trace_id = int.from_bytes(digest[:16], "big") or 1
     span_id = int.from_bytes(digest[16:24], "big") or 1
