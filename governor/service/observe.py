@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Final
+from typing import Final, TypeVar
 
 from governor.core.charges import is_charged_run
 from governor.core.decision import Decision, stamp
@@ -110,27 +110,37 @@ class Counters:
             return {name: dict(family) for name, family in self._values.items()}
 
 
-def merge_histograms(snapshots: Sequence[Histograms]) -> Histograms:
-    """The sum of several workers' histograms."""
-    total: Histograms = {name: {} for name in HISTOGRAMS}
+V = TypeVar("V")
+
+
+def _summed(
+    snapshots: Sequence[dict[str, dict[Labels, V]]],
+    names: Iterable[str],
+    add: Callable[[V | None, V], V],
+) -> dict[str, dict[Labels, V]]:
+    total: dict[str, dict[Labels, V]] = {name: {} for name in names}
     for snapshot in snapshots:
         for name, family in snapshot.items():
             into = total.setdefault(name, {})
-            for labels, buckets in family.items():
-                have = into.setdefault(labels, [0.0] * len(buckets))
-                into[labels] = [a + b for a, b in zip(have, buckets, strict=True)]
+            for labels, value in family.items():
+                into[labels] = add(into.get(labels), value)
     return total
 
 
 def merge(snapshots: Sequence[Snapshot]) -> Snapshot:
     """The sum of several workers' snapshots."""
-    total: Snapshot = {name: {} for name in COUNTERS}
-    for snapshot in snapshots:
-        for name, family in snapshot.items():
-            into = total.setdefault(name, {})
-            for labels, value in family.items():
-                into[labels] = into.get(labels, 0) + value
-    return total
+    return _summed(snapshots, COUNTERS, lambda have, value: (have or 0) + value)
+
+
+def merge_histograms(snapshots: Sequence[Histograms]) -> Histograms:
+    """The sum of several workers' histograms (bucket by bucket, and the sums)."""
+    return _summed(
+        snapshots,
+        HISTOGRAMS,
+        lambda have, value: (
+            [a + b for a, b in zip(have, value, strict=True)] if have else list(value)
+        ),
+    )
 
 
 class Observation:

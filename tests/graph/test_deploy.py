@@ -185,23 +185,6 @@ def test_two_runs_on_one_thread_make_progress(plain: Project, saver: Any) -> Non
     assert [e.type for e in events(plain)].count("attempt.started") == 1
 
 
-@pytest.fixture
-def asking(tmp_path: Path) -> Project:
-    """A worker that asks which database to use, and is done once told."""
-    return project_with(
-        tmp_path,
-        [
-            planner_script([{"reply": plan("a")}, {"reply": COMPLETE}]),
-            {
-                "name": "told",
-                "match": ["role: worker", "use postgres"],
-                "steps": [{"reply": done("a")}],
-            },
-            worker_script("a", [{"reply": QUESTION}]),
-        ],
-    )
-
-
 def test_a_workers_question_is_an_interrupt_and_command_resume_answers_it(
     asking: Project, saver: Any
 ) -> None:

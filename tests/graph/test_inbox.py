@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.interrupt import HumanInterrupt
 from langgraph.types import Command
@@ -21,23 +20,6 @@ from governor.graph.asking import TOO_LATE
 from governor.store.sqlite import SqliteEventStore
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script
 from tests.graph.test_deploy import QUESTION, events, graph, project_with, thread
-
-
-@pytest.fixture
-def asking(tmp_path: Path) -> Project:
-    """A worker that asks which database to use, and is done once told."""
-    return project_with(
-        tmp_path,
-        [
-            planner_script([{"reply": plan("a")}, {"reply": COMPLETE}]),
-            {
-                "name": "told",
-                "match": ["role: worker", "use postgres"],
-                "steps": [{"reply": done("a")}],
-            },
-            worker_script("a", [{"reply": QUESTION}]),
-        ],
-    )
 
 
 def paused_on(project: Project) -> tuple[Any, Any]:
