@@ -289,13 +289,13 @@ def test_the_failure_text_is_claudes_message_not_the_stream() -> None:
 def test_hostile_numbers_and_kinds_in_the_stream_never_break_the_facts() -> None:
     """A stream can say anything: the facts the evidence records stay valid."""
     events = lines("503")
-    hostile = [
+    hostile: list[dict] = [
         {"type": ""},  # an empty kind
         {"type": "system", "subtype": "x" * 5000},
         {"type": "stream_event", "event": {"type": "message_start",
                                            "message": {"usage": {"output_tokens": 10**30}}}},
     ]  # fmt: skip
-    last = {**events[-1], "total_cost_usd": 1e14, "num_turns": 10**20,
+    last: dict = {**events[-1], "total_cost_usd": 1e14, "num_turns": 10**20,
             "permission_denials": [{}] * 3}  # fmt: skip
     result = replay(CLAUDE["503"], dump([*events[:-1], *hostile, last]))
     assert result.failure_class == "upstream"

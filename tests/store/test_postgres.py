@@ -389,8 +389,9 @@ def test_health_records_before_version_5_count_as_answered(url):
             "INSERT INTO upstreams VALUES ('codex x m', 'codex', 'x', 'm', false, now(), now(),"
             " 503, NULL, now(), 0, 1, NULL, NULL, 30, 2, 900, NULL, NULL, NULL)"
         )
-    with open_store(url) as store:
-        [record] = store.upstreams()
+    store = open_store(url)
+    [record] = store.upstreams()
+    store.close()
     assert (record.healthy, record.answered) == (False, True)
 
 
