@@ -39,3 +39,24 @@ def test_every_record_of_a_decision_names_the_rule() -> None:
     }
     missing = [name for name, shape in shapes.items() if "rule" not in shape]
     assert missing == []
+
+
+def test_probe_says_what_a_person_must_do_about_an_account_or_a_vendor_never_reached() -> None:
+    from governor.core.classify import SpawnResult, classify
+    from governor.core.evidence import nothing_happened
+    from governor.render.text import format_probe
+
+    absent = nothing_happened("codex:jsonl", "r")
+    billing = classify(
+        SpawnResult(ok=False, vendor_status=429, vendor_code="insufficient_quota", evidence=absent)
+    )
+    assert "class environment (uncharged), rule billing" in format_probe(billing)
+    assert "out of credit or quota: add credit" in format_probe(billing)
+    never = classify(
+        SpawnResult(
+            ok=False, connection="unreachable", endpoint="http://127.0.0.1:9/v1", evidence=absent
+        )
+    )
+    assert "never reached http://127.0.0.1:9/v1: check the profile's base URL" in format_probe(
+        never
+    )

@@ -180,10 +180,19 @@ def _stopped_by(decision: Decision, notes: Sequence[FailureNote]) -> str | None:
     return last.rule if last is not None and last.failure_class == decision.blocked_on else None
 
 
+PERSON_MUST: Final = {
+    "credential": "fix the credential",
+    "billing": "add credit or quota to the vendor account",
+    "no-response": "make the vendor reachable (its base URL, the network, the proxy)",
+}
+"""What a person must do about an environment stop, by the rule that classified it."""
+
+
 def _person(decision: Decision, notes: Sequence[FailureNote]) -> str:
-    if decision.blocked_on == "environment" and _stopped_by(decision, notes) == "credential":
+    rule = _stopped_by(decision, notes) if decision.blocked_on == "environment" else None
+    if rule in PERSON_MUST:
         return (
-            f"no policy change helps: a person must act — fix the credential ({decision.reason}); "
+            f"no policy change helps: a person must act — {PERSON_MUST[rule]} ({decision.reason}); "
             "then `governor resume GOAL --reason …` (a planner stop) or "
             "`governor work retry GOAL ITEM --reason …` (a work item)"
         )

@@ -10,12 +10,24 @@ Rules (SPEC §4; the first rule that matches wins, and its name is recorded):
                           or the CLI's own "not logged in / invalid API key" envelope
                           (the adapter sets ``credential`` to the remedy) ->
                           ``environment`` (SPEC §11.8). Text alone never matches.
-    4. ``vendor-status``  a structured vendor status of 5xx, 529 or 429 -> ``upstream``.
-    5. ``upstream-text``  a short list over the failure text: 429/5xx in status
+    4. ``billing``        the account cannot pay: a vendor code ``insufficient_quota`` or
+                          ``billing_error``, HTTP 402, or the CLI's own envelope saying
+                          so (the adapter sets ``billing`` to the remedy) ->
+                          ``environment`` whatever the status, 429 included (SPEC §12.6).
+    5. ``no-response``    no HTTP response came back (SPEC §12.7): a vendor that could
+                          not be reached at all -> ``upstream`` when its upstream has
+                          answered before (an outage), ``environment`` when it never has
+                          (a wrong base URL, network or proxy); a connection reset or
+                          closed before any response byte -> ``upstream``.
+    6. ``vendor-status``  a structured vendor status of 5xx, 529 or 429 -> ``upstream``.
+    7. ``upstream-text``  a short list over the failure text: 429/5xx in status
                           context, or a handful of phrases, their words joined by
                           space, ``_``, ``-`` or nothing (SPEC §11.7) -> ``upstream``.
-    6. ``decision``       the agent's structured reply asks a person -> ``decision``.
-    7. ``default``        anything else -> no class: a charged work failure.
+    8. ``decision``       the agent's structured reply asks a person -> ``decision``.
+    9. ``default``        anything else -> no class: a charged work failure.
+
+Every classified failure records what the rules read (``Evidence.observation``, built by
+``observation_of``), so ``governor.core.reclassify`` can run them again.
 
 A class says *why*; whether the run is charged is decided separately by the evidence
 gate (``governor.core.evidence``). A false upstream match grants a free retry, so the
@@ -24,13 +36,22 @@ text list stays tight, and the tests pin both what matches and what must not.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
+from governor.core.observation import (
+    BILLING_CODES,
+    BILLING_STATUS,
+    ClaudeFacts,
+    CodexFacts,
+    Connection,
+    RawObservation,
+    Usage,
+)
+from governor.core.upstream_text import is_upstream_status, is_upstream_text
 
 ERROR_LIMIT: Final = 2000
 """Longest failure text recorded; longer text keeps its *tail* (vendors put the reason last)."""
@@ -39,23 +60,6 @@ ENVIRONMENT_ERRNOS: Final = frozenset({"ENOENT", "EACCES", "ENOEXEC"})
 """Errnos that prove the binary could not be started."""
 CREDENTIAL_STATUSES: Final = frozenset({401, 403})
 """Structured vendor statuses that refuse the credential: a precondition, not an outage."""
-CREDENTIAL_REFUSED: Final = "was refused: "
-"""The words every credential line carries (``explain`` tells a credential stop by the
-classification rule, ``credential``, not by these words)."""
-GENERIC_REMEDY: Final = (
-    "check the key or login this profile gives its agent (the variables its env passes, "
-    "or the agent CLI's own login)"
-)
-"""The remedy when an adapter read a 401/403 but could not say more."""
-
-
-def credential_line(profile: str, remedy: str | None) -> str:
-    """The sentence a refused credential ends the run's error with (SPEC §11.8).
-
-    The goal's reason quotes the error's last line, so it reads "… the credential for
-    <profile> was refused: <remedy>".
-    """
-    return f"the credential for {profile} {CREDENTIAL_REFUSED}{remedy or GENERIC_REMEDY}"
 
 
 class SpawnResult(BaseModel):
@@ -97,6 +101,30 @@ class SpawnResult(BaseModel):
     """Wall time of the call, in seconds."""
     cost_usd: float | None = Field(default=None, ge=0)
     """Cost the vendor reported for the call."""
+    usage: Usage | None = None
+    """Tokens the vendor reported the call used."""
+    vendor_code: str | None = Field(default=None, min_length=1, max_length=100)
+    """The vendor's structured error code, when the adapter read one (``insufficient_quota``,
+    ``overloaded_error`` …)."""
+    billing: str | None = Field(default=None, min_length=1, max_length=500)
+    """Set by an adapter that read that the account cannot pay (SPEC §12.6): what a person
+    must do about it."""
+    connection: Connection | None = None
+    """No HTTP response came back (SPEC §12.7): ``unreachable`` (never connected) or
+    ``reset`` (connected, then reset or closed before a response byte)."""
+    connection_detail: str | None = Field(default=None, min_length=1, max_length=100)
+    """What said so (an errno, the CLI's words)."""
+    stopped: bool = False
+    """The adapter ended the agent at its first sign of an unreachable vendor (SPEC §12.7)."""
+    endpoint: str | None = Field(default=None, min_length=1, max_length=500)
+    """The vendor endpoint the call was for, when the adapter knows it (for the remedy)."""
+    answered_before: bool | None = None
+    """Whether the upstream's health record had seen it answer before (None: not asked;
+    ``governor.drive.upstreams`` asks, and classifies again)."""
+    stream: ClaudeFacts | CodexFacts | None = None
+    """The summary of the stream the adapter's absence rule judged."""
+    upstream: str | None = Field(default=None, min_length=1, max_length=200)
+    """The upstream the failure names (a command envelope's ``upstream``, SPEC §12.9)."""
 
     @property
     def rule(self) -> str | None:
@@ -118,65 +146,6 @@ def failure_text(stderr: str, stdout: str, limit: int = ERROR_LIMIT) -> str:
     return tail(joined.strip("\n"), limit)
 
 
-_STATUS = r"(?:429|5\d\d)(?!\d)"
-_SEP = r"[ _-]?"
-"""Between the words of a phrase: nothing, a space, ``_`` or ``-`` (SPEC §11.7)."""
-_START = r"(?<![a-z0-9])"
-"""A word start where ``_`` and ``-`` separate words too (``\b`` treats ``_`` as a letter)."""
-_END = r"(?![a-z0-9])"
-
-
-def _phrase(*words: str) -> str:
-    return _SEP.join(words)
-
-
-_REASON_PHRASES = "|".join(
-    (
-        _phrase("too", "many", "requests"),
-        _phrase("internal", "server", "error"),
-        _phrase("not", "implemented"),
-        _phrase("bad", "gateway"),
-        _phrase("service", "unavailable"),
-        _phrase("gateway", "time", "out"),
-        _phrase("http", "version", "not", "supported"),
-        _phrase("insufficient", "storage"),
-        _phrase("loop", "detected"),
-        _phrase("not", "extended"),
-        _phrase("network", "authentication", "required"),
-        _phrase("site", "(?:is", ")?overloaded"),
-    )
-)
-_UPSTREAM_PATTERNS: Final = (
-    # HTTP status lines: "HTTP/1.1 503", "HTTP/2 429", "HTTP 502"
-    rf"{_START}HTTP(?:/\d(?:\.\d)?)?[ \t]+{_STATUS}",
-    # "status 503", "status: 429", "status=529", "status code 502", "status_code: 500", and
-    # what vendor envelopes write: "api_error_status: 529", '"status": 503'
-    rf"{_START}status(?:[ _]code)?\"?[ \t]*[:=]?[ \t]*{_STATUS}",
-    # a status line's code and reason phrase at the start of a line: "503 Service Unavailable"
-    rf"^[ \t]*{_STATUS}[ \t]+(?:{_REASON_PHRASES}){_END}",
-    rf"{_START}{_phrase('circuit', '(?:breaker', ')?(?:is', ')?open')}{_END}",
-    rf"{_START}{_phrase('service', 'unavailable')}",
-    rf"{_START}{_phrase('too', 'many', 'requests')}",
-    rf"{_START}{_phrase('rate', 'limit')}",
-    rf"{_START}overloaded(?:{_SEP}error)?{_END}",
-    rf"{_START}{_phrase('bad', 'gateway')}",
-    rf"{_START}{_phrase('gateway', 'time', 'out')}",
-    rf"{_START}{_phrase('internal', 'server', 'error')}",
-)
-UPSTREAM_TEXT: Final = re.compile("|".join(_UPSTREAM_PATTERNS), re.IGNORECASE | re.MULTILINE)
-"""The upstream text list of SPEC §4 as one expression; ``docs/classification.md`` quotes it."""
-
-
-def is_upstream_status(status: int | None) -> bool:
-    """A structured vendor status that means the vendor refused: 429 or any 5xx (incl. 529)."""
-    return status is not None and (status == 429 or 500 <= status <= 599)
-
-
-def is_upstream_text(text: str | None) -> bool:
-    """Whether failure text names an upstream refusal in status context or by phrase."""
-    return bool(text) and UPSTREAM_TEXT.search(text or "") is not None
-
-
 Verdict = tuple[FailureClass | None, Evidence]
 Rule = Callable[[SpawnResult], Verdict | None]
 
@@ -194,6 +163,27 @@ def _spawn_errno(result: SpawnResult) -> Verdict | None:
 def _credential(result: SpawnResult) -> Verdict | None:
     refused = result.credential is not None or result.vendor_status in CREDENTIAL_STATUSES
     return ("environment", result.evidence) if refused else None
+
+
+def is_billing(result: SpawnResult) -> bool:
+    """The account behind the call cannot pay (the ``billing`` rule)."""
+    return (
+        result.billing is not None
+        or result.vendor_code in BILLING_CODES
+        or result.vendor_status == BILLING_STATUS
+    )
+
+
+def _billing(result: SpawnResult) -> Verdict | None:
+    return ("environment", result.evidence) if is_billing(result) else None
+
+
+def _no_response(result: SpawnResult) -> Verdict | None:
+    if result.connection == "reset" or (
+        result.connection == "unreachable" and result.answered_before
+    ):
+        return ("upstream", result.evidence)
+    return ("environment", result.evidence) if result.connection == "unreachable" else None
 
 
 def _vendor_status(result: SpawnResult) -> Verdict | None:
@@ -216,6 +206,8 @@ RULES: Final[tuple[tuple[str, Rule], ...]] = (
     ("timeout", _timeout),
     ("spawn-errno", _spawn_errno),
     ("credential", _credential),
+    ("billing", _billing),
+    ("no-response", _no_response),
     ("vendor-status", _vendor_status),
     ("upstream-text", _upstream_text),
     ("decision", _decision),
@@ -225,7 +217,8 @@ RULES: Final[tuple[tuple[str, Rule], ...]] = (
 
 
 def classify(result: SpawnResult) -> SpawnResult:
-    """Give a failed result its class and stamp the rule that fired on its evidence.
+    """Give a failed result its class and stamp on its evidence the rule that fired and
+    what the rules read (``observation_of``).
 
     A successful result is returned unchanged: a success is never classed.
     """
@@ -235,10 +228,31 @@ def classify(result: SpawnResult) -> SpawnResult:
         verdict = rule(result)
         if verdict is not None:
             failure_class, evidence = verdict
+            stamped = {"rule": name, "observation": observation_of(result)}
             return result.model_copy(
                 update={
                     "failure_class": failure_class,
-                    "evidence": evidence.model_copy(update={"rule": name}),
+                    "evidence": evidence.model_copy(update=stamped),
                 }
             )
     raise AssertionError("the default rule always matches")  # pragma: no cover
+
+
+def observation_of(result: SpawnResult) -> RawObservation:
+    """What the rules read of a failed result, as it is recorded (issue 25 §4)."""
+    stream = result.stream
+    status = result.vendor_status
+    return RawObservation(
+        timed_out=result.timed_out,
+        stopped=result.stopped,
+        spawn_errno=result.spawn_errno[:100] if result.spawn_errno else None,
+        vendor_status=status if status is not None and 0 <= status <= 999 else None,
+        vendor_code=result.vendor_code,
+        credential=result.credential is not None,
+        billing=result.billing is not None,
+        connection=result.connection,
+        connection_detail=result.connection_detail,
+        answered_before=result.answered_before,
+        claude=stream if isinstance(stream, ClaudeFacts) else None,
+        codex=stream if isinstance(stream, CodexFacts) else None,
+    )

@@ -30,6 +30,7 @@ from pydantic import (
 from governor.core.budgets import ledger
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.numbers import MAX_RUNTIME_S, Count, PosCount, Position, TimeoutS, Usd, WaitS
+from governor.core.observation import Usage
 from governor.core.policy import LedgerName, Policy, check_policy_value
 
 SCHEMA_VERSION: Final = 1
@@ -103,6 +104,11 @@ class Profile(_Frozen):
     (SPEC §11.10): for ``command`` an executable and its arguments, for ``python`` a
     ``module:function``, for ``scripted`` a scenario file. ``codex`` and ``claude`` probe
     with the profile itself; a profile that cannot probe is never parked. Default none."""
+    upstream: Name | None = None
+    """The name of the upstream this agent's calls reach (SPEC §12.9): profiles that
+    declare the same name share one health record and park together, whatever their
+    harness. Default: the harness's own identity (codex and claude: harness, endpoint and
+    model family; command, python, scripted: the agent itself)."""
 
 
 class WorkSpec(_Frozen):
@@ -192,6 +198,10 @@ class PlanProposed(_Event):
     work: tuple[WorkSpec, ...] = ()
     milestone: Milestone | None = None
     evidence: Evidence | None = None
+    cost_usd: Usd | None = None
+    """What the vendor reported the planner call cost (SPEC §12.5)."""
+    usage: Usage | None = None
+    """The tokens the vendor reported the planner call used."""
 
     @model_validator(mode="after")
     def _shape(self) -> PlanProposed:
@@ -219,6 +229,9 @@ class PlanFailed(_Event):
     error: Text | None = None
     evidence: Evidence | None = None
     retry_after_s: WaitS | None = None
+    cost_usd: Usd | None = None
+    """What the vendor reported the planner call cost, charged or not (SPEC §12.5)."""
+    usage: Usage | None = None
 
 
 class PlanApplied(_Event):
@@ -233,8 +246,16 @@ class PlanRejected(_ReasonRequired):
 
 
 class PlanCompleted(_Event):
+    """A ``complete`` proposal was accepted: the goal succeeded.
+
+    ``cost_usd`` and ``usage`` are optional (SPEC §12.5); governor records a planner
+    call's cost on the event of the call (``plan.proposed``), so it never sets them here.
+    """
+
     type: Literal["plan.completed"] = "plan.completed"
     plan_id: Id
+    cost_usd: Usd | None = None
+    usage: Usage | None = None
 
 
 class WorkCreated(_Event):
@@ -285,6 +306,8 @@ class AttemptFinished(_Event):
     acceptance: AcceptanceReport | None = None
     cost_usd: Usd | None = None
     retry_after_s: WaitS | None = None
+    usage: Usage | None = None
+    """The tokens the vendor reported the run used (SPEC §12.5)."""
 
 
 class WorkAccepted(_Event):

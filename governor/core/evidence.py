@@ -14,7 +14,8 @@ This module is the one definition of "charged"; the projection, plan requests an
 every operator verb call :func:`is_uncharged`.
 
 In-agent tries (SPEC §11.9) are recorded beside the evidence (``Evidence.tries``) so they
-are never invisible; they never change the gate's verdict.
+are never invisible; they never change the gate's verdict. Nor does the raw observation
+the classification read (``Evidence.observation``, ``governor.core.observation``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Annotated, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from governor.core.numbers import Int64, PosCount
+from governor.core.observation import RawObservation
 
 FailureClass = Literal["environment", "upstream", "decision"]
 """Why a failure says nothing about the work: see ``docs/concepts.md``."""
@@ -90,6 +92,10 @@ class Evidence(BaseModel):
     tries: Tries | None = None
     """The run's in-agent tries, when it took more than one or its agent CLI retried a
     refused request itself; absent from older histories."""
+    observation: RawObservation | None = None
+    """The raw facts the classification of the try that ended the run read (SPEC §12,
+    issue 25 §4), so ``governor.core.reclassify`` can re-run the rules; absent from older
+    histories ("not recorded")."""
 
 
 UNKNOWN: Final = Evidence.model_construct()  # ``Evidence()``: see ``policy.py``

@@ -53,6 +53,7 @@ from governor.core.events import (
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
 from governor.core.history import check_decision, check_proposal
 from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
+from governor.core.observation import NO_COST, Cost, Usage
 from governor.core.policy import Policy
 from governor.core.view import GoalView, WorkState
 from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
@@ -209,8 +210,10 @@ def plan_failed(
     evidence: Evidence | None,
     error: str | None,
     retry_after_s: float | None = None,
+    cost: Cost = NO_COST,
 ) -> list[Event]:
-    """The planner run failed (or its reply failed validation)."""
+    """The planner run failed (or its reply failed validation); ``cost`` is what its
+    calls reported (SPEC §12.5)."""
     return [
         PlanFailed.model_validate(
             {
@@ -220,6 +223,7 @@ def plan_failed(
                 "error": tail(error) if error else None,
                 "evidence": evidence,
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
+                **cost.fields(),
             }
         )
     ]
@@ -235,12 +239,14 @@ def plan_proposed(
     work: Sequence[WorkSpec],
     milestone: dict[str, str] | None = None,
     evidence: Evidence | None = None,
+    cost: Cost = NO_COST,
 ) -> list[Event]:
     """A valid proposal; an invalid one becomes a charged ``plan.failed`` whose error reaches
     the next planner prompt (an over-large or ill-formed proposal, a first plan that says
     ``complete``, or ``apply`` once the milestones are used).
 
-    ``evidence`` carries the planner run's in-agent tries, if it took more than one.
+    ``evidence`` carries the planner run's in-agent tries, if it took more than one;
+    ``cost`` what its calls reported, recorded either way (SPEC §12.5).
     """
     problems = check_decision(view, decision) + check_proposal(view, work)
     if problems:
@@ -257,6 +263,7 @@ def plan_proposed(
                 tries=evidence.tries if evidence else None,
             ),
             error="the proposal is invalid: " + "; ".join(problems),
+            cost=cost,
         )
     return [
         PlanProposed.model_validate(
@@ -268,6 +275,7 @@ def plan_proposed(
                 "work": tuple(work),
                 "milestone": milestone,
                 "evidence": evidence,
+                **cost.fields(),
             }
         )
     ]
@@ -415,6 +423,7 @@ def finish_attempt(
     retry_after_s: float | None = None,
     summary: str | None = None,
     actor: str = "governor",
+    usage: Usage | None = None,
 ) -> list[Event]:
     """The terminal record of a run. A success is never classed."""
     ensure_open(view)
@@ -435,6 +444,7 @@ def finish_attempt(
                 "acceptance": acceptance,
                 "cost_usd": reported(cost_usd, MAX_USD),
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
+                "usage": usage,
             }
         )
     ]

@@ -2,17 +2,23 @@
 
 Rules (SPEC §11.10; docs/fleet-outages.md):
     * An *upstream* is what an agent call reaches: its harness, its endpoint (base URL)
-      and its model family. The shell names the upstream of each profile; the core only
-      sees names and records.
+      and its model family — or the name a profile (or the failure) declares for it
+      (SPEC §12.9). The shell names the upstream of each profile; the core only sees
+      names and records.
     * Every classified agent call says something about its upstream (``Contact``): it was
       ``refused`` (an ``upstream`` failure), it was ``answered`` (the vendor spoke: a
       reply, or any failure after contact), or there was no contact (a missing binary, a
-      timeout): then nothing is learned.
+      timeout, a vendor never reached): then nothing is learned of its health. A record
+      remembers whether its upstream has ever answered (``answered``: any HTTP response,
+      a refusal included), which decides what a vendor that cannot be reached means
+      (SPEC §12.7: an outage when it has, a wrong base URL or network when it never has).
     * A refusal marks a healthy upstream failing from that moment; the next probe is due
       one back-off step later (``UpstreamBackoff.wait_s`` of the step, or the vendor's
       Retry-After when longer). While it is failing, one probe per step may be claimed
       (exclusively, until its deadline); a refused probe moves the next probe one step
-      further; an answer — a probe's or a call's — makes the upstream healthy again and
+      further (a probe that made no contact — timed out, binary gone — moves it too, but is
+      not counted as a refusal); an answer — a probe's or a call's — makes the upstream
+      healthy again and
       remembers the outage's span. An answer to a call *begun* before the outage was seen
       says nothing of the upstream now (its request went out while the vendor still
       answered): it changes nothing, so a call in flight when the outage began cannot
@@ -23,6 +29,7 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -50,15 +57,20 @@ def model_family(model: str | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Upstream:
-    """What an agent call reaches: harness, endpoint and model family."""
+    """What an agent call reaches: harness, endpoint and model family, or a declared name."""
 
     harness: str
     endpoint: str
     model_family: str
+    declared: str | None = None
+    """The name a profile's ``upstream`` setting (or a failure envelope) gives it: calls
+    that declare the same name share one record (SPEC §12.9)."""
 
     @property
     def name(self) -> str:
         """The upstream's one name, as records, logs and events show it."""
+        if self.declared is not None:
+            return self.declared
         return f"{self.harness} {self.endpoint} {self.model_family}"
 
 
@@ -70,6 +82,9 @@ class Seen:
     status: int | None = None
     """The vendor status of a refusal, when the adapter read one."""
     retry_after_s: float | None = None
+    unreachable: bool = False
+    """No HTTP response came back: the vendor could not be reached (SPEC §12.7). Refused
+    when the upstream had answered before; no contact when it never had."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +107,8 @@ class UpstreamHealth:
     next_probe_at: datetime | None = None
     """When the next probe is due (None while healthy)."""
     probes: int = 0
-    """Probes refused in the current outage (the back-off step is ``probes + 1``)."""
+    """Probes not answered in the current outage (the back-off step is ``probes + 1``):
+    refused ones, and ones that made no contact."""
     refusals: int = 0
     """Refused calls and probes in the current (or, once healthy, the last) outage."""
     probing_until: datetime | None = None
@@ -109,6 +125,9 @@ class UpstreamHealth:
     """What ended the last outage: a probe that was answered, or a call that was."""
     parked: int | None = None
     """Goals parked on it (filled in by the store when it lists records; not stored)."""
+    answered: bool = False
+    """It has answered at least once (any HTTP response, a refusal too): a vendor that
+    cannot be reached is then an outage, not a wrong endpoint (SPEC §12.7)."""
 
     @property
     def probe_due_at(self) -> datetime | None:
@@ -128,10 +147,16 @@ class UpstreamHealth:
         return self.probing_until is None or self.probing_until <= now
 
 
-def _first_record(upstream: Upstream, now: datetime) -> UpstreamHealth:
+def _first_record(upstream: Upstream, now: datetime, answered: bool) -> UpstreamHealth:
     """A new, healthy record of an upstream (a refusal turns it failing at once)."""
     return UpstreamHealth(
-        upstream.name, upstream.harness, upstream.endpoint, upstream.model_family, True, now
+        upstream.name,
+        upstream.harness,
+        upstream.endpoint,
+        upstream.model_family,
+        True,
+        now,
+        answered=answered,
     )
 
 
@@ -151,18 +176,20 @@ def observed(
     """The record after one classified call (begun at ``began``, when known); None when it
     does not change."""
     if seen.contact == "none":
-        return None
+        # a vendor never reached gets a record that says so (``governor upstreams``)
+        unseen = record is None and seen.unreachable
+        return _first_record(upstream, now, False) if unseen else None
     if seen.contact == "answered":
         if record is None:
-            return _first_record(upstream, now)
+            return _first_record(upstream, now, True)
         if record.healthy:
-            return None
+            return None if record.answered else replace(record, updated_at=now, answered=True)
         stale = (
             began is not None and record.failing_since is not None and began < record.failing_since
         )
         return None if stale else recovered(record, now, "call")
     if record is None or record.healthy:
-        base = record or _first_record(upstream, now)
+        base = record or _first_record(upstream, now, not seen.unreachable)
         return replace(
             base,
             healthy=False,
@@ -176,10 +203,12 @@ def observed(
             probing_until=None,
             prober=None,
             backoff=backoff,
+            answered=base.answered or not seen.unreachable,
         )
     later = now + timedelta(seconds=seen.retry_after_s or 0.0)
     return replace(
         record,
+        answered=record.answered or not seen.unreachable,
         updated_at=now,
         last_status=seen.status or record.last_status,
         retry_after_s=seen.retry_after_s,
@@ -195,6 +224,7 @@ def recovered(
     return replace(
         record,
         healthy=True,
+        answered=True,
         updated_at=now,
         outage_started=record.failing_since,
         recovered_at=now,
@@ -220,22 +250,25 @@ def claimed(
 def probed(record: UpstreamHealth, seen: Seen, now: datetime) -> UpstreamHealth:
     """The record after a probe: healthy when it was answered, else one step further.
 
-    A probe that made no contact (it timed out, its binary is gone) counts as refused:
-    the upstream has not been shown to be back.
+    A probe that made no contact (it timed out, its binary is gone) has not shown the
+    upstream back, so the next probe moves a step further too; but it is recorded as
+    what it was — no refusal is counted and the last status stays.
     """
     if seen.contact == "answered":
         return recovered(record, now, "probe") if not record.healthy else record
     step = record.probes + 2
+    refused = seen.contact == "refused"
     return replace(
         record,
         updated_at=now,
-        last_status=seen.status or record.last_status,
-        retry_after_s=seen.retry_after_s,
+        last_status=(seen.status or record.last_status) if refused else record.last_status,
+        retry_after_s=seen.retry_after_s if refused else record.retry_after_s,
         next_probe_at=_next_probe(record.backoff, step, now, seen),
         probes=record.probes + 1,
-        refusals=record.refusals + 1,
+        refusals=record.refusals + int(refused),
         probing_until=None,
         prober=None,
+        answered=record.answered or (refused and not seen.unreachable),
     )
 
 
@@ -255,6 +288,21 @@ class Outage:
 
 
 # --- what a person reads ----------------------------------------------------------------
+
+_PATH: Final = re.compile(r"(?<!\S)/\S+")
+
+
+def shown_name(name: str) -> str:
+    """A record's name as a person reads it: an absolute path in it (a record named before
+    SPEC §12.9, when a command's upstream was its executable's path) shown as its last part
+    and a digest of all of it, as new records are named."""
+
+    def short(found: re.Match[str]) -> str:
+        path = found.group(0)
+        digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+        return f"{path.rstrip('/').rsplit('/', 1)[-1] or '/'}#{digest}"
+
+    return _PATH.sub(short, name)
 
 
 def failing_text(record: UpstreamHealth) -> str:

@@ -238,6 +238,8 @@ def _plan_failed(view: GoalView, event: PlanFailed) -> None:
     plan = view.plans.get(event.plan_id)
     if plan is None:
         return
+    if event.cost_usd:
+        view.cost_usd += event.cost_usd
     _finish_plan(view, plan, event.at)
     plan.status = "failed"
     plan.failure = event
@@ -403,6 +405,8 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 plan.run_started_at = event.at
         case "plan.proposed":
             plan = view.plans.get(event.plan_id)
+            if event.cost_usd and plan is not None:  # every agent call counts (SPEC §12.5)
+                view.cost_usd += event.cost_usd
             if plan is not None:
                 _finish_plan(view, plan, event.at)
                 plan.status = "proposed"
@@ -425,6 +429,8 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 plan.rejection = event.reason
         case "plan.completed":
             plan = view.plans.get(event.plan_id)
+            if event.cost_usd and plan is not None:
+                view.cost_usd += event.cost_usd
             if plan is not None:
                 plan.status = "completed"
             view.completed = True

@@ -2,9 +2,15 @@
 
 Rules:
     * Each profile of the goal is resolved once to the upstream it reaches
-      (``governor.exec.upstream.upstream_of``). Every agent call goes through
-      ``ObservedHarness``, which records what the call said about its upstream with the
-      core's transition: the store writes only when the record changes.
+      (``governor.exec.upstream.upstream_of``) — or, once one of its failures names an
+      upstream (a command envelope's ``upstream``, SPEC §12.9), to that one. Every agent
+      call goes through ``ObservedHarness``, which records what the call said about its
+      upstream with the core's transition: the store writes only when the record changes.
+    * A call that could not reach its vendor at all is classified with its upstream's
+      record (SPEC §12.7): ``upstream`` (an outage: park and probe) when the upstream
+      has answered before, ``environment`` ("never reached <endpoint>") when it never
+      has. ``judged`` asks the record and classifies the call again; the probe's result
+      is judged the same way.
     * A decision is given the records of the profiles that can be probed; a profile that
       cannot is never parked (its health is still recorded and shown).
     * A probe is claimed in the store first — one per upstream per back-off step, whoever
@@ -12,8 +18,8 @@ Rules:
       bounded by ``PROBE_TIMEOUT_S``, and its result recorded. The claim expires with its
       deadline, so a runner that died while probing blocks nobody for long.
     * Every change of a record that matters to a person (an upstream went down, came
-      back, a probe was refused) is told to ``on_change``: the service logs it, ``run``
-      prints it.
+      back, a probe was refused, or made no contact — timed out, its binary gone) is told
+      to ``on_change``: the service logs it, ``run`` prints it.
 """
 
 from __future__ import annotations
@@ -25,19 +31,20 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Final, Literal
 
-from governor.core.classify import SpawnResult
+from governor.core.classify import SpawnResult, classify
 from governor.core.decision import Decision
 from governor.core.events import Profile
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Upstream, UpstreamHealth, claimed, observed, probed
 from governor.exec.harness import Harness
-from governor.exec.upstream import PROBE_PROMPT, probe_profile, seen, upstream_of
+from governor.exec.upstream import PROBE_PROMPT, named, probe_profile, seen, upstream_of
 from governor.store.base import EventStore
 
 HarnessFactory = Callable[[Profile, Path], Harness]
-ChangeKind = Literal["down", "up", "probe_refused"]
+ChangeKind = Literal["down", "up", "probe_refused", "probe_unanswered"]
 OnChange = Callable[[ChangeKind, UpstreamHealth], None]
-"""Told of an upstream that went down, came back, or whose probe was refused."""
+"""Told of an upstream that went down, came back, or whose probe was refused (or made no
+contact: ``probe_unanswered``)."""
 CLAIM_MARGIN_S: Final = 15.0
 """How much longer than its timeout a claimed probe keeps its claim."""
 
@@ -50,7 +57,7 @@ def change_kind(before: UpstreamHealth | None, after: UpstreamHealth) -> ChangeK
     if not was_healthy and after.healthy:
         return "up"
     if before is not None and after.probes > before.probes:
-        return "probe_refused"
+        return "probe_refused" if after.refusals > before.refusals else "probe_unanswered"
     return None
 
 
@@ -83,13 +90,38 @@ class UpstreamMonitor:
         self._lock = threading.Lock()
 
     def upstream(self, profile: Profile) -> Upstream:
-        """The upstream a profile reaches (resolved once)."""
+        """The upstream a profile reaches (resolved once; renamed by a failure naming one)."""
         with self._lock:
             if profile not in self._upstreams:
                 self._upstreams[profile] = upstream_of(
                     profile, self.settings.env, self.settings.workdir
                 )
             return self._upstreams[profile]
+
+    def _named_by(self, profile: Profile, result: SpawnResult) -> Upstream:
+        """The profile's upstream, renamed for good when the failure names another."""
+        current = self.upstream(profile)
+        if result.upstream is None:
+            return current
+        with self._lock:
+            self._upstreams[profile] = named(current, result.upstream)
+            return self._upstreams[profile]
+
+    def judged(self, profile: Profile, result: SpawnResult) -> SpawnResult:
+        """The call classified again with its upstream's record, when it never reached the
+        vendor (see the module rules); any other result as it is."""
+        if result.connection != "unreachable" or result.answered_before is not None:
+            return result
+        upstream = self.upstream(profile)
+        record = self.store.upstream_health([upstream.name]).get(upstream.name)
+        return classify(
+            result.model_copy(
+                update={
+                    "answered_before": record is not None and record.answered,
+                    "endpoint": result.endpoint or upstream.endpoint,
+                }
+            )
+        )
 
     def health(self, profiles: Mapping[str, Profile]) -> dict[str, UpstreamHealth]:
         """Profile name -> its upstream's record, for the profiles that can be probed."""
@@ -113,15 +145,19 @@ class UpstreamMonitor:
         result: SpawnResult,
         backoff: UpstreamBackoff,
         began: datetime | None = None,
-    ) -> None:
-        """Record what one classified call (begun at ``began``) said about its upstream."""
-        upstream, what, now = self.upstream(profile), seen(result), self.clock()
+    ) -> SpawnResult:
+        """Record what one classified call (begun at ``began``) said about its upstream;
+        the call as judged with the record (``judged``)."""
+        result = self.judged(profile, result)
+        upstream, what, now = self._named_by(profile, result), seen(result), self.clock()
         self._change(
             upstream.name, lambda r: observed(r, upstream, what, now, backoff, began=began)
         )
+        return result
 
     def wrap(self, harness: Harness, profile: Profile, backoff: UpstreamBackoff) -> Harness:
-        """The harness, with every call it makes observed (with the time it began)."""
+        """The harness, with every call it makes judged and observed (with the time it
+        began)."""
         return ObservedHarness(
             harness,
             lambda result, began: self.observe(profile, result, backoff, began),
@@ -143,7 +179,7 @@ class UpstreamMonitor:
         result = harness.run(
             PROBE_PROMPT, probing, cwd=self.settings.workdir, env=self.settings.env
         )
-        what, done = seen(result), self.clock()
+        what, done = seen(self.judged(profile, result)), self.clock()
         after = self._change(name, lambda r: probed(r, what, done) if r is not None else None)
         return after or self.store.upstream_health([name]).get(name)
 
@@ -189,12 +225,12 @@ def _parked_profile(decision: Decision, profiles: Mapping[str, Profile]) -> Prof
 
 class ObservedHarness:
     """A harness whose every call is told to an observer after it returns, with the time
-    it began (``clock`` before the call)."""
+    it began (``clock`` before the call); the call returns as the observer judged it."""
 
     def __init__(
         self,
         inner: Harness,
-        observe: Callable[[SpawnResult, datetime], None],
+        observe: Callable[[SpawnResult, datetime], SpawnResult],
         clock: Callable[[], datetime],
     ) -> None:
         self.inner, self.observe, self.clock = inner, observe, clock
@@ -211,5 +247,4 @@ class ObservedHarness:
     ) -> SpawnResult:
         began = self.clock()
         result = self.inner.run(prompt, profile, cwd=cwd, env=env)
-        self.observe(result, began)
-        return result
+        return self.observe(result, began)

@@ -16,30 +16,57 @@ Rules (SPEC §4, §7, §11.8, §11.9; decision record 0213; observations in ``do
     * Vendor status: the result's ``api_error_status``. ``retry_after_s``: the last
       ``system/api_retry``'s ``retry_delay_ms`` (claude's wait, never shorter than the
       vendor's Retry-After).
-    * Credentials, evidence and the absence rule: ``governor.exec.claude_stream``. A
-      profile that overrides the stream flags or the fallback variable
-      (``claim_overrides``) never gets the absence claim (SPEC §11.9).
+    * The stream is folded by ``governor.exec.claude_stream``; ``facts`` gives the core
+      its ``ClaudeFacts``, judged by ``governor.core.absence.claude_absence``. A profile
+      that overrides the stream flags or the fallback variable (``claim_overrides``)
+      never gets the absence claim (SPEC §11.9).
+    * Claude's own error texts say what no status says (SPEC §12.6, §12.7): "Unable to
+      connect to API (CODE)" — no HTTP response: ``ECONNRESET`` and its kin a connection
+      reset, anything else (refused, DNS, TLS) a vendor never reached; its synthetic
+      message's ``error``: ``authentication_failed`` (not logged in, a credential) or
+      ``billing_error`` (the credit balance is too low); HTTP 402 is billing too.
+    * Its own re-requests (``claude_retries``): each ``system/api_retry``, each request it
+      began again without saying so (more ``message_start`` lines than announced
+      requests: an in-stream overload), and the non-streaming re-send it makes after a
+      streamed request was answered 404 (observed on 2.1.197; the fake vendor sees both).
     * Verified with ``CLAUDE_VERIFIED_VERSION``; the ref names the version that ran.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
-from governor.core.classify import SpawnResult
-from governor.core.events import Profile
-from governor.exec.claude_stream import (
-    ClaudeEvents,
-    ClaudeStream,
-    claude_credential,
-    claude_evidence,
+from governor.core.absence import (
+    BILLING_ERROR,
+    claude_absence,
+    claude_billing,
+    claude_blockers,
+    claude_not_logged_in,
 )
+from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
+from governor.core.events import Profile
+from governor.core.evidence import Evidence
+from governor.core.numbers import MAX_USD, reported
+from governor.core.observation import KINDS_KEPT, STATUSES_KEPT, ClaudeFacts, Connection, counted
+from governor.exec.claude_stream import ClaudeEvents, ClaudeResult, ClaudeStream
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
+from governor.exec.upstream import ANTHROPIC_URL, public_url
 
+UNABLE_TO_CONNECT: Final = re.compile(
+    r"Unable to connect to API(?: \((?P<code>[A-Za-z0-9_]{1,80})\)|: SSL)"
+)
+"""Claude's words when no HTTP response came back: its code, or a TLS failure."""
+RESET_CODES: Final = frozenset(
+    {"ECONNRESET", "ConnectionClosed", "EPIPE", "ECONNABORTED", "UND_ERR_SOCKET"}
+)
+"""Connection codes of a connection made and then reset or closed (the rest: never made)."""
+NOT_FOUND: Final = 404
+"""The status after which claude re-sends a streamed request without streaming."""
 CLAUDE_BINARY: Final = "claude"
 CLAUDE_VERIFIED_VERSION: Final = "2.1.197"
 """The Claude Code version the absence rule was verified on (``.ci/install-node-clis`` pins it)."""
@@ -137,7 +164,10 @@ class ClaudeHarness:
             on_stdout_line=events.feed,
         )
         overrides = claim_overrides(profile, child_env)
-        return claude_result(result, events.result(), Redactor(env), overrides=overrides)
+        base = env.get("ANTHROPIC_BASE_URL") or None
+        return claude_result(
+            result, events.result(), Redactor(env), overrides=overrides, endpoint=base
+        )
 
 
 def claude_result(
@@ -146,22 +176,149 @@ def claude_result(
     redact: Redactor,
     *,
     overrides: Iterable[str] = (),
+    endpoint: str | None = None,
 ) -> SpawnResult:
     """Turn a finished claude process and its folded stream into a classified result."""
     ok = is_claude_success(result, stream)
     r = stream.result
-    evidence = claude_evidence(stream, overrides=overrides)
+    seen = facts(stream, overrides)
     delay_ms = stream.retry_delay_ms
+    billing = None if ok else claude_billing_remedy(stream)
     return spawn_result(
         result,
         redact,
         ok=ok,
         reply=r.result if ok and r else None,
-        evidence=evidence.model_copy(update={"partial": partial_of(result)}),
+        evidence=claude_absence(seen).model_copy(update={"partial": partial_of(result)}),
         stdout=r.result if r is not None and r.result else None,
         vendor_status=r.api_error_status if r and r.is_error else None,
-        vendor_retries=stream.retries,
+        vendor_retries=claude_retries(stream),
         credential=None if ok else claude_credential(stream),
         retry_after_s=round(delay_ms / 1000, 3) if delay_ms is not None and not ok else None,
         cost_usd=r.total_cost_usd if r else None,
+        usage=r.usage if r else None,
+        vendor_code=BILLING_ERROR if billing and BILLING_ERROR in seen.synthetic_errors else None,
+        billing=billing,
+        connection=connection_of(seen.connection),
+        connection_detail=seen.connection,
+        endpoint=public_url(endpoint) if endpoint else ANTHROPIC_URL,
+        stream=seen,
     )
+
+
+def unable_to_connect(stream: ClaudeStream) -> str | None:
+    """The code of claude's "Unable to connect to API (CODE)" (``SSL`` for a TLS failure),
+    when that is how the run ended with no vendor status."""
+    r = stream.result
+    if r is None or not r.is_error or r.api_error_status is not None or not r.result:
+        return None
+    found = UNABLE_TO_CONNECT.search(r.result)
+    return (found["code"] or "SSL") if found else None
+
+
+def connection_of(code: str | None) -> Connection | None:
+    """How a claude run got no HTTP response: a reset connection, or a vendor never reached."""
+    if code is None:
+        return None
+    return "reset" if code in RESET_CODES else "unreachable"
+
+
+def facts(stream: ClaudeStream, overrides: Iterable[str] = ()) -> ClaudeFacts:
+    """The stream as the core's rules read it (and the evidence records it)."""
+    r = stream.result or ClaudeResult()
+    return ClaudeFacts(
+        lines=stream.lines,
+        malformed=counted(stream.malformed),
+        others=tuple(k[:100] for k in stream.others if k),
+        inits=counted(stream.inits),
+        mcp_servers=counted(stream.mcp_servers),
+        results=counted(stream.results),
+        after_result=counted(stream.after_result),
+        is_error=r.is_error,
+        status=_bounded(r.api_error_status, 999),
+        synthetic_errors=tuple(e for e in stream.synthetic_errors if e),
+        connection=unable_to_connect(stream),
+        num_turns=_bounded(r.num_turns, 10**9),
+        output_tokens=_bounded(r.output_tokens, 2**62),
+        cost_usd=reported(r.total_cost_usd, MAX_USD),
+        permission_denials=_bounded(r.permission_denials, 10**9),
+        requests_begun=counted(stream.requests_begun),
+        start_output_tokens=min(stream.start_output_tokens, 2**62),
+        delta_output_tokens=min(stream.delta_output_tokens, 2**62),
+        effects=stream.effects,
+        output=stream.output,
+        refusal=stream.refusal or r.stop_reason == "refusal",
+        overrides=tuple(o[:100] for o in overrides)[:KINDS_KEPT],
+        version=stream.version,
+        retries=tuple(_bounded(s, 999) for s in stream.retries),
+        retry_count=counted(stream.retry_count),
+        rate_limit=stream.rate_limit,
+    )
+
+
+def _bounded(value: int | None, ceiling: int) -> int | None:
+    return value if value is None or 0 <= value <= ceiling else None
+
+
+def claim_blockers(stream: ClaudeStream) -> list[str]:
+    """Why the absence rule refuses the claim (``governor.core.absence.claude_blockers``)."""
+    return claude_blockers(facts(stream))
+
+
+def claude_evidence(stream: ClaudeStream, *, overrides: Iterable[str] = ()) -> Evidence:
+    """The failure evidence of a claude run (``governor.core.absence.claude_absence``)."""
+    return claude_absence(facts(stream, overrides))
+
+
+def claude_retries(stream: ClaudeStream) -> tuple[int | None, ...]:
+    """Every request claude made again within the run: the status of each one it re-sent
+    (None: it had none, e.g. an in-stream error). See the module rules."""
+    announced = stream.retry_count + 1
+    unannounced = max(stream.requests_begun - announced, 0)
+    r = stream.result
+    resent = (
+        (NOT_FOUND,) if r is not None and r.is_error and r.api_error_status == NOT_FOUND else ()
+    )
+    return (*stream.retries, *(None,) * unannounced, *resent)[:STATUSES_KEPT]
+
+
+def not_logged_in(stream: ClaudeStream) -> bool:
+    """Claude's own "not logged in" envelope: its synthetic error, and no vendor status."""
+    return claude_not_logged_in(facts(stream))
+
+
+def claude_billing_remedy(stream: ClaudeStream) -> str | None:
+    """The remedy when claude's stream shows the account cannot pay (SPEC §12.6), else None."""
+    r = stream.result
+    if r is None or not r.is_error or not claude_billing(facts(stream)):
+        return None
+    return (
+        "add credit to the Anthropic account whose key claude uses (Plans & Billing in the "
+        "Anthropic console), or give the profile another key"
+    )
+
+
+def claude_credential(stream: ClaudeStream) -> str | None:
+    """The remedy when the stream shows the credential was refused, else None."""
+    r = stream.result
+    if r is None or not r.is_error:
+        return None
+    if not_logged_in(stream):
+        return (
+            "claude found no credential: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in "
+            "governor's environment, or log in with `claude /login` as the user governor "
+            "runs as"
+        )
+    if r.api_error_status in CREDENTIAL_STATUSES:
+        source = stream.api_key_source or "its credential"
+        proxy = (
+            "; a proxy between governor and the vendor (HTTPS_PROXY) may be refusing it too"
+            if r.api_error_status == 403
+            else ""
+        )
+        return (
+            f"the vendor answered HTTP {r.api_error_status} to the key from {source}: set a "
+            "valid ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or log in again with "
+            f"`claude /login`{proxy}"
+        )
+    return None

@@ -1,29 +1,22 @@
-"""Claude Code's ``stream-json`` output: the fold of its lines and the absence rule over it.
+"""Claude Code's ``stream-json`` output: the fold of its lines into the facts the rules judge.
 
-Rules (SPEC §11.8, §11.9; observed with ``CLAUDE_VERIFIED_VERSION``, see
+Rules (SPEC §11.8, §11.9, §12.6-§12.8; observed with ``CLAUDE_VERIFIED_VERSION``, see
 ``docs/harnesses.md``):
     * The stream is folded line by line in bounded space (``ClaudeEvents``): counters,
       flags, the first few kinds of each list, and the final ``result`` line.
-    * **Absence** is claimed only when the whole stream is, besides one final ``result``
-      line — an error with status 429/5xx/529 or 401/403 (or claude's own
-      not-logged-in error), ``num_turns`` 1, zero output tokens, zero cost, no permission
-      denials —, nothing but ``CLAIM_LINES`` (``system/init`` listing no MCP server,
-      ``system/status``, ``system/api_retry``, ``rate_limit_event``) and claude's own
-      synthetic error message.
-      Any other line — a streamed event, a tool call or result, a hook, a line type this
-      rule does not know — and any malformed line refuses it: a changed format charges.
-      ``claim_blockers`` names every reason, and the evidence's ref carries them.
-    * Otherwise the stream says what it saw: a tool block, a tool's input or a tool
-      result -> effects observed; streamed text or thinking, or output tokens -> output
-      observed; a ``refusal`` stop reason -> refusal declared; the rest unknown (charged).
-      ``num_turns > 1`` means a turn completed and another began (how tool results go
-      back in print mode): effects and output observed.
+      ``governor.exec.claude`` turns the fold into the core's ``ClaudeFacts``, which the
+      absence rule (``governor.core.absence.claude_absence``) judges and the evidence
+      records.
+    * Streamed events (``stream_event``) of a request the vendor began and broke before
+      any content — ``message_start``, ``ping``, ``message_delta``, ``message_stop``,
+      ``error`` — are allowed lines (SPEC §12.8: Anthropic's usual overload is HTTP 200,
+      ``message_start``, then an ``error`` event); any other streamed event is a line the
+      rule does not allow (``stream_event/content_block_start`` …). A ``message_start``'s
+      output tokens (Anthropic's placeholder) are kept apart from a ``message_delta``'s.
     * ``rate_limit_event`` (claude's report of its account's rate-limit state, from the
       vendor's response headers) says nothing of effects or output: it is recognised,
       its last ``status`` and ``rateLimitType`` kept for the ref, and it never refuses
       the claim nor counts as an unknown line.
-    * Credentials: status 401/403, or claude's own "not logged in" (a synthetic message
-      with ``error: authentication_failed`` and no status) -> the remedy a person needs.
 """
 
 from __future__ import annotations
@@ -32,23 +25,28 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from governor.core.classify import CREDENTIAL_STATUSES, is_upstream_status
-from governor.core.evidence import Evidence, Observation, RefusalObservation, nothing_happened
+from governor.core.absence import (
+    ALLOWED_STREAM_EVENTS,
+)
+from governor.core.observation import (
+    KINDS_KEPT,
+    STATUSES_KEPT,
+    Usage,
+)
 from governor.exec.harness import json_event
 
 CLAIM_LINES: Final = frozenset(
-    {"system/init", "system/status", "system/api_retry", "rate_limit_event"}
+    {"system/init", "system/status", "system/api_retry", "rate_limit_event", "stream_event"}
 )
-"""Line kinds the absence rule allows besides the result and claude's synthetic error."""
+"""Line kinds the absence rule allows besides the result and claude's synthetic error
+(``stream_event``: only the events of ``ALLOWED_STREAM_EVENTS``)."""
 SYNTHETIC_MODEL: Final = "<synthetic>"
 """The ``model`` of a message claude writes itself (an error, not model output)."""
-NOT_LOGGED_IN: Final = "authentication_failed"
-"""The ``error`` of claude's synthetic message when it has no valid credential."""
 TOOL_BLOCKS: Final = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 TEXT_BLOCKS: Final = frozenset({"text", "thinking", "redacted_thinking"})
-_KEPT: Final = 5
+_KEPT: Final = KINDS_KEPT
 """How many line kinds and synthetic errors a summary keeps."""
-_RETRIES_KEPT: Final = 20
+_RETRIES_KEPT: Final = STATUSES_KEPT
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +64,8 @@ class ClaudeResult:
     output_tokens: int | None = None
     stop_reason: str | None = None
     permission_denials: int | None = None
+    usage: Usage | None = None
+    """The tokens the result reports (input, output, read from the cache)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +101,10 @@ class ClaudeStream:
     after_result: int = 0
     """Lines after the last ``result`` line."""
     result: ClaudeResult | None = None
+    requests_begun: int = 0
+    """``message_start`` events: requests whose response the vendor began."""
+    start_output_tokens: int = 0
+    delta_output_tokens: int = 0
 
 
 class ClaudeEvents:
@@ -114,6 +118,7 @@ class ClaudeEvents:
         self.retry_delay_ms: float | None = None
         self.rate_limit: str | None = None
         self.effects = self.output = self.refusal = False
+        self.requests_begun = self.start_output_tokens = self.delta_output_tokens = 0
         self.result_line: ClaudeResult | None = None
         self._others: list[str] = []
         self._retries: list[int | None] = []
@@ -143,6 +148,11 @@ class ClaudeEvents:
             self._fold(kind, event)
 
     def _fold(self, kind: str, event: dict[str, Any]) -> None:
+        if kind == "stream_event":
+            streamed = event.get("event")
+            streamed = streamed if isinstance(streamed, dict) else {}
+            kind = _streamed_kind(streamed)
+            self._stream_event(streamed)
         if kind not in CLAIM_LINES and kind not in self._others:
             _keep(self._others, kind)
         if kind == "system/init":
@@ -163,8 +173,6 @@ class ClaudeEvents:
             content = message.get("content") if isinstance(message, dict) else None
             for block in content if isinstance(content, list) else ():
                 self._block(block.get("type") if isinstance(block, dict) else None)
-        elif kind == "stream_event" and isinstance(event.get("event"), dict):
-            self._stream_event(event["event"])
 
     def _block(self, kind: object) -> None:
         if kind in TOOL_BLOCKS or kind == "tool_result":
@@ -173,6 +181,14 @@ class ClaudeEvents:
             self.output = True
 
     def _stream_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self.requests_begun += 1
+            message = event.get("message")
+            usage = message.get("usage") if isinstance(message, dict) else None
+            self.start_output_tokens += _tokens(usage)
+        elif kind == "message_delta":
+            self.delta_output_tokens += _tokens(event.get("usage"))
         block, delta = event.get("content_block"), event.get("delta")
         if isinstance(block, dict):
             self._block(block.get("type"))
@@ -206,7 +222,24 @@ class ClaudeEvents:
             results=self.results,
             after_result=self.after_result,
             result=self.result_line,
+            requests_begun=self.requests_begun,
+            start_output_tokens=self.start_output_tokens,
+            delta_output_tokens=self.delta_output_tokens,
         )
+
+
+def _streamed_kind(event: dict[str, Any]) -> str:
+    """The kind a streamed event counts as: allowed (``CLAIM_LINES``) for a request the
+    vendor began and broke before any content, else ``stream_event/<type>``."""
+    kind = event.get("type")
+    if kind in ALLOWED_STREAM_EVENTS:
+        return "stream_event"
+    return f"stream_event/{str(kind)[:60]}"
+
+
+def _tokens(usage: object) -> int:
+    value = usage.get("output_tokens") if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _keep(kept: list[Any], value: object) -> None:
@@ -260,7 +293,33 @@ def _result(event: dict[str, Any]) -> ClaudeResult:
         output_tokens=_int(usage.get("output_tokens")) if isinstance(usage, dict) else None,
         stop_reason=_text(event.get("stop_reason")),
         permission_denials=len(denials) if isinstance(denials, list) else None,
+        usage=_usage(usage),
     )
+
+
+def _usage(usage: object) -> Usage | None:
+    """The result's token counts (input includes what was read from or written to the cache)."""
+    if not isinstance(usage, dict):
+        return None
+    fresh, read, made = (
+        _count(usage.get(key))
+        for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    )
+    total = (
+        None
+        if fresh is None and read is None and made is None
+        else (fresh or 0) + (read or 0) + (made or 0)
+    )
+    return Usage(
+        input_tokens=total,
+        output_tokens=_count(usage.get("output_tokens")),
+        cached_input_tokens=read,
+    )
+
+
+def _count(value: object) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62
+    return value if ok else None  # type: ignore[return-value]
 
 
 def parse_claude_stream(lines: Iterable[bytes | str]) -> ClaudeStream:
@@ -269,97 +328,3 @@ def parse_claude_stream(lines: Iterable[bytes | str]) -> ClaudeStream:
     for line in lines:
         events.feed(line)
     return events.result()
-
-
-def not_logged_in(stream: ClaudeStream) -> bool:
-    """Claude's own "not logged in" envelope: its synthetic error, and no vendor status."""
-    result = stream.result
-    return (
-        result is not None
-        and result.api_error_status is None
-        and NOT_LOGGED_IN in stream.synthetic_errors
-    )
-
-
-def claim_blockers(stream: ClaudeStream) -> list[str]:
-    """Why the absence rule refuses the claim (see the module rules); empty: it holds."""
-    r = stream.result or ClaudeResult()
-    status = r.api_error_status
-    checks = (
-        (stream.results != 1, f"{stream.results} result lines"),
-        (stream.after_result > 0, "lines after the result"),
-        (stream.malformed > 0, f"{stream.malformed} malformed lines"),
-        (bool(stream.others), "other lines: " + ", ".join(stream.others)),
-        (stream.inits > 1, f"{stream.inits} init lines"),
-        (stream.mcp_servers > 0, f"{stream.mcp_servers} MCP servers configured"),
-        (not r.is_error, "not an error result"),
-        (
-            not (is_upstream_status(status) or status in CREDENTIAL_STATUSES)
-            and not not_logged_in(stream),
-            f"status {status}",
-        ),
-        (r.num_turns != 1, f"num_turns {r.num_turns}"),
-        (r.output_tokens != 0, f"output tokens {r.output_tokens}"),
-        (r.total_cost_usd != 0, f"cost {r.total_cost_usd}"),
-        (r.permission_denials != 0, f"permission denials {r.permission_denials}"),
-    )
-    return [why for failed, why in checks if failed]
-
-
-def claude_evidence(stream: ClaudeStream, *, overrides: Iterable[str] = ()) -> Evidence:
-    """The failure evidence of a claude run (see the module rules)."""
-    if stream.lines == 0:
-        return Evidence()
-    blockers = [f"the profile overrides {name}" for name in overrides]
-    blockers += claim_blockers(stream)
-    ref = _ref(stream, blockers)
-    if not blockers:
-        return nothing_happened("claude:stream", ref)
-    r = stream.result or ClaudeResult()
-    turns = (r.num_turns or 0) > 1
-    effects: Observation = "observed" if stream.effects or turns else "unknown"
-    output: Observation = (
-        "observed" if stream.output or turns or (r.output_tokens or 0) > 0 else "unknown"
-    )
-    refusal: RefusalObservation = (
-        "declared" if stream.refusal or r.stop_reason == "refusal" else "unknown"
-    )
-    return Evidence(
-        effects=effects, output=output, refusal=refusal, source="claude:stream", ref=ref
-    )
-
-
-def _ref(stream: ClaudeStream, blockers: list[str]) -> str:
-    r = stream.result or ClaudeResult()
-    parts = [f"claude-stream:lines 0-{stream.lines - 1}", f"claude {stream.version or '?'}"]
-    if r.api_error_status is not None:
-        parts.append(f"HTTP {r.api_error_status}")
-    if stream.retry_count:
-        statuses = ",".join(str(s) for s in stream.retries)
-        parts.append(f"{stream.retry_count} api_retry ({statuses})")
-    if stream.rate_limit is not None:
-        parts.append(f"rate limit {stream.rate_limit}")
-    if blockers:
-        parts.append("no claim: " + "; ".join(blockers))
-    return "; ".join(parts)[:500]
-
-
-def claude_credential(stream: ClaudeStream) -> str | None:
-    """The remedy when the stream shows the credential was refused, else None."""
-    r = stream.result
-    if r is None or not r.is_error:
-        return None
-    if not_logged_in(stream):
-        return (
-            "claude found no credential: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in "
-            "governor's environment, or log in with `claude /login` as the user governor "
-            "runs as"
-        )
-    if r.api_error_status in CREDENTIAL_STATUSES:
-        source = stream.api_key_source or "its credential"
-        return (
-            f"the vendor answered HTTP {r.api_error_status} to the key from {source}: set a "
-            "valid ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or log in again with "
-            "`claude /login`"
-        )
-    return None

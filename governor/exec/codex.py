@@ -28,26 +28,43 @@ Rules (SPEC §4, §7; decision record 0213; observations in ``docs/harnesses.md`
       Anything else is ``unknown`` (charged).
     * Credentials (SPEC §11.8): a status 401 or 403 (read as above), or codex's own
       ``Missing environment variable: `NAME`.`` for its provider's key, set
-      ``credential`` to the remedy; the missing key also counts as a refusal for the
-      absence rule (no request was sent: the trace shows none).
-    * Retry-After is not observable through codex: ``retry_after_s`` stays None.
+      ``credential`` to the remedy (a 403 may come from a proxy: the remedy says so);
+      the missing key also counts as a refusal for the absence rule (no request was
+      sent: the trace shows none).
+    * Out of credit (SPEC §12.6): the vendor's ``insufficient_quota`` — traced with an
+      in-stream ``response.failed``, or codex's own "Quota exceeded. Check your plan and
+      billing details." for it, in-stream or on HTTP 429 — sets ``billing`` to the remedy.
+    * No HTTP response (SPEC §12.7): with nothing listening (or DNS or TLS failing) codex
+      prints "Reconnecting... waiting for network" every few seconds and ignores
+      ``request_max_retries``: the adapter ends it at the first such line
+      (``connection`` ``unreachable``) instead of waiting out ``timeout_s``. A connection
+      reset or closed before a response byte ends the turn with no traced status
+      (``reset``).
+    * Retry-After is not observable through codex's headers; an in-stream rate limit's
+      "try again in 1.5s" fills ``retry_after_s``.
+    * The facts the absence rule judged are the core's ``CodexFacts``
+      (``governor.core.absence.codex_absence``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from governor.core.absence import codex_absence, codex_proves_absence
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
-from governor.core.evidence import Evidence, Observation
+from governor.core.evidence import Evidence
+from governor.core.observation import BILLING_CODES, STATUSES_KEPT, CodexFacts, Connection, counted
+from governor.exec.codex_events import CodexEvents, CodexRun
 from governor.exec.codex_trace import CodexTrace, parse_codex_trace, without_trace
 from governor.exec.environment import Redactor, scrubbed_env
-from governor.exec.harness import decode, json_event, partial_of, spawn_result
+from governor.exec.harness import decode, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
+from governor.exec.upstream import upstream_of
 
 CODEX_BINARY: Final = "codex"
 CODEX_PASS: Final = ("CODEX_HOME", "OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")
@@ -60,123 +77,22 @@ SANDBOX_FLAGS: Final = frozenset(
     {"-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox", "--full-auto"}
 )
 
-TOOL_ITEMS: Final = frozenset(
-    {"command_execution", "file_change", "mcp_tool_call", "collab_tool_call", "web_search"}
-)
-"""Item types that record a tool the agent used: effects observed."""
-TEXT_ITEMS: Final = frozenset({"agent_message", "reasoning", "plan", "todo_list"})
-"""Item types that carry model text: output observed."""
-DIAGNOSTIC_ITEMS: Final = frozenset({"error"})
-"""Item types codex adds on its own (warnings): neither effect nor output."""
-TEXT_EVENTS: Final = frozenset({"item.plan.delta", "request_user_input"})
-"""Top-level events that carry model output."""
-
 _STATUS_IN_MESSAGE: Final = re.compile(
     r"^(?:unexpected status|exceeded retry limit, last status:) (?P<status>[1-5]\d\d)\b"
 )
 _MISSING_KEY: Final = re.compile(r"^Missing environment variable: `(?P<name>[A-Za-z_]\w{0,127})`")
 """Codex's own message when its model provider's key variable is not set."""
-
-
-@dataclass(frozen=True, slots=True)
-class CodexRun:
-    """What a ``codex exec --json`` stream said, summarised in bounded space."""
-
-    events: int = 0
-    """Non-empty lines read."""
-    malformed: int = 0
-    """Lines that were not a JSON event object."""
-    completed: bool = False
-    """A ``turn.completed`` event was seen."""
-    failed: bool = False
-    """A ``turn.failed`` event was seen."""
-    failure: str | None = None
-    """The ``turn.failed`` message (else the last ``error`` event's)."""
-    reply: str | None = None
-    """The last ``agent_message`` text."""
-    tool_items: int = 0
-    """Item events of a tool type."""
-    text_items: int = 0
-    """Item (and top-level) events that carry model output."""
-    unknown_items: int = 0
-    """Item events of a type this adapter does not know."""
-
-
-class CodexEvents:
-    """An incremental fold of the JSONL stream, fed one line at a time as codex writes it."""
-
-    def __init__(self) -> None:
-        self.events = self.malformed = 0
-        self.tool_items = self.text_items = self.unknown_items = 0
-        self.completed = self.failed = False
-        self.reply: str | None = None
-        self._failure: str | None = None
-        self._error: str | None = None
-
-    def feed(self, line: bytes | str) -> None:
-        """Fold one stdout line (blank lines are ignored)."""
-        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-        if not text.strip():
-            return
-        self.events += 1
-        event = json_event(text)
-        if event is None:
-            self.malformed += 1
-        else:
-            self._fold(event)
-
-    def result(self) -> CodexRun:
-        """The summary so far."""
-        return CodexRun(
-            events=self.events,
-            malformed=self.malformed,
-            completed=self.completed,
-            failed=self.failed,
-            failure=self._failure or self._error,
-            reply=self.reply,
-            tool_items=self.tool_items,
-            text_items=self.text_items,
-            unknown_items=self.unknown_items,
-        )
-
-    def _fold(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind == "turn.completed":
-            self.completed = True
-        elif kind == "turn.failed":
-            self.failed = True
-            self._failure = _message(event.get("error")) or self._failure
-        elif kind == "error":
-            self._error = _message(event) or self._error
-        elif kind in TEXT_EVENTS:
-            self.text_items += 1
-        elif kind in ("item.started", "item.updated", "item.completed"):
-            self._item(kind, event.get("item"))
-
-    def _item(self, kind: str, item: object) -> None:
-        item_type = item.get("type") if isinstance(item, dict) else None
-        if item_type in TOOL_ITEMS:
-            self.tool_items += 1
-        elif item_type in TEXT_ITEMS:
-            self.text_items += 1
-        elif item_type not in DIAGNOSTIC_ITEMS:
-            self.unknown_items += 1
-        if item_type == "agent_message" and kind == "item.completed" and isinstance(item, dict):
-            text = item.get("text")
-            self.reply = text if isinstance(text, str) else self.reply
-
-
-def _message(container: object) -> str | None:
-    message = container.get("message") if isinstance(container, dict) else None
-    return message if isinstance(message, str) and message else None
-
-
-def parse_codex_events(lines: Iterable[bytes | str]) -> CodexRun:
-    """Summarise a whole ``codex exec --json`` stream (see :class:`CodexEvents`)."""
-    events = CodexEvents()
-    for line in lines:
-        events.feed(line)
-    return events.result()
+CONNECTION_DETAIL: Final = {"unreachable": "waiting for network", "reset": "no HTTP response"}
+"""What codex showed of a call that got no HTTP response."""
+MESSAGE_CODES: Final = (
+    ("Quota exceeded. Check your plan and billing details", "insufficient_quota"),
+    ("rate limit exceeded:", "rate_limit_exceeded"),
+)
+"""Codex's own message for a vendor's refusal code, at the start of its failure message."""
+_TRY_AGAIN: Final = re.compile(
+    r"try again in (?P<n>\d{1,6}(?:\.\d{1,3})?)\s?(?P<unit>ms|s)\b", re.I
+)
+"""An in-stream rate limit's hint ("Please try again in 1.5s")."""
 
 
 def codex_status(run: CodexRun, trace: CodexTrace) -> int | None:
@@ -204,55 +120,97 @@ def codex_credential(run: CodexRun, trace: CodexTrace) -> str | None:
     status = codex_status(run, trace)
     if status not in CREDENTIAL_STATUSES:
         return None
+    proxy = (
+        "; a proxy between governor and the vendor (HTTPS_PROXY) may be refusing it too"
+        if status == 403
+        else ""
+    )
     return (
         f"the vendor answered HTTP {status} to codex's key: set a valid OPENAI_API_KEY or "
         "CODEX_API_KEY (or the env_key variable of codex's model provider) and list it in the "
-        "profile's env, or run `codex login`"
+        f"profile's env, or run `codex login`{proxy}"
     )
+
+
+def refusal_code(run: CodexRun, trace: CodexTrace) -> str | None:
+    """The vendor's refusal code: traced with a ``response.failed``, else codex's own
+    message for it (see ``MESSAGE_CODES``)."""
+    if not run.failed:
+        return None
+    if trace.code is not None:
+        return trace.code
+    message = run.failure or ""
+    return next((code for words, code in MESSAGE_CODES if message.startswith(words)), None)
+
+
+def codex_facts(run: CodexRun, trace: CodexTrace) -> CodexFacts:
+    """The stream and the trace as the core's rules read them (and the evidence records)."""
+    return CodexFacts(
+        events=run.events,
+        malformed=counted(run.malformed),
+        completed=run.completed,
+        failed=run.failed,
+        tool_items=counted(run.tool_items),
+        text_items=counted(run.text_items),
+        unknown_items=counted(run.unknown_items),
+        reconnecting=counted(run.reconnecting),
+        missing_key=missing_key(run),
+        code=refusal_code(run, trace),
+        trace_complete=trace.complete,
+        requests=counted(len(trace.request_statuses)),
+        statuses=tuple(
+            s if s is None or s <= 999 else None for s in trace.request_statuses[:STATUSES_KEPT]
+        ),
+        sse_events=counted(trace.sse_events),
+        sse_kinds=trace.sse_kinds,
+        tool_calls=counted(trace.tool_calls),
+        sampling_requests=_count(trace.sampling_requests),
+        sampling_retries=_count(trace.sampling_retries),
+    )
+
+
+def _count(value: int | None) -> int | None:
+    return None if value is None else counted(value)
 
 
 def proves_nothing_happened(run: CodexRun, trace: CodexTrace) -> bool:
     """Whether the stream and the trace together show the model never produced anything."""
-    stream_says_nothing = (
-        run.failed
-        and not run.completed
-        and run.malformed == 0
-        and run.tool_items == run.text_items == run.unknown_items == 0
-    )
-    refused = bool(trace.request_statuses) and all(
-        status is not None and status >= 400 for status in trace.request_statuses
-    )
-    refused = refused or (missing_key(run) is not None and not trace.request_statuses)
-    return (
-        stream_says_nothing
-        and trace.complete
-        and trace.sampling_requests == 1
-        and trace.sampling_retries == 0
-        and trace.sse_events == 0
-        and trace.tool_calls == 0
-        and refused
-    )
+    return codex_proves_absence(codex_facts(run, trace)) is not None
 
 
 def codex_evidence(run: CodexRun, trace: CodexTrace) -> Evidence:
-    """The failure evidence of a codex run (see the module rules)."""
-    ref = f"codex-jsonl:events 0-{max(run.events - 1, 0)}"
-    if proves_nothing_happened(run, trace):
-        statuses = ",".join(str(s) for s in trace.request_statuses[:10])
-        statuses += ",…" if len(trace.request_statuses) > 10 else ""
-        sent = f"HTTP {statuses}" if statuses else f"not sent (no {missing_key(run)})"
-        return Evidence(
-            effects="absent",
-            output="absent",
-            refusal="absent",
-            source="codex:jsonl",
-            ref=f"{ref}; codex-trace:1 model request, {sent}, 0 stream events",
-        )
-    effects: Observation = "observed" if run.tool_items or trace.tool_calls else "unknown"
-    output: Observation = "observed" if run.text_items else "unknown"
-    if run.events == 0 or (effects == output == "unknown"):
-        return Evidence()
-    return Evidence(effects=effects, output=output, source="codex:jsonl", ref=ref)
+    """The failure evidence of a codex run (``governor.core.absence.codex_absence``)."""
+    return codex_absence(codex_facts(run, trace))
+
+
+def codex_connection(run: CodexRun, trace: CodexTrace) -> Connection | None:
+    """How the run got no HTTP response, if it got none: ``unreachable`` (codex waited
+    for the network), ``reset`` (its one request has no traced status), else None."""
+    if run.reconnecting:
+        return "unreachable"
+    statuses = trace.request_statuses
+    if run.failed and statuses and all(s is None for s in statuses) and not trace.sse_events:
+        return "reset"
+    return None
+
+
+def retry_after(run: CodexRun, code: str | None) -> float | None:
+    """An in-stream rate limit's "try again in N s" hint, in seconds."""
+    found = _TRY_AGAIN.search(run.failure or "") if code == "rate_limit_exceeded" else None
+    if found is None:
+        return None
+    value = float(found["n"])
+    return round(value / 1000 if found["unit"].lower() == "ms" else value, 3)
+
+
+def codex_billing(code: str | None) -> str | None:
+    """The remedy when the vendor's code says the account cannot pay (SPEC §12.6)."""
+    if code not in BILLING_CODES:
+        return None
+    return (
+        "add credit or raise the quota of the OpenAI account whose key codex uses "
+        "(https://platform.openai.com/account/billing), or give the profile another key"
+    )
 
 
 def chooses_sandbox(args: Iterable[str]) -> bool:
@@ -308,11 +266,15 @@ class CodexHarness:
             cwd=cwd,
             timeout_s=profile.timeout_s,
             on_stdout_line=events.feed,
+            stop=lambda: events.reconnecting > 0,
         )
-        return codex_result(result, events.result(), Redactor(env))
+        endpoint = upstream_of(profile, env, self.base_dir).endpoint
+        return codex_result(result, events.result(), Redactor(env), endpoint=endpoint)
 
 
-def codex_result(result: ProcessResult, run: CodexRun, redact: Redactor) -> SpawnResult:
+def codex_result(
+    result: ProcessResult, run: CodexRun, redact: Redactor, *, endpoint: str | None = None
+) -> SpawnResult:
     """Turn a finished codex process and its parsed stream into a classified result."""
     trace = parse_codex_trace(
         decode(result.stderr_tail), complete=len(result.stderr_tail) == result.stderr_bytes
@@ -325,13 +287,23 @@ def codex_result(result: ProcessResult, run: CodexRun, redact: Redactor) -> Spaw
         and not run.failed
         and run.reply is not None
     )
+    seen = codex_facts(run, trace)
+    connection = codex_connection(run, trace)
     return spawn_result(
         replace(result, stderr_tail=without_trace(result.stderr_tail)),
         redact,
         ok=ok,
         reply=run.reply if ok else None,
-        evidence=codex_evidence(run, trace).model_copy(update={"partial": partial_of(result)}),
+        evidence=codex_absence(seen).model_copy(update={"partial": partial_of(result)}),
         vendor_status=codex_status(run, trace),
         vendor_retries=trace.retried + (None,) * (trace.sampling_retries or 0),
         credential=None if ok else codex_credential(run, trace),
+        retry_after_s=retry_after(run, seen.code),
+        usage=run.usage,
+        vendor_code=seen.code,
+        billing=codex_billing(seen.code),
+        connection=connection,
+        connection_detail=CONNECTION_DETAIL[connection] if connection else None,
+        endpoint=endpoint,
+        stream=seen,
     )

@@ -9,6 +9,10 @@ Rules (observations in ``docs/harnesses.md``, "The trace"):
       (> 0: codex retried the request before it); ``codex.sse_event``: an event received;
       ``codex.tool_call_received`` / ``codex.tool_result``: a tool call;
       ``codex.turn_profile``: the turn's model requests and stream retries.
+    * A traced ``response.failed`` carries the vendor's error object: its ``code``
+      (``insufficient_quota``, ``rate_limit_exceeded`` …) is the structured code of an
+      in-stream refusal (SPEC §12.6). Text deltas are not traced: the kinds of the
+      traced events cannot tell text streamed before a failure from none.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ _TRACE_LINE: Final = re.compile(
     r'codex_otel\.trace_safe: event\.name="(?P<name>[^"]+)"(?P<rest>.*)'
 )
 _TRACE_FIELD: Final = re.compile(r"(?<![\w.])(?P<key>[\w.]+)=(?P<value>[^\s\"]+)")
+_ERROR_CODE: Final = re.compile(r'"error":\{[^{}]*?"code":"(?P<code>[A-Za-z0-9_.-]{1,64})"')
+"""The ``code`` of the error object a traced ``response.failed`` carries."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +50,10 @@ class CodexTrace:
     """``sampling_request_count`` of the last ``codex.turn_profile``."""
     sampling_retries: int | None = None
     """``sampling_retry_count`` of the last ``codex.turn_profile``."""
+    sse_kinds: tuple[str, ...] = ()
+    """The distinct ``event.kind`` of the traced server-sent events (the first five)."""
+    code: str | None = None
+    """The error ``code`` of the last traced ``response.failed``."""
 
 
 def parse_codex_trace(stderr: str, *, complete: bool) -> CodexTrace:
@@ -55,7 +65,9 @@ def parse_codex_trace(stderr: str, *, complete: bool) -> CodexTrace:
     """
     statuses: list[int | None] = []
     retried: list[int | None] = []
+    kinds: list[str] = []
     sse = tools = 0
+    code: str | None = None
     profile: dict[str, str] = {}
     for match in _TRACE_LINE.finditer(stderr):
         name, fields = match["name"], dict(_fields_of(match["rest"]))
@@ -65,6 +77,11 @@ def parse_codex_trace(stderr: str, *, complete: bool) -> CodexTrace:
             statuses.append(_int(fields.get("http.response.status_code")))
         elif name == "codex.sse_event":
             sse += 1
+            kind = fields.get("event.kind", "?")[:100]
+            if kind not in kinds and len(kinds) < 5:
+                kinds.append(kind)
+            found = _ERROR_CODE.search(match["rest"]) if kind == "response.failed" else None
+            code = found["code"] if found else code
         elif name in ("codex.tool_call_received", "codex.tool_result"):
             tools += 1
         elif name == "codex.turn_profile":
@@ -77,6 +94,8 @@ def parse_codex_trace(stderr: str, *, complete: bool) -> CodexTrace:
         tool_calls=tools,
         sampling_requests=_int(profile.get("sampling_request_count")),
         sampling_retries=_int(profile.get("sampling_retry_count")),
+        sse_kinds=tuple(kinds),
+        code=code,
     )
 
 

@@ -16,8 +16,11 @@ Rules (SPEC §4, §7):
       Retry-After and that evidence, recorded with source ``command:envelope``. The class
       must agree with the status (``upstream``: 429/5xx; ``environment``: a refused
       credential, 401/403 with an optional ``remedy``, or no status and a ``remedy`` for a
-      credential the command found missing); ``refusal`` defaults to absent when
-      ``output`` is. An
+      credential the command found missing; or an account that cannot pay: a ``code`` of
+      ``insufficient_quota`` / ``billing_error`` or status 402, SPEC §12.6); ``refusal``
+      defaults to absent when ``output`` is. An optional ``upstream`` names the vendor the
+      command reached (SPEC §12.9): calls that name the same one share its health record.
+      An
       envelope that does not validate is ignored, and the failure text says why. The
       claim is the command's responsibility (``docs/goals.md`` has a wrapper).
     * Success is exit status 0 within the timeout (and no envelope); the reply is
@@ -32,9 +35,11 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult, is_upstream_status
+from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence, Observation, RefusalObservation
+from governor.core.observation import BILLING_CODES, BILLING_STATUS
+from governor.core.upstream_text import is_upstream_status
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import (
@@ -64,27 +69,51 @@ class FailureEnvelope(BaseModel):
     refusal: RefusalObservation | None = None
     """Defaults to ``absent`` when ``output`` is (a refusal is model output), else unknown."""
     remedy: Annotated[str, Field(min_length=1, max_length=300)] | None = None
-    """For a refused credential: what a person must do (e.g. "set MY_API_KEY")."""
+    """For a refused credential or an account that cannot pay: what a person must do
+    (e.g. "set MY_API_KEY")."""
+    code: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    """The vendor's error code (``insufficient_quota``, ``rate_limit_exceeded`` …)."""
+    upstream: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    """The name of the upstream the command reached (SPEC §12.9)."""
 
     @model_validator(mode="after")
     def _class_fits_status(self) -> FailureEnvelope:
+        if self.is_billing:
+            if self.failure_class != "environment":
+                raise ValueError("an account that cannot pay is class 'environment'")
+            return self
         if self.failure_class == "upstream" and not is_upstream_status(self.vendor_status):
             raise ValueError("class 'upstream' needs a vendor_status of 429 or 5xx")
         refused = self.vendor_status in CREDENTIAL_STATUSES
         unsent = self.vendor_status is None and self.remedy is not None
         if self.failure_class == "environment" and not (refused or unsent):
             raise ValueError(
-                "class 'environment' needs a vendor_status of 401 or 403, or a remedy "
-                "(a credential the command found missing before any request)"
+                "class 'environment' needs a vendor_status of 401 or 403, a remedy "
+                "(a credential the command found missing before any request), or a "
+                "billing code (insufficient_quota, billing_error) or status 402"
             )
         return self
 
     @property
+    def is_billing(self) -> bool:
+        """The envelope says the account cannot pay (SPEC §12.6)."""
+        return self.code in BILLING_CODES or self.vendor_status == BILLING_STATUS
+
+    @property
     def credential(self) -> str | None:
         """The remedy of a credential refusal (the core's ``credential`` rule), else None."""
-        if self.failure_class != "environment":
+        if self.failure_class != "environment" or self.is_billing:
             return None
         return self.remedy or "check the credential the command uses (see its env)"
+
+    @property
+    def billing(self) -> str | None:
+        """The remedy of an account that cannot pay (the core's ``billing`` rule), else None."""
+        return (
+            (self.remedy or "check the vendor account the command uses")
+            if self.is_billing
+            else None
+        )
 
     def evidence(self, partial: Evidence) -> Evidence:
         """What the command declared, with the partial output the harness saw."""
@@ -186,4 +215,6 @@ def command_result(result: ProcessResult, redact: Redactor) -> SpawnResult:
         vendor_status=envelope.vendor_status,
         credential=envelope.credential,
         retry_after_s=envelope.retry_after_s,
-    )
+        vendor_code=envelope.code,
+        billing=envelope.billing,
+    ).model_copy(update={"upstream": envelope.upstream})

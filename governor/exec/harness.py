@@ -27,6 +27,7 @@ import orjson
 from governor.core.classify import ERROR_LIMIT, SpawnResult, classify, failure_text, tail
 from governor.core.events import Profile
 from governor.core.evidence import UNKNOWN, Evidence, Partial
+from governor.core.observation import ClaudeFacts, CodexFacts, Connection, Usage
 from governor.errors import InputError
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult
@@ -177,6 +178,11 @@ def _note(result: ProcessResult) -> str:
         return f"could not start {result.argv[0]!r}: {result.spawn_error}"
     if result.timed_out:
         return f"timed out after {result.duration_s:.1f} s; its process group was killed"
+    if result.stopped:
+        return (
+            f"ended by governor after {result.duration_s:.1f} s, at its first sign that the "
+            "vendor cannot be reached; its process group was killed"
+        )
     code = result.exit_code
     if code is not None and code < 0:
         return f"killed by signal {_signal_name(-code)}"
@@ -205,6 +211,13 @@ def spawn_result(
     credential: str | None = None,
     retry_after_s: float | None = None,
     cost_usd: float | None = None,
+    usage: Usage | None = None,
+    vendor_code: str | None = None,
+    billing: str | None = None,
+    connection: Connection | None = None,
+    connection_detail: str | None = None,
+    endpoint: str | None = None,
+    stream: ClaudeFacts | CodexFacts | None = None,
 ) -> SpawnResult:
     """Turn a process result into a classified ``SpawnResult``.
 
@@ -221,6 +234,13 @@ def spawn_result(
         credential: the remedy, when the adapter read a structured credential refusal.
         retry_after_s: the vendor's Retry-After hint.
         cost_usd: the cost the vendor reported.
+        usage: the tokens the vendor reported.
+        vendor_code: the vendor's structured error code.
+        billing: the remedy, when the adapter read that the account cannot pay.
+        connection: how the call got no HTTP response at all (SPEC §12.7).
+        connection_detail: what said so.
+        endpoint: the vendor endpoint, for the "never reached" remedy.
+        stream: the stream facts the adapter's absence rule judged.
 
     Returns:
         The result, classified by the core's rules (a success is never classed).
@@ -241,5 +261,13 @@ def spawn_result(
             retry_after_s=retry_after_s,
             duration_s=result.duration_s,
             cost_usd=cost_usd,
+            usage=usage,
+            vendor_code=vendor_code if failed else None,
+            billing=billing if failed else None,
+            connection=connection if failed else None,
+            connection_detail=connection_detail[:100] if failed and connection_detail else None,
+            stopped=result.stopped,
+            endpoint=endpoint[:500] if failed and endpoint else None,
+            stream=stream if failed else None,
         )
     )

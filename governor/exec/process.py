@@ -17,6 +17,10 @@ Rules:
       closed once written.
     * No child outlives this process (SPEC §11.11): it is killed by the kernel when its
       parent dies, and its group by this process's guard (``governor.exec.guard``).
+    * The caller may end a child early (``stop``: checked as output arrives, e.g. an
+      adapter that saw its CLI wait for a network that is not there, SPEC §12.7): its
+      group is terminated as for a timeout, and the result says ``stopped``, not
+      ``timed_out``.
     * Whoever runs agents may watch every child spawned in its context (``watching``):
       told of its pid and start time right after the spawn — a watch that raises has the
       child killed before it gets far — and again once it is reaped. The runner records
@@ -120,6 +124,8 @@ class ProcessResult:
     """sha256 hex digest of everything written to stdout."""
     duration_s: float
     """Wall time from spawn to reaping, by the injected clock."""
+    stopped: bool = False
+    """Ended early because the caller's ``stop`` said so (not a timeout)."""
 
     @property
     def started(self) -> bool:
@@ -222,6 +228,7 @@ def run_process(
     on_stdout_line: Callable[[bytes], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
     kill_grace_s: float = KILL_GRACE_S,
+    stop: Callable[[], bool] | None = None,
 ) -> ProcessResult:
     """Run one child to its end or its timeout and return what it did.
 
@@ -240,6 +247,8 @@ def run_process(
             arrives, and with an unterminated last line at the end.
         clock: monotonic seconds; injected for tests.
         kill_grace_s: seconds between SIGTERM and SIGKILL on timeout.
+        stop: asked after output arrives; True ends the child's group as a timeout
+            would, and the result says ``stopped``.
 
     Returns:
         The result; ``spawn_errno`` is set when the child never started.
@@ -272,7 +281,7 @@ def run_process(
     listener = _LISTENER.get()
     out = _Capture(head_bytes, tail_bytes, lines, listener)
     err = _Capture(0, tail_bytes, listener=listener)
-    supervisor = _Supervisor(proc, out, err, clock, kill_grace_s)
+    supervisor = _Supervisor(proc, out, err, clock, kill_grace_s, stop=stop)
     ticks, watch = start_ticks(proc.pid), _WATCH.get()
     GUARD.watch(proc.pid)
     with proc:
@@ -292,6 +301,7 @@ def run_process(
         spawn_errno=None,
         spawn_error=None,
         timed_out=supervisor.timed_out,
+        stopped=supervisor.stopped,
         stdout_head=bytes(out.head),
         stdout_tail=out.tail(),
         stderr_tail=err.tail(),
@@ -330,8 +340,12 @@ class _Supervisor:
         err: _Capture,
         clock: Callable[[], float],
         kill_grace_s: float,
+        *,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
-        self.timed_out = False
+        self.timed_out = self.stopped = False
+        self._stop = stop
+        self._ending = False
         self._proc = proc
         self._clock = clock
         self._grace_s = kill_grace_s
@@ -357,13 +371,16 @@ class _Supervisor:
             busy = self._pump(tick)
             tick = _TICK_MIN_S if busy else min(2 * tick, _TICK_MAX_S)
             now = self._clock()
+            if busy and exited_at is None and not self.stopped and self._stop and self._stop():
+                self.stopped = True
+                deadline = min(deadline, now)  # ended as a timeout would be
             if exited_at is None and self._has_exited():
                 exited_at = now
                 self._close_stdin()
             if exited_at is None:
                 self._enforce(now, deadline)
             elif not self._swept and (
-                not self._readers or self.timed_out or now >= exited_at + DRAIN_S
+                not self._readers or self._ending or now >= exited_at + DRAIN_S
             ):
                 self._signal(signal.SIGKILL)  # sweep what is left of the group
                 self._swept = True
@@ -380,11 +397,12 @@ class _Supervisor:
         self._proc.wait()
 
     def _enforce(self, now: float, deadline: float) -> None:
-        if not self.timed_out and now >= deadline:
-            self.timed_out = True
+        if not self._ending and now >= deadline:
+            self._ending = True
+            self.timed_out = not self.stopped
             self._kill_at = now + self._grace_s
             self._signal(signal.SIGTERM)
-        elif self.timed_out and not self._killed and now >= self._kill_at:
+        elif self._ending and not self._killed and now >= self._kill_at:
             self._killed = True
             self._signal(signal.SIGKILL)
 

@@ -73,6 +73,10 @@ class UpstreamUnavailable(Exception):
         effects: did the agent change anything or run a tool before the refusal?
             ``"absent"``, ``"observed"`` or ``"unknown"`` (the default: charged).
         output: did the model produce any text before the refusal? Same values.
+        code: the vendor's error code, if it sent one (``insufficient_quota`` or
+            ``billing_error``: the account cannot pay, an ``environment`` stop, SPEC §12.6).
+        upstream: the name of the upstream the agent reached (SPEC §12.9): calls that
+            name the same one share its health record.
 
     Raises:
         ValueError: a value out of range (the agent's failure is then an ordinary one).
@@ -84,6 +88,9 @@ class UpstreamUnavailable(Exception):
         retry_after_s: float | None = None,
         effects: Observation = "unknown",
         output: Observation = "unknown",
+        *,
+        code: str | None = None,
+        upstream: str | None = None,
     ) -> None:
         if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
             raise ValueError(f"status must be an HTTP status (100-599), got {status!r}")
@@ -97,6 +104,8 @@ class UpstreamUnavailable(Exception):
         self.retry_after_s = None if retry_after_s is None else float(retry_after_s)
         self.effects: Observation = effects
         self.output: Observation = output
+        self.code = code[:100] if code else None
+        self.upstream = upstream[:200] if upstream else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,9 +274,11 @@ class _Outcome:
                         f"{type(self.error).__name__}: the vendor answered HTTP {refused.status}"
                     ),
                     vendor_status=refused.status,
+                    vendor_code=refused.code,
                     retry_after_s=refused.retry_after_s,
                     duration_s=duration,
                     evidence=exception_evidence(refused, seen),
+                    upstream=refused.upstream,
                 )
             )
         failure = self.error or RuntimeError("the agent ended without a reply")

@@ -1,16 +1,23 @@
 """Which upstream an agent profile reaches, what a call said about it, and its health probe.
 
-Rules (SPEC §11.10; docs/fleet-outages.md):
+Rules (SPEC §11.10, §12.9; docs/fleet-outages.md):
     * A profile's upstream is its harness, its endpoint and its model family
       (``governor.core.upstream.Upstream``). The endpoint is the vendor's base URL as the
       CLI would use it — codex: ``OPENAI_BASE_URL``, else the ``base_url`` of the model
       provider its ``config.toml`` selects (``$CODEX_HOME``, else ``~/.codex``), else
       OpenAI's; claude: ``ANTHROPIC_BASE_URL``, else Anthropic's — and for the
-      ``command``, ``python`` and ``scripted`` harnesses the agent itself (its
-      executable, callable or scenario). A URL is shown without its user, password,
-      query or fragment: no secret reaches a record or a log.
+      ``command``, ``python`` and ``scripted`` harnesses the agent's whole identity: its
+      full argument list (a command), its callable (python) or its scenario (scripted),
+      with the folder relative names resolve against. That identity is shown as a short
+      readable name and a digest of all of it (``python3 plan.py#3f2a9c1d0e``): two
+      different scripts never share a record, and no absolute path is shown. A URL is
+      shown without its user, password, query or fragment: no secret reaches a record or
+      a log.
+    * A profile's ``upstream`` setting names its record instead, whatever its harness:
+      profiles that declare the same name share it (and park together).
     * A call was ``refused`` when its class is ``upstream``; it made no contact when it
-      never started or timed out; any other outcome is an answer.
+      never started, timed out, or never reached a vendor that has never answered (an
+      ``environment`` failure, SPEC §12.7); any other outcome is an answer.
     * The probe is one bounded, cheap call with the profile's own credentials: codex and
       claude run the profile itself on ``PROBE_PROMPT`` (codex in a read-only sandbox
       unless the profile chooses one); ``command``, ``python`` and ``scripted`` agents
@@ -20,8 +27,10 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
@@ -79,6 +88,19 @@ def _codex(profile: Profile, env: Mapping[str, str]) -> tuple[str, str | None]:
     return (public_url(base) if isinstance(base, str) else OPENAI_URL), model
 
 
+DIGEST_CHARS: Final = 10
+"""Hex digits of the digest that tells two agents with the same short name apart."""
+SHORT_CHARS: Final = 60
+
+
+def agent_identity(parts: Sequence[str], base_dir: Path) -> str:
+    """An agent's identity as a record names it: each part without its folders, cut to
+    ``SHORT_CHARS``, then ``#`` and a digest of every part and ``base_dir`` (SPEC §12.9)."""
+    short = " ".join(part.rsplit("/", 1)[-1] or part for part in parts)[:SHORT_CHARS]
+    whole = "\0".join((str(base_dir), *parts)).encode("utf-8", "surrogateescape")
+    return f"{short or '(none)'}#{hashlib.sha256(whole).hexdigest()[:DIGEST_CHARS]}"
+
+
 def upstream_of(profile: Profile, env: Mapping[str, str], base_dir: Path) -> Upstream:
     """The upstream a profile's calls reach, read from the source environment ``env``."""
     model = profile.model
@@ -89,24 +111,29 @@ def upstream_of(profile: Profile, env: Mapping[str, str], base_dir: Path) -> Ups
             base = env.get("ANTHROPIC_BASE_URL")
             endpoint = public_url(base) if base else ANTHROPIC_URL
             model = model or env.get("ANTHROPIC_MODEL")
-        case "python":
-            endpoint = profile.args[0] if profile.args else "(no callable)"
+        case "scripted":
+            endpoint = agent_identity(profile.args or ("default",), base_dir)
         case _:
-            first = profile.args[0] if profile.args else "(no args)"
-            endpoint = (
-                str(base_dir / first) if "/" in first or profile.harness == "scripted" else first
-            )
-    return Upstream(profile.harness, endpoint, model_family(model))
+            endpoint = agent_identity(profile.args, base_dir)
+    return Upstream(profile.harness, endpoint, model_family(model), declared=profile.upstream)
+
+
+def named(upstream: Upstream, name: str | None) -> Upstream:
+    """The upstream a failure names instead (a command envelope's ``upstream``), if it does."""
+    return (
+        upstream if name is None or name == upstream.declared else replace(upstream, declared=name)
+    )
 
 
 def seen(result: SpawnResult) -> Seen:
     """What one call's result says about its upstream."""
     if result.ok:
         return Seen("answered")
+    unreachable = result.connection == "unreachable"
     if result.failure_class == "upstream":
-        return Seen("refused", result.vendor_status, result.retry_after_s)
-    if result.timed_out or result.spawn_errno is not None:
-        return Seen("none")
+        return Seen("refused", result.vendor_status, result.retry_after_s, unreachable)
+    if result.timed_out or result.spawn_errno is not None or unreachable:
+        return Seen("none", unreachable=unreachable)
     return Seen("answered")
 
 

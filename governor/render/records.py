@@ -329,6 +329,7 @@ def upstream_record(record: UpstreamHealth) -> Record:
         "probes_refused": record.probes,
         "refusals": record.refusals,
         "parked_goals": record.parked or 0,
+        "answered": record.answered,
         "last_outage": {
             "started": at(record.outage_started),
             "ended": at(record.recovered_at),

@@ -214,19 +214,25 @@ def format_service_status(status: ServiceStatus) -> str:
 
 
 def _upstream_lines(records: Sequence[UpstreamHealth]) -> list[str]:
+    from governor.core.upstream import shown_name  # noqa: PLC0415 - start-up (list)
+
     lines = []
     for r in records:
+        name = shown_name(r.upstream)
+        if r.healthy and not r.answered:
+            lines.append(f"{name}: never answered (no call has reached it yet)")
+            continue
         if r.healthy:
             last = (
                 f"; last outage {stamp(r.outage_started)} to {stamp(r.recovered_at)}"
                 if r.outage_started and r.recovered_at
                 else ""
             )
-            lines.append(f"{r.upstream}: healthy{last}")
+            lines.append(f"{name}: healthy{last}")
             continue
         due = r.probe_due_at
         lines.append(
-            f"{r.upstream}: FAILING since {stamp(r.failing_since) if r.failing_since else '?'}"
+            f"{name}: FAILING since {stamp(r.failing_since) if r.failing_since else '?'}"
             f" (last status {r.last_status or 'unknown'}), {count(r.probes, 'probe')} refused, "
             f"next probe {stamp(due) if due else '?'}, {count(r.parked or 0, 'goal')} parked"
         )
@@ -264,8 +270,12 @@ def format_upstreams(records: Sequence[UpstreamHealth]) -> str:
 
 def format_probe(result: SpawnResult) -> str:
     """What one agent call came to, and whether the rules would charge it."""
-    from governor.core.classify import GENERIC_REMEDY  # noqa: PLC0415 - start-up (list)
     from governor.core.evidence import is_uncharged  # noqa: PLC0415 - start-up (list)
+    from governor.core.remedy import (  # noqa: PLC0415 - start-up (list)
+        GENERIC_BILLING_REMEDY,
+        GENERIC_REMEDY,
+        never_reached_line,
+    )
 
     if result.ok:
         reply = (result.reply or "").strip().replace("\n", " ")
@@ -280,5 +290,9 @@ def format_probe(result: SpawnResult) -> str:
         lines.append(f"retry after: {result.retry_after_s:g}s")
     if result.rule == "credential":
         lines.append(f"credential refused: {result.credential or GENERIC_REMEDY}")
+    if result.rule == "billing":
+        lines.append(f"out of credit or quota: {result.billing or GENERIC_BILLING_REMEDY}")
+    if result.rule == "no-response" and result.failure_class == "environment":
+        lines.append(never_reached_line(result.endpoint))
     lines.append("error: " + (result.error or "").strip().replace("\n", "\n       "))
     return "\n".join(lines)

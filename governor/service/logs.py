@@ -45,6 +45,7 @@ LEVELS: Final[dict[str, int]] = {
     "lease.lost": logging.WARNING,
     "upstream.down": logging.WARNING,
     "upstream.probe.refused": logging.WARNING,
+    "upstream.probe.unanswered": logging.WARNING,
     "worker.orphaned": logging.WARNING,
     "stop.requested": logging.WARNING,
 }
@@ -58,6 +59,7 @@ MESSAGES: Final[dict[str, str]] = {
     "step.error": "{goal}: the step failed: {error}",
     "upstream.down": "upstream {upstream} is failing",
     "upstream.probe.refused": "upstream {upstream} refused a probe",
+    "upstream.probe.unanswered": "upstream {upstream}: a probe made no contact (timed out or could not start)",
     "upstream.up": "upstream {upstream} answers again",
     "worker.started": "worker started",
     "worker.stopped": "worker stopped",

@@ -69,7 +69,9 @@ COUNTERS: Final[dict[str, str]] = {
     "governor_continuations_total": "Runs found lost and continued (uncharged), by kind.",
     "governor_lease_takeovers_total": "Goals taken over from a worker whose lease expired.",
     "governor_step_errors_total": "Steps that raised (infrastructure errors; nothing charged).",
-    "governor_upstream_changes_total": "Upstreams that went down, came back, or refused a probe.",
+    "governor_upstream_changes_total": (
+        "Upstreams that went down, came back, refused a probe, or whose probe made no contact."
+    ),
 }
 """Every counter the service keeps, with its help text."""
 
@@ -168,7 +170,8 @@ class Observation:
             self.counters.add("governor_steps_total", node=node)
 
     def upstream(self, kind: ChangeKind, record: UpstreamHealth) -> None:
-        """An upstream went down, came back, or refused a probe (the runner's monitor)."""
+        """An upstream went down, came back, or refused a probe or made it no contact (the
+        runner's monitor)."""
         self.counters.add("governor_upstream_changes_total", change=kind)
         outage = (
             (record.recovered_at - record.outage_started).total_seconds()

@@ -100,7 +100,7 @@ def as_row(record: UpstreamHealth, when: Callable[[datetime | None], Any]) -> tu
         r.upstream, r.harness, r.endpoint, r.model_family, r.healthy, when(r.updated_at),
         when(r.failing_since), r.last_status, r.retry_after_s, when(r.next_probe_at), r.probes,
         r.refusals, when(r.probing_until), r.prober, b.initial_s, b.factor, b.max_s,
-        when(r.outage_started), when(r.recovered_at), r.recovered_by,
+        when(r.outage_started), when(r.recovered_at), r.recovered_by, r.answered,
     )  # fmt: skip
 
 
@@ -110,7 +110,8 @@ def from_row(row: Sequence[Any], time: Callable[[Any], Any]) -> UpstreamHealth:
     from governor.core.upstream import UpstreamHealth  # noqa: PLC0415 - start-up
 
     (name, harness, endpoint, family, healthy, updated, since, status, retry, next_probe,
-     probes, refusals, probing, prober, initial, factor, max_s, started, back, by) = row  # fmt: skip
+     probes, refusals, probing, prober, initial, factor, max_s, started, back, by,
+     answered) = row  # fmt: skip
     return UpstreamHealth(
         upstream=name, harness=harness, endpoint=endpoint, model_family=family,
         healthy=bool(healthy), updated_at=time(updated), failing_since=time(since),
@@ -118,4 +119,5 @@ def from_row(row: Sequence[Any], time: Callable[[Any], Any]) -> UpstreamHealth:
         probes=int(probes), refusals=int(refusals), probing_until=time(probing),
         prober=prober, backoff=UpstreamBackoff(initial_s=initial, factor=factor, max_s=max_s),
         outage_started=time(started), recovered_at=time(back), recovered_by=by,
+        answered=bool(answered),
     )  # fmt: skip

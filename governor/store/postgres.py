@@ -115,8 +115,8 @@ _TRIM_ERRORS: Final = """DELETE FROM service_errors WHERE id <=
 _PUT_UPSTREAM: Final = """INSERT INTO upstreams (name, harness, endpoint, model_family, healthy, updated_at,
     failing_since, last_status, retry_after_s, next_probe_at, probes, refusals,
     probing_until, prober, backoff_initial_s, backoff_factor, backoff_max_s,
-    outage_started, recovered_at, recovered_by)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+    outage_started, recovered_at, recovered_by, answered)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
     ON CONFLICT (name) DO UPDATE SET harness = EXCLUDED.harness, endpoint = EXCLUDED.endpoint,
         model_family = EXCLUDED.model_family, healthy = EXCLUDED.healthy,
         updated_at = EXCLUDED.updated_at, failing_since = EXCLUDED.failing_since,
@@ -126,16 +126,16 @@ _PUT_UPSTREAM: Final = """INSERT INTO upstreams (name, harness, endpoint, model_
         prober = EXCLUDED.prober, backoff_initial_s = EXCLUDED.backoff_initial_s,
         backoff_factor = EXCLUDED.backoff_factor, backoff_max_s = EXCLUDED.backoff_max_s,
         outage_started = EXCLUDED.outage_started, recovered_at = EXCLUDED.recovered_at,
-        recovered_by = EXCLUDED.recovered_by"""
+        recovered_by = EXCLUDED.recovered_by, answered = EXCLUDED.answered"""
 _UPSTREAMS: Final = """SELECT name, harness, endpoint, model_family, healthy, updated_at,
     failing_since, last_status, retry_after_s, next_probe_at, probes, refusals,
     probing_until, prober, backoff_initial_s, backoff_factor, backoff_max_s,
-    outage_started, recovered_at, recovered_by
+    outage_started, recovered_at, recovered_by, answered
     FROM upstreams ORDER BY name"""
 _UPSTREAMS_NAMED: Final = """SELECT name, harness, endpoint, model_family, healthy, updated_at,
     failing_since, last_status, retry_after_s, next_probe_at, probes, refusals,
     probing_until, prober, backoff_initial_s, backoff_factor, backoff_max_s,
-    outage_started, recovered_at, recovered_by
+    outage_started, recovered_at, recovered_by, answered
     FROM upstreams WHERE name = ANY(%s) ORDER BY name"""
 _MOVE_PARKED: Final = """UPDATE goals SET not_before = %s, due_at = %s, reason = %s
     WHERE upstream = %s AND status = 'waiting'"""

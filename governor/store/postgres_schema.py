@@ -121,6 +121,11 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
             PRIMARY KEY (goal_id, host, boot_id, pid, start_ticks)
         )""",
     ),
+    (
+        # Whether the upstream has ever answered (SPEC §12.7). Every record written before
+        # had been created by a call the vendor answered or refused: it has.
+        "ALTER TABLE upstreams ADD COLUMN answered BOOLEAN NOT NULL DEFAULT TRUE",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

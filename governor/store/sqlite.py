@@ -140,6 +140,11 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             PRIMARY KEY (goal_id, host, boot_id, pid, start_ticks)
         )""",
     ),
+    (
+        # Whether the upstream has ever answered (SPEC §12.7). Every record written before
+        # had been created by a call the vendor answered or refused: it has.
+        "ALTER TABLE upstreams ADD COLUMN answered INTEGER NOT NULL DEFAULT 1",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
@@ -196,17 +201,17 @@ _WORKERS: Final = """SELECT worker_id, host, pid, started_at_us, heartbeat_at_us
 _PUT_UPSTREAM: Final = """INSERT OR REPLACE INTO upstreams (name, harness, endpoint, model_family, healthy, updated_at_us,
     failing_since_us, last_status, retry_after_s, next_probe_at_us, probes, refusals,
     probing_until_us, prober, backoff_initial_s, backoff_factor, backoff_max_s,
-    outage_started_us, recovered_at_us, recovered_by)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    outage_started_us, recovered_at_us, recovered_by, answered)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 _UPSTREAMS: Final = """SELECT name, harness, endpoint, model_family, healthy, updated_at_us,
     failing_since_us, last_status, retry_after_s, next_probe_at_us, probes, refusals,
     probing_until_us, prober, backoff_initial_s, backoff_factor, backoff_max_s,
-    outage_started_us, recovered_at_us, recovered_by
+    outage_started_us, recovered_at_us, recovered_by, answered
     FROM upstreams ORDER BY name"""
 _UPSTREAMS_NAMED: Final = """SELECT name, harness, endpoint, model_family, healthy, updated_at_us,
     failing_since_us, last_status, retry_after_s, next_probe_at_us, probes, refusals,
     probing_until_us, prober, backoff_initial_s, backoff_factor, backoff_max_s,
-    outage_started_us, recovered_at_us, recovered_by
+    outage_started_us, recovered_at_us, recovered_by, answered
     FROM upstreams WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name"""
 _MOVE_PARKED: Final = """UPDATE goals SET not_before_us = ?, due_us = ?, reason = ?
     WHERE upstream = ? AND status = 'waiting'"""

@@ -28,7 +28,7 @@ from governor.core.decision import Decision, Status, count, stamp
 from governor.core.events import Event
 from governor.core.question import question
 from governor.core.summary import GoalSummary
-from governor.core.upstream import UpstreamHealth
+from governor.core.upstream import UpstreamHealth, shown_name
 from governor.core.view import GoalView, project
 from governor.errors import InputError
 from governor.store.base import EventStore
@@ -236,8 +236,11 @@ class UpstreamRow:
 
     @classmethod
     def of(cls, record: UpstreamHealth) -> UpstreamRow:
-        """The row of one health record (``governor.core.upstream.UpstreamHealth``)."""
-        if record.healthy:
+        """The row of one health record (``governor.core.upstream.UpstreamHealth``), named
+        as a person reads it (``shown_name``: never by an absolute path, SPEC §12.9)."""
+        if record.healthy and not record.answered:
+            detail: str | None = "never answered: no call has reached it yet"
+        elif record.healthy:
             detail = (
                 f"back since {stamp(record.recovered_at)} (by a {record.recovered_by})"
                 if record.recovered_at
@@ -247,7 +250,7 @@ class UpstreamRow:
             status = f"HTTP {record.last_status}" if record.last_status else "no status"
             detail = f"{status}; {count(record.probes, 'probe')} refused"
         return cls(
-            name=record.upstream,
+            name=shown_name(record.upstream),
             healthy=record.healthy,
             since=record.failing_since,
             next_probe=record.probe_due_at,

@@ -156,6 +156,7 @@ class _Builder:
         charge = next(charges([event]), None)
         if charge is not None:
             run.charged, run.why = charge.charged, charge.why
+        run.cost_usd = event.cost_usd  # a planner call's cost too (SPEC §12.5)
         if isinstance(event, PlanProposed):
             run.outcome, run.detail = "proposed", _proposal(event)
             return
@@ -167,7 +168,7 @@ class _Builder:
         if isinstance(event, PlanFailed):
             run.outcome = "failed"
         else:
-            run.outcome, run.detail, run.cost_usd = event.outcome, _report(event), event.cost_usd
+            run.outcome, run.detail = event.outcome, _report(event)
 
     def add(self, event: Event) -> None:
         match event:

@@ -45,6 +45,7 @@ from governor.core.classify import SpawnResult
 from governor.core.decision import last_line
 from governor.core.events import Profile
 from governor.core.evidence import TRIES_LISTED, Evidence, Tries, TryOutcome
+from governor.core.observation import Usage, add_usage
 from governor.core.proof import AgentAttemptProof, AgentProof
 from governor.exec.call import CallInfo, current_call, in_context
 from governor.exec.harness import Harness
@@ -148,6 +149,8 @@ class AgentOutcome(Generic[T]):
     attempts: int
     cost_usd: float | None
     prompt: str
+    usage: Usage | None = None
+    """The tokens every try reported, summed (SPEC §12.5)."""
     """The prompt of the last attempt (with the previous reply's problems appended, if any)."""
 
 
@@ -258,6 +261,7 @@ def call_agent(
     """Call an agent until it answers validly, a failure ends the loop, or attempts run out."""
     used: list[str] = []
     costs: list[float] = []
+    usage: list[Usage | None] = [None]
 
     def attempt() -> _Try[T]:
         prompt = (
@@ -273,6 +277,7 @@ def call_agent(
             current_call.reset(token)
         if result.cost_usd is not None:
             costs.append(result.cost_usd)
+        usage[0] = add_usage(usage[0], result.usage)
         agent_try: _Try[T] = _Try(result, None, ())
         if result.ok:
             parsed = parse(result.reply or "")
@@ -306,6 +311,7 @@ def call_agent(
         attempts=len(used),
         cost_usd=sum(costs) if costs else None,
         prompt=used[-1],
+        usage=usage[0],
     )
 
 

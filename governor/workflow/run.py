@@ -9,7 +9,12 @@ Rules:
       item is satisfied (``governor.workflow.reply.passed``).
     * A run stopped by a refused credential (SPEC §11.8) ends its error with "the
       credential for <profile> was refused: <remedy>", the line a person reads in the
-      goal's reason.
+      goal's reason; an account that cannot pay (SPEC §12.6) with "the account behind
+      <profile> is out of credit or quota: <remedy>"; a vendor never reached (SPEC §12.7)
+      with "never reached <endpoint>: check the profile's base URL, the network and the
+      proxy".
+    * What every call of the run reported it cost (dollars, tokens) is recorded on the
+      run's outcome event, planner and worker alike, charged or not (SPEC §12.5).
     * A run that took more than one in-agent try, or whose agent CLI retried a refused
       request by itself, records its ``tries`` in the evidence of its outcome event,
       whatever the outcome (SPEC §11.9).
@@ -26,10 +31,12 @@ from datetime import datetime
 from typing import Any
 
 from governor.core import record
-from governor.core.classify import credential_line
+from governor.core.classify import SpawnResult
 from governor.core.events import AcceptanceReport, Event, Outcome
 from governor.core.evidence import Evidence, FailureClass, Tries
+from governor.core.observation import Cost, Usage
 from governor.core.proof import RunProof, derive_run_class
+from governor.core.remedy import billing_line, credential_line, never_reached_line
 from governor.core.view import GoalView
 from governor.exec.environment import Redactor
 from governor.workflow.agent import (
@@ -73,6 +80,13 @@ class RunResult:
     prompt: str
     tries: Tries | None
     """The run's in-agent tries, when it took more than one or its CLI retried itself."""
+    usage: Usage | None
+    """The tokens every call of the run reported, summed."""
+
+    @property
+    def cost(self) -> Cost:
+        """What the run's calls reported they cost, as its outcome event records it."""
+        return Cost(self.cost_usd, self.usage)
 
     @property
     def outcome_evidence(self) -> Evidence | None:
@@ -117,8 +131,8 @@ def _result(
     failure_class, evidence = derive_run_class(proof)
     last = outcome.last
     error = question or error or last.error
-    if failure_class == "environment" and last.rule == "credential":
-        error = "\n".join(filter(None, (error, credential_line(call.who, last.credential))))
+    if failure_class == "environment":
+        error = "\n".join(filter(None, (error, stop_line(call.who, last))))
     return {
         "proof": proof,
         "failure_class": failure_class,
@@ -127,9 +141,24 @@ def _result(
         "error": None if succeeded else error,
         "retry_after_s": last.retry_after_s if failure_class == "upstream" else None,
         "cost_usd": outcome.cost_usd,
+        "usage": outcome.usage,
         "timed_out": last.timed_out and outcome.answer is None,
         "prompt": outcome.prompt,
     }
+
+
+def stop_line(who: str, last: SpawnResult) -> str | None:
+    """The sentence that says what a person must do about an ``environment`` stop: a
+    refused credential, an account that cannot pay, a vendor never reached (None: the
+    failure text says it, e.g. a missing binary)."""
+    match last.rule:
+        case "credential":
+            return credential_line(who, last.credential)
+        case "billing":
+            return billing_line(who, last.billing)
+        case "no-response":
+            return never_reached_line(last.endpoint)
+    return None
 
 
 def _problems_text(problems: Sequence[str]) -> str | None:
@@ -211,6 +240,7 @@ def plan_events(view: GoalView, plan_id: str, run: PlannerRun, at: datetime) -> 
             work=proposal.work,
             milestone=milestone,
             evidence=run.outcome_evidence,
+            cost=run.cost,
         )
     return record.plan_failed(
         view,
@@ -220,6 +250,7 @@ def plan_events(view: GoalView, plan_id: str, run: PlannerRun, at: datetime) -> 
         evidence=run.outcome_evidence,
         error=run.error,
         retry_after_s=run.retry_after_s,
+        cost=run.cost,
     )
 
 
@@ -240,4 +271,5 @@ def attempt_events(
         cost_usd=run.cost_usd,
         retry_after_s=run.retry_after_s,
         summary=run.reply.summary if run.reply and run.reply.summary else None,
+        usage=run.usage,
     )

@@ -11,11 +11,11 @@ from governor.core.classify import (
     SpawnResult,
     classify,
     failure_text,
-    is_upstream_text,
     tail,
 )
 from governor.core.evidence import UNKNOWN, Evidence, is_uncharged, nothing_happened, passes_gate
 from governor.core.proof import AgentAttemptProof, AgentProof, RunProof, derive_run_class
+from governor.core.upstream_text import is_upstream_text
 
 UPSTREAM_TEXT = {
     "an HTTP/1.1 status line": "HTTP/1.1 503 Service Unavailable",
@@ -197,6 +197,8 @@ def test_rules_are_in_spec_order() -> None:
         "timeout",
         "spawn-errno",
         "credential",
+        "billing",
+        "no-response",
         "vendor-status",
         "upstream-text",
         "decision",

@@ -353,3 +353,46 @@ def test_an_answer_to_a_call_begun_before_the_outage_does_not_end_it():
     unknown = observed(record, CODEX, ANSWERED, at(12), BACKOFF)
     assert unknown is not None
     assert unknown.healthy
+
+
+# --- SPEC §12.7, §12.9, issue 24 item 10 ------------------------------------------------
+
+
+def test_a_probe_that_made_no_contact_is_recorded_as_such_not_as_refused():
+    """A probe killed at its timeout: the next probe moves a step further (the upstream
+    has not been shown back), but no refusal is counted and the last status stays."""
+    mine = claimed(failing(0), at(30), "w1", at(90))
+    assert mine is not None
+    after = probed(mine, Seen("none"), at(90))
+    assert (after.probes, after.refusals, after.last_status) == (1, 1, 503)
+    assert after.next_probe_at == at(90 + 60)
+    assert not after.healthy
+    refused = probed(mine, REFUSED, at(32))
+    assert (refused.probes, refused.refusals) == (1, 2)
+
+
+def test_a_record_remembers_whether_its_upstream_ever_answered():
+    assert healthy_record().answered
+    assert failing(0).answered  # a refusal with a status is an answer too
+    never = observed(None, CODEX, Seen("none", unreachable=True), at(0), BACKOFF)
+    assert never is not None
+    assert (never.healthy, never.answered) == (True, False)  # shown, never parked on
+    assert observed(never, CODEX, Seen("none", unreachable=True), at(5), BACKOFF) is None
+    now_answered = observed(never, CODEX, ANSWERED, at(9), BACKOFF)
+    assert now_answered is not None
+    assert now_answered.answered
+    assert observed(now_answered, CODEX, ANSWERED, at(10), BACKOFF) is None  # no write
+
+
+def test_a_vendor_gone_after_it_answered_is_refused_and_the_record_fails():
+    down = observed(healthy_record(), CODEX, Seen("refused", unreachable=True), at(5), BACKOFF)
+    assert down is not None
+    assert (down.healthy, down.answered, down.last_status) == (False, True, None)
+
+
+def test_a_declared_upstream_is_named_by_its_declaration_alone():
+    declared = Upstream("command", "plan.sh#0123456789", "default", declared="openai-main")
+    assert declared.name == "openai-main"
+    other = Upstream("python", "agents.py:plan#9876543210", "gpt-5", declared="openai-main")
+    assert other.name == declared.name
+    assert CODEX.name == "codex http://127.0.0.1:9/v1 gpt-5-codex"

@@ -4,7 +4,9 @@ A vendor outage of three model requests must not cost the goal a charged replan
 (SPEC §1, §11.9): the goal finishes with the same ``replans.charged`` as the same goal
 without the outage, and the refused plan is recorded uncharged with claude's stream as
 its evidence. Governor's health probes during the outage (SPEC §11.10) are answered and
-counted apart: the outage is the planner's own requests.
+counted apart: the outage is the planner's own requests. The same holds for Anthropic's
+usual overload, HTTP 200 then an ``overloaded_error`` event (SPEC §12.8), whose input
+cost reaches the cost ledger (SPEC §12.5).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from tests.fakevendor.server import FakeVendor, RecordedRequest
 
 FAST_BACKOFF = {"upstream_backoff": {"initial_s": 0.05, "factor": 1, "max_s": 0.05}}
 OUTAGE_REQUESTS = 3
+REFUSAL = sc.Step("status", status=503)
+OVERLOAD = sc.Step("stream_error", code="overloaded_error")
+"""HTTP 200, ``message_start``, ``ping``, then an ``error`` event (SPEC §12.8)."""
 
 
 @pytest.fixture
@@ -36,8 +41,8 @@ class Outage:
     its prompt asks. Health probes (SPEC §11.10: one per back-off step while the upstream
     is failing) are answered: the outage is the planner's requests, counted exactly."""
 
-    def __init__(self, refusals: int) -> None:
-        self.left, self.lock = refusals, threading.Lock()
+    def __init__(self, refusals: int, refusal: sc.Step = REFUSAL) -> None:
+        self.left, self.lock, self.refusal = refusals, threading.Lock(), refusal
 
     def __call__(self, request: RecordedRequest) -> sc.Step:
         text = json.dumps(request.body)
@@ -46,7 +51,7 @@ class Outage:
         with self.lock:
             refuse, self.left = self.left > 0, max(self.left - 1, 0)
         if refuse:
-            return sc.Step("status", status=503)
+            return self.refusal
         if "asked now: milestone" in text:
             return sc.Step("reply", text=json.dumps(COMPLETE))
         return sc.Step("reply", text=json.dumps(plan("hello")))
@@ -56,12 +61,12 @@ def is_probe(request: RecordedRequest) -> bool:
     return "role: probe" in json.dumps(request.body)
 
 
-def claude_goal(root: Path, vendor: FakeVendor, outage: int) -> Project:
+def claude_goal(root: Path, vendor: FakeVendor, outage: int, refusal: sc.Step = REFUSAL) -> Project:
     """A project whose planner is claude against ``vendor`` (after ``outage`` refusals)."""
     cli = require_cli("claude")
     project = Project(root)
     project.env.update(claude_env(root / "home", vendor.url, cli))
-    vendor.respond(Outage(outage))
+    vendor.respond(Outage(outage, refusal))
     worker = {
         "harness": "scripted",
         "args": [
@@ -126,3 +131,39 @@ def test_a_refused_key_stops_the_goal_at_once_uncharged_and_names_the_remedy(
     assert project.types("g") == ["goal.created", "plan.requested", "plan.failed"]
     explained = project.gov("explain", "g")
     assert "fix the credential" in explained.stdout, explained.stdout + explained.stderr
+
+
+def test_an_overload_inside_a_200_stream_parks_and_resumes_uncharged_and_its_cost_counts(
+    tmp_path: Path, vendor: FakeVendor
+) -> None:
+    """SPEC §12.8 and §12.5: claude re-requests the overload itself (three requests, all
+    refused in-stream), ends ``is_error``; the plan fails uncharged, the goal parks on
+    the shared record, resumes by itself once a probe is answered, and the input cost
+    claude reported for the refused requests is in the cost ledger."""
+    calm = finish(claude_goal(tmp_path / "calm", vendor, outage=0))
+
+    project = claude_goal(tmp_path / "overload", vendor, OUTAGE_REQUESTS, OVERLOAD)
+    stormy = finish(project)
+
+    assert stormy["ledger"]["replans"]["charged"] == calm["ledger"]["replans"]["charged"] == 2
+    events = project.events("g")
+    [failed] = [e for e in events if e["type"] == "plan.failed"]
+    evidence = failed["evidence"]
+    assert (failed["class"], evidence["rule"]) == ("upstream", "upstream-text")
+    assert (evidence["effects"], evidence["output"], evidence["refusal"]) == ("absent",) * 3
+    assert "responses begun, broken before any content" in evidence["ref"]
+    assert evidence["observation"]["claude"]["requests_begun"] == OUTAGE_REQUESTS
+    assert failed["cost_usd"] > 0  # the input tokens of the requests the vendor began
+    assert failed["usage"]["input_tokens"] > 0
+    types = [e["type"] for e in events]
+    assert "goal.parked" in types
+    [resumed] = [e for e in events if e["type"] == "goal.resumed"]
+    assert resumed["actor"] == "governor"
+    assert "is back: its probe at" in resumed["reason"]
+    proposals = [e for e in events if e["type"] == "plan.proposed"]
+    assert all(e["cost_usd"] > 0 for e in proposals)  # every planner call is in the ledger
+    expected = sum(e.get("cost_usd", 0) for e in events)
+    assert stormy["ledger"]["cost_usd"] == pytest.approx(expected)
+    assert stormy["ledger"]["cost_usd"] == pytest.approx(
+        calm["ledger"]["cost_usd"] + failed["cost_usd"]
+    )

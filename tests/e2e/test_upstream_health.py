@@ -54,10 +54,13 @@ def project_with_vendor(root: Path) -> tuple[Project, Path]:
 
 
 def agent(vendor: Path, role: str) -> dict[str, object]:
+    # the planner and the worker are the same script with other arguments: two agents
+    # (SPEC §12.9), which declare the one vendor they both reach
     return {
         "harness": "command",
         "args": ["bin/agent", str(vendor), role],
         "probe": ["bin/agent", str(vendor), "probe"],
+        "upstream": "pretend-vendor",
     }
 
 
@@ -78,7 +81,7 @@ def test_a_second_goal_started_during_an_outage_parks_at_once_and_both_resume_by
     assert result.returncode != 0 or "waiting" in result.stdout, result.stderr
     first = project.status("first")
     assert (first["status"], first["blocked_on"]) == ("waiting", "upstream")
-    assert first["reason"].startswith("parked: command ")
+    assert first["reason"].startswith("parked: pretend-vendor has been failing since")
     assert first["ledger"]["replans"]["charged"] == 0
     assert project.types("first")[-1] == "goal.parked"
     assert calls(vendor) == ["planner"]

@@ -18,7 +18,15 @@ import pytest
 from governor.core.evidence import is_uncharged_failure
 from governor.exec.claude import CLAUDE_VERIFIED_VERSION, ClaudeHarness
 from tests.fakevendor import scenario as sc
-from tests.fakevendor.clis import FAKE_ANTHROPIC_KEY, PLAN, PROMPT, claude_profile
+from tests.fakevendor.anthropic_api import CREDIT_TOO_LOW
+from tests.fakevendor.clis import (
+    FAKE_ANTHROPIC_KEY,
+    PLAN,
+    PROMPT,
+    claude_env,
+    claude_profile,
+    dead_url,
+)
 from tests.fakevendor.matrix import CLAUDE, verdict_of
 from tests.fakevendor.server import FakeVendor
 
@@ -118,3 +126,66 @@ def test_a_503_claude_retried_into_a_reply_is_a_success_that_says_so(
     assert result.ok, result.error
     assert result.vendor_retries == (503,)
     assert len(fake_vendor.model_requests) == 2
+
+
+def test_an_overload_inside_a_200_stream_is_uncharged_and_its_input_cost_recorded(
+    fake_vendor, claude_source_env, workdir
+):
+    """SPEC §12.8: HTTP 200, message_start, then an ``overloaded_error`` event."""
+    result = run_claude(
+        fake_vendor, sc.stream_error("overloaded_error"), claude_source_env, workdir
+    )
+    assert (result.failure_class, result.rule) == ("upstream", "upstream-text")
+    assert is_uncharged_failure(result.failure_class, result.evidence)
+    assert result.cost_usd is not None
+    assert result.cost_usd > 0  # the input tokens of the requests the vendor began
+    assert result.usage is not None
+    assert (result.usage.input_tokens or 0) > 0
+    requests = len(fake_vendor.model_requests)
+    assert requests >= 2
+    assert result.vendor_retries == (None,) * (requests - 1)  # every re-request recorded
+    assert "responses begun, broken before any content" in (result.evidence.ref or "")
+
+
+def test_a_404_is_resent_without_streaming_and_both_requests_are_recorded(
+    fake_vendor, claude_source_env, workdir
+):
+    result = run_claude(fake_vendor, sc.status(404), claude_source_env, workdir)
+    streamed, plain = fake_vendor.model_requests
+    assert (streamed.body.get("stream"), plain.body.get("stream")) == (True, None)
+    assert result.vendor_retries == (404,)
+    assert (result.vendor_status, result.failure_class) == (404, None)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "status"),
+    [
+        (sc.status(402, error_code="billing_error"), 402),
+        (sc.status(400, error_code="invalid_request_error", message=CREDIT_TOO_LOW), 400),
+    ],
+    ids=["402-billing-error", "credit-balance-too-low"],
+)
+def test_out_of_credit_is_environment_uncharged_with_a_billing_remedy(
+    fake_vendor, claude_source_env, workdir, scenario, status
+):
+    result = run_claude(fake_vendor, scenario, claude_source_env, workdir)
+    assert (result.failure_class, result.rule, result.vendor_status) == (
+        "environment",
+        "billing",
+        status,
+    )
+    assert "Plans & Billing" in (result.billing or "")
+    assert is_uncharged_failure(result.failure_class, result.evidence)
+
+
+def test_a_vendor_with_nothing_listening_is_never_reached(claude_cli, workdir, tmp_path):
+    env = claude_env(tmp_path / "home", dead_url(), claude_cli)
+    result = ClaudeHarness(workdir).run(PROMPT, claude_profile(), cwd=workdir, env=env)
+    assert (result.failure_class, result.rule, result.connection) == (
+        "environment",
+        "no-response",
+        "unreachable",
+    )
+    assert "Unable to connect to API" in (result.error or "")
+    assert result.endpoint == env["ANTHROPIC_BASE_URL"]
+    assert is_uncharged_failure(result.failure_class, result.evidence)

@@ -20,10 +20,11 @@ from governor.exec.claude import (
     CLAUDE_VERIFIED_VERSION,
     FALLBACK_VAR,
     ClaudeHarness,
+    claim_blockers,
     claim_overrides,
     claude_result,
 )
-from governor.exec.claude_stream import claim_blockers, parse_claude_stream
+from governor.exec.claude_stream import parse_claude_stream
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult
 from tests.fakevendor.matrix import CLAUDE, FIXTURES, Case, verdict_of
@@ -97,7 +98,8 @@ def test_a_refused_request_and_a_stream_cut_after_text_now_differ() -> None:
     refused, cut = (parse_claude_stream(fixture(n).splitlines()) for n in ("503", "500-after-text"))
     assert claim_blockers(refused) == []
     assert cut.output
-    assert "other lines: stream_event" in claim_blockers(cut)
+    blockers = claim_blockers(cut)
+    assert blockers[0].startswith("other lines: stream_event/content_block_start")
 
 
 def test_the_ref_names_the_version_the_status_and_claudes_own_retry() -> None:
@@ -126,7 +128,14 @@ NEW_LINES = {
     "a line type claude may add one day": {"type": "usage_report", "usage": {}},
     "a system subtype the rule does not know": {"type": "system", "subtype": "compact_boundary"},
     "a hook that ran before the request": {"type": "system", "subtype": "hook_started"},
-    "a streamed event": {"type": "stream_event", "event": {"type": "message_start"}},
+    "a streamed content block": {
+        "type": "stream_event",
+        "event": {"type": "content_block_start", "content_block": {"type": "text"}},
+    },
+    "a streamed event of a kind the rule does not know": {
+        "type": "stream_event",
+        "event": {"type": "message_continue"},
+    },
     "a tool result": {"type": "user", "message": {"content": [{"type": "tool_result"}]}},
 }
 
@@ -275,3 +284,23 @@ def test_the_failure_text_is_claudes_message_not_the_stream() -> None:
     result = replay(CLAUDE["503"], fixture("503"))
     assert (result.error or "").startswith("API Error: 503")
     assert '"type"' not in (result.error or "")
+
+
+def test_hostile_numbers_and_kinds_in_the_stream_never_break_the_facts() -> None:
+    """A stream can say anything: the facts the evidence records stay valid."""
+    events = lines("503")
+    hostile: list[dict] = [
+        {"type": ""},  # an empty kind
+        {"type": "system", "subtype": "x" * 5000},
+        {"type": "stream_event", "event": {"type": "message_start",
+                                           "message": {"usage": {"output_tokens": 10**30}}}},
+    ]  # fmt: skip
+    last: dict = {**events[-1], "total_cost_usd": 1e14, "num_turns": 10**20,
+            "permission_denials": [{}] * 3}  # fmt: skip
+    result = replay(CLAUDE["503"], dump([*events[:-1], *hostile, last]))
+    assert result.failure_class == "upstream"
+    assert not passes_gate(result.evidence)
+    observation = result.evidence.observation
+    assert observation is not None
+    assert observation.claude is not None
+    assert observation.claude.cost_usd == 1_000_000_000

@@ -147,16 +147,81 @@ def test_the_api_key_never_reaches_the_recorded_result(fake_vendor, codex_source
     assert FAKE_OPENAI_KEY not in failed.model_dump_json()
 
 
+def run_case(name, vendor, cli, workdir, home, **profile):
+    case = CODEX[name]
+    vendor.play(case.scenario)
+    env = case.source_env(True, home, vendor.url, cli)
+    result = CodexHarness(workdir).run(
+        PROMPT, case.profile(True).model_copy(update=profile), cwd=workdir, env=env
+    )
+    assert verdict_of(result) == case.expect, (result.evidence.ref, result.error)
+    return result
+
+
 @pytest.mark.parametrize("name", CODEX, ids=list(CODEX))
+def test_the_installed_codex_comes_to_each_recorded_verdict(
+    name, fake_vendor, codex_cli, workdir, tmp_path
+):
+    run_case(name, fake_vendor, codex_cli, workdir, tmp_path / "home")
+
+
+CREDENTIAL_CASES = [name for name, case in CODEX.items() if case.expect.credential]
+
+
+@pytest.mark.parametrize("name", CREDENTIAL_CASES, ids=CREDENTIAL_CASES)
 def test_a_refused_or_missing_key_stops_at_once_uncharged_with_its_remedy(
     name, fake_vendor, codex_cli, workdir, tmp_path
 ):
     case = CODEX[name]
-    fake_vendor.play(case.scenario)
-    env = case.source_env(True, tmp_path / "home", fake_vendor.url, codex_cli)
-    result = CodexHarness(workdir).run(PROMPT, case.profile(True), cwd=workdir, env=env)
-    assert verdict_of(result) == case.expect, (result.evidence.ref, result.error)
+    result = run_case(name, fake_vendor, codex_cli, workdir, tmp_path / "home")
     assert result.credential is not None
     remedy = "FAKE_VENDOR_API_KEY" if case.drop_key else "codex login"
     assert remedy in result.credential
     assert len(fake_vendor.model_requests) == (0 if case.drop_key else 1)
+
+
+def test_a_403_says_a_proxy_may_be_refusing_too(fake_vendor, codex_cli, workdir, tmp_path):
+    result = run_case("403", fake_vendor, codex_cli, workdir, tmp_path / "home")
+    assert "a proxy between governor and the vendor" in (result.credential or "")
+
+
+@pytest.mark.parametrize("name", ["429-insufficient-quota", "insufficient-quota-in-stream"])
+def test_out_of_credit_is_environment_uncharged_with_a_billing_remedy(
+    name, fake_vendor, codex_cli, workdir, tmp_path
+):
+    result = run_case(name, fake_vendor, codex_cli, workdir, tmp_path / "home")
+    assert (result.failure_class, result.rule) == ("environment", "billing")
+    assert "Quota exceeded. Check your plan and billing details." in (result.error or "")
+    assert "platform.openai.com/account/billing" in (result.billing or "")
+    assert is_uncharged_failure(result.failure_class, result.evidence)
+    assert len(fake_vendor.model_requests) == 1
+
+
+def test_an_in_stream_rate_limit_fills_retry_after_and_stays_upstream(
+    fake_vendor, codex_cli, workdir, tmp_path
+):
+    name = "rate-limit-exceeded-in-stream"
+    result = run_case(name, fake_vendor, codex_cli, workdir, tmp_path / "home")
+    assert (result.failure_class, result.retry_after_s) == ("upstream", 1.5)
+    assert "try again in 1.5s" in (result.error or "")
+
+
+def test_a_vendor_with_nothing_listening_ends_the_agent_at_the_first_sign(
+    fake_vendor, codex_cli, workdir, tmp_path
+):
+    # codex would wait for the network until timeout_s; the test's own deadline (90 s)
+    # is far shorter than this timeout, so only an early end passes
+    result = run_case(
+        "no-listener", fake_vendor, codex_cli, workdir, tmp_path / "home", timeout_s=1800.0
+    )
+    assert result.stopped
+    assert not result.timed_out
+    assert (result.failure_class, result.connection) == ("environment", "unreachable")
+    assert "waiting for network" in (result.error or "")
+    assert "ended by governor" in (result.error or "")
+    assert result.endpoint is not None
+    assert result.endpoint.startswith("http://127.0.0.1:")
+    assert fake_vendor.requests == []  # nothing reached any vendor
+    observation = result.evidence.observation
+    assert observation is not None
+    assert (observation.stopped, observation.connection_detail) == (True, "waiting for network")

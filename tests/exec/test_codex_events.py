@@ -13,13 +13,8 @@ from pathlib import Path
 import pytest
 
 from governor.core.evidence import is_uncharged_failure
-from governor.exec.codex import (
-    CodexEvents,
-    codex_evidence,
-    codex_result,
-    codex_status,
-    parse_codex_events,
-)
+from governor.exec.codex import codex_evidence, codex_result, codex_status
+from governor.exec.codex_events import CodexEvents, parse_codex_events
 from governor.exec.codex_trace import parse_codex_trace
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult
@@ -199,7 +194,7 @@ def test_a_timed_out_run_is_charged_whatever_the_stream_says():
 
 
 @pytest.mark.parametrize("name", CODEX, ids=list(CODEX))
-def test_each_recorded_credential_refusal_comes_to_its_verdict(name):
+def test_each_recorded_matrix_case_comes_to_its_verdict(name):
     stdout, stderr = fixture(name)
     run = parse_codex_events(stdout.splitlines())
     result = codex_result(process(stdout, stderr), run, Redactor({}))
@@ -235,3 +230,12 @@ def test_the_requests_codex_retried_itself_are_read_from_the_trace():
     assert trace.retried == (503, 429)
     single = parse_codex_trace(fixture("503")[1], complete=True)
     assert single.retried == ()
+
+
+def test_hostile_trace_numbers_never_break_the_facts():
+    stdout, stderr = fixture("503")
+    stderr = stderr.replace("sampling_request_count=1", "sampling_request_count=" + "9" * 40)
+    run = parse_codex_events(stdout.splitlines())
+    result = codex_result(process(stdout, stderr), run, Redactor({}))
+    assert result.failure_class == "upstream"
+    assert not is_uncharged_failure(result.failure_class, result.evidence)  # not one request

@@ -128,7 +128,10 @@ def test_stdout_before_a_failure_survives_as_partial_evidence(
 def test_a_silent_failure_says_so(bin_dir: Path, base_env: dict[str, str]) -> None:
     result = run(bin_dir, base_env, "sh", "-c", "exit 4")
     assert result.error == "exited 4 with no output"
-    assert result.evidence == UNKNOWN.model_copy(update={"rule": "default"})
+    assert result.evidence.model_copy(update={"observation": None}) == UNKNOWN.model_copy(
+        update={"rule": "default"}
+    )
+    assert result.evidence.observation is not None
 
 
 def test_secrets_the_child_prints_never_reach_the_error_or_the_reply(

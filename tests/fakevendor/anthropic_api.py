@@ -3,7 +3,9 @@
 Claude Code sends ``POST /v1/messages`` (``stream: true``) and reads server-sent events:
 ``message_start``, then per content block ``content_block_start`` /
 ``content_block_delta`` / ``content_block_stop``, then ``message_delta`` (stop reason and
-usage) and ``message_stop``. A failure inside a stream is an ``error`` event.
+usage) and ``message_stop``, with ``ping`` events between. A failure inside a stream is an
+``error`` event: Anthropic often reports an overload that way, after HTTP 200 and
+``message_start`` (``stream_error("overloaded_error")``).
 """
 
 from __future__ import annotations
@@ -19,12 +21,27 @@ MESSAGE_ID = "msg_fake_1"
 TOOL_USE_ID = "toolu_fake_1"
 TOOL_NAME = "Bash"
 
+_MESSAGES = {
+    "overloaded_error": "Overloaded",
+    "billing_error": "There's an issue with your billing or payment information.",
+    "api_error": "Internal server error",
+}
+"""The usual message of an error type given without its status (``stream_error``)."""
+CREDIT_TOO_LOW = (
+    "Your credit balance is too low to access the Anthropic API. "
+    "Please go to Plans & Billing to upgrade or purchase credits."
+)
+"""What Anthropic answers (HTTP 400, ``invalid_request_error``) to an account out of credit."""
+
 _ERRORS = {
     401: ("authentication_error", "invalid x-api-key"),
     403: (
         "permission_error",
         "Your API key does not have permission to use the specified resource.",
     ),
+    400: ("invalid_request_error", "Invalid request."),
+    402: ("billing_error", "There's an issue with your billing or payment information."),
+    404: ("not_found_error", "Not found."),
     429: ("rate_limit_error", "Number of request tokens has exceeded your rate limit."),
     500: ("api_error", "Internal server error"),
     503: ("api_error", "Service unavailable"),
@@ -42,6 +59,8 @@ def answer(step: Step, model: str, streaming: bool) -> Answer:
         return sse_answer(_tool_call(model, step.command))
     if step.kind == "fail_after_text":
         return sse_answer(_fail_after_text(model, step.status))
+    if step.kind == "stream_error":
+        return sse_answer(_stream_error(model, step.code or "overloaded_error", step.message))
     if not streaming:
         return json_answer(200, _message(model, [_text_block(step.text)], "end_turn"))
     return sse_answer(_reply(model, step.text))
@@ -52,14 +71,18 @@ def neutral(model: str) -> Answer:
     return json_answer(200, _message(model, [_text_block("ok")], "end_turn"))
 
 
-def _error_body(code: int) -> dict[str, Any]:
-    kind, message = _ERRORS.get(code, ("api_error", "Internal server error"))
-    return {"type": "error", "error": {"type": kind, "message": message}}
+def _error_body(code: int, kind: str | None = None, message: str | None = None) -> dict[str, Any]:
+    usual_kind, usual_message = _ERRORS.get(code, ("api_error", "Internal server error"))
+    if kind is not None and message is None:
+        message = _MESSAGES.get(kind, usual_message) if kind != usual_kind else usual_message
+    body = {"type": kind or usual_kind, "message": message or usual_message}
+    return {"type": "error", "error": body, "request_id": "req_fake_1"}
 
 
 def _error(step: Step) -> Answer:
     headers = {} if step.retry_after_s is None else {"retry-after": str(step.retry_after_s)}
-    return json_answer(step.status, _error_body(step.status), headers)
+    headers["request-id"] = "req_fake_1"
+    return json_answer(step.status, _error_body(step.status, step.code, step.message), headers)
 
 
 def _usage(output_tokens: int) -> dict[str, int]:
@@ -122,6 +145,14 @@ def _tool_call(model: str, command: str) -> Iterator[bytes]:
     yield _start(model)
     yield from _block(0, block, [{"type": "input_json_delta", "partial_json": arguments}])
     yield from _stop("tool_use")
+
+
+def _stream_error(model: str, kind: str, message: str | None) -> Iterator[bytes]:
+    """Anthropic's usual overload: a response begun (``message_start``, ``ping``), then
+    an ``error`` event before any content block."""
+    yield _start(model)
+    yield sse("ping", {"type": "ping"})
+    yield sse("error", _error_body(529, kind, message))
 
 
 def _fail_after_text(model: str, code: int) -> Iterator[bytes]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 from pathlib import Path
 from typing import Final
 
@@ -72,6 +73,15 @@ def require_cli(name: str) -> str:
     if os.environ.get(REQUIRE_ALL) == "1":
         pytest.fail(f"{message}; {REQUIRE_ALL}=1 forbids skipping", pytrace=False)
     pytest.skip(message)
+
+
+def dead_url() -> str:
+    """``http://127.0.0.1:PORT`` of a port nothing listens on (SPEC §12.7): one the kernel
+    just gave out, closed again."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
 
 
 def tool_path(cli: str) -> str:

@@ -20,7 +20,8 @@ from governor.core.evidence import is_uncharged_failure
 from governor.exec.claude import ClaudeHarness
 from governor.exec.codex import CodexHarness
 from tests.fakevendor import scenario as sc
-from tests.fakevendor.clis import claude_env, claude_profile, codex_env, codex_profile
+from tests.fakevendor.anthropic_api import CREDIT_TOO_LOW
+from tests.fakevendor.clis import claude_env, claude_profile, codex_env, codex_profile, dead_url
 
 FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures" / "vendor"
 PLAN_REPLY: Final = 'Here is the plan.\n{"decision": "apply", "rationale": "one step is enough", "work": [{"key": "hello", "title": "Say hello", "objective": "Print hello"}]}'
@@ -45,6 +46,11 @@ class Verdict:
     credential: bool = False
     vendor_retries: tuple[int | None, ...] = ()
     """Statuses of the refused requests the CLI retried by itself."""
+    billing: bool = False
+    """The adapter read that the account cannot pay (SPEC §12.6)."""
+    connection: str | None = None
+    """How the call got no HTTP response (SPEC §12.7)."""
+    vendor_code: str | None = None
 
 
 def verdict_of(result: SpawnResult) -> Verdict:
@@ -61,6 +67,9 @@ def verdict_of(result: SpawnResult) -> Verdict:
         retry_after_s="claude's back-off" if wait is not None and wait < 1 else wait,
         credential=result.credential is not None,
         vendor_retries=result.vendor_retries,
+        billing=result.billing is not None,
+        connection=result.connection,
+        vendor_code=result.vendor_code,
     )
 
 
@@ -76,21 +85,28 @@ class Case:
     """Variables added to the source environment and named in the profile's ``env``."""
     drop_key: bool = False
     """Run without the API key variable: the CLI's own "not logged in" path."""
+    dead: bool = False
+    """Point the CLI at a port nothing listens on instead of the fake vendor (SPEC §12.7)."""
 
     def profile(self, codex: bool) -> Profile:
         base = codex_profile(args=self.args) if codex else claude_profile(args=self.args)
         return base.model_copy(update={"env": (*base.env, *self.env)})
 
     def source_env(self, codex: bool, home: Path, base_url: str, cli: str) -> dict[str, str]:
-        env = (codex_env if codex else claude_env)(home, base_url, cli)
+        env = (codex_env if codex else claude_env)(home, dead_url() if self.dead else base_url, cli)
         env.update(self.env)
         if self.drop_key:
             env.pop("FAKE_VENDOR_API_KEY" if codex else "ANTHROPIC_API_KEY")
         return env
 
 
-def _free(status: int | None, *, rule: str = "vendor-status", **kw: object) -> Verdict:
-    cls = "environment" if rule == "credential" else "upstream"
+ENVIRONMENT_RULES: Final = frozenset({"credential", "billing"})
+
+
+def _free(
+    status: int | None, *, rule: str = "vendor-status", cls: str | None = None, **kw: object
+) -> Verdict:
+    cls = cls or ("environment" if rule in ENVIRONMENT_RULES else "upstream")
     return Verdict(
         failure_class=cls,
         rule=rule,
@@ -179,8 +195,49 @@ CLAUDE: Final[dict[str, Case]] = {
         args=("--mcp-config", MCP_CONFIG),
     ),
     "malformed-stream": Case(sc.malformed(), Verdict(rule="default")),
+    # SPEC §12.8: Anthropic's usual overload, HTTP 200 + message_start + error; claude
+    # re-requests it twice without an api_retry line, then ends is_error with no status
+    "200-overload-in-stream": Case(
+        sc.stream_error("overloaded_error"),
+        _free(None, rule="upstream-text", vendor_retries=(None, None)),
+    ),
+    # SPEC §12.6: out of credit
+    "402-billing-error": Case(
+        sc.status(402, error_code="billing_error"), _free(402, rule="billing", billing=True)
+    ),
+    "credit-balance-too-low": Case(
+        sc.status(400, error_code="invalid_request_error", message=CREDIT_TOO_LOW),
+        _free(400, rule="billing", billing=True, vendor_code="billing_error"),
+    ),
+    # SPEC §12.7: no HTTP response. Nothing listening: claude fails in about a second
+    "no-listener": Case(
+        sc.status(503),
+        _free(
+            None,
+            rule="no-response",
+            cls="environment",
+            connection="unreachable",
+            retry_after_s=BACKOFF,
+            vendor_retries=(None,),
+        ),
+        dead=True,
+    ),
+    "connection-closed-before-a-response": Case(
+        sc.hangup(),
+        _free(
+            None,
+            rule="no-response",
+            connection="reset",
+            retry_after_s=BACKOFF,
+            vendor_retries=(None,),
+        ),
+    ),
+    # a 404 on the streamed request: claude re-sends it once without streaming
+    "404-resent-without-streaming": Case(
+        sc.status(404), Verdict(rule="default", vendor_status=404, vendor_retries=(404,))
+    ),
 }
-"""The claude matrix (SPEC §11.9): what is free, what is charged, and why."""
+"""The claude matrix (SPEC §11.9, §12.6-§12.8): what is free, what is charged, and why."""
 
 CODEX: Final[dict[str, Case]] = {
     "401": Case(sc.status(401), _free(401, rule="credential")),
@@ -190,8 +247,39 @@ CODEX: Final[dict[str, Case]] = {
         _free(None, rule="credential"),
         drop_key=True,
     ),
+    # SPEC §12.6: out of credit, on HTTP 429 and in-stream; a plain rate limit stays upstream
+    "429-insufficient-quota": Case(
+        sc.status(429, error_code="insufficient_quota"),
+        _free(429, rule="billing", billing=True, vendor_code="insufficient_quota"),
+    ),
+    "insufficient-quota-in-stream": Case(
+        sc.stream_error("insufficient_quota"),
+        _free(None, rule="billing", billing=True, vendor_code="insufficient_quota"),
+    ),
+    "429-rate-limit-exceeded": Case(sc.status(429, error_code="rate_limit_exceeded"), _free(429)),
+    "rate-limit-exceeded-in-stream": Case(
+        sc.stream_error("rate_limit_exceeded"),
+        _free(None, rule="upstream-text", retry_after_s=1.5, vendor_code="rate_limit_exceeded"),
+    ),
+    "500-server-error": Case(sc.status(500), _free(500)),
+    # an in-stream server_error cannot be told from text streamed, then cut (the trace
+    # does not show text deltas): charged
+    "server-error-in-stream": Case(
+        sc.stream_error("server_error"), Verdict(rule="default", vendor_code="server_error")
+    ),
+    # SPEC §12.7: no HTTP response. Nothing listening: ended at codex's first
+    # "Reconnecting... waiting for network", never reached -> environment
+    "no-listener": Case(
+        sc.status(503),
+        _free(None, rule="no-response", cls="environment", connection="unreachable"),
+        dead=True,
+    ),
+    "connection-closed-before-a-response": Case(
+        sc.hangup(), _free(None, rule="no-response", connection="reset")
+    ),
 }
-"""Codex's credential cases (its outage matrix is ``tests/exec/test_codex_cli.py``)."""
+"""Codex's matrix of credential, billing and connection cases (SPEC §11.8, §12.6, §12.7;
+its first outage matrix is ``tests/exec/test_codex_cli.py``)."""
 
 
 def harness_for(codex: bool, base_dir: Path) -> ClaudeHarness | CodexHarness:

@@ -28,6 +28,19 @@ _ERRORS = {
     500: ("server_error", "The server had an error while processing your request."),
     503: ("server_error", "The service is temporarily unavailable."),
 }
+_MESSAGES = {
+    "insufficient_quota": (
+        "You exceeded your current quota, please check your plan and billing details. For "
+        "more information on this error, read the docs: "
+        "https://platform.openai.com/docs/guides/error-codes/api-errors."
+    ),
+    "rate_limit_exceeded": (
+        "Rate limit reached for gpt-5-codex in organization org-fake on tokens per min (TPM): "
+        "Limit 30000, Used 30000, Requested 120. Please try again in 1.5s."
+    ),
+    "server_error": "The server had an error while processing your request.",
+}
+"""The usual message of an error code given without one (``status``, ``stream_error``)."""
 
 
 def answer(step: Step) -> Answer:
@@ -40,11 +53,15 @@ def answer(step: Step) -> Answer:
         return sse_answer(_tool_call(step.tool, step.command))
     if step.kind == "fail_after_text":
         return sse_answer(_fail_after_text(step.status))
+    if step.kind == "stream_error":
+        return sse_answer(_stream_error(step.code or "server_error", step.message))
     return sse_answer(_reply(step.text))
 
 
 def _error(step: Step) -> Answer:
     code, message = _ERRORS.get(step.status, ("server_error", "The server had an error."))
+    if step.code is not None:
+        code, message = step.code, step.message or _MESSAGES.get(step.code, message)
     body = {"error": {"message": message, "type": code, "code": code, "param": None}}
     headers = {} if step.retry_after_s is None else {"Retry-After": str(step.retry_after_s)}
     return json_answer(step.status, body, headers)
@@ -124,6 +141,14 @@ def _tool_call(tool: str | None, command: str) -> Iterator[bytes]:
     yield _item_event("response.output_item.added", {**item, "arguments": ""})
     yield _item_event("response.output_item.done", item)
     yield _completed()
+
+
+def _stream_error(code: str, message: str | None) -> Iterator[bytes]:
+    """A response created, then ``response.failed`` with ``code`` before any output."""
+    yield _created()
+    error = {"code": code, "message": message or _MESSAGES.get(code, "The server had an error.")}
+    failed = _response("failed", error=error)
+    yield sse("response.failed", {"type": "response.failed", "response": failed})
 
 
 def _fail_after_text(code: int) -> Iterator[bytes]:

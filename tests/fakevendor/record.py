@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
+from governor.exec.codex_events import CodexEvents
 from governor.exec.process import run_process
 from tests.fakevendor import matrix
 from tests.fakevendor import scenario as sc
@@ -54,12 +55,15 @@ def record(cli: str, name: str, case: Case, *, codex: bool) -> None:
         home = Path(tmp)
         env = case.source_env(codex, home, vendor.url, cli)
         (home / "work").mkdir()
+        events = CodexEvents()  # codex waiting for the network is ended, as the adapter does
         result = run_process(
             harness.argv(profile),
             stdin=b"Plan the goal: say hello.",
             env=harness.environment(profile, env),
             cwd=home / "work",
             timeout_s=profile.timeout_s,
+            on_stdout_line=events.feed if codex else None,
+            stop=(lambda: events.reconnecting > 0) if codex else None,
         )
     stem = f"{'codex' if codex else 'claude'}-{name}"
     (FIXTURES / f"{stem}.jsonl").write_bytes(result.stdout_head)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-StepKind = Literal["reply", "status", "tool_call", "fail_after_text", "malformed"]
+StepKind = Literal[
+    "reply", "status", "tool_call", "fail_after_text", "malformed", "stream_error", "hangup"
+]
 
 TOOL_COMMAND = "echo governor-fake-tool"
 """The harmless shell command a scripted tool call asks the agent to run."""
@@ -28,7 +30,11 @@ class Step:
             ``status`` with a vendor-shaped error body; ``tool_call`` streams one shell
             tool call and completes (the CLI runs it and asks again); ``fail_after_text``
             streams part of a reply, then an in-stream error event for ``status``;
-            ``malformed`` answers 200 with a body that is not a valid event stream.
+            ``malformed`` answers 200 with a body that is not a valid event stream;
+            ``stream_error`` answers 200 and starts a response, then sends an in-stream
+            error event carrying ``code`` before any content (Anthropic's usual overload:
+            ``message_start``, ``ping``, ``error``); ``hangup`` reads the request and
+            closes the connection without a response byte.
         text: the reply text for ``reply``.
         status: the HTTP status for ``status`` and ``fail_after_text``.
         retry_after_s: a ``Retry-After`` header value for ``status``, in seconds.
@@ -36,6 +42,10 @@ class Step:
             name with no arguments instead of the shell (e.g. ``get_goal``, which leaves
             no item in codex's JSONL). The Messages dialect always calls ``Bash``.
         command: the shell command a shell ``tool_call`` runs.
+        code: the vendor's error code for ``status`` and ``stream_error`` (e.g.
+            ``insufficient_quota``, ``billing_error``, ``overloaded_error``); None: the
+            dialect's usual code for the status.
+        message: the vendor's error message with ``code`` (None: the dialect's usual one).
     """
 
     kind: StepKind
@@ -44,6 +54,8 @@ class Step:
     retry_after_s: int | None = None
     tool: str | None = None
     command: str = TOOL_COMMAND
+    code: str | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +74,29 @@ def reply(text: str) -> Scenario:
     return Scenario((Step("reply", text=text),))
 
 
-def status(code: int, retry_after: int | None = None) -> Scenario:
-    """HTTP ``code`` on every model request: the first one, and any retry."""
-    return Scenario((Step("status", status=code, retry_after_s=retry_after),))
+def status(
+    code: int,
+    retry_after: int | None = None,
+    *,
+    error_code: str | None = None,
+    message: str | None = None,
+) -> Scenario:
+    """HTTP ``code`` on every model request: the first one, and any retry; ``error_code``
+    and ``message`` replace the vendor's usual error body for that status."""
+    step = Step("status", status=code, retry_after_s=retry_after, code=error_code, message=message)
+    return Scenario((step,))
+
+
+def stream_error(error_code: str, message: str | None = None) -> Scenario:
+    """HTTP 200, a response started, then an in-stream error ``error_code`` before any
+    content, on every model request (Anthropic's ``overloaded_error``, OpenAI's
+    ``response.failed``)."""
+    return Scenario((Step("stream_error", code=error_code, message=message),))
+
+
+def hangup() -> Scenario:
+    """Read each model request and close the connection without answering."""
+    return Scenario((Step("hangup"),))
 
 
 def fail_after_text(code: int = 500) -> Scenario:

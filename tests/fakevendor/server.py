@@ -26,7 +26,7 @@ from typing import Any
 
 from tests.fakevendor import anthropic_api, openai_api
 from tests.fakevendor.scenario import Scenario, Step, reply
-from tests.fakevendor.wire import Answer, json_answer
+from tests.fakevendor.wire import HANGUP, Answer, json_answer
 
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "cookie", "proxy-authorization"})
 """Request headers whose values the recorder never keeps."""
@@ -97,11 +97,13 @@ def _parse_body(raw: bytes) -> Any:
 def _route(recorder: _Recorder, request: RecordedRequest, index: int) -> Answer:
     body = request.body if isinstance(request.body, dict) else {}
     model = str(body.get("model", "claude-fake"))
-    if request.route == RESPONSES_PATH and index >= 0:
-        return openai_api.answer(recorder.step(request, index))
-    if request.route == MESSAGES_PATH and index >= 0:
-        streaming = bool(body.get("stream", False))
-        return anthropic_api.answer(recorder.step(request, index), model, streaming)
+    if request.route in (RESPONSES_PATH, MESSAGES_PATH) and index >= 0:
+        step = recorder.step(request, index)
+        if step.kind == "hangup":
+            return HANGUP
+        if request.route == RESPONSES_PATH:
+            return openai_api.answer(step)
+        return anthropic_api.answer(step, model, bool(body.get("stream", False)))
     if request.route.startswith("/v1/messages"):
         return json_answer(200, {"input_tokens": 120})
     return json_answer(404, {"error": {"message": f"fake vendor has no {request.route}"}})
@@ -138,6 +140,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _write(self, answer: Answer) -> None:
         status, headers, chunks = answer
+        if answer is HANGUP:  # not a byte of response: the connection just closes
+            self.close_connection = True
+            return
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
@@ -157,8 +162,10 @@ class _Server(ThreadingHTTPServer):
 class FakeVendor:
     """The fake vendor: start it, point a CLI at :attr:`url`, :meth:`play` a scenario."""
 
-    def __init__(self, scenario: Scenario | None = None) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+    def __init__(self, scenario: Scenario | None = None, *, port: int = 0) -> None:
+        """Serve ``scenario`` on ``port`` (0: an ephemeral one; another: e.g. the port of a
+        vendor that was stopped, to bring it back)."""
+        self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.recorder = _Recorder(scenario or reply("ok"))
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

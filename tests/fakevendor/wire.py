@@ -9,6 +9,9 @@ from typing import Any
 Answer = tuple[int, dict[str, str], Iterator[bytes]]
 """An HTTP status, response headers and the body chunks (each flushed as it is written)."""
 
+HANGUP: Answer = (0, {}, iter(()))
+"""No answer at all: the server closes the connection before a response byte."""
+
 MALFORMED_STREAM = (
     b"event: response.created\ndata: {not json at all\n\n"
     b"this line is not SSE\n\x00\x01\x02 garbage\n\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import signal
 import subprocess
 import time
@@ -134,7 +135,8 @@ def test_metrics_are_prometheus_and_openmetrics_with_histograms_build_info_and_h
     assert "process_cpu_seconds_total" in names
     assert "governor_attempts_total" in names
     upstreams = {s.labels["upstream"] for s in families["governor_upstream_healthy"].samples}
-    assert upstreams == {"scripted scenario.json default"}
+    [upstream] = upstreams  # the agent's identity: a short name and a digest (SPEC §12.9)
+    assert re.fullmatch(r"scripted scenario\.json#[0-9a-f]{10} default", upstream), upstream
     assert str(tmp_path) not in body  # no absolute path reaches a label
 
     code, kind, text = get(base + "metrics", "application/openmetrics-text; version=1.0.0")

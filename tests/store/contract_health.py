@@ -56,6 +56,17 @@ class HealthCases(Backend):
         assert after is not None
         assert (after.healthy, after.outage_started, after.recovered_by) == (True, T0, "probe")
 
+    def test_whether_an_upstream_ever_answered_round_trips(self, store):
+        """SPEC §12.7: a vendor never reached gets a record that says so; an answer sets it."""
+        unreached = Seen("none", unreachable=True)
+        never = store.change_upstream(
+            CLAUDE.name, lambda r: observed(r, CLAUDE, unreached, T0, BACKOFF)
+        )
+        assert never is not None
+        assert store.upstream_health([CLAUDE.name])[CLAUDE.name].answered is False
+        store.change_upstream(CLAUDE.name, answer(CLAUDE, at_s=5))
+        assert store.upstream_health([CLAUDE.name])[CLAUDE.name].answered is True
+
     def test_records_are_listed_by_name_and_looked_up_by_name(self, store):
         store.change_upstream(CODEX.name, answer())
         store.change_upstream(CLAUDE.name, refuse(CLAUDE))

@@ -382,6 +382,19 @@ def test_a_read_only_store_reads_and_the_server_refuses_its_writes(url):
     assert sql(url, "SELECT COUNT(*) FROM goals") == [(1,)]
 
 
+def test_health_records_before_version_5_count_as_answered(url):
+    with psycopg.connect(url, autocommit=True) as raw:
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:5])
+        raw.execute(
+            "INSERT INTO upstreams VALUES ('codex x m', 'codex', 'x', 'm', false, now(), now(),"
+            " 503, NULL, now(), 0, 1, NULL, NULL, 30, 2, 900, NULL, NULL, NULL)"
+        )
+    store = open_store(url)
+    [record] = store.upstreams()
+    store.close()
+    assert (record.healthy, record.answered) == (False, True)
+
+
 def test_a_read_only_open_never_migrates(url):
     with psycopg.connect(url, autocommit=True) as raw:
         migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:2])

@@ -203,6 +203,20 @@ def test_a_version_0_database_gains_the_service_registry_and_keeps_its_goals(db)
     assert {"workers", "service_errors"} <= tables
 
 
+def test_health_records_before_version_5_count_as_answered(db):
+    """Every record written before SPEC §12.7 was made by a call the vendor answered or
+    refused: the migration says it has answered, so a vendor gone since is an outage."""
+    with closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:5])
+        raw.execute(
+            "INSERT INTO upstreams VALUES ('codex x m', 'codex', 'x', 'm', 0, 0, 0, 503, NULL,"
+            " 30000000, 0, 1, NULL, NULL, 30, 2, 900, NULL, NULL, NULL)"
+        )
+    with SqliteEventStore(db) as store:
+        [record] = store.upstreams()
+    assert (record.healthy, record.answered) == (False, True)
+
+
 def test_the_soonest_wakeup_query_walks_the_partial_index(db):
     SqliteEventStore(db).close()
     with closing(sqlite3.connect(db)) as raw:

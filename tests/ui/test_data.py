@@ -231,6 +231,34 @@ def test_the_upstreams_section_shows_each_record_of_the_store() -> None:
     assert ">healthy<" in page
 
 
+def test_upstreams_are_never_shown_by_an_absolute_path_and_say_when_never_answered() -> None:
+    """SPEC §12.9: a record named before by its executable's path is shown as a short
+    name and a digest; a vendor never reached says so (SPEC §12.7)."""
+    store = MemoryEventStore()
+    old = Upstream("command", "/home/ann/goals/bin/agent.sh", "default")
+    never = Upstream("codex", "http://127.0.0.1:9/v1", "gpt-5-codex")
+    backoff = UpstreamBackoff()
+    store.change_upstream(old.name, lambda r: observed(r, old, Seen("refused", 503), T0, backoff))
+    unreached = Seen("none", unreachable=True)
+    store.change_upstream(never.name, lambda r: observed(r, never, unreached, T0, backoff))
+    rows = {row.name: row for row in upstream_rows(store)}
+    [shown] = [name for name in rows if name.startswith("command ")]
+    assert shown.startswith("command agent.sh#")
+    assert "/home/ann" not in shown
+    assert rows[never.name].detail == "never answered: no call has reached it yet"
+    page = list_main(goal_list(store), list(rows.values()), T0)
+    assert "/home/ann" not in page
+
+
+def test_a_planner_runs_cost_is_shown_like_a_workers() -> None:
+    """SPEC §12.5: every agent call's cost, planner or worker, charged or not."""
+    s = Story()
+    s.plan_fails("upstream")
+    costly = s.events[-1].model_copy(update={"cost_usd": 0.0125})
+    runs = [e for e in timeline([*s.events[:-1], costly]) if isinstance(e, Run)]
+    assert runs[0].cost_usd == 0.0125
+
+
 def test_explanations_are_computed_once_per_last_seq_and_only_the_latest_are_kept() -> None:
     kept = Explanations(size=2)
     a, b, c = Story("a"), Story("b"), Story("c")
