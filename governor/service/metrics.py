@@ -43,7 +43,7 @@ from prometheus_client.exposition import choose_encoder, generate_latest
 
 from governor import __version__
 from governor.core.decision import Status
-from governor.core.upstream import UpstreamHealth
+from governor.core.upstream import UpstreamHealth, shown_name
 from governor.service.observe import COUNTERS, HISTOGRAMS, Histograms, Snapshot
 from governor.store.files import write_atomically
 
@@ -63,11 +63,9 @@ class MetricsSnapshot:
 
 
 def upstream_label(record: UpstreamHealth) -> str:
-    """An upstream's label: its name with any absolute path cut to its last part."""
-    return " ".join(
-        part.rstrip("/").rsplit("/", 1)[-1] if part.startswith("/") else part
-        for part in record.upstream.split(" ")
-    )
+    """An upstream's label: its name as the web view and ``governor upstreams`` show it
+    (SPEC §12.9: an absolute path is never a label, only its last part and a digest)."""
+    return shown_name(record.upstream)
 
 
 UPSTREAM_GAUGES: Final[tuple[tuple[str, str, Callable[[UpstreamHealth], float]], ...]] = (
