@@ -53,7 +53,8 @@ from governor.core.events import (
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
 from governor.core.history import check_decision, check_proposal
 from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
-from governor.core.policy import Policy
+from governor.core.policy import Policy, new_goal_policy
+from governor.core.signature import signature
 from governor.core.view import GoalView, WorkState
 from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
 
@@ -102,7 +103,12 @@ def create_goal(
     policy: Policy | None = None,
     actor: str = "governor",
 ) -> list[Event]:
-    """The first event of a new goal."""
+    """The first event of a new goal: its policy with the defaults of a new goal, refused
+    when it leaves no planner call for the completion review (SPEC §12.1).
+
+    Raises:
+        PolicyError: the policy breaks SPEC §12.1 (the line names both numbers and the fix).
+    """
     return [
         GoalCreated(
             goal_id=goal_id,
@@ -112,7 +118,7 @@ def create_goal(
             title=title,
             objective=objective,
             acceptance=tuple(acceptance),
-            policy=policy or Policy(),
+            policy=new_goal_policy(policy or Policy()),
             profiles=profiles,
             planner=planner,
             worker=worker,
@@ -188,15 +194,12 @@ def continue_plan(view: GoalView, *, plan_id: str, at: datetime) -> list[Event]:
     if plan is None or plan.status != "requested":
         raise CommandRefusedError(f"plan {plan_id} is not in flight", goal_id=view.goal_id)
     if not continuations_left(view):
-        return plan_failed(
-            view,
-            plan_id=plan_id,
-            at=at,
-            failure_class=None,
-            evidence=UNKNOWN,
-            error=f"the planner run was lost {plan.continuations + 1} times (max_continuations "
-            f"is {view.policy.max_continuations})",
+        lost = (
+            f"the planner run was lost {plan.continuations + 1} times (max_continuations "
+            f"is {view.policy.max_continuations})"
         )
+        # a loss is the runner's, not the planner's: it has no signature (SPEC §12.10)
+        return _plan_failed(view, plan_id, at, None, UNKNOWN, lost, None, signed=False)
     return [PlanContinued(**event_head(view, at, "governor"), plan_id=plan_id)]
 
 
@@ -210,19 +213,44 @@ def plan_failed(
     error: str | None,
     retry_after_s: float | None = None,
 ) -> list[Event]:
-    """The planner run failed (or its reply failed validation)."""
+    """The planner run failed (or its reply failed validation), with its signature."""
+    return _plan_failed(
+        view, plan_id, at, failure_class, evidence, error, retry_after_s, signed=True
+    )
+
+
+def _plan_failed(  # noqa: PLR0917 - the fields of the event
+    view: GoalView,
+    plan_id: str,
+    at: datetime,
+    failure_class: FailureClass | None,
+    evidence: Evidence | None,
+    error: str | None,
+    retry_after_s: float | None,
+    *,
+    signed: bool,
+) -> list[Event]:
+    text = tail(error) if error else None
     return [
         PlanFailed.model_validate(
             {
                 **event_head(view, at, "governor"),
                 "plan_id": plan_id,
                 "class": failure_class,
-                "error": tail(error) if error else None,
+                "error": text,
                 "evidence": evidence,
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
+                "signature": _signature(failure_class, evidence, text) if signed else None,
             }
         )
     ]
+
+
+def _signature(
+    failure_class: FailureClass | None, evidence: Evidence | None, error: str | None
+) -> str:
+    """The recorded failure's signature: its class, the rule that classed it, its error."""
+    return signature(failure_class, evidence.rule if evidence else None, error)
 
 
 def plan_proposed(
@@ -416,11 +444,16 @@ def finish_attempt(
     summary: str | None = None,
     actor: str = "governor",
 ) -> list[Event]:
-    """The terminal record of a run. A success is never classed."""
+    """The terminal record of a run. A success is never classed. A run that failed or timed
+    out carries its signature (a lost or abandoned one is the runner's or an operator's
+    doing, not the agent's: SPEC §12.10)."""
     ensure_open(view)
     item = work_item(view, work_id)
     if not item.running:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
+    failure_class = None if outcome == "succeeded" else failure_class
+    text = tail(error) if error else None
+    signed = outcome in ("failed", "timed_out")
     return [
         AttemptFinished.model_validate(
             {
@@ -429,12 +462,13 @@ def finish_attempt(
                 "attempt": item.attempt,
                 "run_id": run_id,
                 "outcome": outcome,
-                "class": None if outcome == "succeeded" else failure_class,
-                "error": tail(error) if error else None,
+                "class": failure_class,
+                "error": text,
                 "evidence": evidence,
                 "acceptance": acceptance,
                 "cost_usd": reported(cost_usd, MAX_USD),
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
+                "signature": _signature(failure_class, evidence, text) if signed else None,
             }
         )
     ]

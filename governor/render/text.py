@@ -68,11 +68,14 @@ def format_step(step: ReplayStep) -> str:
 
 
 def _why(event: Event) -> str:
-    """A resume's own reason under its replay line (governor's names the probe and the outage).
+    """A resume's own reason under its replay line (governor's names the probe and the
+    outage), and a failure's signature (SPEC §12.10: what "the same failure" compares).
 
     Reads attributes only: a replay step may hold the event's compiled struct."""
     if event.type == "goal.resumed" or event.type == "work.retried":  # noqa: PLR1714 - narrows for mypy
         return f"\n{'':8}{event.type} by {event.actor}: {event.reason}"
+    if (event.type == "plan.failed" or event.type == "attempt.finished") and event.signature:  # noqa: PLR1714
+        return f"\n{'':8}signature {event.signature}"
     return ""
 
 
@@ -217,6 +220,10 @@ def format_report(report: TuneReport, *, every: bool) -> str:
         else "the Pareto frontier (success against cost, cheapest first):",
         header,
         *(_row(e) for e in shown),
+        *(
+            f"{', '.join(f'{k}={v}' for k, v in policy.items()):<44} infeasible: {why}"
+            for policy, why in report.infeasible
+        ),
         "",
         "recommended: " + ", ".join(f"{k}={v}" for k, v in report.recommended.overrides.items()),
         f"  why: {report.why}",
