@@ -8,6 +8,9 @@ Scenarios:
     ``missing-binary``  the planner's binary is missing: an environment stop with its
                         one-line remedy, no budget spent; the binary appears; the runner
                         re-probes, resumes by itself and completes the goal.
+    ``same-failure``    a planner that never answers with JSON is stopped after three
+                        calls that failed the same way (SPEC §12.10), with replans left,
+                        and ``explain`` advises fixing the agent, not raising a budget.
 
 Everything happens in a fresh temporary folder; nothing outside it is touched.
 """
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from governor.analysis.explain import explain
 from governor.core.charges import charges
 from governor.core.decision import Decision
 from governor.drive import goals
@@ -28,7 +32,7 @@ from governor.drive.runner import Progress, RunnerSettings
 from governor.store.sqlite import SqliteEventStore
 
 HERE: Final = Path(__file__).resolve().parent
-SCENARIOS: Final = ("story", "missing-binary")
+SCENARIOS: Final = ("story", "missing-binary", "same-failure")
 
 STORY_GOAL: Final = """\
 id = "demo-login"
@@ -73,6 +77,24 @@ args = ["bin/plan-agent"]           # not there yet: the demo installs it half-w
 harness = "scripted"
 args = ["missing-binary.json"]
 max_attempts = 1
+"""
+
+SAME_GOAL: Final = """\
+id = "demo-same-failure"
+title = "Ship the login page"
+objective = "Users can log in with an email and a password."
+acceptance = ["bad passwords are refused"]
+planner = "planner"
+worker = "planner"
+
+[policy]
+max_replans = 5                     # budget enough for two more calls: they would fail alike
+max_same_failures = 3               # the default, written out
+
+[profiles.planner]
+harness = "scripted"
+args = ["same-failure.json"]
+max_attempts = 1                    # one spawn per call: each unusable reply is its own plan
 """
 
 PLAN_AGENT: Final = """\
@@ -170,6 +192,27 @@ def missing_binary(
     return decision
 
 
+def same_failure(
+    folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
+) -> Decision:
+    shutil.copy(HERE / "same-failure.json", folder / "same-failure.json")
+    goal_id = _create(folder, SAME_GOAL, say)
+    say("\nthe planner answers in prose, never with the JSON object it is asked for")
+    decision = _run(folder, goal_id, say, progress)
+    show(goal_id, decision)
+    store = SqliteEventStore(folder / "governor.db")
+    try:
+        events = list(store.load(goal_id))
+    finally:
+        store.close()
+    say(f"\nexplain: {explain(events).advice}")
+    _ledger_and_charges(folder, goal_id, say)
+    return decision
+
+
+PLAYS: Final = {"story": story, "missing-binary": missing_binary, "same-failure": same_failure}
+
+
 def run_demo(
     scenario: str,
     say: Say,
@@ -180,5 +223,4 @@ def run_demo(
 ) -> DemoResult:
     """Run a demo scenario in ``folder`` (a new temporary folder by default)."""
     folder = folder or Path(tempfile.mkdtemp(prefix="governor-demo-"))
-    play = story if scenario == "story" else missing_binary
-    return DemoResult(folder, play(folder, say, progress, show))
+    return DemoResult(folder, PLAYS[scenario](folder, say, progress, show))

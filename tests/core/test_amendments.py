@@ -507,3 +507,75 @@ def test_proposals_of_work_are_unchanged_by_the_amendments() -> None:
         work=[WorkSpec(key="a", title="A", objective="a")],
     )
     assert proposed.type == "plan.proposed"
+
+
+# --- §12.2 milestone wording, §12.3 which budget is named -----------------------------------
+
+
+def _items(*outcomes: str) -> Story:
+    """A plan of one item per outcome: ``accepted``, ``cancelled``, ``open`` (never run)."""
+    keys = [chr(ord("a") + i) for i in range(len(outcomes))]
+    s = Story(max_attempts=1)
+    s.plan(*keys)
+    for key, outcome in zip(keys, outcomes, strict=True):
+        if outcome == "accepted":
+            s.succeed(f"p1-{key}")
+        elif outcome == "cancelled":
+            s.op("cancel_work", work_id=f"p1-{key}")
+    return s
+
+
+MILESTONES: dict[str, tuple[tuple[str, ...], str, int]] = {
+    "every item accepted is a milestone": (("accepted", "accepted"), "goal.6", 1),
+    "accepted or cancelled, one at least accepted, is a milestone": (
+        ("accepted", "cancelled"),
+        "goal.6",
+        1,
+    ),
+    "every item cancelled is none: nothing was achieved": (
+        ("cancelled", "cancelled"),
+        "goal.12",
+        0,
+    ),
+    "an item neither accepted nor cancelled is none": (("accepted", "open"), "goal.8", 0),
+}
+
+
+@pytest.mark.parametrize(("outcomes", "rule", "milestones"), MILESTONES.values(), ids=MILESTONES)
+def test_a_milestone_is_every_item_accepted_or_cancelled_one_at_least_accepted(
+    outcomes: tuple[str, ...], rule: str, milestones: int
+) -> None:
+    """SPEC §12.2 (settles §11.6): "every item of the active plan settled" means each item
+    accepted or cancelled, at least one accepted — for goal rule 6 and for
+    ``max_milestones`` alike."""
+    s = _items(*outcomes)
+    d = s.decision()
+    assert d.rule == rule, d.reason
+    assert (d.trigger == "milestone") == (rule == "goal.6")
+    assert s.view.milestones == milestones
+
+
+def _replans_spent(*, accepted: bool) -> Story:
+    """Two charged replans (a failed plan, then one applied) and the goal's one attempt spent
+    by its item: accepted (a milestone is due) or failed (a replan is due)."""
+    s = Story(max_replans=2, max_total_attempts=1, max_attempts=1)
+    s.plan_fails()
+    s.plan("a")
+    if accepted:
+        s.succeed("p2-a")
+    else:
+        s.attempt("p2-a")
+    return s
+
+
+@pytest.mark.parametrize("accepted", [True, False], ids=["at a milestone", "to replan"])
+def test_with_replans_and_goal_attempts_both_spent_the_stop_names_total_attempts(
+    accepted: bool,
+) -> None:
+    """SPEC §12.3: when a replan is needed and both charged replans and charged goal
+    attempts are spent, the stop names ``total_attempts`` (§11.4 first)."""
+    s = _replans_spent(accepted=accepted)
+    assert s.view.plans_used - s.view.plans_uncharged == s.policy.max_replans
+    d = s.decision()
+    assert (d.status, d.exhausted) == ("budget_exhausted", "total_attempts"), d.reason
+    assert d.rule == ("goal.6" if accepted else "goal.11")
