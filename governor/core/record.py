@@ -194,12 +194,16 @@ def continue_plan(view: GoalView, *, plan_id: str, at: datetime) -> list[Event]:
     if plan is None or plan.status != "requested":
         raise CommandRefusedError(f"plan {plan_id} is not in flight", goal_id=view.goal_id)
     if not continuations_left(view):
-        lost = (
-            f"the planner run was lost {plan.continuations + 1} times (max_continuations "
-            f"is {view.policy.max_continuations})"
+        return plan_failed(
+            view,
+            plan_id=plan_id,
+            at=at,
+            failure_class=None,
+            evidence=UNKNOWN,
+            error=f"the planner run was lost {plan.continuations + 1} times (max_continuations "
+            f"is {view.policy.max_continuations})",
+            signed=False,  # a loss is the runner's, not the planner's (SPEC §12.10)
         )
-        # a loss is the runner's, not the planner's: it has no signature (SPEC §12.10)
-        return _plan_failed(view, plan_id, at, None, UNKNOWN, lost, None, signed=False)
     return [PlanContinued(**event_head(view, at, "governor"), plan_id=plan_id)]
 
 
@@ -212,24 +216,10 @@ def plan_failed(
     evidence: Evidence | None,
     error: str | None,
     retry_after_s: float | None = None,
+    signed: bool = True,
 ) -> list[Event]:
-    """The planner run failed (or its reply failed validation), with its signature."""
-    return _plan_failed(
-        view, plan_id, at, failure_class, evidence, error, retry_after_s, signed=True
-    )
-
-
-def _plan_failed(  # noqa: PLR0917 - the fields of the event
-    view: GoalView,
-    plan_id: str,
-    at: datetime,
-    failure_class: FailureClass | None,
-    evidence: Evidence | None,
-    error: str | None,
-    retry_after_s: float | None,
-    *,
-    signed: bool,
-) -> list[Event]:
+    """The planner run failed (or its reply failed validation); ``signed``: with its
+    signature (SPEC §12.10)."""
     text = tail(error) if error else None
     return [
         PlanFailed.model_validate(
