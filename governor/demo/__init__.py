@@ -27,6 +27,7 @@ from typing import Final
 from governor.analysis.explain import explain
 from governor.core.charges import charges
 from governor.core.decision import Decision
+from governor.core.events import Event
 from governor.drive import goals
 from governor.drive.runner import Progress, RunnerSettings
 from governor.store.sqlite import SqliteEventStore
@@ -133,14 +134,17 @@ def _run(folder: Path, goal_id: str, say: Say, progress: Progress) -> Decision:
         store.close()
 
 
-def _ledger_and_charges(folder: Path, goal_id: str, say: Say) -> None:
+def _events(folder: Path, goal_id: str) -> list[Event]:
     store = SqliteEventStore(folder / "governor.db")
     try:
-        events = list(store.load(goal_id))
+        return list(store.load(goal_id))
     finally:
         store.close()
+
+
+def _ledger_and_charges(folder: Path, goal_id: str, say: Say) -> None:
     say("\nwhy each run was or was not charged:")
-    for charge in charges(events):
+    for charge in charges(_events(folder, goal_id)):
         mark = "charged  " if charge.charged else "free     "
         say(f"  {mark} {charge.what:<22} {charge.why}")
 
@@ -200,12 +204,7 @@ def same_failure(
     say("\nthe planner answers in prose, never with the JSON object it is asked for")
     decision = _run(folder, goal_id, say, progress)
     show(goal_id, decision)
-    store = SqliteEventStore(folder / "governor.db")
-    try:
-        events = list(store.load(goal_id))
-    finally:
-        store.close()
-    say(f"\nexplain: {explain(events).advice}")
+    say(f"\nexplain: {explain(_events(folder, goal_id)).advice}")
     _ledger_and_charges(folder, goal_id, say)
     return decision
 
