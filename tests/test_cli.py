@@ -253,6 +253,25 @@ def test_new_refuses_a_policy_that_is_no_mapping(tmp_path: Path) -> None:
     ]
 
 
+def test_validate_notes_a_recorded_policy_without_a_completion_call_and_replay_reads_it(
+    tmp_path: Path,
+) -> None:
+    """SPEC §12.1: a recorded ``goal.created`` whose policy breaks the rule is read exactly
+    as recorded (its replay is unchanged) and ``validate`` adds a note."""
+    history = Path(__file__).resolve().parent / "golden" / "reopened_spent_item.jsonl"
+    result = governor("validate", str(history), "--json")
+    assert result.returncode == 0, result.stderr
+    record = orjson.loads(result.stdout)
+    assert record["notes"] == [
+        "line 1: goal.created: max_replans 1 leaves no planner call for the completion review: "
+        "use max_replans ≥ 2 (SPEC §12.1); a new goal is refused such a policy, this one is "
+        "read as recorded"
+    ]
+    assert (record["status"], record["exhausted"]) == ("budget_exhausted", "replans")
+    fine = governor("validate", str(EXAMPLE), "--json")
+    assert orjson.loads(fine.stdout)["notes"] == []
+
+
 def test_validate_reads_a_round_one_policy_with_a_note(tmp_path: Path) -> None:
     current = EXAMPLE.read_text()
     assert '"max_milestones":4,' in current  # the example is read without a note
