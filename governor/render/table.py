@@ -112,7 +112,9 @@ def format_report(report: TuneReport, *, every: bool, width: int | None = None) 
         *(  # SPEC §12.1: listed, never estimated
             line
             for policy, why in report.infeasible
-            for line in wrap(f"{', '.join(f'{k}={v}' for k, v in policy.items())}  infeasible: {why}")
+            for line in wrap(
+                f"{', '.join(f'{k}={v}' for k, v in policy.items())}  infeasible: {why}"
+            )
         ),
         "",
         *wrap(
