@@ -160,13 +160,26 @@ def _create(folder: Path, goal_text: str, say: Say) -> str:
     return view.goal_id
 
 
+def _staged(folder: Path, scenario: str, goal_text: str, say: Say) -> str:
+    """The scenario's file copied into ``folder`` and its goal created; the goal's id."""
+    shutil.copy(HERE / f"{scenario}.json", folder / f"{scenario}.json")
+    return _create(folder, goal_text, say)
+
+
+def _shown(
+    folder: Path, goal_id: str, say: Say, progress: Progress, show: Callable[[str, Decision], None]
+) -> Decision:
+    """Run the goal until it stops or waits, and show where it is."""
+    decision = _run(folder, goal_id, say, progress)
+    show(goal_id, decision)
+    return decision
+
+
 def story(
     folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
 ) -> Decision:
-    shutil.copy(HERE / "story.json", folder / "story.json")
-    goal_id = _create(folder, STORY_GOAL, say)
-    decision = _run(folder, goal_id, say, progress)
-    show(goal_id, decision)
+    goal_id = _staged(folder, "story", STORY_GOAL, say)
+    decision = _shown(folder, goal_id, say, progress, show)
     _ledger_and_charges(folder, goal_id, say)
     return decision
 
@@ -174,11 +187,9 @@ def story(
 def missing_binary(
     folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
 ) -> Decision:
-    shutil.copy(HERE / "missing-binary.json", folder / "missing-binary.json")
-    goal_id = _create(folder, MISSING_GOAL, say)
+    goal_id = _staged(folder, "missing-binary", MISSING_GOAL, say)
     say("\n1. the planner's binary (bin/plan-agent) does not exist yet")
-    decision = _run(folder, goal_id, say, progress)
-    show(goal_id, decision)
+    decision = _shown(folder, goal_id, say, progress, show)
     say(
         f"\nremedy: install the planner at {folder / 'bin' / 'plan-agent'} "
         "(`governor doctor goal.toml` names what is missing); no budget was spent"
@@ -190,8 +201,7 @@ def missing_binary(
     agent.parent.mkdir(exist_ok=True)
     agent.write_text(PLAN_AGENT)
     agent.chmod(0o755)
-    decision = _run(folder, goal_id, say, progress)
-    show(goal_id, decision)
+    decision = _shown(folder, goal_id, say, progress, show)
     _ledger_and_charges(folder, goal_id, say)
     return decision
 
@@ -199,11 +209,9 @@ def missing_binary(
 def same_failure(
     folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
 ) -> Decision:
-    shutil.copy(HERE / "same-failure.json", folder / "same-failure.json")
-    goal_id = _create(folder, SAME_GOAL, say)
+    goal_id = _staged(folder, "same-failure", SAME_GOAL, say)
     say("\nthe planner answers in prose, never with the JSON object it is asked for")
-    decision = _run(folder, goal_id, say, progress)
-    show(goal_id, decision)
+    decision = _shown(folder, goal_id, say, progress, show)
     say(f"\nexplain: {explain(_events(folder, goal_id)).advice}")
     _ledger_and_charges(folder, goal_id, say)
     return decision
