@@ -6,7 +6,7 @@ Method (figures go to docs/performance.md):
     1. Simulate a corpus of ``--goals`` histories under a tight policy (seeded), into
        ``bench/out/tune-<goals>/`` (reused).
     2. Re-projection, side by side on the same ``--sample`` histories x the 100-point grid
-       (max_replans 1..10 x max_uncharged_replans 0..9), interleaved, best of ``--repeat``:
+       (max_replans 2..11 x max_uncharged_replans 0..9), interleaved, best of ``--repeat``:
          naive  for every history and policy: re-fold the whole history through the
                 projection, deciding (with the full ledger) after every event
          ours   analyse each history once (``Trace``), skip policies it cannot tell apart
@@ -65,7 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "183c0d0"
 """main before issue 12's tune work (the figures docs/performance.md compares against)."""
 RECORDED = Policy(max_replans=3, max_uncharged_replans=2, max_attempts=2, max_uncharged_attempts=2)
-GRID = ["max_replans=1..10", "max_uncharged_replans=0..9"]
+GRID = ["max_replans=2..11", "max_uncharged_replans=0..9"]
 
 
 def corpus(goals: int) -> Corpus:

@@ -9,7 +9,7 @@ Method (docs/tuning.md, "Validation against an independent world"):
        governor's own model, or ``rival``, an independent one) under a tight recorded
        policy, written as JSON Lines to a scratch folder (``--out`` keeps them).
     2. **Tune.** ``governor.analysis.tuning.tune_corpus`` - the library call behind
-       ``governor tune`` - over the grid (default: 120 points, max_replans 1..6 x
+       ``governor tune`` - over the grid (default: 120 points, max_replans 2..7 x
        max_uncharged_replans 0..4 x max_attempts 1..4, tighter and looser than the recorded
        3 / 2 / 2 in each dimension).
     3. **Truth.** Every grid policy simulated directly in the same world on
@@ -58,7 +58,8 @@ from governor.store.jsonl import write_history
 RECORDED: Final = Policy(
     max_replans=3, max_uncharged_replans=2, max_attempts=2, max_uncharged_attempts=2
 )
-GRID: Final = ["max_replans=1..6", "max_uncharged_replans=0..4", "max_attempts=1..4"]
+GRID: Final = ["max_replans=2..7", "max_uncharged_replans=0..4", "max_attempts=1..4"]
+"""The default grid: 6 x 5 x 4 = 120 points (``max_replans`` from 2: SPEC §12.1 refuses 1)."""
 TOLERANCE: Final = 0.05
 COVERAGE: Final = 0.95
 SLACK: Final = 1e-9

@@ -13,9 +13,16 @@ from typing import Any
 from governor.core import record, verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import AcceptanceReport, Event, PlanTrigger, Profile, WorkSpec
+from governor.core.events import (
+    AcceptanceReport,
+    Event,
+    GoalCreated,
+    PlanTrigger,
+    Profile,
+    WorkSpec,
+)
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
-from governor.core.policy import Policy, policy_from
+from governor.core.policy import MAX_SAME_FAILURES, Policy, completion_problem, policy_from
 from governor.core.view import GoalView, fold, project
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -29,20 +36,29 @@ class Story:
 
     def __init__(self, goal_id: str = "g", **policy: Any) -> None:
         self.now = T0
-        self.events: list[Event] = record.create_goal(
-            goal_id,
-            title="Test goal",
-            objective="Do the thing.",
-            acceptance=["it is done"],
-            profiles={
+        given = policy_from(policy)
+        fields: dict[str, Any] = {
+            "title": "Test goal",
+            "objective": "Do the thing.",
+            "acceptance": ["it is done"],
+            "profiles": {
                 "planner": Profile(harness="scripted"),
                 "worker": Profile(harness="scripted"),
             },
-            planner="planner",
-            worker="worker",
-            at=self.now,
-            policy=policy_from(policy),
-        )
+            "planner": "planner",
+            "worker": "worker",
+        }
+        if completion_problem(given) is None:
+            self.events: list[Event] = record.create_goal(
+                goal_id, at=self.now, policy=given, **fields
+            )
+        else:  # a goal recorded before SPEC §12.1 refused such a policy: read as recorded
+            recorded = given.model_copy(update={"max_same_failures": MAX_SAME_FAILURES})
+            if "max_same_failures" in given.model_fields_set:
+                recorded = given
+            self.events = [
+                GoalCreated(goal_id=goal_id, seq=1, at=self.now, policy=recorded, **fields)
+            ]
         self.view: GoalView = project(self.events)
         self._plans = 0
         self._runs = 0

@@ -303,3 +303,23 @@ def test_spans_are_off_unless_instrumented(tmp_path: Path) -> None:
     ):
         assert goal.run().status.status == "succeeded"
     assert [s.name for s in exporter.get_finished_spans()] == ["outer"]
+
+
+def test_a_policy_that_can_never_succeed_is_refused_by_the_api_too(tmp_path: Path) -> None:
+    """SPEC §12.1 on every creation path: nothing is stored, the error names both numbers."""
+    store = str(tmp_path / "g.db")
+    with pytest.raises(GoalFileError) as caught:
+        governor.Goal.create(
+            spec(tmp_path, policy={"max_replans": 5, "max_milestones": 5}), store=store
+        )
+    assert str(caught.value) == (
+        "goal: policy: max_milestones 5 leaves no planner call for the completion review "
+        "under max_replans 5: use max_milestones ≤ 4 or max_replans ≥ 6"
+    )
+    with pytest.raises(NotFoundError):
+        governor.Goal("g", store=store)
+    with governor.Goal.create(spec(tmp_path, policy={"max_replans": 2}), store=store) as goal:
+        created = goal.events()[0]
+        assert created.type == "goal.created"
+        policy = created.policy
+        assert (policy.max_replans, policy.max_milestones, policy.max_same_failures) == (2, 1, 3)

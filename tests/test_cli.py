@@ -177,36 +177,66 @@ def test_bad_now_is_one_clear_line() -> None:
     )
 
 
-def test_new_refuses_more_milestones_than_replans_in_one_line(tmp_path: Path) -> None:
+UNAFFORDABLE: dict[str, tuple[str, str]] = {
+    "SPEC §12.1's example: as many milestones as replans": (
+        "max_replans = 5\nmax_milestones = 5\n",
+        "max_milestones 5 leaves no planner call for the completion review under max_replans 5: "
+        "use max_milestones ≤ 4 or max_replans ≥ 6",
+    ),
+    "one replan leaves none for the completion review": (
+        "max_replans = 1\n",
+        "max_replans 1 leaves no planner call for the completion review: use max_replans ≥ 2",
+    ),
+    "no replans at all": (
+        "max_replans = 0\n",
+        "max_replans 0 leaves no planner call for the completion review: use max_replans ≥ 2",
+    ),
+    "more milestones than replans": (
+        "max_replans = 2\nmax_milestones = 3\n",
+        "max_milestones 3 leaves no planner call for the completion review under max_replans 2: "
+        "use max_milestones ≤ 1 or max_replans ≥ 4",
+    ),
+}
+
+
+@pytest.mark.parametrize(("policy", "line"), UNAFFORDABLE.values(), ids=UNAFFORDABLE.keys())
+def test_new_refuses_a_policy_that_can_never_succeed_in_one_line(
+    tmp_path: Path, policy: str, line: str
+) -> None:
+    """SPEC §12.1: a goal succeeds only when a planner says ``complete``, a charged call;
+    a policy that leaves no planner call for it is refused with exit 3, storing nothing."""
     goal = tmp_path / "goal.toml"
     goal.write_text(
         'title = "t"\nobjective = "o"\nplanner = "p"\nworker = "p"\n'
-        "[policy]\nmax_replans = 2\nmax_milestones = 3\n"
+        f"[policy]\n{policy}"
         '[profiles.p]\nharness = "scripted"\n'
     )
-    result = governor("--store", str(tmp_path / "g.db"), "new", str(goal), cwd=tmp_path)
+    store = tmp_path / "g.db"
+    result = governor("--store", str(store), "new", str(goal), cwd=tmp_path)
     assert result.returncode == 3, result.stderr
-    assert result.stderr.strip().splitlines() == [
-        f"error: {goal}: policy: max_milestones (3) must not exceed max_replans (2): "
-        "each milestone is a charged plan"
-    ]
+    assert result.stderr.strip().splitlines() == [f"error: {goal}: policy: {line}"]
+    listed = governor("--store", str(store), "list", "--json", cwd=tmp_path)
+    assert listed.stdout.strip() in ("", "[]"), listed.stdout
 
 
 def test_new_takes_omitted_milestones_from_replans_written_as_a_whole_float(
     tmp_path: Path,
 ) -> None:
-    """SPEC §5/§11.5: an omitted max_milestones is min(4, max_replans); ``2.0`` is the count 2."""
+    """SPEC §12.1: an omitted max_milestones is min(4, max_replans - 1), leaving a planner
+    call for the completion review; ``3.0`` is the count 3. A new goal records
+    ``max_same_failures`` 3 (SPEC §12.10)."""
     goal = tmp_path / "goal.toml"
     goal.write_text(
         'id = "g-float"\ntitle = "t"\nobjective = "o"\nplanner = "p"\nworker = "p"\n'
-        '[policy]\nmax_replans = 2.0\n[profiles.p]\nharness = "scripted"\n'
+        '[policy]\nmax_replans = 3.0\n[profiles.p]\nharness = "scripted"\n'
     )
     store = str(tmp_path / "g.db")
     result = governor("--store", store, "new", str(goal), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     exported = governor("--store", store, "export", "g-float", cwd=tmp_path)
     policy = orjson.loads(exported.stdout.splitlines()[0])["policy"]
-    assert (policy["max_replans"], policy["max_milestones"]) == (2, 2)
+    assert (policy["max_replans"], policy["max_milestones"]) == (3, 2)
+    assert policy["max_same_failures"] == 3
 
 
 def test_new_refuses_a_policy_that_is_no_mapping(tmp_path: Path) -> None:
@@ -221,6 +251,25 @@ def test_new_refuses_a_policy_that_is_no_mapping(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         f"error: {goal}: policy: a policy is a mapping of its fields, not list"
     ]
+
+
+def test_validate_notes_a_recorded_policy_without_a_completion_call_and_replay_reads_it(
+    tmp_path: Path,
+) -> None:
+    """SPEC §12.1: a recorded ``goal.created`` whose policy breaks the rule is read exactly
+    as recorded (its replay is unchanged) and ``validate`` adds a note."""
+    history = Path(__file__).resolve().parent / "golden" / "reopened_spent_item.jsonl"
+    result = governor("validate", str(history), "--json")
+    assert result.returncode == 0, result.stderr
+    record = orjson.loads(result.stdout)
+    assert record["notes"] == [
+        "line 1: goal.created: max_replans 1 leaves no planner call for the completion review: "
+        "use max_replans ≥ 2 (SPEC §12.1); a new goal is refused such a policy, this one is "
+        "read as recorded"
+    ]
+    assert (record["status"], record["exhausted"]) == ("budget_exhausted", "replans")
+    fine = governor("validate", str(EXAMPLE), "--json")
+    assert orjson.loads(fine.stdout)["notes"] == []
 
 
 def test_validate_reads_a_round_one_policy_with_a_note(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ Rules (SPEC §9):
       whatif``), until the goal would have gone on past its recorded end. Fields named by
       the stop itself are preferred; then the smallest relative change.
     * Environment and decision stops are not budget problems: "no policy change helps: a
-      person must act", with what the person must do.
+      person must act", with what the person must do. Nor is the same failure again (SPEC
+      §12.10): a budget only buys more of it, so ``max_same_failures`` is never advised and
+      a planner that repeats itself is told to be fixed.
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from governor.core.charges import RunEvent, describe, describe_tries, explain_fa
 from governor.core.decision import Decision, last_line
 from governor.core.events import AttemptFinished, Event, PlanFailed, PlanProposed
 from governor.core.evidence import Evidence
-from governor.core.policy import Policy, with_overrides
+from governor.core.policy import Policy, completion_problem, with_overrides
 from governor.errors import PolicyError
 
-SEARCHED: Final = tuple(b.field for b in BUDGETS)
-"""The budget fields the search may raise: every budget of ``governor.core.budgets``."""
+NEVER_ADVISED: Final = ("max_same_failures",)
+"""Budget fields explain never advises raising: raising ``max_same_failures`` would only pay
+for the same failure again (SPEC §12.10)."""
+SEARCHED: Final = tuple(b.field for b in BUDGETS if b.field not in NEVER_ADVISED)
+"""The budget fields the search may raise: every other budget of ``governor.core.budgets``."""
 
 DIRECT: Final[dict[str, tuple[str, ...]]] = {
     stop: tuple(b.field for b in BUDGETS if b.stop == stop) for stop in {b.stop for b in BUDGETS}
@@ -157,6 +162,8 @@ def smallest_change(trace: Trace, again: Reread | None = None) -> Change | None:
                 policy = with_overrides(trace.policy, {field: after})
             except PolicyError:  # e.g. more milestones than replans: not a policy
                 break
+            if completion_problem(policy) is not None:  # SPEC §12.1: never advised
+                break
             if trace.demands.key(policy) == recorded:
                 continue
             if _continues(trace, policy, again):
@@ -200,6 +207,12 @@ def _person(decision: Decision, notes: Sequence[FailureNote]) -> str:
         return (
             f"no policy change helps: a person must act — install what is missing ({decision.reason}); "
             "the runner re-probes and resumes by itself once it is there"
+        )
+    if decision.rule == "goal.same_failure":
+        return (
+            f"no policy change helps: a person must act — {decision.reason}; fix the agent, "
+            "its prompt or its environment, then `governor resume GOAL --reason …` saying what "
+            "changed (the reason reaches the next prompt)"
         )
     if decision.blocked_on == "decision":
         return (

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Final
 
 from governor.analysis.simulate import Model
+from governor.core.budgets import must_say_complete
 from governor.core.events import (
     AttemptFinished,
     AttemptStarted,
@@ -37,6 +38,7 @@ from governor.core.events import (
     WorkCreated,
 )
 from governor.core.numbers import later
+from governor.core.view import GoalView, evolve
 
 
 @dataclass(slots=True)
@@ -161,6 +163,8 @@ class _History:
         self.last_refusal: datetime | None = None
         self.hint: float | None = None
         self.last_through: datetime | None = None
+        self.view = GoalView()
+        """The history folded up to the event being read (what its milestone prompt allowed)."""
 
     def read(self, events: Iterable[Event]) -> None:
         last = None
@@ -168,6 +172,7 @@ class _History:
             last = event.at
             self.t.events += 1
             self._one(event)
+            evolve(self.view, event)
         for work_id in set(self.failures) | self.succeeded:
             seen = (self.failures[work_id], work_id in self.succeeded)
             before = self.before.get(work_id, ())
@@ -220,7 +225,10 @@ class _History:
                     trigger = self.requested.get(event.plan_id, (event.at, "initial"))[1]
                     kind = trigger if trigger in ("replan", "milestone") else "initial"
                     self.t.sizes[(kind, len(event.work))] += 1
-                if self.requested.get(event.plan_id, (event.at, ""))[1] == "milestone":
+                # a planner whose milestone prompt allowed only ``complete`` (its milestones
+                # used, SPEC §5) chose nothing: only a free choice tells the model's rate
+                milestone = self.requested.get(event.plan_id, (event.at, ""))[1] == "milestone"
+                if milestone and not must_say_complete(self.view):
                     self.t.milestones[event.decision == "complete"] += 1
             case PlanFailed() if event.failure_class == "upstream":
                 self._refused(event.at, event.retry_after_s)

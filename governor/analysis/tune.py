@@ -38,7 +38,13 @@ from governor.core.budgets import BUDGETS, BY_FIELD, charged_attempts, charged_r
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.policy import Policy, milestones_above_replans, with_overrides
+from governor.core.policy import (
+    Policy,
+    default_milestones,
+    milestones_above_replans,
+    whole,
+    with_overrides,
+)
 from governor.core.view import GoalView, evolve, fold
 from governor.errors import PolicyError
 
@@ -94,31 +100,56 @@ def _check_size(what: str, count: int) -> None:
 
 
 def candidates(grid: Grid) -> list[dict[str, Any]]:
-    """Every combination of the grid's values that makes a valid policy, as overrides.
-
-    ``max_milestones`` may not exceed ``max_replans`` (SPEC §11.5): a grid over the
-    milestones must also range over the replans, and combinations above it are left out.
+    """Every combination of the grid's values that makes a policy a goal may have, as
+    overrides (``split_grid``'s first list).
 
     Raises:
-        PolicyError: for milestones without replans, or when no combination is valid.
+        PolicyError: for milestones without replans, or when no combination is feasible.
+    """
+    return split_grid(grid)[0]
+
+
+def split_grid(grid: Grid) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:
+    """The grid's combinations: those to estimate, and those SPEC §12.1 refuses — no planner
+    call left for the completion review (``max_replans`` below 2, or ``max_milestones``
+    above ``max_replans - 1``) — each with why. Those are listed as ``infeasible``, never
+    estimated nor recommended. A lower ``max_replans`` takes the milestones down with it
+    (``with_overrides``); a grid over the milestones must also range over the replans
+    (else its validity would depend on each history's recorded replans).
+
+    Raises:
+        PolicyError: for milestones without replans, or when no combination is feasible.
     """
     names = list(grid)
     _check_size("the grid", math.prod(len(values) for values in grid.values()))
     if "max_milestones" in grid and "max_replans" not in grid:
         raise PolicyError(
             "--grid max_milestones needs a --grid max_replans too: a policy's max_milestones "
-            "may not exceed its max_replans"
+            "must leave a planner call for the completion review under its max_replans"
         )
-    combos = [
-        dict(zip(names, combo, strict=True))
-        for combo in itertools.product(*(grid[n] for n in names))
-    ]
-    valid = [c for c in combos if c.get("max_milestones", 0) <= c.get("max_replans", 0)]
-    if combos and not valid:
-        raise PolicyError(
-            milestones_above_replans(min(grid["max_milestones"]), max(grid["max_replans"]))
-        )
-    return valid
+    feasible, infeasible = [], []
+    for combo in itertools.product(*(grid[n] for n in names)):
+        override = dict(zip(names, combo, strict=True))
+        problem = _infeasible(override)
+        if problem is None:
+            feasible.append(override)
+        else:
+            infeasible.append((override, problem))
+    if infeasible and not feasible:
+        raise PolicyError(f"no policy of the grid can succeed: {infeasible[0][1]}")
+    return feasible, infeasible
+
+
+def _infeasible(override: dict[str, Any]) -> str | None:
+    """Why a grid point breaks SPEC §12.1 on its own (None: it does not)."""
+    replans = whole(override.get("max_replans"))
+    if replans is None:
+        return None
+    named = whole(override.get("max_milestones"))
+    milestones = default_milestones(replans) if named is None else named
+    if replans >= 2 and milestones <= replans - 1:
+        return None
+    return milestones_above_replans(milestones, replans)
 
 
 @dataclass(frozen=True, slots=True)

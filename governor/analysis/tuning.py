@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from governor.analysis.checks import Check, Stats, compare, replicate
 from governor.analysis.corpus import Corpus
@@ -26,10 +26,10 @@ from governor.analysis.tune import (
     Grid,
     Job,
     Sums,
-    candidates,
     pareto,
     recommend,
     run_chunk,
+    split_grid,
 )
 from governor.core.events import Event, GoalCreated
 from governor.core.policy import Policy
@@ -62,6 +62,8 @@ class TuneReport:
     """The model checks (empty: not run)."""
     bootstrap: int = 0
     """Bootstrap replicates behind the intervals (0: Wilson intervals over the goals only)."""
+    infeasible: tuple[tuple[dict[str, Any], str], ...] = ()
+    """The grid points SPEC §12.1 refuses, each with why: listed, never estimated."""
 
     @property
     def misfit(self) -> bool:
@@ -202,7 +204,7 @@ def tune_corpus(
         raise InputError(
             f"--bootstrap: 0 (off) or 2 to {MAX_BOOTSTRAP} replicates, not {bootstrap}"
         )
-    overrides = candidates(grid)
+    overrides, infeasible = split_grid(grid)
     processes = workers or os.cpu_count() or 1
     scan = scan_corpus(corpus, workers=processes)
     total = Tally()
@@ -219,7 +221,9 @@ def tune_corpus(
     widen = MISFIT_WIDEN if any(c.poor for c in found) else 1.0
     estimates = pareto(sums.estimates(overrides, widen=widen))
     best, why = recommend(estimates)
-    return TuneReport(len(corpus), events, model, estimates, best, why, found, bootstrap)
+    return TuneReport(
+        len(corpus), events, model, estimates, best, why, found, bootstrap, tuple(infeasible)
+    )
 
 
 def plot(report: TuneReport, path: str) -> None:

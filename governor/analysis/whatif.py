@@ -41,7 +41,7 @@ from governor.core.events import (
     WorkAccepted,
     WorkCreated,
 )
-from governor.core.history import HistoryChecker, check_proposal, empty_history
+from governor.core.history import HistoryChecker, check_decision, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit
 from governor.core.view import GoalView, WorkState, evolve, fold
@@ -130,12 +130,16 @@ def _diverges(
     """Would this view's policy not have recorded this event? (kind, decision) if so.
 
     An action is checked against the decision just before it; a proposal against the
-    policy's size bounds (a proposal too large for the policy would have failed, charged).
+    policy's size bounds and, like a new reply, its decision (a proposal too large for the
+    policy, or an ``apply`` where its milestone prompt allows only ``complete``, would have
+    failed, charged: what the planner would have said instead was never observed).
     """
     if _is_action(event):
         before = decide(view, event.at, with_ledger=False)
         return None if _allows(before, event) else (_kind(before), before)
-    if isinstance(event, PlanProposed) and check_proposal(view, event.work):
+    if isinstance(event, PlanProposed) and (
+        check_proposal(view, event.work) or check_decision(view, event.decision)
+    ):
         return "other", decide(view, event.at, with_ledger=False)
     return None
 

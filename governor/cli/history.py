@@ -19,7 +19,7 @@ from governor.clock import utc_now
 from governor.core.codec import LineDecoder
 from governor.core.decide import decide
 from governor.core.history import check_history
-from governor.core.policy import parse_assignments, with_overrides
+from governor.core.policy import parse_assignments, recorded_policy_notes, with_overrides
 from governor.errors import HistoryError, InputError, PolicyError
 from governor.render import records
 from governor.render.lines import StepLines
@@ -55,10 +55,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     worst = ExitCode.OK
     for path in [f for p in args.paths for f in history_files(p)]:
         decoder = LineDecoder(str(path))
-        count, view = 0, None
+        count, view, first = 0, None, 1
         try:  # check every line, decide once at the end (validation needs no per-event decision)
-            for _, _, after in check_history(read_history(path, decoder=decoder), source=str(path)):
-                count, view = count + 1, after
+            for line, _, after in check_history(
+                read_history(path, decoder=decoder), source=str(path)
+            ):
+                count, view, first = count + 1, after, first if count else line
         except HistoryError as exc:
             worst = ExitCode.INVALID_INPUT
             if args.json:
@@ -68,11 +70,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         assert view is not None
         assert view.last_at is not None
+        assert view.created is not None
         final = decide(view, view.last_at)
+        notes = [*decoder.notes, *recorded_policy_notes(view.created.policy, first)]
         if args.json:
-            json_line(records.valid_record(str(path), count, view.goal_id, decoder.notes, final))
+            json_line(records.valid_record(str(path), count, view.goal_id, notes, final))
         else:
-            out(format_validation(str(path), count, view.goal_id, final, decoder.notes))
+            out(format_validation(str(path), count, view.goal_id, final, notes))
     return worst
 
 

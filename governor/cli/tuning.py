@@ -28,7 +28,7 @@ from governor.cli.live import Meter, terminal_width
 from governor.cli.values import natural, number_in, wait_seconds, whole_in
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.policy import Policy, parse_assignments, policy_from
+from governor.core.policy import Policy, new_goal_policy, parse_assignments, policy_from
 from governor.core.view import project
 from governor.errors import InputError
 from governor.render import records
@@ -85,6 +85,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.plot and args.fleet is None:
         raise InputError("--plot draws a fleet outage: give --fleet aware or --fleet per-goal")
     model, policy = _model(args), policy_from(parse_assignments(args.policy or ""))
+    policy = new_goal_policy(policy)  # simulated goals are new goals (SPEC §12.1)
     folder = Path(args.out)
     with _writing(folder):
         folder.mkdir(parents=True, exist_ok=True)

@@ -77,6 +77,11 @@ def _continuations(view: GoalView, item: WorkState | None) -> int:
     return view.latest_plan.continuations if view.latest_plan is not None else 0
 
 
+def _same_failures(view: GoalView, item: WorkState | None) -> int:
+    """The item's charged failures in a row with one signature, else the planner's."""
+    return item.same_failures if item is not None else view.same_plan_failures
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     """One budget: its limit, its counter and what spending it stops."""
@@ -93,8 +98,9 @@ class Budget:
     used: Counter
     stop: str
     """What a decision names when it is spent: the ``exhausted`` ledger, ``upstream``
-    (``blocked_on``), ``lost`` (the run is finished as lost) or ``complete`` (the planner
-    may only say ``complete``)."""
+    (``blocked_on``), ``lost`` (the run is finished as lost), ``complete`` (the planner
+    may only say ``complete``) or ``same_failures`` (an item exhausted, the planner's goal
+    blocked on ``work``: SPEC §12.10)."""
     raisable: bool = True
     """``budget.raised`` may lift it (its name is then a ledger)."""
     over: bool = False
@@ -284,6 +290,20 @@ MILESTONES: Final = Budget(
     raisable=False,
 )
 
+SAME_FAILURES: Final = Budget(
+    "same_failures",
+    "max_same_failures",
+    "run",
+    True,
+    "charged failures in a row with one signature (of an item, or of the planner)",
+    _same_failures,
+    "same_failures",
+    raisable=False,
+)
+"""The same failure again (SPEC §12.10): its limit is the policy's (``None``: no limit), its
+counter the item's run or, without an item, the planner's. Not raisable: ``raise`` does not
+clear the stop; ``work retry`` or ``resume`` with a reason does."""
+
 BUDGETS: Final[tuple[Budget, ...]] = (
     REPLANS,
     UNCHARGED_REPLANS,
@@ -296,6 +316,7 @@ BUDGETS: Final[tuple[Budget, ...]] = (
     COST,
     OUTAGE_WAIT,
     MILESTONES,
+    SAME_FAILURES,
 )
 """Every budget; explain tries them in this order (the first of equally small changes wins)."""
 
@@ -485,6 +506,12 @@ def outage_wait_over(view: GoalView, now: datetime) -> bool:
 def continuations_left(view: GoalView, item: WorkState | None = None) -> bool:
     """The run in flight (the item's attempt, else the latest plan) may be continued again."""
     return not CONTINUATIONS.spent(view, item)
+
+
+def repeats_itself(view: GoalView, item: WorkState | None = None) -> bool:
+    """The item's (else the planner's) last ``max_same_failures`` charged failures share
+    one signature: more tries will not help (SPEC §12.10)."""
+    return SAME_FAILURES.spent(view, item)
 
 
 def milestones_left(view: GoalView) -> bool:

@@ -5,6 +5,8 @@ Rules (first match wins; work item rules live in ``governor.core.work``):
     goal.2  cumulative runtime or cost over its limit -> budget_exhausted
     goal.3  latest plan proposed -> apply (or review_plan); rejected or failed charged
             -> plan (retry); requested without outcome -> running/wait
+            (goal.same_failure: failed charged, and the planner's last max_same_failures
+            charged failures share one signature -> blocked on work, SPEC §12.10)
     goal.4  latest plan failed uncharged and not resumed -> blocked on environment or
             decision; upstream: blocked at the consecutive bound, waiting before
             not_before, else fall through
@@ -41,6 +43,7 @@ from governor.core.budgets import (
     cost_over,
     cost_within,
     plan_records_left,
+    repeats_itself,
     replans_left,
     runtime_over,
     runtime_within,
@@ -57,13 +60,14 @@ from governor.core.decision import (
     WorkDecision,
     count,
     last_line,
+    same_way,
     stamp,
 )
 from governor.core.events import PlanTrigger
 from governor.core.ledger import NO_LEDGER, Ledger
 from governor.core.memo import DecisionMemo
 from governor.core.parking import Upstreams, fleet
-from governor.core.view import GoalView
+from governor.core.view import GoalView, PlanState
 
 _new: Final = tuple.__new__
 """Makes a named tuple from all its fields in order, without a Python call."""
@@ -187,12 +191,24 @@ def _latest_plan(ctx: _Ctx) -> Decision | None:
     if plan.status == "rejected":
         return ctx.plan("retry", f"plan {pid} was rejected", "goal.3")
     if plan.status == "failed" and plan.failure_class is None:
-        error = last_line(plan.failure.error if plan.failure else None, "no error recorded")
-        return ctx.plan("retry", f"plan {pid} failed (charged): {error}", "goal.3")
+        return _failed_charged(ctx, plan)
     if plan.status == "requested":
         why = f"plan {pid} was requested and is running"
         return ctx.out("running", "wait", why, "goal.3", plan_id=pid)
     return None
+
+
+def _failed_charged(ctx: _Ctx, plan: PlanState) -> Decision:
+    """Rule 3 after a charged planner failure: plan again (``retry``), unless the planner's
+    last ``max_same_failures`` charged failures share one signature (SPEC §12.10): then the
+    goal stops, blocked on ``work`` — another call would fail the same way."""
+    text = plan.failure.error if plan.failure else None
+    view = ctx.view
+    if view.same_plan_failures and repeats_itself(view):
+        why = same_way(view.same_plan_failures, text, "the planner ")
+        return ctx.out("blocked", "none", why, "goal.same_failure", blocked_on="work")
+    error = last_line(text, "no error recorded")
+    return ctx.plan("retry", f"plan {plan.plan_id} failed (charged): {error}", "goal.3")
 
 
 def _planner_stop(ctx: _Ctx) -> Decision | None:
@@ -406,14 +422,22 @@ def _stopped_item(ctx: _Ctx) -> Decision | None:
 def _replan(ctx: _Ctx) -> Decision | None:
     if "budget_exhausted" not in ctx.statuses:
         return None
-    spent = [d.work_id for d in ctx.items if d.status == "budget_exhausted"]
-    if not spent:
+    stopped = [d for d in ctx.items if d.status == "budget_exhausted"]
+    if not stopped:
         return None
-    whose = "its" if len(spent) == 1 else "their"
-    limits = sorted({ctx.view.work[w].max_attempts for w in spent})
-    # SPEC §6.1 rule 9's words for every N, "1 attempts" too (``work.exhausted_its``)
-    what = f"{limits[0]} attempts" if len(limits) == 1 else "attempts"
-    return ctx.plan("replan", f"{', '.join(spent)} exhausted {whose} {what}", "goal.11")
+    spent = [d.work_id for d in stopped if d.exhausted != "same_failures"]
+    same = [d.work_id for d in stopped if d.exhausted == "same_failures"]
+    whys = []
+    if spent:
+        whose = "its" if len(spent) == 1 else "their"
+        limits = sorted({ctx.view.work[w].max_attempts for w in spent})
+        # SPEC §6.1 rule 9's words for every N, "1 attempts" too (``work.exhausted_its``)
+        what = f"{limits[0]} attempts" if len(limits) == 1 else "attempts"
+        whys.append(f"{', '.join(spent)} exhausted {whose} {what}")
+    for work_id in same:  # SPEC §12.10: more tries would not help it
+        n = ctx.view.work[work_id].same_failures
+        whys.append(f"{work_id} failed the same way {n} times in a row")
+    return ctx.plan("replan", "; ".join(whys), "goal.11")
 
 
 def _fallback(ctx: _Ctx) -> Decision | None:

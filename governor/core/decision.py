@@ -51,8 +51,16 @@ Action = Literal[
 ]
 BlockedOn = Literal["environment", "upstream", "decision", "work", "operator"]
 Exhausted = Literal[
-    "replans", "plan_records", "attempts", "total_attempts", "runtime", "cost", "outage_wait"
+    "replans",
+    "plan_records",
+    "attempts",
+    "total_attempts",
+    "runtime",
+    "cost",
+    "outage_wait",
+    "same_failures",
 ]
+"""The ledger that ran out; ``same_failures`` only for a work item (SPEC §12.10)."""
 
 STOPPED: Final = frozenset({"succeeded", "cancelled", "blocked", "budget_exhausted"})
 """Goal statuses after which nothing happens without an operator."""
@@ -108,6 +116,12 @@ def stamp(when: datetime) -> str:
 def count(n: int, noun: str) -> str:
     """``1 attempt``, ``3 attempts``: a number with its noun in the right number."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def same_way(n: int, error: str | None, who: str = "") -> str:
+    """SPEC §12.10's reason: "failed the same way N times in a row: <error>" (``who``: the
+    planner's, "the planner ")."""
+    return f"{who}failed the same way {n} times in a row: {last_line(error, 'no error recorded')}"
 
 
 def last_line(text: str | None, fallback: str) -> str:

@@ -32,6 +32,7 @@ from governor.core.evidence import Evidence, FailureClass
 from governor.core.numbers import MAX_RUNTIME_S, Count, PosCount, Position, TimeoutS, Usd, WaitS
 from governor.core.observation import Usage
 from governor.core.policy import LedgerName, Policy, check_policy_value
+from governor.core.signature import SIGNATURE_LIMIT
 
 SCHEMA_VERSION: Final = 1
 
@@ -74,6 +75,8 @@ Text = Annotated[str, Field(max_length=TEXT_LIMIT)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Reason = Annotated[str, Field(min_length=1, max_length=TEXT_LIMIT)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+Signature = Annotated[str, Field(min_length=1, max_length=SIGNATURE_LIMIT)]
+"""A failure's signature (``governor.core.signature``; SPEC §12.10)."""
 
 Harness = Literal["codex", "claude", "command", "python", "scripted"]
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
@@ -232,6 +235,9 @@ class PlanFailed(_Event):
     cost_usd: Usd | None = None
     """What the vendor reported the planner call cost, charged or not (SPEC §12.5)."""
     usage: Usage | None = None
+    signature: Signature | None = None
+    """What makes this failure the same as another (SPEC §12.10); absent from older
+    histories and from a planner run that was lost."""
 
 
 class PlanApplied(_Event):
@@ -308,6 +314,9 @@ class AttemptFinished(_Event):
     retry_after_s: WaitS | None = None
     usage: Usage | None = None
     """The tokens the vendor reported the run used (SPEC §12.5)."""
+    signature: Signature | None = None
+    """What makes this failure the same as another (SPEC §12.10): set on a ``failed`` or
+    ``timed_out`` run; absent from older histories."""
 
 
 class WorkAccepted(_Event):

@@ -10,7 +10,8 @@ Rules (SPEC §3):
       attempt is finished at most once, by one of its runs.
     * Plans move requested -> proposed | failed, and proposed -> applied | rejected |
       completed; a proposal keeps the policy's size bounds (the same check the planner's
-      reply gets, ``check_proposal``).
+      reply gets, ``check_proposal``), and says ``complete`` only once a plan was applied
+      (SPEC §12.4: a first ``complete`` is invalid at its line).
     * ``budget.raised`` only raises: the new limit is above the current one.
     * Nothing follows ``plan.completed`` or ``goal.cancelled`` (SPEC §11.2).
     * ``goal.parked`` names one of the goal's profiles, and a goal is parked once until a
@@ -168,6 +169,8 @@ class HistoryChecker:
                 if plan.status != "requested":
                     return f"{event.type}: plan '{event.plan_id}' already has an outcome ({plan.status})"
                 if event.type == "plan.proposed":
+                    if event.decision == "complete" and view.active_plan is None:
+                        return f"plan.proposed: {FIRST_COMPLETE} (no plan was applied; SPEC §12.4)"
                     problems = check_proposal(view, event.work)
                     return f"plan.proposed: {problems[0]}" if problems else None
             case "plan.applied" | "plan.rejected" | "plan.completed":

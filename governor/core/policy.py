@@ -6,10 +6,16 @@ Rules:
     * Every field has a default (SPEC §5); omitted fields take it.
     * ``MAX_UNCHARGED_REPLANS`` is the module constant behind
       ``max_uncharged_replans`` and is exported from the package.
-    * ``max_milestones`` never exceeds ``max_replans`` (a milestone is a charged plan):
-      such a policy is refused; an omitted ``max_milestones`` is ``min(4, max_replans)``
-      (SPEC §11.5; decision record 0006). A policy recorded before that rule is upgraded
-      when it is read (``governor.core.upcast``).
+    * Every goal can afford its completion (SPEC §12.1): a new goal's policy needs
+      ``max_replans >= 2`` and ``max_milestones <= max_replans - 1``, else it is refused
+      (``new_goal_policy``, with the line ``completion_problem`` words). An omitted
+      ``max_milestones`` is ``min(4, max_replans - 1)``. A ``Policy`` value may still hold
+      a recorded policy that breaks the rule, read as recorded, but never one with more
+      milestones than replans: that one is upgraded when it is read
+      (``governor.core.upcast``; decision record 0006).
+    * ``max_same_failures`` (SPEC §12.10) is 3 for a new goal (``new_goal_policy`` fills it
+      in unless it was given); absent from a recorded policy it is ``None``, no limit, so
+      a history recorded before the rule replays unchanged.
 
 Start-up (issue 12): the models of ``governor.core`` build their validators on first use
 (``defer_build``), so a read command that validates nothing with pydantic (the compiled
@@ -43,7 +49,9 @@ from governor.errors import PolicyError, did_you_mean
 MAX_UNCHARGED_REPLANS: Final = 3
 """Default ceiling on consecutive uncharged planner failures (decision record 0046)."""
 MAX_MILESTONES: Final = 4
-"""Default number of milestones, lowered to ``max_replans`` when that is smaller."""
+"""Default number of milestones, lowered to ``max_replans - 1`` when that is smaller."""
+MAX_SAME_FAILURES: Final = 3
+"""A new goal's ``max_same_failures`` (SPEC §12.10)."""
 
 LedgerName = Literal[
     "replans",
@@ -136,7 +144,8 @@ class Policy(BaseModel):
     """Largest number of work items the goal may ever create. Default 25."""
     max_milestones: Count = MAX_MILESTONES
     """Plans of decision ``apply`` that may complete before the planner must say
-    ``complete``; at most ``max_replans``. Default 4, or ``max_replans`` when smaller."""
+    ``complete``; at most ``max_replans - 1`` for a new goal (SPEC §12.1). Default 4, or
+    ``max_replans - 1`` when smaller."""
     max_parallel_work: Parallel = 1
     """Work items dispatched at once, 1 to ``MAX_PARALLEL`` (1000). Default 1."""
     upstream_backoff: UpstreamBackoff = UpstreamBackoff.model_construct()  # (module docstring)
@@ -157,6 +166,11 @@ class Policy(BaseModel):
     """Cumulative time the goal may wait parked on failing upstreams, in seconds, above 0
     and at most ``MAX_RUNTIME_S`` (SPEC §11.10); past it the goal stops
     ``budget_exhausted`` (``outage_wait``). Default 21600 (6 h)."""
+    max_same_failures: PosCount | None = None
+    """Charged failures in a row with one signature after which more tries will not help
+    (SPEC §12.10): an item is settled as exhausted, a planner stops the goal. ``None``: no
+    limit. A new goal takes ``MAX_SAME_FAILURES`` (3) unless it names one; a policy
+    recorded without it reads ``None``."""
 
     @model_validator(mode="before")
     @classmethod
@@ -164,7 +178,7 @@ class Policy(BaseModel):
         if isinstance(data, dict) and "max_milestones" not in data:
             replans = whole(data.get("max_replans", cls.model_fields["max_replans"].default))
             if replans is not None:
-                return {**data, "max_milestones": min(MAX_MILESTONES, replans)}
+                return {**data, "max_milestones": default_milestones(replans)}
         return data
 
     @model_validator(mode="after")
@@ -187,12 +201,59 @@ def whole(value: object) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def default_milestones(replans: int) -> int:
+    """The ``max_milestones`` of a policy that does not name it: ``min(4, max_replans - 1)``
+    (never below 0), which leaves a planner call for the completion review (SPEC §12.1)."""
+    return max(0, min(MAX_MILESTONES, replans - 1))
+
+
 def milestones_above_replans(milestones: int, replans: int) -> str:
-    """Why a policy with more milestones than replans is refused."""
+    """Why a policy leaves no planner call for the completion review (SPEC §12.1), naming
+    both numbers and the fix: each milestone is a charged plan, and so is the ``complete``."""
+    if replans < 2:
+        return (
+            f"max_replans {replans} leaves no planner call for the completion review: "
+            f"use max_replans ≥ {max(2, milestones + 1)}"
+        )
     return (
-        f"max_milestones ({milestones}) must not exceed max_replans ({replans}): "
-        "each milestone is a charged plan"
+        f"max_milestones {milestones} leaves no planner call for the completion review under "
+        f"max_replans {replans}: use max_milestones ≤ {replans - 1} or max_replans ≥ {milestones + 1}"
     )
+
+
+def completion_problem(policy: Policy) -> str | None:
+    """Why ``policy`` can never succeed — no planner call left for the completion review
+    (SPEC §12.1: ``max_replans >= 2`` and ``max_milestones <= max_replans - 1``) — or None."""
+    if policy.max_replans >= 2 and policy.max_milestones <= policy.max_replans - 1:
+        return None
+    return milestones_above_replans(policy.max_milestones, policy.max_replans)
+
+
+def recorded_policy_notes(policy: Policy, line: int = 1) -> list[str]:
+    """What ``validate`` notes about a recorded policy (``goal.created`` at ``line``) that a
+    new goal could not have: it is read as recorded, and replays as it ran (SPEC §12.1)."""
+    problem = completion_problem(policy)
+    if problem is None:
+        return []
+    return [
+        f"line {line}: goal.created: {problem} (SPEC §12.1); a new goal is refused such a "
+        "policy, this one is read as recorded"
+    ]
+
+
+def new_goal_policy(policy: Policy) -> Policy:
+    """``policy`` as a new goal records it: ``max_same_failures`` is ``MAX_SAME_FAILURES``
+    unless the policy named it (SPEC §12.10), and a policy that can never succeed is refused.
+
+    Raises:
+        PolicyError: the policy leaves no planner call for the completion review (SPEC §12.1).
+    """
+    problem = completion_problem(policy)
+    if problem is not None:
+        raise PolicyError(f"policy: {problem}", field="max_milestones")
+    if "max_same_failures" not in policy.model_fields_set:
+        policy = policy.model_copy(update={"max_same_failures": MAX_SAME_FAILURES})
+    return policy
 
 
 def _field_type(info: FieldInfo) -> Any:
@@ -269,7 +330,9 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
 
     Nested ``upstream_backoff`` fields may be given as ``upstream_backoff.initial_s``.
     Lowering ``max_replans`` without naming ``max_milestones`` lowers the milestones with
-    it (to at most the new ``max_replans``), as an omitted ``max_milestones`` would be.
+    it (to at most the new ``max_replans - 1``), as an omitted ``max_milestones`` would be.
+    The result is not checked against SPEC §12.1 (a recorded policy may break it): callers
+    that recommend a policy check ``completion_problem``.
 
     Raises:
         PolicyError: naming the unknown field or the bad value.
@@ -285,7 +348,7 @@ def with_overrides(policy: Policy, overrides: dict[str, Any]) -> Policy:
             merged[key] = value
     replans = whole(merged["max_replans"])
     if "max_milestones" not in overrides and replans is not None:
-        merged["max_milestones"] = min(merged["max_milestones"], replans)
+        merged["max_milestones"] = min(merged["max_milestones"], max(0, replans - 1))
     return policy_from(merged)
 
 

@@ -54,7 +54,8 @@ from governor.core.evidence import UNKNOWN, Evidence, FailureClass
 from governor.core.history import check_decision, check_proposal
 from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
 from governor.core.observation import NO_COST, Cost, Usage
-from governor.core.policy import Policy
+from governor.core.policy import Policy, new_goal_policy
+from governor.core.signature import signature
 from governor.core.view import GoalView, WorkState
 from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
 
@@ -103,7 +104,12 @@ def create_goal(
     policy: Policy | None = None,
     actor: str = "governor",
 ) -> list[Event]:
-    """The first event of a new goal."""
+    """The first event of a new goal: its policy with the defaults of a new goal, refused
+    when it leaves no planner call for the completion review (SPEC §12.1).
+
+    Raises:
+        PolicyError: the policy breaks SPEC §12.1 (the line names both numbers and the fix).
+    """
     return [
         GoalCreated(
             goal_id=goal_id,
@@ -113,7 +119,7 @@ def create_goal(
             title=title,
             objective=objective,
             acceptance=tuple(acceptance),
-            policy=policy or Policy(),
+            policy=new_goal_policy(policy or Policy()),
             profiles=profiles,
             planner=planner,
             worker=worker,
@@ -197,6 +203,7 @@ def continue_plan(view: GoalView, *, plan_id: str, at: datetime) -> list[Event]:
             evidence=UNKNOWN,
             error=f"the planner run was lost {plan.continuations + 1} times (max_continuations "
             f"is {view.policy.max_continuations})",
+            signed=False,  # a loss is the runner's, not the planner's (SPEC §12.10)
         )
     return [PlanContinued(**event_head(view, at, "governor"), plan_id=plan_id)]
 
@@ -211,22 +218,32 @@ def plan_failed(
     error: str | None,
     retry_after_s: float | None = None,
     cost: Cost = NO_COST,
+    signed: bool = True,
 ) -> list[Event]:
     """The planner run failed (or its reply failed validation); ``cost`` is what its
-    calls reported (SPEC §12.5)."""
+    calls reported (SPEC §12.5); ``signed``: with its signature (SPEC §12.10)."""
+    text = tail(error) if error else None
     return [
         PlanFailed.model_validate(
             {
                 **event_head(view, at, "governor"),
                 "plan_id": plan_id,
                 "class": failure_class,
-                "error": tail(error) if error else None,
+                "error": text,
                 "evidence": evidence,
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
                 **cost.fields(),
+                "signature": _signature(failure_class, evidence, text) if signed else None,
             }
         )
     ]
+
+
+def _signature(
+    failure_class: FailureClass | None, evidence: Evidence | None, error: str | None
+) -> str:
+    """The recorded failure's signature: its class, the rule that classed it, its error."""
+    return signature(failure_class, evidence.rule if evidence else None, error)
 
 
 def plan_proposed(
@@ -425,11 +442,16 @@ def finish_attempt(
     actor: str = "governor",
     usage: Usage | None = None,
 ) -> list[Event]:
-    """The terminal record of a run. A success is never classed."""
+    """The terminal record of a run. A success is never classed. A run that failed or timed
+    out carries its signature (a lost or abandoned one is the runner's or an operator's
+    doing, not the agent's: SPEC §12.10)."""
     ensure_open(view)
     item = work_item(view, work_id)
     if not item.running:
         raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
+    failure_class = None if outcome == "succeeded" else failure_class
+    text = tail(error) if error else None
+    signed = outcome in ("failed", "timed_out")
     return [
         AttemptFinished.model_validate(
             {
@@ -438,13 +460,14 @@ def finish_attempt(
                 "attempt": item.attempt,
                 "run_id": run_id,
                 "outcome": outcome,
-                "class": None if outcome == "succeeded" else failure_class,
-                "error": tail(error) if error else None,
+                "class": failure_class,
+                "error": text,
                 "evidence": evidence,
                 "acceptance": acceptance,
                 "cost_usd": reported(cost_usd, MAX_USD),
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
                 "usage": usage,
+                "signature": _signature(failure_class, evidence, text) if signed else None,
             }
         )
     ]

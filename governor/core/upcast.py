@@ -9,7 +9,8 @@ Rules (SPEC §3, and the durable attempt budget of seed 001):
       ``attempt.finished`` refers to the item's latest attempt.
     * A ``goal.created`` policy recorded before SPEC §11.5 with ``max_milestones`` above
       ``max_replans`` reads with ``max_milestones`` lowered to ``max_replans``: a stored
-      goal stays readable (decision record 0006).
+      goal stays readable (decision record 0006). One that only breaks SPEC §12.1 (no
+      planner call left for the completion review) is read as recorded, no upcast.
     * Every upcast is reported as a note, so ``governor validate`` can say what it did.
 """
 

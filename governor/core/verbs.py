@@ -8,7 +8,8 @@ Rules (SPEC §3, §6.1, §6.3):
       uncharged window. Its reason is the answer to a decision.
     * ``work.reopened`` never resets the charged count.
     * ``goal.resumed`` clears a planner stop (environment, decision or the upstream
-      bound) without spending budget; its reason is the answer to a decision.
+      bound, or a planner that failed the same way again and again, SPEC §12.10) without
+      spending budget; its reason is the answer to a decision, and reaches the next prompt.
     * ``answer`` is no verb of its own: it records the answer to the goal's question
       (``governor.core.question``) with the verb that answers it, ``work.retried`` or
       ``goal.resumed``, so an answer from the CLI, the Python API or LangGraph's
@@ -149,10 +150,16 @@ def abandon_attempt(
 
 
 def resume_goal(view: GoalView, *, reason: str, at: datetime, actor: str) -> list[Event]:
-    """Clear a planner stop (environment, decision, upstream) without spending budget."""
+    """Clear a planner stop (environment, decision, upstream, the same failure again)
+    without spending budget."""
     ensure_open(view)
     plan = view.latest_plan
-    if plan is None or plan.status != "failed" or plan.failure_class is None or plan.resumed:
+    if (
+        plan is None
+        or plan.status != "failed"
+        or plan.resumed
+        or (plan.failure_class is None and not budgets.repeats_itself(view))
+    ):
         raise _refuse(
             view, "there is no planner stop to clear (for a stopped work item use `work retry`)"
         )

@@ -14,6 +14,11 @@ Rules (SPEC §6):
     * The fold notes the work items whose decision an event may change (``touched``: the
       item it names, and the items depending on one it settles), so that ``decide`` takes
       only their decisions again (``governor.core.memo``).
+    * The same failure again (SPEC §12.10): each item, and the planner, keep the run of
+      their *charged* failures in a row that share one recorded signature. An uncharged
+      failure neither extends nor breaks it; a success (a usable proposal for the planner),
+      a failure without a signature, ``work.retried`` / ``work.reopened`` (the item's) and
+      ``goal.resumed`` (the planner's) end it. The fold never reads the limit.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from governor.core.events import (
 )
 from governor.core.evidence import Evidence, FailureClass, effective_class
 from governor.core.numbers import later
-from governor.core.policy import Policy
+from governor.core.policy import Policy, default_milestones
 
 if TYPE_CHECKING:
     from governor.core.memo import DecisionMemo
@@ -104,6 +109,10 @@ class WorkState:
     not_before: datetime | None = None
     guidance: str | None = None
     """The reason of the latest ``work.retried`` (for a decision: the answer)."""
+    same_failures: int = 0
+    """Its charged failures in a row sharing ``signature`` (SPEC §12.10)."""
+    signature: str | None = None
+    """The signature of that run of failures."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +164,10 @@ class GoalView:
     """The open park on a failing upstream, if any (SPEC §11.10)."""
     outage_wait_s: float = 0.0
     """Seconds spent parked in parks that ended (``goal.resumed``)."""
+    same_plan_failures: int = 0
+    """The planner's charged failures in a row sharing ``plan_signature`` (SPEC §12.10)."""
+    plan_signature: str | None = None
+    """The signature of that run of planner failures."""
     dependents: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
     """Work id -> the items that depend on it (derived from ``work``)."""
     touched: set[str] = field(default_factory=set, compare=False, repr=False)
@@ -234,6 +247,14 @@ def _window(
     return consecutive, later(event.at, wait)
 
 
+def _again(count: int, current: str | None, signature: str | None) -> tuple[int, str | None]:
+    """The run of same failures after a charged failure of ``signature`` (SPEC §12.10):
+    one more when it repeats the run's, a new run of one when it differs, none without one."""
+    if signature is None:
+        return 0, None
+    return (count + 1 if signature == current else 1), signature
+
+
 def _plan_failed(view: GoalView, event: PlanFailed) -> None:
     plan = view.plans.get(event.plan_id)
     if plan is None:
@@ -247,7 +268,12 @@ def _plan_failed(view: GoalView, event: PlanFailed) -> None:
     view.consecutive_uncharged_plans, plan.not_before = _window(
         view, plan.failure_class, view.consecutive_uncharged_plans, event
     )
-    view.plans_uncharged += int(plan.failure_class is not None)
+    if plan.failure_class is None:  # charged: it extends or breaks the planner's run
+        view.same_plan_failures, view.plan_signature = _again(
+            view.same_plan_failures, view.plan_signature, event.signature
+        )
+    else:
+        view.plans_uncharged += 1
 
 
 def _attempt_started(view: GoalView, event: AttemptStarted) -> None:
@@ -295,6 +321,12 @@ def _attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item.failure_class = failure_class
     if failure_class is None:  # charged: the window resets (``_window``)
         item.consecutive_uncharged, item.not_before = 0, None
+        if event.outcome == "succeeded":
+            item.same_failures, item.signature = 0, None
+        else:  # a charged failure extends or breaks the run of same failures
+            item.same_failures, item.signature = _again(
+                item.same_failures, item.signature, event.signature
+            )
         return
     item.consecutive_uncharged, item.not_before = _window(
         view, failure_class, item.consecutive_uncharged, event
@@ -307,7 +339,13 @@ def _budget_raised(view: GoalView, event: BudgetRaised) -> None:
     budget = ledger(event.ledger)
     value: float | int = int(event.to) if budget.whole else event.to
     if budget.scope != "item":
-        view.policy = view.policy.model_copy(update={budget.field: value})
+        update: dict[str, float | int] = {budget.field: value}
+        policy = view.policy
+        if budget.field == "max_replans" and policy.max_milestones == default_milestones(
+            policy.max_replans
+        ):  # a default max_milestones follows the replans up (SPEC §12.1)
+            update["max_milestones"] = max(policy.max_milestones, default_milestones(int(value)))
+        view.policy = policy.model_copy(update=update)
     elif (item := view.work.get(event.work_id or "")) is not None:
         setattr(item, budget.field, value)
         view.touched.add(item.work_id)
@@ -412,6 +450,7 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 plan.status = "proposed"
                 plan.proposal = event
                 view.consecutive_uncharged_plans = 0
+                view.same_plan_failures, view.plan_signature = 0, None
         case "plan.failed":
             _plan_failed(view, event)
         case "plan.applied":
@@ -448,10 +487,12 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 # an attempt still in flight (cancelled before it finished) stays current
                 item.fresh = not item.running
                 item.consecutive_uncharged = 0
+                item.same_failures, item.signature = 0, None
         case "work.retried":
             if (item := view.work.get(event.work_id)) is not None:
                 item.fresh = True
                 item.consecutive_uncharged = 0
+                item.same_failures, item.signature = 0, None
                 item.guidance = event.reason
                 view.touched.add(item.work_id)
         case "goal.parked":
@@ -464,6 +505,7 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 view.outage_wait_s += max((event.at - view.parked.at).total_seconds(), 0.0)
                 view.parked = None
             view.consecutive_uncharged_plans = 0
+            view.same_plan_failures, view.plan_signature = 0, None
             view.guidance = event.reason
             if view.latest_plan is not None and view.latest_plan.status == "failed":
                 view.latest_plan.resumed = True

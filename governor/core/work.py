@@ -11,7 +11,10 @@ Rules (first match wins):
     work.7  latest failed decision -> blocked/none on decision
     work.8  latest failed uncharged upstream -> blocked/none at the consecutive bound;
             waiting/wait before not_before; else blocked/retry
-    work.9  charged failure -> blocked/retry while budget remains; else budget_exhausted
+    work.9  charged failure -> blocked/retry while budget remains; else budget_exhausted.
+            While budget remains, its last max_same_failures charged failures sharing one
+            signature (SPEC §12.10) stop it early: budget_exhausted ("work.same_failure":
+            more tries will not help; with its attempts spent too, they are named)
 
 A failure whose class fails the evidence gate is an ordinary charged failure (work.9):
 the view only carries a class for failures that passed it.
@@ -27,16 +30,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from governor.core.budgets import item_attempts_left, item_uncharged_window_full
-from governor.core.decision import WorkDecision, last_line, stamp
+from governor.core.budgets import item_attempts_left, item_uncharged_window_full, repeats_itself
+from governor.core.decision import WorkDecision, last_line, same_way, stamp
 from governor.core.view import GoalView, WorkState
 
 WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
 
-POLICY_READ: Final = ("accept_passing",)
-"""The only policy fields a work item's decision reads (its limits are its own, frozen at
-``work.created``): a policy that differs in none of them decides every item alike, so the
-memo keeps its decisions (``governor.core.memo``; ``tests/core/test_incremental.py``)."""
+POLICY_READ: Final = ("accept_passing", "max_same_failures")
+"""The only policy fields a work item's decision reads (its other limits are its own,
+frozen at ``work.created``): a policy that differs in none of them decides every item
+alike, so the memo keeps its decisions (``governor.core.memo``;
+``tests/core/test_incremental.py``)."""
 
 _new: Final = tuple.__new__
 """Makes a ``WorkDecision`` from all its fields in order, without the named tuple's Python
@@ -136,6 +140,16 @@ def _upstream(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | 
 def _charged(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     outcome = (item.outcome or "failed").replace("_", " ")
     if item_attempts_left(view, item):
+        if item.same_failures and repeats_itself(view, item):  # SPEC §12.10: stop early
+            why = same_way(item.same_failures, item.finish.error if item.finish else None)
+            return WorkDecision(
+                item.work_id,
+                "budget_exhausted",
+                "none",
+                why,
+                "work.same_failure",
+                exhausted="same_failures",
+            )
         why = f"attempt {item.attempt} {outcome} (charged {item.charged_attempts} of {item.max_attempts}); retry"
         return _new(
             WorkDecision, (item.work_id, "blocked", "retry", why, "work.9", None, None, None)

@@ -8,6 +8,9 @@ Scenarios:
     ``missing-binary``  the planner's binary is missing: an environment stop with its
                         one-line remedy, no budget spent; the binary appears; the runner
                         re-probes, resumes by itself and completes the goal.
+    ``same-failure``    a planner that never answers with JSON is stopped after three
+                        calls that failed the same way (SPEC §12.10), with replans left,
+                        and ``explain`` advises fixing the agent, not raising a budget.
 
 Everything happens in a fresh temporary folder; nothing outside it is touched.
 """
@@ -21,14 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from governor.analysis.explain import explain
 from governor.core.charges import charges
 from governor.core.decision import Decision
+from governor.core.events import Event
 from governor.drive import goals
 from governor.drive.runner import Progress, RunnerSettings
 from governor.store.sqlite import SqliteEventStore
 
 HERE: Final = Path(__file__).resolve().parent
-SCENARIOS: Final = ("story", "missing-binary")
+SCENARIOS: Final = ("story", "missing-binary", "same-failure")
 
 STORY_GOAL: Final = """\
 id = "demo-login"
@@ -75,6 +80,24 @@ args = ["missing-binary.json"]
 max_attempts = 1
 """
 
+SAME_GOAL: Final = """\
+id = "demo-same-failure"
+title = "Ship the login page"
+objective = "Users can log in with an email and a password."
+acceptance = ["bad passwords are refused"]
+planner = "planner"
+worker = "planner"
+
+[policy]
+max_replans = 5                     # budget enough for two more calls: they would fail alike
+max_same_failures = 3               # the default, written out
+
+[profiles.planner]
+harness = "scripted"
+args = ["same-failure.json"]
+max_attempts = 1                    # one spawn per call: each unusable reply is its own plan
+"""
+
 PLAN_AGENT: Final = """\
 #!/bin/sh
 # A tiny planner: reads the prompt on stdin, answers with one JSON object.
@@ -111,14 +134,17 @@ def _run(folder: Path, goal_id: str, say: Say, progress: Progress) -> Decision:
         store.close()
 
 
-def _ledger_and_charges(folder: Path, goal_id: str, say: Say) -> None:
+def _events(folder: Path, goal_id: str) -> list[Event]:
     store = SqliteEventStore(folder / "governor.db")
     try:
-        events = list(store.load(goal_id))
+        return list(store.load(goal_id))
     finally:
         store.close()
+
+
+def _ledger_and_charges(folder: Path, goal_id: str, say: Say) -> None:
     say("\nwhy each run was or was not charged:")
-    for charge in charges(events):
+    for charge in charges(_events(folder, goal_id)):
         mark = "charged  " if charge.charged else "free     "
         say(f"  {mark} {charge.what:<22} {charge.why}")
 
@@ -134,13 +160,26 @@ def _create(folder: Path, goal_text: str, say: Say) -> str:
     return view.goal_id
 
 
+def _staged(folder: Path, scenario: str, goal_text: str, say: Say) -> str:
+    """The scenario's file copied into ``folder`` and its goal created; the goal's id."""
+    shutil.copy(HERE / f"{scenario}.json", folder / f"{scenario}.json")
+    return _create(folder, goal_text, say)
+
+
+def _shown(
+    folder: Path, goal_id: str, say: Say, progress: Progress, show: Callable[[str, Decision], None]
+) -> Decision:
+    """Run the goal until it stops or waits, and show where it is."""
+    decision = _run(folder, goal_id, say, progress)
+    show(goal_id, decision)
+    return decision
+
+
 def story(
     folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
 ) -> Decision:
-    shutil.copy(HERE / "story.json", folder / "story.json")
-    goal_id = _create(folder, STORY_GOAL, say)
-    decision = _run(folder, goal_id, say, progress)
-    show(goal_id, decision)
+    goal_id = _staged(folder, "story", STORY_GOAL, say)
+    decision = _shown(folder, goal_id, say, progress, show)
     _ledger_and_charges(folder, goal_id, say)
     return decision
 
@@ -148,11 +187,9 @@ def story(
 def missing_binary(
     folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
 ) -> Decision:
-    shutil.copy(HERE / "missing-binary.json", folder / "missing-binary.json")
-    goal_id = _create(folder, MISSING_GOAL, say)
+    goal_id = _staged(folder, "missing-binary", MISSING_GOAL, say)
     say("\n1. the planner's binary (bin/plan-agent) does not exist yet")
-    decision = _run(folder, goal_id, say, progress)
-    show(goal_id, decision)
+    decision = _shown(folder, goal_id, say, progress, show)
     say(
         f"\nremedy: install the planner at {folder / 'bin' / 'plan-agent'} "
         "(`governor doctor goal.toml` names what is missing); no budget was spent"
@@ -164,10 +201,23 @@ def missing_binary(
     agent.parent.mkdir(exist_ok=True)
     agent.write_text(PLAN_AGENT)
     agent.chmod(0o755)
-    decision = _run(folder, goal_id, say, progress)
-    show(goal_id, decision)
+    decision = _shown(folder, goal_id, say, progress, show)
     _ledger_and_charges(folder, goal_id, say)
     return decision
+
+
+def same_failure(
+    folder: Path, say: Say, progress: Progress, show: Callable[[str, Decision], None]
+) -> Decision:
+    goal_id = _staged(folder, "same-failure", SAME_GOAL, say)
+    say("\nthe planner answers in prose, never with the JSON object it is asked for")
+    decision = _shown(folder, goal_id, say, progress, show)
+    say(f"\nexplain: {explain(_events(folder, goal_id)).advice}")
+    _ledger_and_charges(folder, goal_id, say)
+    return decision
+
+
+PLAYS: Final = {"story": story, "missing-binary": missing_binary, "same-failure": same_failure}
 
 
 def run_demo(
@@ -180,5 +230,4 @@ def run_demo(
 ) -> DemoResult:
     """Run a demo scenario in ``folder`` (a new temporary folder by default)."""
     folder = folder or Path(tempfile.mkdtemp(prefix="governor-demo-"))
-    play = story if scenario == "story" else missing_binary
-    return DemoResult(folder, play(folder, say, progress, show))
+    return DemoResult(folder, PLAYS[scenario](folder, say, progress, show))

@@ -260,6 +260,8 @@ def goal_from_mapping(
             policy=policy,
             actor=actor,
         )
+    except PolicyError as exc:  # a policy that leaves no call for the completion (SPEC §12.1)
+        raise GoalFileError(f"{where}: {exc.detail}") from exc
     except ValidationError as exc:
         raise GoalFileError(f"{where}: {describe(exc).removesuffix(' in goal.created')}") from exc
 

@@ -222,7 +222,8 @@ def explanation_record(ex: Explanation) -> Record:
 
 def tune_record(report: TuneReport) -> Record:
     """The ``tune --json`` object (SPEC §9), with what issue 16 added: each row's ``basis``,
-    the ``model_checks`` and the ``bootstrap`` replicates behind the intervals."""
+    the ``model_checks`` and the ``bootstrap`` replicates behind the intervals; and the
+    grid points SPEC §12.1 refuses (``infeasible``: each policy and why, never estimated)."""
     return {
         "corpus": {"histories": report.histories, "events": report.events},
         "policies": [
@@ -255,20 +256,24 @@ def tune_record(report: TuneReport) -> Record:
             for c in report.checks
         ],
         "bootstrap": report.bootstrap,
+        "infeasible": [{"policy": policy, "why": why} for policy, why in report.infeasible],
     }
 
 
 def tuned_record(report: TuneReport, spared: Savings) -> Record:
-    """``tune --json``: the SPEC §9 object, and ``fleet``: the corpus's outages and the calls
-    the fleet rule would save (SPEC §11.10)."""
+    """``tune --json``: the SPEC §9 object, ``fleet``: the corpus's outages and the calls
+    the fleet rule would save (SPEC §11.10), and last ``infeasible`` (SPEC §12.1)."""
+    record = tune_record(report)
+    infeasible = record.pop("infeasible")
     return {
-        **tune_record(report),
+        **record,
         "fleet": {
             "outages": spared.outages,
             "refused_calls": spared.refused,
             "sent_under_fleet_rule": spared.sent,
             "calls_saved": spared.saved,
         },
+        "infeasible": infeasible,
     }
 
 

@@ -109,6 +109,13 @@ def format_report(report: TuneReport, *, every: bool, width: int | None = None) 
         if every
         else "the Pareto frontier (success against cost, cheapest first):",
         *format_table(shown, width),
+        *(  # SPEC §12.1: listed, never estimated
+            line
+            for policy, why in report.infeasible
+            for line in wrap(
+                f"{', '.join(f'{k}={v}' for k, v in policy.items())}  infeasible: {why}"
+            )
+        ),
         "",
         *wrap(
             "recommended: " + ", ".join(f"{k}={v}" for k, v in report.recommended.overrides.items())

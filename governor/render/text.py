@@ -66,11 +66,14 @@ def format_step(step: ReplayStep) -> str:
 
 
 def _why(event: Event) -> str:
-    """A resume's own reason under its replay line (governor's names the probe and the outage).
+    """A resume's own reason under its replay line (governor's names the probe and the
+    outage), and a failure's signature (SPEC §12.10: what "the same failure" compares).
 
     Reads attributes only: a replay step may hold the event's compiled struct."""
     if event.type == "goal.resumed" or event.type == "work.retried":  # noqa: PLR1714 - narrows for mypy
         return f"\n{'':8}{event.type} by {event.actor}: {event.reason}"
+    if (event.type == "plan.failed" or event.type == "attempt.finished") and event.signature:  # noqa: PLR1714
+        return f"\n{'':8}signature {event.signature}"
     return ""
 
 

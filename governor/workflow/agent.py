@@ -1,14 +1,19 @@
 """One agent call with in-agent retry (tenacity), and the proof of every spawn it made.
 
-Rules (SPEC §4 "In-agent retry", decision record 0046):
-    * A call retries a failed spawn up to its profile's ``max_attempts`` (default 2).
-    * ``environment`` breaks the loop at once: re-spawning a missing binary cannot help.
-    * ``upstream`` retries after exponential back-off with jitter, never sooner than the
-      vendor's Retry-After; a Retry-After longer than ``max_wait_s`` ends the call and
-      leaves the wait to the goal's recorded cooldown (``not_before``).
-    * A reply that does not parse or validate is retried with the problems appended to
-      the prompt; that attempt reached the model, so it is productive (charged).
-    * A timed-out spawn is not retried in-agent: it already ran to its limit.
+Rules (SPEC §4 "In-agent retry", §12.12 "one retry layer", decision record 0046):
+    * A call re-spawns its agent only after a spawn that told nothing about the work, up
+      to its profile's ``max_attempts`` spawns (default 2):
+        - a reply that does not parse or validate, retried at once with the problems
+          appended to the prompt (that attempt reached the model: productive, charged);
+        - an ``upstream`` refusal with positive absence evidence (it passes the gate of
+          ``governor.core.evidence``), after exponential back-off with jitter, never
+          sooner than the vendor's Retry-After; a Retry-After longer than ``max_wait_s``
+          ends the call and leaves the wait to the goal's recorded cooldown.
+    * Any other failed spawn ends the call — one with no class (the agent ran and failed,
+      crashed, or broke its stream), an ``upstream`` one without absence evidence,
+      ``environment``, ``decision``, a timeout: the run is recorded as the failure it is,
+      and the next attempt (or plan) is the retry, visible in the ledger, bounded by the
+      policy and seen by what-if and by the same-failure rule (SPEC §12.10).
     * An upstream refusal is not retried in-agent once the upstream is known to be
       failing (``AgentCall.parked``): the fleet probes it instead (SPEC §11.10).
     * Every spawn is recorded in the ``ProofRecorder`` *before* anything can raise, so a
@@ -44,7 +49,7 @@ from tenacity.stop import stop_base
 from governor.core.classify import SpawnResult
 from governor.core.decision import last_line
 from governor.core.events import Profile
-from governor.core.evidence import TRIES_LISTED, Evidence, Tries, TryOutcome
+from governor.core.evidence import TRIES_LISTED, Evidence, Tries, TryOutcome, passes_gate
 from governor.core.observation import Usage, add_usage
 from governor.core.proof import AgentAttemptProof, AgentProof
 from governor.exec.call import CallInfo, current_call, in_context
@@ -62,8 +67,6 @@ class RetrySettings:
     factor: float = 2.0
     max_wait_s: float = 60.0
     """Longest in-agent wait; a longer Retry-After is left to the goal's cooldown."""
-    other_s: float = 1.0
-    """Wait after any other failed spawn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +106,17 @@ class _Try(Generic[T]):
 
     @property
     def retry(self) -> bool:
+        """Whether the spawn told nothing about the work, so that another may (SPEC §12.12):
+        a reply that could not be used, or a refusal proven to have reached no model."""
         if self.answer is not None:
             return False
         if self.problems:
             return True
-        return not self.result.timed_out and self.result.failure_class not in (
-            "environment",
-            "decision",
+        result = self.result
+        return (
+            not result.timed_out
+            and result.failure_class == "upstream"
+            and passes_gate(result.evidence)
         )
 
 
@@ -238,9 +245,7 @@ def _wait(
         last: _Try[object] = state.outcome.result()  # type: ignore[union-attr]
         if last.problems:
             return 0.0
-        if last.result.failure_class != "upstream":
-            return settings.other_s
-        backoff = exponential(state)
+        backoff = exponential(state)  # an upstream refusal: nothing else is retried
         return max(backoff * (0.5 + jitter() / 2), last.result.retry_after_s or 0.0)
 
     exponential = wait_exponential(

@@ -83,7 +83,7 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
         "--out",
         "corpus",
         "--policy",
-        "max_replans=2",
+        "max_replans=3,max_milestones=1",
         "--json",
     )
     assert sim.returncode == 0, sim.stderr
@@ -112,8 +112,20 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
         "model_checks",
         "bootstrap",
         "fleet",
+        "infeasible",
     ]
     assert report["bootstrap"] == 8
+    # SPEC §12.1: max_replans 1 leaves no planner call for the completion review
+    assert [p["policy"]["max_replans"] for p in report["policies"]] == [2, 2, 3, 3]
+    assert report["infeasible"] == [
+        {
+            "policy": {"max_replans": 1, "max_uncharged_replans": n},
+            "why": "max_replans 1 leaves no planner call for the completion review: "
+            "use max_replans ≥ 2",
+        }
+        for n in (1, 3)
+    ]
+    assert report["recommended"]["policy"]["max_replans"] != 1
     checks = report["model_checks"]
     assert [c["check"] for c in checks] == [
         "attempts_per_item",
@@ -143,7 +155,7 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
         "calls_saved",
     ]
     assert report["corpus"]["histories"] == 60
-    assert len(report["policies"]) == 6
+    assert len(report["policies"]) == 4
     first = report["policies"][0]
     assert list(first) == [
         "policy",
@@ -158,7 +170,7 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
         "basis",
     ]
     assert {p["basis"] for p in report["policies"]} <= {"observed", "reprojected", "extrapolated"}
-    tighter = next(p for p in report["policies"] if p["policy"]["max_replans"] == 1)
+    tighter = next(p for p in report["policies"] if p["policy"]["max_replans"] == 2)
     assert tighter["censored_share"] == 0
     assert tighter["basis"] == "observed"
     assert set(first["policy"]) == {"max_replans", "max_uncharged_replans"}

@@ -12,7 +12,7 @@ from governor.analysis.explain import explain
 from governor.core.decide import decide
 from governor.core.evidence import Evidence, nothing_happened
 from governor.core.parking import park_goal
-from governor.core.policy import UpstreamBackoff
+from governor.core.policy import UpstreamBackoff, completion_problem, with_overrides
 from governor.core.upstream import Seen, Upstream, observed
 from governor.store.jsonl import read_history
 from tests.story import Story
@@ -164,3 +164,35 @@ def test_a_park_past_its_outage_wait_is_a_stop_explained_with_the_raise_that_let
     assert later.change.field == "max_outage_wait_s"
     assert later.change.after > 900
     assert "--ledger outage_wait --to" in later.advice
+
+
+GOLDEN_HISTORIES = sorted(
+    p
+    for p in (Path(__file__).resolve().parents[1] / "golden").glob("*.jsonl")
+    if not p.name.startswith("corrupt_")
+)
+
+
+@pytest.mark.parametrize("path", GOLDEN_HISTORIES, ids=lambda p: p.stem)
+def test_explain_never_advises_a_policy_that_cannot_afford_its_completion(path: Path) -> None:
+    """SPEC §12.1: what explain advises is a policy a new goal may have — recorded policies
+    that break the rule included (``reopened_spent_item`` records ``max_replans`` 1) — and
+    never ``max_same_failures`` (SPEC §12.10)."""
+    events = [e for _, e in read_history(path)]
+    explained = explain(events)
+    if explained.change is None:
+        return
+    assert explained.change.field != "max_same_failures"
+    created = events[0]
+    assert created.type == "goal.created"
+    advised = with_overrides(created.policy, {explained.change.field: explained.change.after})
+    assert completion_problem(advised) is None, (explained.change, explained.advice)
+
+
+def test_a_recorded_policy_without_a_completion_call_is_advised_more_replans() -> None:
+    """``max_replans`` 1 (recorded before SPEC §12.1): any other raise would leave an
+    infeasible policy, so the advice is replans, to at least 2."""
+    explained = explain([e for _, e in read_history(GOLDEN / "reopened_spent_item.jsonl")])
+    assert explained.change is not None
+    assert explained.change.field == "max_replans"
+    assert explained.change.after >= 2

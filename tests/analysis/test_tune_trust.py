@@ -157,7 +157,8 @@ def test_basis_on_a_constructed_corpus(tmp_path: Path) -> None:
     by = {e.overrides["max_replans"]: e for e in report.estimates}
     assert by[3].basis == "observed"
     assert by[3].censored_share == 0
-    assert by[1].basis == "observed"
+    assert 1 not in by  # SPEC §12.1: no planner call left for the completion review
+    assert [o for o, _ in report.infeasible] == [{"max_replans": 1}]
     assert by[6].basis == "reprojected"
     assert by[6].censored_share == pytest.approx(0.01)
     corpus = corpus_of([str(_write(tmp_path / "s", stopped[:30]))])

@@ -3,6 +3,7 @@ attempts, milestones within replans, cancelled items hold no slot."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -10,12 +11,12 @@ from typing import Any
 import orjson
 import pytest
 
-from governor.analysis.tune import candidates
+from governor.analysis.tune import candidates, split_grid
 from governor.core import record, verbs
 from governor.core.codec import LineDecoder, decode, decode_upgraded, encode
 from governor.core.events import Event, PlanFailed, PlanProposed, WorkSpec
 from governor.core.history import FIRST_COMPLETE, check_history
-from governor.core.policy import Policy, policy_from, with_overrides
+from governor.core.policy import Policy, completion_problem, policy_from, with_overrides
 from governor.errors import BudgetExhaustedError, CommandRefusedError, HistoryError, PolicyError
 from governor.workflow.briefs import planner_prompt
 from governor.workflow.reply import parse_planner_reply
@@ -244,33 +245,41 @@ def test_a_replan_request_without_attempts_creates_nothing() -> None:
 
 POLICIES: dict[str, tuple[dict[str, Any], int | str]] = {
     "the default is 4": ({}, 4),
-    "an omitted value follows fewer replans down": ({"max_replans": 2}, 2),
-    "an omitted value stays 4 with more replans": ({"max_replans": 9}, 4),
-    "equal to the replans is allowed": ({"max_replans": 3, "max_milestones": 3}, 3),
-    "zero milestones with zero replans": ({"max_replans": 0}, 0),
-    "an omitted value follows replans written as a whole float": ({"max_replans": 2.0}, 2),
-    "above the replans is refused": (
-        {"max_replans": 2, "max_milestones": 3},
-        r"max_milestones \(3\) must not exceed max_replans \(2\)",
+    "an omitted value follows fewer replans down, one below them (SPEC §12.1)": (
+        {"max_replans": 3},
+        2,
     ),
-    "above the default replans is refused": ({"max_milestones": 10}, "must not exceed"),
+    "an omitted value stays 4 with more replans": ({"max_replans": 9}, 4),
+    "equal to the replans is a value a recorded policy may hold": (
+        {"max_replans": 3, "max_milestones": 3},
+        3,
+    ),
+    "zero milestones with zero replans": ({"max_replans": 0}, 0),
+    "an omitted value follows replans written as a whole float": ({"max_replans": 3.0}, 2),
+    "above the replans is refused with SPEC §12.1's line": (
+        {"max_replans": 2, "max_milestones": 3},
+        "max_milestones 3 leaves no planner call for the completion review under "
+        "max_replans 2: use max_milestones ≤ 1 or max_replans ≥ 4",
+    ),
+    "above the default replans is refused": ({"max_milestones": 10}, "leaves no planner call"),
 }
 
 
 @pytest.mark.parametrize(("values", "want"), POLICIES.values(), ids=POLICIES.keys())
 def test_milestones_within_replans(values: dict[str, Any], want: int | str) -> None:
     if isinstance(want, str):
-        with pytest.raises(PolicyError, match=want):
+        with pytest.raises(PolicyError, match=re.escape(want)):
             policy_from(values)
-        with pytest.raises(ValueError, match=want):
+        with pytest.raises(ValueError, match=re.escape(want)):
             Policy(**values)
     else:
         assert policy_from(values).max_milestones == want
 
 
 OVERRIDES: dict[str, tuple[dict[str, Any], int | None]] = {
-    "lowering the replans lowers the milestones": ({"max_replans": 2}, 2),
-    "lowering them written as a whole float too": ({"max_replans": 2.0}, 2),
+    "lowering the replans lowers the milestones below them": ({"max_replans": 2}, 1),
+    "lowering them written as a whole float too": ({"max_replans": 2.0}, 1),
+    "lowering the replans a little keeps the milestones below them": ({"max_replans": 4}, 3),
     "raising the replans keeps them": ({"max_replans": 9}, 4),
     "naming both keeps both": ({"max_replans": 9, "max_milestones": 7}, 7),
     "naming milestones above the replans is refused": ({"max_milestones": 6}, None),
@@ -282,28 +291,70 @@ def test_overrides_keep_milestones_within_replans(
     overrides: dict[str, Any], want: int | None
 ) -> None:
     if want is None:
-        with pytest.raises(PolicyError, match="must not exceed max_replans"):
+        with pytest.raises(PolicyError, match="leaves no planner call"):
             with_overrides(Policy(), overrides)
     else:
         assert with_overrides(Policy(), overrides).max_milestones == want
 
 
-def test_raising_the_replans_keeps_the_invariant() -> None:
-    s = Story(max_replans=1)
-    s.op("raise_budget", ledger="replans", to=3, reason="more")
-    assert (s.policy.max_replans, s.policy.max_milestones) == (3, 1)
+RAISES: dict[str, tuple[dict[str, Any], int, int]] = {
+    "a default max_milestones follows the replans up": ({"max_replans": 2}, 4, 3),
+    "up to its ceiling of 4": ({"max_replans": 3}, 9, 4),
+    "a recorded policy without room follows them too": ({"max_replans": 1}, 3, 2),
+    "a max_milestones named below the default stays": (
+        {"max_replans": 4, "max_milestones": 1},
+        8,
+        1,
+    ),
+}
 
 
-def test_a_tune_grid_keeps_milestones_within_replans() -> None:
-    grid = {"max_replans": [1, 3], "max_milestones": [1, 2]}
-    assert candidates(grid) == [
-        {"max_replans": 1, "max_milestones": 1},
+@pytest.mark.parametrize(("policy", "to", "milestones"), RAISES.values(), ids=RAISES.keys())
+def test_raising_the_replans_keeps_the_invariant(
+    policy: dict[str, Any], to: int, milestones: int
+) -> None:
+    """SPEC §12.1: ``budget.raised`` on replans keeps the rule; raising them also lifts a
+    default ``max_milestones`` (one equal to ``min(4, max_replans - 1)``)."""
+    s = Story(**policy)
+    s.op("raise_budget", ledger="replans", to=to, reason="more")
+    assert (s.policy.max_replans, s.policy.max_milestones) == (to, milestones)
+    assert completion_problem(s.policy) is None
+
+
+def test_a_tune_grid_lists_the_policies_without_a_completion_call_as_infeasible() -> None:
+    """SPEC §12.1: a grid point that leaves no planner call for the completion review is
+    listed as infeasible (with why), never estimated."""
+    feasible, infeasible = split_grid({"max_replans": [1, 3], "max_milestones": [1, 2, 3]})
+    assert feasible == [
         {"max_replans": 3, "max_milestones": 1},
         {"max_replans": 3, "max_milestones": 2},
     ]
+    assert infeasible == [
+        (
+            {"max_replans": 1, "max_milestones": 1},
+            "max_replans 1 leaves no planner call for the completion review: use max_replans ≥ 2",
+        ),
+        (
+            {"max_replans": 1, "max_milestones": 2},
+            "max_replans 1 leaves no planner call for the completion review: use max_replans ≥ 3",
+        ),
+        (
+            {"max_replans": 1, "max_milestones": 3},
+            "max_replans 1 leaves no planner call for the completion review: use max_replans ≥ 4",
+        ),
+        (
+            {"max_replans": 3, "max_milestones": 3},
+            "max_milestones 3 leaves no planner call for the completion review under "
+            "max_replans 3: use max_milestones ≤ 2 or max_replans ≥ 4",
+        ),
+    ]
+    feasible, infeasible = split_grid({"max_replans": list(range(0, 7))})
+    assert [o["max_replans"] for o in feasible] == [2, 3, 4, 5, 6]
+    assert [o["max_replans"] for o, _ in infeasible] == [0, 1]
+    assert candidates({"max_replans": [1, 2]}) == [{"max_replans": 2}]
     with pytest.raises(PolicyError, match="needs a --grid max_replans"):
         candidates({"max_milestones": [1, 2]})
-    with pytest.raises(PolicyError, match="must not exceed"):
+    with pytest.raises(PolicyError, match="no policy of the grid can succeed"):
         candidates({"max_replans": [1], "max_milestones": [5]})
 
 
@@ -396,7 +447,7 @@ def test_a_round_one_policy_is_read_lowered_with_a_note() -> None:
 
 def test_a_round_one_row_of_a_store_is_read_lowered() -> None:
     body = _round_one_goal_created()
-    with pytest.raises(ValueError, match="must not exceed"):
+    with pytest.raises(ValueError, match="leaves no planner call"):
         decode(body)
     upgraded = decode_upgraded(body)
     assert upgraded is not None
@@ -456,3 +507,75 @@ def test_proposals_of_work_are_unchanged_by_the_amendments() -> None:
         work=[WorkSpec(key="a", title="A", objective="a")],
     )
     assert proposed.type == "plan.proposed"
+
+
+# --- §12.2 milestone wording, §12.3 which budget is named -----------------------------------
+
+
+def _items(*outcomes: str) -> Story:
+    """A plan of one item per outcome: ``accepted``, ``cancelled``, ``open`` (never run)."""
+    keys = [chr(ord("a") + i) for i in range(len(outcomes))]
+    s = Story(max_attempts=1)
+    s.plan(*keys)
+    for key, outcome in zip(keys, outcomes, strict=True):
+        if outcome == "accepted":
+            s.succeed(f"p1-{key}")
+        elif outcome == "cancelled":
+            s.op("cancel_work", work_id=f"p1-{key}")
+    return s
+
+
+MILESTONES: dict[str, tuple[tuple[str, ...], str, int]] = {
+    "every item accepted is a milestone": (("accepted", "accepted"), "goal.6", 1),
+    "accepted or cancelled, one at least accepted, is a milestone": (
+        ("accepted", "cancelled"),
+        "goal.6",
+        1,
+    ),
+    "every item cancelled is none: nothing was achieved": (
+        ("cancelled", "cancelled"),
+        "goal.12",
+        0,
+    ),
+    "an item neither accepted nor cancelled is none": (("accepted", "open"), "goal.8", 0),
+}
+
+
+@pytest.mark.parametrize(("outcomes", "rule", "milestones"), MILESTONES.values(), ids=MILESTONES)
+def test_a_milestone_is_every_item_accepted_or_cancelled_one_at_least_accepted(
+    outcomes: tuple[str, ...], rule: str, milestones: int
+) -> None:
+    """SPEC §12.2 (settles §11.6): "every item of the active plan settled" means each item
+    accepted or cancelled, at least one accepted — for goal rule 6 and for
+    ``max_milestones`` alike."""
+    s = _items(*outcomes)
+    d = s.decision()
+    assert d.rule == rule, d.reason
+    assert (d.trigger == "milestone") == (rule == "goal.6")
+    assert s.view.milestones == milestones
+
+
+def _replans_spent(*, accepted: bool) -> Story:
+    """Two charged replans (a failed plan, then one applied) and the goal's one attempt spent
+    by its item: accepted (a milestone is due) or failed (a replan is due)."""
+    s = Story(max_replans=2, max_total_attempts=1, max_attempts=1)
+    s.plan_fails()
+    s.plan("a")
+    if accepted:
+        s.succeed("p2-a")
+    else:
+        s.attempt("p2-a")
+    return s
+
+
+@pytest.mark.parametrize("accepted", [True, False], ids=["at a milestone", "to replan"])
+def test_with_replans_and_goal_attempts_both_spent_the_stop_names_total_attempts(
+    accepted: bool,
+) -> None:
+    """SPEC §12.3: when a replan is needed and both charged replans and charged goal
+    attempts are spent, the stop names ``total_attempts`` (§11.4 first)."""
+    s = _replans_spent(accepted=accepted)
+    assert s.view.plans_used - s.view.plans_uncharged == s.policy.max_replans
+    d = s.decision()
+    assert (d.status, d.exhausted) == ("budget_exhausted", "total_attempts"), d.reason
+    assert d.rule == ("goal.6" if accepted else "goal.11")

@@ -458,19 +458,23 @@ GOAL_ID = "g-round-one-milestones-above-replans"
     replans=st.integers(0, 12),
     milestones=st.none() | st.integers(0, 15),
     attempts=st.none() | st.integers(1, 5),
+    same=st.none() | st.integers(1, 5),
 )
 def test_a_policy_reads_the_same_both_ways_whether_milestones_fit_are_omitted_or_not(
-    replans: int, milestones: int | None, attempts: int | None
+    replans: int, milestones: int | None, attempts: int | None, same: int | None
 ) -> None:
     """A round-1 policy (milestones above replans) is a doubt of the compiled path and
     upcast, lowered with a note, exactly as pydantic's path does; an omitted
-    ``max_milestones`` is ``min(4, max_replans)`` both ways; the store reads the row as
-    the line decoder does."""
+    ``max_milestones`` is ``min(4, max_replans - 1)`` both ways (SPEC §12.1), an omitted
+    ``max_same_failures`` no limit (SPEC §12.10); the store reads the row as the line
+    decoder does."""
     policy: dict[str, Any] = {"max_replans": replans}
     if milestones is not None:
         policy["max_milestones"] = milestones
     if attempts is not None:
         policy["max_attempts"] = attempts
+    if same is not None:
+        policy["max_same_failures"] = same
     line = _goal_created(policy)
     assert_agree(line)
     fast, slow, stored = _readings(line)
@@ -484,9 +488,10 @@ def test_a_policy_reads_the_same_both_ways_whether_milestones_fit_are_omitted_or
         assert "max_milestones" in notes[0]
     else:
         assert decode_compiled(line) == event
-        want = min(4, replans) if milestones is None else milestones
+        want = max(0, min(4, replans - 1)) if milestones is None else milestones
         assert event.policy.max_milestones == want
         assert notes == []
+    assert event.policy.max_same_failures == same
     assert stored[0] == event
 
 

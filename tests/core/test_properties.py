@@ -33,6 +33,7 @@ policies = st.fixed_dictionaries(
         "accept_passing": st.booleans(),
         "retry_blocked": st.booleans(),
         "max_plan_records": st.integers(1, 12),
+        "max_same_failures": st.none() | st.integers(1, 4),
     },
 )
 

@@ -287,7 +287,7 @@ def test_secrets_never_reach_events_or_log_lines_even_when_the_agent_prints_them
         planner,
         {"harness": "command", "args": [worker], "env": ["MY_API_KEY"]},
         max_attempts=1,
-        max_replans=1,
+        max_total_attempts=1,
     )
     result = project.gov("run", "g")
     assert result.returncode == 11

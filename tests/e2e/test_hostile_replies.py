@@ -46,7 +46,7 @@ def agent(project: Project, name: str, reply: str) -> dict[str, Any]:
 def hostile_goal(project: Project, goal_id: str, reply: str) -> str:
     planner = agent(project, "planner", json.dumps(plan("a")))
     worker = agent(project, f"worker-{goal_id}", reply)
-    return project.goal(goal_id, planner, worker, max_attempts=2, max_replans=1)
+    return project.goal(goal_id, planner, worker, max_attempts=2, max_total_attempts=2)
 
 
 def check_charged_failures(project: Project, goal_id: str) -> list[dict[str, Any]]:

@@ -86,9 +86,13 @@ def test_a_charged_worker_failure_says_charged_on_its_progress_line(project: Pro
             )
         ],
     }
-    project.goal("g", scenario, {**scenario, "max_attempts": 2}, max_attempts=1, max_replans=1)
+    project.goal(
+        "g", scenario, {**scenario, "max_attempts": 2}, max_attempts=1, max_total_attempts=1
+    )
     result = project.gov("run", "g")
     assert result.returncode == 11, result.stderr
-    assert "p1-a attempt 1: failed (charged; 2 in-agent tries: failed, failed): tests failed" in (
-        result.stderr
-    )
+    # SPEC §12.12: a worker that ran and failed is not spawned again inside its attempt,
+    # though its profile allows 2 spawns: the next attempt would be the retry
+    assert "p1-a attempt 1: failed (charged): tests failed" in result.stderr
+    [finished] = [e for e in project.events("g") if e["type"] == "attempt.finished"]
+    assert (finished.get("evidence") or {}).get("tries") is None

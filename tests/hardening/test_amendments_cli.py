@@ -12,7 +12,12 @@ from pathlib import Path
 import orjson
 import pytest
 
+from governor.clock import utc_now
+from governor.core.codec import decode
 from governor.core.history import FIRST_COMPLETE
+from governor.core.view import GoalView
+from governor.drive.append import append_folded
+from governor.store.sqlite import SqliteEventStore
 from tests.e2e.cli import Project, plan
 
 RECORDING_PLANNER = f"""n=$(ls planner-prompt-*.txt 2>/dev/null | wc -l)
@@ -22,8 +27,9 @@ echo '{json.dumps(plan("a"))}'
 
 
 def _imported_first_complete(tmp_path: Path, *, auto_apply: bool) -> Project:
-    """A goal imported from a history recorded before §11.3: its first proposal says
-    ``complete``, and no plan was ever applied."""
+    """A goal whose first proposal says ``complete`` (no plan was ever applied), held by a
+    store since before SPEC §11.3. ``import`` refuses such a history now (SPEC §12.4), so
+    it is appended straight to the store, as a runner before the rule had recorded it."""
     source = Project(tmp_path / "source")
     (tmp_path / "source").mkdir()
     planner = source.script("planner", RECORDING_PLANNER)
@@ -44,8 +50,28 @@ def _imported_first_complete(tmp_path: Path, *, auto_apply: bool) -> Project:
     project = Project(tmp_path)
     (tmp_path / "bin").symlink_to(tmp_path / "source" / "bin")
     imported = project.gov("import", "h.jsonl")
-    assert imported.returncode == 0, imported.stderr
+    assert imported.returncode == 3, imported.stderr
+    assert "line 3: plan.proposed: complete before any work was done" in imported.stderr
+    with SqliteEventStore(tmp_path / "governor.db") as store:
+        append_folded(store, GoalView(), [decode(line.encode()) for line in lines], utc_now())
     return project
+
+
+def test_import_and_validate_refuse_a_recorded_first_complete_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """SPEC §12.4: a history whose first ``plan.proposed`` says ``complete`` is invalid at
+    that line for ``validate``, ``replay`` and ``import`` (it used to replay as a goal that
+    succeeded with no work)."""
+    _imported_first_complete(tmp_path, auto_apply=False)
+    (tmp_path / "fresh").mkdir()
+    project = Project(tmp_path / "fresh")  # a store that does not hold the goal yet
+    for command in ("validate", "replay", "import"):
+        result = project.gov(command, str(tmp_path / "h.jsonl"))
+        assert result.returncode == 3, (command, result.stderr)
+        errors = [line for line in result.stderr.splitlines() if "line 3" in line]
+        assert len(errors) == 1, (command, result.stderr)
+        assert "plan.proposed: complete before any work was done" in errors[0]
 
 
 def test_approving_a_recorded_first_complete_is_refused(tmp_path: Path) -> None:

@@ -191,7 +191,7 @@ def build(root: Path) -> Fleet:
     broken = {"stderr": f"{HUGE} {SCRIPT}\n", "exit_code": 1}
     surrogate = {"reply": {**plan("a"), "rationale": f"lone {LONE} surrogate"}}
     s = fleet.scenario("g-exhausted", planner(surrogate, broken))
-    fleet.goal("g-exhausted", s, max_replans=2, max_milestones=2)
+    fleet.goal("g-exhausted", s, max_replans=2)
     fleet.run("g-exhausted")
 
     s = fleet.scenario(

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from governor.core.events import Profile, WorkSpec
 from governor.core.evidence import passes_gate
 from governor.core.proof import AgentAttemptProof, AgentProof, RunProof, derive_run_class
@@ -128,6 +130,54 @@ def test_upstream_until_attempts_run_out_is_uncharged_upstream(tmp_path: Path) -
     run = run_worker(call(harness, profile, tmp_path), ["it works"], runtime=runtime(Sleeps()))
     assert (run.outcome, run.failure_class) == ("failed", "upstream")
     assert passes_gate(run.evidence)
+
+
+ONE_RETRY_LAYER: dict[str, tuple[dict[str, Any], int, str | None]] = {
+    "a worker that ran and failed (exit 1) is not re-spawned: the attempt is the failure": (
+        {
+            "stderr": "FAILED tests/test_login.py::test_bad_password\n",
+            "exit_code": 1,
+            "effects": True,
+        },
+        1,
+        None,
+    ),
+    "an agent that crashed without a word is not re-spawned": ({"exit_code": 139}, 1, None),
+    "an upstream refusal without absence evidence is not re-spawned": (
+        {"stderr": "HTTP/1.1 503 Service Unavailable\n", "exit_code": 1, "effects": True},
+        1,
+        "upstream",
+    ),
+    "an upstream refusal with absence evidence is re-spawned after the back-off": (
+        {"vendor_error": {"status": 503}},
+        3,
+        "upstream",
+    ),
+    "a reply that does not validate is re-spawned with its problems": (
+        {"reply": {"status": "maybe"}},
+        3,
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("step", "spawns", "failure_class"), ONE_RETRY_LAYER.values(), ids=ONE_RETRY_LAYER.keys()
+)
+def test_one_retry_layer_re_spawns_only_a_spawn_that_told_nothing_about_the_work(
+    tmp_path: Path, step: dict[str, Any], spawns: int, failure_class: str | None
+) -> None:
+    """SPEC §12.12: the in-agent retry re-spawns only after an invalid reply or an upstream
+    refusal with positive absence evidence; any other failed spawn ends the run as the
+    charged failure it is (the next attempt is the retry, visible in the ledger)."""
+    harness, profile = scripted(tmp_path, [step, step, step], max_attempts=3)
+    sleeps = Sleeps()
+    run = run_worker(call(harness, profile, tmp_path), ["it works"], runtime=runtime(sleeps))
+    assert run.outcome == "failed"
+    tries = run.proof.agents[0].attempts
+    assert [t.failure_class for t in tries] == [failure_class] * spawns
+    waits = {"vendor_error": [2.0, 4.0], "reply": [0.0, 0.0]}
+    assert sleeps.waits == next((w for k, w in waits.items() if k in step), [])
 
 
 def test_a_schema_invalid_reply_is_retried_with_the_problems_in_the_prompt(tmp_path: Path) -> None:
