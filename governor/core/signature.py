@@ -1,6 +1,6 @@
 """Failure signatures: when two failures are "the same failure again" (SPEC §12.10).
 
-Rules (decision record 0014):
+Rules (decision record 0017):
     * A signature is the failure's class, the classification rule that fired and its
       error text *normalised*: what varies from one run of the same failure to the next
       is replaced — times and dates, UUIDs and hex ids, the folders of a path (its file

@@ -1,5 +1,5 @@
 """SPEC §12.10: the same failure again stops an item early, or the goal when the planner
-repeats itself — one table per rule, with its reset points (decision record 0014)."""
+repeats itself — one table per rule, with its reset points (decision record 0017)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Failure signatures (SPEC §12.10, decision record 0014): what is "the same failure"."""
+"""Failure signatures (SPEC §12.10, decision record 0017): what is "the same failure"."""
 
 from __future__ import annotations
 
