@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -87,6 +88,36 @@ def write_lines(lines: Iterable[bytes]) -> None:
         if batch:
             write(b"".join(batch))
         sys.stdout.buffer.flush()
+
+
+class Meter:
+    """A progress line on stderr, at most every ``every_s`` seconds (and at the end): on a
+    terminal one line redrawn in place, elsewhere (a log, a pipe) a plain line each time,
+    with no carriage return."""
+
+    def __init__(self, what: str, *, every_s: float = 0.5, quiet_every_s: float = 10.0) -> None:
+        self.what, self.start = what, time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.every_s = every_s if self.tty else quiet_every_s
+        self.last = self.start
+
+    def __call__(self, done: int, total: int) -> None:
+        """Show ``done`` of ``total``, with the rate and the time left."""
+        rate = done / max(time.monotonic() - self.start, 1e-9)
+        left = (total - done) / rate if rate else 0.0
+        self.show(f"{self.what}: {done}/{total} ({rate:,.0f}/s, {left:,.0f}s left)", done >= total)
+
+    def show(self, text: str, final: bool = False) -> None:
+        """Show ``text`` if it is time to (``final``: it is, when a line was shown before)."""
+        now = time.monotonic()
+        if now - self.last < self.every_s and not (final and self.tty):
+            return
+        self.last = now
+        if self.tty:
+            sys.stderr.write(f"\r{text}   " + ("\n" if final else ""))
+        else:
+            sys.stderr.write(printable(text) + "\n")
+        sys.stderr.flush()
 
 
 def progress(message: str) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -25,7 +23,7 @@ from governor.analysis.tuning import (
     tune_corpus,
 )
 from governor.cli.exit_codes import ExitCode
-from governor.cli.io import err, json_line, out
+from governor.cli.io import Meter, err, json_line, out
 from governor.cli.values import natural, number_in, wait_seconds, whole_in
 from governor.core.decide import decide
 from governor.core.events import Event
@@ -35,25 +33,6 @@ from governor.errors import InputError
 from governor.render import records
 from governor.render.text import format_fleet, format_report, format_savings
 from governor.store.jsonl import write_history
-
-
-class Meter:
-    """A one-line progress meter on stderr: done/total, rate, time left."""
-
-    def __init__(self, what: str) -> None:
-        self.what, self.start, self.last = what, time.monotonic(), 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.5 and done < total:
-            return
-        self.last = now
-        rate = done / max(now - self.start, 1e-9)
-        left = (total - done) / rate if rate else 0.0
-        sys.stderr.write(f"\r{self.what}: {done}/{total} ({rate:,.0f}/s, {left:,.0f}s left)   ")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 @contextmanager

@@ -1,0 +1,56 @@
+"""``governor store check``: verify the store (every stream's checksum chain and seq, every
+summary against its events, every other row) and, with ``--repair``, mend what is derived.
+
+Read commands trust the summaries (docs/store.md); this is how an operator verifies them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from governor.cli.exit_codes import ExitCode
+from governor.cli.io import Meter, err, json_line, out, store_from
+from governor.render.checks import finding_record, format_progress, format_tally, tally_record
+from governor.store.checks import CheckTally
+
+
+def cmd_store_check(args: argparse.Namespace) -> int:
+    tally, meter = CheckTally(), Meter("checking")
+    with store_from(args.store, read_only=not args.repair) as store:
+        for finding in store.check(
+            repair=args.repair, tally=tally, progress=lambda t: meter.show(format_progress(t))
+        ):
+            if args.json:
+                json_line(finding_record(finding))
+            else:
+                out(finding.line)
+    if args.json:
+        json_line(tally_record(tally))
+    else:
+        out(format_tally(tally))
+    left = tally.findings - tally.repaired
+    if left:
+        what = "difference" if left == 1 else "differences"
+        hint = "" if args.repair else "; `governor store check --repair` mends what it can"
+        err(f"error: the store has {left:,} {what} (listed above){hint}")
+        return ExitCode.STORE_ERROR
+    return ExitCode.OK
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    store = sub.add_parser(
+        "store", help="verify the store: checksums, seqs, summaries against events (--repair)"
+    )
+    verbs = store.add_subparsers(dest="store_command", required=True, metavar="VERB")
+    p = verbs.add_parser(
+        "check",
+        help="check every stream, summary and row; exit 7 when anything differs",
+    )
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild summaries from their events, release damaged leases, drop damaged "
+        "health, registry and agent rows (events are never changed)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per finding, then a tally")
+    p.set_defaults(func=cmd_store_check)

@@ -1,0 +1,196 @@
+"""Stored columns back to values, checked: the one place a damaged row of a table is found.
+
+Rules (docs/store.md "Damaged rows", decision record 0014):
+    * Every row a backend reads from a table other than ``events`` — goal summaries and
+      stream heads, leases, upstream health, the service registry, agent processes — goes
+      through ``Table.decode`` before any other code sees it (the tables are
+      ``governor.store.tables``; event rows are ``governor.store.rows``'s).
+    * A column holds a value of its kind inside its bounds, or the row is damaged:
+      ``DamagedRowError`` names the table, the row's key, the column and what it holds, and
+      says what mends it. So nothing downstream — a format, a decision, an agent's process
+      group being killed — ever meets a value it cannot use, on any backend.
+    * A backend brings its own time codec (``Times``): SQLite stores microseconds since the
+      epoch, PostgreSQL ``TIMESTAMPTZ`` (a value a ``datetime`` cannot hold, such as
+      ``infinity``, reaches the codec as ``Unreadable``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from governor.errors import DamagedRowError
+
+SHOWN: Final = 60
+"""Characters of a bad value (or a key) a message shows at most."""
+
+
+class Bad(Exception):
+    """A column's value is not of its kind (``detail`` says what it holds)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class Unreadable(str):
+    """A stored value the driver could not turn into a Python value (its text)."""
+
+    __slots__ = ()
+
+
+def shown(value: object) -> str:
+    """A stored value as a message shows it: short, and never a whole blob."""
+    if isinstance(value, bytes):
+        return f"a blob of {len(value):,} bytes"
+    if isinstance(value, Unreadable):
+        return f"{str(value)[:SHOWN]!r}"
+    text = repr(value)
+    return text if len(text) <= SHOWN else f"{text[: SHOWN - 3]}...{text[-1]}"
+
+
+Kind = Callable[[object], object]
+"""A column's decoder: its value checked (and converted), or ``Bad``."""
+
+
+def text(value: object) -> str:
+    """Text: a ``str`` that is valid Unicode (SQLite may hand back undecodable bytes)."""
+    if type(value) is not str:
+        raise Bad(f"holds {shown(value)}, not text")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Bad(f"holds {shown(value)}, which is not valid UTF-8 text") from None
+    return value
+
+
+def whole(low: int, high: int) -> Kind:
+    """A whole number from ``low`` to ``high`` (never a bool, a float or text)."""
+
+    def decode(value: object) -> int:
+        if type(value) is not int:
+            raise Bad(f"holds {shown(value)}, not a whole number")
+        if not low <= value <= high:
+            raise Bad(f"holds {value}, outside {low:,}..{high:,}")
+        return value
+
+    return decode
+
+
+def number(low: float, high: float) -> Kind:
+    """A finite number from ``low`` to ``high``, as a float."""
+
+    def decode(value: object) -> float:
+        if type(value) is not int and type(value) is not float:
+            raise Bad(f"holds {shown(value)}, not a number")
+        number = float(value)
+        if not math.isfinite(number) or not low <= number <= high:
+            raise Bad(f"holds {shown(value)}, outside {low:,}..{high:,}")
+        return number
+
+    return decode
+
+
+def flag(value: object) -> bool:
+    """A yes or no: SQLite's 0 or 1, PostgreSQL's BOOLEAN."""
+    if type(value) not in (int, bool) or value not in (0, 1):
+        raise Bad(f"holds {shown(value)}, not 0 or 1")
+    return bool(value)
+
+
+def one_of(choices: Sequence[str]) -> Kind:
+    """One of the ``choices`` (a status, an action)."""
+    known = frozenset(choices)
+
+    def decode(value: object) -> str:
+        if value not in known or type(value) is not str:
+            raise Bad(f"holds {shown(value)}, not one of {', '.join(choices)}")
+        return value
+
+    return decode
+
+
+def optional(kind: Kind) -> Kind:
+    """``kind``, or NULL."""
+
+    def decode(value: object) -> object:
+        return None if value is None else kind(value)
+
+    return decode
+
+
+@dataclass(frozen=True, slots=True)
+class TimeKind:
+    """The kind of a time column: decoded by the backend's ``Times``."""
+
+    optional: bool
+
+
+TIME: Final = TimeKind(optional=False)
+MAYBE_TIME: Final = TimeKind(optional=True)
+
+
+def aware_time(value: object) -> datetime:
+    """A time stored as a ``datetime`` (PostgreSQL's ``TIMESTAMPTZ``, the memory store)."""
+    if isinstance(value, Unreadable):
+        raise Bad(f"holds {shown(value)}, which is not a time governor can read")
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise Bad(f"holds {shown(value)}, not a time")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Times:
+    """How a backend stores times: the suffix of its time columns' names, and the decoder
+    of a stored time (raising ``Bad``)."""
+
+    suffix: str
+    decode: Callable[[object], datetime]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """How to read one table's rows: its columns (name and kind, in the order a backend
+    selects them), which of them make the key that names a row, and what mends a row."""
+
+    name: str
+    columns: tuple[tuple[str, Kind | TimeKind], ...]
+    key: tuple[int, ...]
+    remedy: str
+
+    def names(self, times: Times) -> list[str]:
+        """The backend's names of the columns (time columns carry its suffix)."""
+        return [n + times.suffix if isinstance(k, TimeKind) else n for n, k in self.columns]
+
+    def decode(self, row: Sequence[object], times: Times) -> tuple[Any, ...]:
+        """The row's values, each checked; ``DamagedRowError`` at the first bad one.
+
+        (``Any``: each value is of its column's kind, checked here at run time.)
+        """
+        values: list[object] = []
+        for (name, kind), value in zip(self.columns, row, strict=True):
+            try:
+                if not isinstance(kind, TimeKind):
+                    values.append(kind(value))
+                elif value is None and kind.optional:
+                    values.append(None)
+                else:
+                    values.append(times.decode(value))
+            except Bad as bad:
+                column = name + times.suffix if isinstance(kind, TimeKind) else name
+                raise self.damaged(row, column, bad.detail) from None
+        return tuple(values)
+
+    def damaged(self, row: Sequence[object], column: str, detail: str) -> DamagedRowError:
+        """The error of a row whose ``column`` holds what ``detail`` says."""
+        return DamagedRowError(self.name, self.key_of(row), column, detail, self.remedy)
+
+    def key_of(self, row: Sequence[object]) -> str:
+        """The row's key as messages show it."""
+        parts = [row[i] for i in self.key]
+        shown_parts = [repr(p) if isinstance(p, str) else shown(p) for p in parts]
+        key = shown_parts[0] if len(parts) == 1 else f"({', '.join(shown_parts)})"
+        return key if len(key) <= SHOWN else f"{key[: SHOWN - 4]}...{key[-1]}"
