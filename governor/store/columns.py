@@ -25,7 +25,9 @@ from typing import Any, Final
 from governor.errors import DamagedRowError
 
 SHOWN: Final = 60
-"""Characters of a bad value (or a key) a message shows at most."""
+"""Characters of a bad value a message shows at most."""
+KEY_SHOWN: Final = 200
+"""Characters of a row's key a message shows at most (an upstream's name may be long)."""
 
 
 class Bad(Exception):
@@ -193,4 +195,4 @@ class Table:
         parts = [row[i] for i in self.key]
         shown_parts = [repr(p) if isinstance(p, str) else shown(p) for p in parts]
         key = shown_parts[0] if len(parts) == 1 else f"({', '.join(shown_parts)})"
-        return key if len(key) <= SHOWN else f"{key[: SHOWN - 4]}...{key[-1]}"
+        return key if len(key) <= KEY_SHOWN else f"{key[: KEY_SHOWN - 4]}...{key[-1]}"
