@@ -179,9 +179,7 @@ class DamagedRowError(StoreError):
         self.column = column
         self.detail = detail
         self.remedy = remedy
-        super().__init__(
-            f"the store's {table} row {key} is damaged: {column} {detail}; {remedy}"
-        )
+        super().__init__(f"the store's {table} row {key} is damaged: {column} {detail}; {remedy}")
 
 
 class ConcurrencyConflictError(StoreError):

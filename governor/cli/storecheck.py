@@ -31,7 +31,9 @@ def cmd_store_check(args: argparse.Namespace) -> int:
     left = tally.findings - tally.repaired
     if left:
         what = "difference" if left == 1 else "differences"
-        hint = "" if args.repair else "; `governor store check --repair` mends what it can"
+        hint = (
+            f"; `governor store check --repair` mends {tally.mendable:,}" if tally.mendable else ""
+        )
         err(f"error: the store has {left:,} {what} (listed above){hint}")
         return ExitCode.STORE_ERROR
     return ExitCode.OK

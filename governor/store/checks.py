@@ -104,10 +104,13 @@ class CheckTally:
     """Summary rows when the check began: about how many goals it will walk."""
     findings: int = 0
     repaired: int = 0
+    mendable: int = 0
+    """Findings a repair would mend (not repaired in this check)."""
 
     def add(self, finding: Finding) -> Finding:
         self.findings += 1
         self.repaired += finding.repaired
+        self.mendable += finding.fix is not None and not finding.repaired
         return finding
 
 

@@ -70,6 +70,13 @@ def fetch(tx: sqlite3.Connection, query: str, params: Sequence[object] = ()) -> 
         tx.text_factory = str
 
 
+_UNSHARED: Final = frozenset(
+    {"SQLITE_CANTOPEN", "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_CANTINIT"}
+)
+"""What SQLite says when it cannot make (or open) the shared-memory file of a WAL
+database for a reader: a read-only mount, a folder only its owner may write."""
+
+
 def unshareable(path: Path, exc: sqlite3.OperationalError) -> bool:
     """Whether a read-only open failed only because SQLite cannot share the file here, and
     reading it as immutable is honest: its folder cannot be written (a read-only mount, a
@@ -79,7 +86,7 @@ def unshareable(path: Path, exc: sqlite3.OperationalError) -> bool:
     Raises:
         StoreError: when a write-ahead log beside it holds commits that cannot be read.
     """
-    if exc.sqlite_errorname != "SQLITE_CANTOPEN" or os.access(path.parent, os.W_OK):
+    if exc.sqlite_errorname not in _UNSHARED or os.access(path.parent, os.W_OK):
         return False
     wal = path.with_name(path.name + "-wal")
     if wal.exists() and wal.stat().st_size > 0:
@@ -102,8 +109,10 @@ def translate(exc: sqlite3.Error, where: str) -> StoreError:
     if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
         return StoreError(f"{where}: not a SQLite database ({text})")
     folder = Path(where).parent
-    if ("unable to open" in text or "readonly database" in text) and folder.is_dir() and not (
-        os.access(folder, os.W_OK) and os.access(where, os.W_OK)
+    if (
+        ("unable to open" in text or "readonly database" in text)
+        and folder.is_dir()
+        and not (os.access(folder, os.W_OK) and os.access(where, os.W_OK))
     ):
         return StoreError(
             f"{where}: the store cannot be written here (a read-only mount, or a file or "
