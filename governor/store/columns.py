@@ -17,8 +17,8 @@ Rules (docs/store.md "Damaged rows", decision record 0014):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
@@ -146,11 +146,18 @@ def aware_time(value: object) -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class Times:
-    """How a backend stores times: the suffix of its time columns' names, and the decoder
-    of a stored time (raising ``Bad``)."""
+    """How a backend stores times: the suffix of its time columns' names (and the names
+    that differ otherwise), and the decoder of a stored time (raising ``Bad``)."""
 
     suffix: str
     decode: Callable[[object], datetime]
+    renamed: Mapping[str, str] = field(default_factory=dict)
+
+    def column(self, name: str, kind: Kind | TimeKind) -> str:
+        """The backend's name of a column."""
+        if not isinstance(kind, TimeKind):
+            return name
+        return self.renamed.get(name, name + self.suffix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +172,7 @@ class Table:
 
     def names(self, times: Times) -> list[str]:
         """The backend's names of the columns (time columns carry its suffix)."""
-        return [n + times.suffix if isinstance(k, TimeKind) else n for n, k in self.columns]
+        return [times.column(n, k) for n, k in self.columns]
 
     def decode(self, row: Sequence[object], times: Times) -> tuple[Any, ...]:
         """The row's values, each checked; ``DamagedRowError`` at the first bad one.
@@ -182,8 +189,7 @@ class Table:
                 else:
                     values.append(times.decode(value))
             except Bad as bad:
-                column = name + times.suffix if isinstance(kind, TimeKind) else name
-                raise self.damaged(row, column, bad.detail) from None
+                raise self.damaged(row, times.column(name, kind), bad.detail) from None
         return tuple(values)
 
     def damaged(self, row: Sequence[object], column: str, detail: str) -> DamagedRowError:
