@@ -54,20 +54,21 @@ def differences(
     """Each way ``stored`` differs from what the events say, as a phrase (empty: none)."""
     assert view.last_at is not None, "a stream with goal.created"
     health = health_of(view, record)
-    candidates = [
-        summarize(view, when, upstreams)
+    contexts = [
+        (when, upstreams)
         for when in dict.fromkeys((view.last_at, now))
         for upstreams in ((None, health) if health else (None,))
     ]
-    best = candidates[-1]
-    problems = list(_exact(stored, best))
-    ceiling = max(
-        [now, *(c.not_before for c in candidates if c.not_before is not None)]
-        + ([record.probe_due_at] if record is not None and record.probe_due_at else [])
-    )
-    if not any(_same_decision(stored, c, ceiling) for c in candidates):
-        problems += _decision_differences(stored, best, ceiling)
-    return problems
+    problems: list[str] = []
+    for index, (when, upstreams) in enumerate(contexts):  # the usual one first: often the only
+        candidate = summarize(view, when, upstreams)
+        if index == 0:
+            problems += _exact(stored, candidate)
+        due = [now, candidate.not_before, record.probe_due_at if record is not None else None]
+        ceiling = max(d for d in due if d is not None)
+        if _same_decision(stored, candidate, ceiling):
+            return problems
+    return problems + _decision_differences(stored, candidate, ceiling)
 
 
 def _decision_differences(stored: GoalSummary, best: GoalSummary, ceiling: datetime) -> list[str]:

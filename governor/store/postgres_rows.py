@@ -13,7 +13,7 @@ from psycopg.adapt import Loader
 
 from governor.store.columns import Times, Unreadable, aware_time
 
-TIMES: Final = Times("", aware_time, {"due": "due_at"})
+TIMES: Final = Times("", aware_time, (("due", "due_at"),))
 """PostgreSQL's times: ``TIMESTAMPTZ`` columns, read back as UTC."""
 TIMESTAMPTZ: Final = psycopg.adapters.types["timestamptz"].oid
 """The type ``TolerantTimes`` reads."""

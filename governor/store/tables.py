@@ -29,9 +29,9 @@ from governor.store.columns import (
     Table,
     Times,
     flag,
+    maybe_text,
     number,
     one_of,
-    optional,
     text,
     whole,
 )
@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # imported where used: reading summaries imports no model (st
 REPAIR: Final = "`governor store check --repair`"
 COUNT: Final = whole(0, MAX_INT64 - 1)
 """A count that is still incremented (a token, a probe count): its successor fits too."""
+MAYBE_COUNT: Final = whole(0, MAX_INT64 - 1, null=True)
 WAIT: Final = number(0, MAX_WAIT_S)
 PID: Final = whole(2, 2**31 - 1)
 """A process id: never 0 or 1, whose process groups (``killpg``) are not an agent's."""
@@ -52,12 +53,12 @@ SUMMARIES: Final = Table(
     (
         ("goal_id", text), ("title", text), ("seq", whole(1, MAX_INT64)),
         ("status", one_of(get_args(Status))), ("next_action", one_of(get_args(Action))),
-        ("blocked_on", optional(one_of(get_args(BlockedOn)))), ("not_before", MAYBE_TIME),
-        ("updated_at", TIME), ("rule", optional(text)), ("reason", optional(text)),
-        ("replans_used", optional(COUNT)), ("replans_charged", optional(COUNT)),
-        ("replans_limit", optional(COUNT)), ("attempts_used", optional(COUNT)),
-        ("attempts_charged", optional(COUNT)), ("attempts_limit", optional(COUNT)),
-        ("upstream", optional(text)),
+        ("blocked_on", one_of(get_args(BlockedOn), null=True)), ("not_before", MAYBE_TIME),
+        ("updated_at", TIME), ("rule", maybe_text), ("reason", maybe_text),
+        ("replans_used", MAYBE_COUNT), ("replans_charged", MAYBE_COUNT),
+        ("replans_limit", MAYBE_COUNT), ("attempts_used", MAYBE_COUNT),
+        ("attempts_charged", MAYBE_COUNT), ("attempts_limit", MAYBE_COUNT),
+        ("upstream", maybe_text),
     ),
     (0,),
     f"{REPAIR} rebuilds it from the goal's events",
@@ -73,7 +74,7 @@ PARKED: Final = Table("goals", (("goal_id", text), ("upstream", text)), (0,), SU
 
 SUMMARY_EXTRA: Final = Table(
     "goals",
-    (("goal_id", text), ("due", TIME), ("chain", optional(whole(0, 2**32 - 1)))),
+    (("goal_id", text), ("due", TIME), ("chain", whole(0, 2**32 - 1, null=True))),
     (0,),
     SUMMARIES.remedy,
 )
@@ -81,21 +82,21 @@ SUMMARY_EXTRA: Final = Table(
 
 HEADS: Final = Table(
     "goals",
-    (("goal_id", text), ("seq", optional(whole(1, MAX_INT64))),
-     ("chain", optional(whole(0, 2**32 - 1)))),
+    (("goal_id", text), ("seq", whole(1, MAX_INT64, null=True)),
+     ("chain", whole(0, 2**32 - 1, null=True))),
     (0,),
     SUMMARIES.remedy,
 )  # fmt: skip
 LAST_SEQ: Final = Table(
     "events",
-    (("goal_id", text), ("seq", optional(whole(1, MAX_INT64)))),
+    (("goal_id", text), ("seq", whole(1, MAX_INT64, null=True))),
     (0,),
     "restore the store from a backup or an export",
 )
 
 LEASES: Final = Table(
     "leases",
-    (("goal_id", text), ("token", whole(1, MAX_INT64 - 1)), ("holder", optional(text)),
+    (("goal_id", text), ("token", whole(1, MAX_INT64 - 1)), ("holder", maybe_text),
      ("expires_at", MAYBE_TIME)),
     (0,),
     f"{REPAIR} releases the lease (a runner that holds it is refused at its next write)",
@@ -106,12 +107,12 @@ UPSTREAMS: Final = Table(
     (
         ("name", text), ("harness", text), ("endpoint", text), ("model_family", text),
         ("healthy", flag), ("updated_at", TIME), ("failing_since", MAYBE_TIME),
-        ("last_status", optional(whole(0, MAX_INT64))), ("retry_after_s", optional(WAIT)),
+        ("last_status", whole(0, MAX_INT64, null=True)), ("retry_after_s", number(0, MAX_WAIT_S, null=True)),
         ("next_probe_at", MAYBE_TIME), ("probes", COUNT), ("refusals", COUNT),
-        ("probing_until", MAYBE_TIME), ("prober", optional(text)),
+        ("probing_until", MAYBE_TIME), ("prober", maybe_text),
         ("backoff_initial_s", WAIT), ("backoff_factor", number(1, MAX_FACTOR)),
         ("backoff_max_s", WAIT), ("outage_started", MAYBE_TIME), ("recovered_at", MAYBE_TIME),
-        ("recovered_by", optional(one_of(("probe", "call")))),
+        ("recovered_by", one_of(("probe", "call"), null=True)),
     ),
     (0,),
     f"{REPAIR} drops the record (the next agent call records the upstream's health again)",
@@ -120,7 +121,7 @@ UPSTREAMS: Final = Table(
 WORKERS: Final = Table(
     "workers",
     (("worker_id", text), ("host", text), ("pid", whole(1, MAX_INT64)), ("started_at", TIME),
-     ("heartbeat_at", TIME), ("goal_id", optional(text)), ("step_started_at", MAYBE_TIME)),
+     ("heartbeat_at", TIME), ("goal_id", maybe_text), ("step_started_at", MAYBE_TIME)),
     (0,),
     f"{REPAIR} drops the row (a live worker writes it again at its next heartbeat)",
 )  # fmt: skip
@@ -128,7 +129,7 @@ WORKERS: Final = Table(
 SERVICE_ERRORS: Final = Table(
     "service_errors",
     (("id", whole(1, MAX_INT64)), ("at", TIME), ("worker_id", text),
-     ("goal_id", optional(text)), ("error", text)),
+     ("goal_id", maybe_text), ("error", text)),
     (0,),
     f"{REPAIR} drops the row",
 )  # fmt: skip
