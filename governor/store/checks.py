@@ -1,7 +1,7 @@
 """``governor store check``: every stream against its checksums, every summary against its
 events, every other row against its columns; ``--repair`` mends what is derived.
 
-Rules (docs/store.md "Checking a store"; decision record 0014):
+Rules (docs/store.md "Checking a store"; decision record 0016):
     * Read commands trust the summary rows (a list of 100,000 goals reads no event); this
       check is how an operator verifies them. It walks every stream the ``events`` table
       holds — not the summaries, which may be the damaged part — a page at a time, so a

@@ -1,6 +1,6 @@
 """Stored columns back to values, checked: the one place a damaged row of a table is found.
 
-Rules (docs/store.md "Damaged rows", decision record 0014):
+Rules (docs/store.md "Damaged rows", decision record 0016):
     * Every row a backend reads from a table other than ``events`` — goal summaries and
       stream heads, leases, upstream health, the service registry, agent processes — goes
       through ``Table.decode`` before any other code sees it (the tables are
