@@ -32,6 +32,7 @@ def tally_record(tally: CheckTally) -> dict[str, Any]:
         "checked": {"goals": tally.goals, "events": tally.events, **tally.rows},
         "differences": tally.findings,
         "repaired": tally.repaired,
+        "busy": tally.busy,
         "ok": tally.findings == tally.repaired,
     }
 
@@ -43,7 +44,8 @@ def format_tally(tally: CheckTally) -> str:
     if tally.repaired:
         found += f" ({tally.repaired:,} repaired)"
     goals = f"{tally.goals:,} goal{'' if tally.goals == 1 else 's'} ({tally.events:,} events)"
-    return f"checked {goals}{', ' + rows if rows else ''}: {found}"
+    busy = f"; {tally.busy:,} being written were not compared (check again)" if tally.busy else ""
+    return f"checked {goals}{', ' + rows if rows else ''}: {found}{busy}"
 
 
 def format_progress(tally: CheckTally) -> str:

@@ -61,6 +61,8 @@ Tx = TypeVar("Tx")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 RESTORE = "restore the store from a backup or an export (a check never changes events)"
 REBUILD = "rebuilt from its events"
+RETRIES = 3
+"""Walks of a goal a check makes at most while a runner keeps writing it."""
 _BUILDERS: dict[str, Callable[[Sequence[object], Times], object]] = {
     UPSTREAMS.name: upstream_of,
     WORKERS.name: worker_of,
@@ -104,6 +106,8 @@ class CheckTally:
     """Summary rows when the check began: about how many goals it will walk."""
     findings: int = 0
     repaired: int = 0
+    busy: int = 0
+    """Goals a runner wrote during every walk of them: not compared this time."""
     mendable: int = 0
     """Findings a repair would mend (not repaired in this check)."""
 
@@ -177,17 +181,36 @@ class StoreChecks(ABC, Generic[Tx]):
             yield Finding("events", shown(goal_id), "goal_id is not a goal id", None)
             return
         key = repr(goal_id)
-        stream = self._walk(goal_id, tally)
+        snapshot = self._snapshot(goal_id, tally)
+        if snapshot is None:  # a runner keeps writing it: it is not compared this time
+            tally.busy += 1
+            return
+        stream, raw, lease = snapshot
         if stream.broken is not None:
             yield stream.broken
-        with self._read() as tx:
-            raw, lease = self._summary_raw(tx, goal_id), self._lease_raw(tx, goal_id)
         problems, fixable = self._summary_problems(goal_id, raw, stream)
         fix = REBUILD if fixable and stream.view is not None else None
         done = bool(problems) and fix is not None and repair and self._rebuild(goal_id, stream)
         yield from (Finding("goals", key, p, fix, done) for p in problems)
         if lease is not None:
             yield from self._check_lease(goal_id, lease, repair)
+
+    def _snapshot(
+        self, goal_id: str, tally: CheckTally
+    ) -> tuple[_Stream, Sequence[object] | None, Sequence[object] | None] | None:
+        """The stream, its summary row and its lease row as one state of the goal: read
+        again when a runner wrote the goal meanwhile (every append rewrites its summary
+        row), so that a check beside a running service never takes an append for damage;
+        None when the goal was written during each of ``RETRIES`` walks."""
+        for _ in range(RETRIES):
+            with self._read() as tx:
+                before = self._summary_raw(tx, goal_id)
+            stream = self._walk(goal_id, tally)
+            with self._read() as tx:
+                raw, lease = self._summary_raw(tx, goal_id), self._lease_raw(tx, goal_id)
+            if raw == before:
+                return stream, raw, lease
+        return None
 
     def _walk(self, goal_id: str, tally: CheckTally) -> _Stream:
         """Read the whole stream: numbering, checksums, goal and seq of each row, its fold."""

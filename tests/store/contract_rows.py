@@ -7,6 +7,7 @@ The damage is written behind the store's back with the backend's own SQL (``edit
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,7 +17,7 @@ from governor.registry import AgentRecord, ServiceError
 from governor.store.checks import REBUILD
 from tests.store.contract_health import CODEX, refuse
 from tests.store.contract_registry import beat
-from tests.store.streams import Backend, export_bytes, story
+from tests.store.streams import Backend, export_bytes, resumed, story
 from tests.story import T0
 
 GOALS = ("g1", "g2", "g3")
@@ -69,6 +70,28 @@ class CheckCases(Backend):
             assert (found.table, found.key, found.fix) == ("events", "'g3'", None)
             assert found.detail.startswith("event 4: not valid JSON")
         assert [export_bytes(store, g) for g in ("g1", "g2")] == before
+
+    def test_a_check_beside_a_writer_finds_nothing(self, store):
+        """Appends made while a goal is walked are not damage: the walk is read again (the
+        store is shared by the two threads, as a service's worker and a check would share
+        a database)."""
+        self.fill(store)
+        n = len(story("g1").events)
+        done = threading.Event()
+
+        def append() -> None:
+            for seq in range(n + 1, n + 120):
+                store.append("g1", [resumed("g1", seq)], expected_seq=seq - 1)
+            done.set()
+
+        thread = threading.Thread(target=append)
+        thread.start()
+        found = []
+        while not done.is_set():
+            found += store.check()
+        thread.join()
+        found += store.check()
+        assert found == [], found
 
     def forget_summary(self, store, goal_id):
         """Delete the goal's summary row behind the store's back."""
