@@ -13,6 +13,7 @@ import sqlite3
 import sys
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -39,7 +40,7 @@ def edit(tmp_path: Path, sql: str, *params: object) -> None:
         raw.execute(sql, params)
 
 
-def rows(tmp_path: Path, sql: str) -> list[tuple[object, ...]]:
+def rows(tmp_path: Path, sql: str) -> list[tuple[Any, ...]]:
     with closing(sqlite3.connect(tmp_path / "s.db")) as raw:
         return raw.execute(sql).fetchall()
 
@@ -152,14 +153,18 @@ def test_a_check_without_repair_never_writes(tmp_path: Path) -> None:
     assert db.read_bytes() == before
 
 
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_progress_off_a_terminal_is_plain_lines_without_carriage_returns(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A log or a pipe gets whole lines (a terminal gets one line redrawn with ``\\r``)."""
     cases = ((False, "checking 1\nchecking 2\n"), (True, "\rchecking 1   \rchecking 2   \n"))
     for tty, expected in cases:
-        stream = io.StringIO()
-        stream.isatty = lambda tty=tty: tty  # type: ignore[method-assign]
+        stream = Terminal() if tty else io.StringIO()
         monkeypatch.setattr(sys, "stderr", stream)
         meter = Meter("x", every_s=0, quiet_every_s=0)
         meter.show("checking 1")
