@@ -20,8 +20,10 @@ from __future__ import annotations
 import ctypes
 import io
 import os
+import re
 import shutil
 import subprocess
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -137,7 +139,33 @@ def test_a_store_in_a_folder_nobody_can_write_is_read_by_every_read_command(
             assert result.stderr == "", (args, result.stderr)
         assert as_anyone(folder, "export", goal).stdout.encode() == exported.getvalue()
         assert_one_line(as_anyone(folder, "tick", goal), 7, "cannot be written here")
+        assert ui_page(folder, f"/goals/{goal}")[0] == 200
         assert sorted(p.name for p in folder.iterdir()) == ["s.db"]  # nothing was made
+
+
+def ui_page(folder: Path, path: str) -> tuple[int, bytes]:
+    """``governor ui`` on ``folder/s.db``, run as ``as_anyone`` runs commands: one GET."""
+    ui = subprocess.Popen(
+        [GOVERNOR, "ui", "--port", "0", "--store", str(folder / "s.db")],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        cwd=folder.parent,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        preexec_fn=_drop_write_anywhere if os.geteuid() == 0 else None,  # noqa: PLW1509 - one prctl, no lock
+    )
+    try:
+        assert ui.stderr is not None
+        seen = ""
+        while not (found := re.search(r"serving (http://\S+)", seen)):
+            line = ui.stderr.readline()
+            assert line, f"governor ui did not start: {seen}"
+            seen += line
+        with urllib.request.urlopen(found.group(1).rstrip("/") + path, timeout=60) as page:
+            return page.status, page.read()
+    finally:
+        ui.terminate()
+        ui.wait(timeout=60)
 
 
 def _namespace() -> list[str] | None:
