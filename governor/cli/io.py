@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -18,8 +17,17 @@ if TYPE_CHECKING:
     from governor.store.base import EventStore
 
 
-def out(text: str) -> None:
-    """Print a line of text output; control characters an agent wrote are escaped."""
+def out(text: str, *, colour: bool = False) -> None:
+    """Print a line of text output; control characters an agent wrote are escaped.
+
+    ``colour``: the goal statuses in it are coloured, on a terminal without ``NO_COLOR``.
+    """
+    if colour and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        from governor.cli.live import colour_allowed, coloured  # noqa: PLC0415 - rich: a TTY only
+
+        if colour_allowed(sys.stdout):
+            coloured(text, sys.stdout)
+            return
     sys.stdout.write(printable(text) + "\n")
     sys.stdout.flush()
 
@@ -90,39 +98,14 @@ def write_lines(lines: Iterable[bytes]) -> None:
         sys.stdout.buffer.flush()
 
 
-class Meter:
-    """A progress line on stderr, at most every ``every_s`` seconds (and at the end): on a
-    terminal one line redrawn in place, elsewhere (a log, a pipe) a plain line each time,
-    with no carriage return."""
-
-    def __init__(self, what: str, *, every_s: float = 0.5, quiet_every_s: float = 10.0) -> None:
-        self.what, self.start = what, time.monotonic()
-        self.tty = sys.stderr.isatty()
-        self.every_s = every_s if self.tty else quiet_every_s
-        self.last = self.start
-
-    def __call__(self, done: int, total: int) -> None:
-        """Show ``done`` of ``total``, with the rate and the time left."""
-        rate = done / max(time.monotonic() - self.start, 1e-9)
-        left = (total - done) / rate if rate else 0.0
-        self.show(f"{self.what}: {done}/{total} ({rate:,.0f}/s, {left:,.0f}s left)", done >= total)
-
-    def show(self, text: str, final: bool = False) -> None:
-        """Show ``text`` if it is time to (``final``: it is, when a line was shown before)."""
-        now = time.monotonic()
-        if now - self.last < self.every_s and not (final and self.tty):
-            return
-        self.last = now
-        if self.tty:
-            sys.stderr.write(f"\r{text}   " + ("\n" if final else ""))
-        else:
-            sys.stderr.write(printable(text) + "\n")
-        sys.stderr.flush()
+def stamped(message: str) -> str:
+    """A progress line: the wall-clock time (UTC), then the message."""
+    return f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}"
 
 
 def progress(message: str) -> None:
-    """One live progress line on stderr, stamped with the wall-clock time."""
-    err(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}")
+    """One progress line on stderr, stamped with the wall-clock time (UTC)."""
+    err(stamped(message))
 
 
 @contextmanager

@@ -16,10 +16,12 @@ from governor.cli.io import json_line, out, store_from
 from governor.cli.secrets import refuse_secrets
 from governor.clock import utc_now
 from governor.core import record, verbs
+from governor.core.durations import parse_duration
 from governor.core.events import Event
 from governor.core.policy import LedgerName
 from governor.core.view import GoalView
 from governor.drive import goals
+from governor.errors import InputError
 from governor.render.records import verb_record
 from governor.render.text import format_decision
 
@@ -45,7 +47,7 @@ VERBS: dict[str, Verb] = {
     "resume": lambda a, v, t: verbs.resume_goal(v, reason=a.reason, at=t, actor=a.actor),
     "cancel": lambda a, v, t: verbs.cancel_goal(v, reason=a.reason, at=t, actor=a.actor),
     "raise": lambda a, v, t: verbs.raise_budget(
-        v, ledger=a.ledger, to=a.to, reason=a.reason, at=t, actor=a.actor, work_id=a.work
+        v, ledger=a.ledger, to=_limit(a), reason=a.reason, at=t, actor=a.actor, work_id=a.work
     ),
     "plan approve": lambda a, v, t: record.apply_plan(v, plan_id=a.plan, at=t, actor=a.actor),
     "plan reject": lambda a, v, t: verbs.reject_plan(
@@ -69,6 +71,21 @@ VERBS: dict[str, Verb] = {
 }
 
 LEDGERS = get_args(LedgerName)
+
+
+def _limit(args: argparse.Namespace) -> float:
+    """``raise --to``: a number, or for the runtime ledger a duration (``2h``)."""
+    text: str = args.to
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if args.ledger == "runtime":
+        try:
+            return parse_duration(text)
+        except ValueError as exc:
+            raise InputError(f"--to: {exc}") from None
+    raise InputError(f"--to: '{text}' is not a number (a duration like 2h is for --ledger runtime)")
 
 
 def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:
@@ -99,7 +116,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("goal", metavar="GOAL")
     p.add_argument("--ledger", required=True, choices=LEDGERS)
     p.add_argument(
-        "--to", required=True, type=float, metavar="N", help="the new limit, above the current one"
+        "--to",
+        required=True,
+        metavar="N",
+        help="the new limit, above the current one (runtime: seconds or 90s, 5m, 2h)",
     )
     p.add_argument(
         "--work",

@@ -7,21 +7,32 @@ Read commands trust the summaries (docs/store.md); this is how an operator verif
 from __future__ import annotations
 
 import argparse
+import sys
 
 from governor.cli.exit_codes import ExitCode
-from governor.cli.io import Meter, err, json_line, out, store_from
+from governor.cli.io import err, json_line, out, store_from
+from governor.cli.live import is_terminal, screen
 from governor.render.checks import finding_record, format_progress, format_tally, tally_record
 from governor.store.checks import CheckTally
 
 
 def cmd_store_check(args: argparse.Namespace) -> int:
-    tally, meter = CheckTally(), Meter("checking")
-    with store_from(args.store, read_only=not args.repair) as store:
-        for finding in store.check(
-            repair=args.repair, tally=tally, progress=lambda t: meter.show(format_progress(t))
-        ):
+    tally = CheckTally()
+
+    def now() -> str:
+        return format_progress(tally)
+
+    # progress on stderr: a live row on a terminal, else a plain line after 30 s of silence
+    with (
+        store_from(args.store, read_only=not args.repair) as store,
+        screen(lambda: [now()], now) as shown,
+    ):
+        both_on_a_terminal = is_terminal(sys.stdout) and is_terminal(sys.stderr)
+        for finding in store.check(repair=args.repair, tally=tally):
             if args.json:
                 json_line(finding_record(finding))
+            elif both_on_a_terminal:
+                shown.line(finding.line)  # above the live row, not through it
             else:
                 out(finding.line)
     if args.json:

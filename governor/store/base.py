@@ -213,7 +213,6 @@ class EventStore(Protocol):
         *,
         repair: bool = False,
         tally: CheckTally | None = None,
-        progress: Callable[[CheckTally], None] | None = None,
     ) -> Iterator[Finding]:
         """Check every stream, summary and row; with ``repair`` mend what is derived (never
         an event). Yields each difference found (``governor.store.checks``)."""

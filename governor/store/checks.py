@@ -148,10 +148,10 @@ class StoreChecks(ABC, Generic[Tx]):
         *,
         repair: bool = False,
         tally: CheckTally | None = None,
-        progress: Callable[[CheckTally], None] | None = None,
     ) -> Iterator[Finding]:
         """Check every stream, summary and row of the store (see the module rules), with
-        ``repair`` mending what can be; yields each finding as it is made."""
+        ``repair`` mending what can be; yields each finding as it is made, and counts what
+        it looked at in ``tally`` as it goes (a progress display reads it meanwhile)."""
         tally = tally if tally is not None else CheckTally()
         with self._read() as tx:
             tally.expected_goals = self._summary_count(tx)
@@ -163,8 +163,6 @@ class StoreChecks(ABC, Generic[Tx]):
                 for finding in self._check_goal(goal_id, repair, tally):
                     yield tally.add(finding)
                 tally.goals += 1
-                if progress is not None:
-                    progress(tally)
             if len(ids) < self.page_size:
                 break
             after = ids[-1]

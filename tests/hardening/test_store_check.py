@@ -8,9 +8,10 @@ summaries (they stay fast); ``store check`` is how an operator verifies them.
 
 from __future__ import annotations
 
-import io
+import functools
+import re
 import sqlite3
-import sys
+import time
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ from typing import Any
 import orjson
 import pytest
 
-from governor.cli.io import Meter
+from governor.cli import live
+from governor.cli.main import main
 from governor.store.sqlite import SqliteEventStore
 from governor.store.transfer import import_history
 from tests.hardening.run import assert_one_line, governor
@@ -153,20 +155,26 @@ def test_a_check_without_repair_never_writes(tmp_path: Path) -> None:
     assert db.read_bytes() == before
 
 
-class Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 def test_progress_off_a_terminal_is_plain_lines_without_carriage_returns(
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    """A log or a pipe gets whole lines (a terminal gets one line redrawn with ``\\r``)."""
-    cases = ((False, "checking 1\nchecking 2\n"), (True, "\rchecking 1   \rchecking 2   \n"))
-    for tty, expected in cases:
-        stream = Terminal() if tty else io.StringIO()
-        monkeypatch.setattr(sys, "stderr", stream)
-        meter = Meter("x", every_s=0, quiet_every_s=0)
-        meter.show("checking 1")
-        meter.show("checking 2", final=True)
-        assert stream.getvalue() == expected, tty
+    """A long check shows its progress on stderr: off a terminal (a log, a pipe) as plain
+    lines, never a carriage return or an escape sequence. The heartbeat's silence (30 s) is
+    shortened so that a short check shows it."""
+    store_of(tmp_path, SOME)
+    monkeypatch.setattr(
+        live, "PlainScreen", functools.partial(live.PlainScreen, heartbeat_s=0, poll_s=0.001)
+    )
+    slow = SqliteEventStore._rows
+
+    def rows(self: SqliteEventStore, *args: Any) -> Any:
+        time.sleep(0.05)  # a long check, made of a short one
+        return slow(self, *args)
+
+    monkeypatch.setattr(SqliteEventStore, "_rows", rows)
+    assert main(["store", "check", "--store", str(tmp_path / "s.db")]) == 0
+    captured = capfd.readouterr()
+    assert captured.out.strip().endswith(": 0 differences")
+    assert re.search(r"^checked \d+ of about 3 goals \(\d+ events\)$", captured.err, re.M)
+    assert "\r" not in captured.err
+    assert "\x1b" not in captured.err
