@@ -49,7 +49,8 @@ from governor.drive import goals
 from governor.service.status import service_status
 from governor.store import EventStore, GoalSummary, open_store
 from governor.store.rows import to_rows
-from governor.store.sqlite import SqliteEventStore, _us
+from governor.store.sqlite import SqliteEventStore
+from governor.store.sqlite_driver import us as _us
 
 GOVERNOR = shutil.which("governor", path=str(Path(sys.executable).parent)) or "governor"
 

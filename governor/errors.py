@@ -16,6 +16,7 @@ commands that the rules refuse, and for failed I/O::
     ├── UnavailableError                something needed is not there: a free port, an extra
     └── StoreError                      the event store failed
         ├── CorruptEventError           a stored event cannot be read back
+        ├── DamagedRowError             a summary, lease, health or registry row cannot be read back
         ├── ConcurrencyConflictError    another writer appended first (retryable)
         └── LeaseError                  the goal's lease is held or was lost
 
@@ -158,6 +159,27 @@ class CorruptEventError(StoreError):
             f"goal {goal_id}: event {seq} in the store is corrupt: {detail}; "
             "restore the store from a backup or an export"
         )
+
+
+class DamagedRowError(StoreError):
+    """A row of a table the store derives or keeps beside the events (a goal's summary, a
+    lease, an upstream's health, a registry row) holds a value its column cannot hold.
+
+    Attributes:
+        table: the table (``goals``, ``leases``, ``upstreams``, ``workers``, ...).
+        key: the row's key as it is shown (quoted, shortened).
+        column: the column that holds the bad value.
+        detail: what it holds, and why that cannot be read.
+        remedy: what mends it (``governor store check --repair`` ...).
+    """
+
+    def __init__(self, table: str, key: str, column: str, detail: str, remedy: str):
+        self.table = table
+        self.key = key
+        self.column = column
+        self.detail = detail
+        self.remedy = remedy
+        super().__init__(f"the store's {table} row {key} is damaged: {column} {detail}; {remedy}")
 
 
 class ConcurrencyConflictError(StoreError):

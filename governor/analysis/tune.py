@@ -40,6 +40,7 @@ from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.policy import (
     Policy,
+    check_policy_value,
     default_milestones,
     milestones_above_replans,
     whole,
@@ -58,8 +59,26 @@ def parse_grid(specs: Sequence[str]) -> Grid:
         name, sep, values = spec.partition("=")
         if not sep or not values:
             raise PolicyError(f"--grid '{spec}' is not field=a..b, field=a..b:step or field=a,b,c")
-        grid[name.strip()] = _values(name.strip(), values.strip())
+        grid[name.strip()] = _checked(name.strip(), values.strip())
     return grid
+
+
+def _checked(name: str, text: str) -> list[Any]:
+    """The values of one grid field, each a value the field may hold (SPEC §11.1: never a
+    non-finite number); whether they fit together is the candidates' business."""
+    values = _values(name, text)
+    for value in values:
+        if name in Policy.model_fields:
+            problem = check_policy_value(name, value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            problem = "Input should be a finite number"
+        else:
+            continue  # an unknown field, a nested one: the policy built from it says
+        if problem is not None:
+            raise PolicyError(
+                f"--grid {name}={text}: {value!r} is not a valid {name} ({problem})", field=name
+            )
+    return values
 
 
 def _values(name: str, text: str) -> list[Any]:

@@ -212,7 +212,8 @@ def format_service_status(status: ServiceStatus) -> str:
     lines.append(f"recent errors: {len(status.errors) or 'none'}")
     for e in status.errors:
         where = f" goal {e.goal_id}" if e.goal_id else ""
-        lines.append(f"  {stamp(e.at)} {e.worker_id}{where}: {e.error.splitlines()[0][:200]}")
+        first = (e.error.splitlines() or [""])[0]
+        lines.append(f"  {stamp(e.at)} {e.worker_id}{where}: {first[:200]}")
     return "\n".join(lines)
 
 

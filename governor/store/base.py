@@ -34,6 +34,7 @@ from governor.registry import AgentRecord, ServiceError, WorkerBeat
 if TYPE_CHECKING:  # types only: ``list`` opens a store without the models (start-up)
     from governor.core.events import Event
     from governor.core.upstream import UpstreamHealth
+    from governor.store.checks import CheckTally, Finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +58,6 @@ class Lease:
 def usage_row(usage: Usage | None) -> tuple[int | None, int | None, int | None]:
     """A usage as the three columns a backend stores (NULLs for none)."""
     return (None, None, None) if usage is None else (usage.used, usage.charged, usage.limit)
-
-
-def usage_of(columns: Sequence[int | None]) -> Usage | None:
-    """The usage three stored columns hold; None when the row predates them."""
-    used, charged, limit = columns
-    if used is None or charged is None or limit is None:
-        return None
-    return Usage(int(used), int(charged), int(limit))
 
 
 class EventStore(Protocol):
@@ -211,6 +204,18 @@ class EventStore(Protocol):
     ) -> UpstreamHealth | None:
         """Apply a transition to the upstream's record in one transaction, writing only when
         it changes it, and move the goals parked on it; the new record, or None."""
+        ...
+
+    # --- checking the store (``governor store check``) ----------------------------------
+
+    def check(
+        self,
+        *,
+        repair: bool = False,
+        tally: CheckTally | None = None,
+    ) -> Iterator[Finding]:
+        """Check every stream, summary and row; with ``repair`` mend what is derived (never
+        an event). Yields each difference found (``governor.store.checks``)."""
         ...
 
     def close(self) -> None:

@@ -18,7 +18,10 @@ Rules (SPEC §8; the values and the contract are in ``governor.store.base``):
       not reproduce the chain head is corrupt too: rows deleted or replaced behind the
       store's back are reported (``CorruptEventError``), never taken for a shorter or
       other history.
-    * Upstream health records are kept by ``governor.store.health`` (a part of every store).
+    * Upstream health records are kept by ``governor.store.health``, and ``governor store
+      check`` is ``governor.store.checks`` (both parts of every store). Rows other than
+      events are decoded by ``governor.store.tables`` in the backends, so a damaged one is a
+      ``DamagedRowError`` naming it wherever it is read.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from __future__ import annotations
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, replace
+from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from itertools import islice
 from types import TracebackType
@@ -45,8 +48,9 @@ from governor.errors import (
 )
 from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import Lease
+from governor.store.checks import StoreChecks
 from governor.store.health import HealthRecords
-from governor.store.stored import StoredEvent
+from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
 
 if TYPE_CHECKING:  # the codec and the fold are imported where a store reads or writes
     # events, so that reading summaries (``governor list``) imports no model (start-up)
@@ -57,26 +61,6 @@ Tx = TypeVar("Tx")
 
 REGISTRY_KEY: Final = "service:registry"
 """The ``_write`` key of registry transactions: never a goal id (those hold no ``:``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseRecord:
-    """A goal's row of the lease table: the last token ever granted, and the live lease."""
-
-    token: int
-    lease: Lease | None
-
-
-@dataclass(frozen=True, slots=True)
-class StreamHead:
-    """Where a goal's stream ends: as its rows say, and as the store recorded it."""
-
-    last: int
-    """The highest stored seq (0 when there is no row)."""
-    recorded: int | None
-    """The last seq the goal's summary row recorded; None when there is no summary row."""
-    chain: int | None
-    """The checksum chain head recorded with it; None when recorded before chains."""
 
 
 def chain(previous: int, crcs: Iterable[int]) -> int:
@@ -98,7 +82,7 @@ def _whereabouts(current: Lease | None) -> str:
     return f"{current.holder} took it over with token {current.token}"
 
 
-class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
+class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], ABC, Generic[Tx]):
     """The event store contract, implemented over a backend's storage primitives."""
 
     page_size: int = 1000
@@ -210,24 +194,24 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         if (statuses is not None and not statuses) or limit == 0:
             return []
         wanted = None if statuses is None else sorted(set(statuses))
-        with self._read() as tx, _damaged("a goal's summary row"):
+        with self._read() as tx:
             return self._summaries(tx, wanted, offset, limit)
 
     def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:
         """Ready, running, or waiting with ``not_before <= now``; by due time, then goal id."""
         if limit < 1:
             return []
-        with self._read() as tx, _damaged("a goal's summary row"):
+        with self._read() as tx:
             return self._due(tx, now, limit)
 
     def goal_counts(self) -> dict[str, int]:
         """How many goals have each status (statuses with no goal are left out)."""
-        with self._read() as tx, _damaged("a goal's summary row"):
+        with self._read() as tx:
             return self._goal_counts(tx)
 
     def soonest_wakeup(self) -> datetime | None:
         """The earliest ``not_before`` among waiting goals; None when no goal waits."""
-        with self._read() as tx, _damaged("a goal's summary row"):
+        with self._read() as tx:
             return self._soonest_wakeup(tx)
 
     def acquire_lease(self, goal_id: str, holder: str, *, ttl_s: float) -> Lease:
@@ -241,8 +225,7 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
             raise ValueError("a lease holder needs a name")
         with self._write(goal_id) as tx:
             now = self._clock()
-            with _damaged(f"the lease row of goal {goal_id}"):
-                record = self._lease_record(tx, goal_id)
+            record = self._lease_record(tx, goal_id)
             current = record.lease if record else None
             if current is not None and not current.is_expired(now):
                 raise LeaseError(
@@ -319,7 +302,7 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
 
     def workers(self) -> list[WorkerBeat]:
         """Every worker's row, by worker id."""
-        with self._read() as tx, _damaged("a worker row"):
+        with self._read() as tx:
             return self._workers(tx)
 
     def add_service_error(self, error: ServiceError) -> None:
@@ -331,7 +314,7 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
         """The most recent errors, newest first."""
         if limit < 1:
             return []
-        with self._read() as tx, _damaged("a service error row"):
+        with self._read() as tx:
             return self._errors(tx, limit)
 
     def reschedule(self, summary: GoalSummary) -> bool:
@@ -372,17 +355,12 @@ class BaseEventStore(HealthRecords[Tx], ABC, Generic[Tx]):
             )
 
     def _current(self, tx: Tx, goal_id: str) -> Lease | None:
-        with _damaged(f"the lease row of goal {goal_id}"):
-            record = self._lease_record(tx, goal_id)
+        record = self._lease_record(tx, goal_id)
         return record.lease if record else None
 
     def _checked_head(self, tx: Tx, goal_id: str) -> StreamHead:
         """The stream's head; ``CorruptEventError`` when it ends elsewhere than recorded."""
-        with _damaged(f"the summary row of goal {goal_id}"):
-            head = self._head(tx, goal_id)
-            for value in (head.recorded, head.chain):
-                if value is not None and type(value) is not int:
-                    raise TypeError(f"{value!r} is not a whole number")
+        head = self._head(tx, goal_id)
         if head.recorded is None or head.recorded == head.last:
             return head
         if head.last < head.recorded:
@@ -569,19 +547,6 @@ def read_only_error(where: str) -> StoreError:
 def _check_ttl(ttl_s: float) -> None:
     if not ttl_s > 0:
         raise ValueError(f"a lease needs a positive ttl_s, not {ttl_s}")
-
-
-@contextmanager
-def _damaged(what: str) -> Iterator[None]:
-    """A row the backend cannot turn back into a value (a bad type, a time out of range)
-    becomes a ``StoreError`` naming it: a damaged store is one line, never a traceback."""
-    try:
-        yield
-    except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError) as exc:
-        raise StoreError(
-            f"{what} in the store is damaged ({type(exc).__name__}: {exc}); restore the store "
-            "from a backup, or export its goals and import them into a new store"
-        ) from exc
 
 
 def _missing(goal_id: str, seq: int) -> CorruptEventError:

@@ -181,10 +181,13 @@ def writable(path: str | Path, *, append: bool = False) -> Path:
     """
     target = Path(path)
     folder = target.parent
-    if not folder.is_dir():
-        raise NotFoundError(f"{target}: the folder {folder} does not exist")
-    if target.is_dir():
-        raise InputError(f"{target}: is a folder; name a file to write")
+    try:
+        if not folder.is_dir():
+            raise NotFoundError(f"{target}: the folder {folder} does not exist")
+        if target.is_dir():
+            raise InputError(f"{target}: is a folder; name a file to write")
+    except OSError as exc:  # a name longer than the file system allows, a loop of links
+        raise InputError(f"{target}: cannot be written ({exc.strerror or exc})") from None
     if append:
         try:
             with open(target, "ab"):
@@ -209,7 +212,8 @@ def write_atomically(path: str | Path, *, durable: bool = True) -> Iterator[Bina
     target = writable(path)
     folder = target.parent
     try:
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".part")
+        # the name's first characters only: a name near the file system's limit still fits
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:32]}.", suffix=".part")
     except OSError as exc:
         raise InputError(f"{target}: cannot be written ({exc.strerror or exc})") from None
     try:

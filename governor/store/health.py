@@ -102,22 +102,3 @@ def as_row(record: UpstreamHealth, when: Callable[[datetime | None], Any]) -> tu
         r.refusals, when(r.probing_until), r.prober, b.initial_s, b.factor, b.max_s,
         when(r.outage_started), when(r.recovered_at), r.recovered_by, r.answered,
     )  # fmt: skip
-
-
-def from_row(row: Sequence[Any], time: Callable[[Any], Any]) -> UpstreamHealth:
-    """A stored row as a record, its times through ``time`` (a backend's time decoding)."""
-    from governor.core.policy import UpstreamBackoff  # noqa: PLC0415 - start-up (see the imports)
-    from governor.core.upstream import UpstreamHealth  # noqa: PLC0415 - start-up
-
-    (name, harness, endpoint, family, healthy, updated, since, status, retry, next_probe,
-     probes, refusals, probing, prober, initial, factor, max_s, started, back, by,
-     answered) = row  # fmt: skip
-    return UpstreamHealth(
-        upstream=name, harness=harness, endpoint=endpoint, model_family=family,
-        healthy=bool(healthy), updated_at=time(updated), failing_since=time(since),
-        last_status=status, retry_after_s=retry, next_probe_at=time(next_probe),
-        probes=int(probes), refusals=int(refusals), probing_until=time(probing),
-        prober=prober, backoff=UpstreamBackoff(initial_s=initial, factor=factor, max_s=max_s),
-        outage_started=time(started), recovered_at=time(back), recovered_by=by,
-        answered=bool(answered),
-    )  # fmt: skip

@@ -13,15 +13,18 @@ import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import astuple, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
-from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead
-from governor.store.stored import StoredEvent
+from governor.store.base import usage_row
+from governor.store.columns import Table, Times, aware_time
+from governor.store.engine import BaseEventStore
+from governor.store.health import as_row
+from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
 
 if TYPE_CHECKING:  # types only: reading summaries imports no model (start-up)
     from governor.core.upstream import UpstreamHealth
@@ -29,6 +32,8 @@ if TYPE_CHECKING:  # types only: reading summaries imports no model (start-up)
 
 class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
     """Goal streams, summaries and leases in dictionaries guarded by one lock."""
+
+    times = Times("", aware_time)
 
     def __init__(self, *, clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
@@ -169,6 +174,57 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
 
     def _put_lease(self, tx: MemoryEventStore, goal_id: str, record: LeaseRecord) -> None:
         self._leases[goal_id] = record
+
+    # --- what ``governor store check`` reads: the values as rows ------------------------
+
+    def _summary_count(self, tx: MemoryEventStore) -> int:
+        return len(self._summaries_by_goal)
+
+    def _stream_ids(self, tx: MemoryEventStore, after: object, limit: int) -> list[object]:
+        assert isinstance(after, str)
+        found: list[object] = [g for g in sorted(self.streams) if g > after and self.streams[g]]
+        return found[:limit]
+
+    def _stream_end(self, tx: MemoryEventStore, goal_id: str) -> object:
+        stream = self.streams.get(goal_id)
+        return stream[-1].seq if stream else 0
+
+    def _summary_raw(self, tx: MemoryEventStore, goal_id: str) -> Sequence[object] | None:
+        s = self._summaries_by_goal.get(goal_id)
+        if s is None:
+            return None
+        return (
+            s.goal_id, s.title, s.seq, s.status, s.next_action, s.blocked_on, s.not_before,
+            s.updated_at, s.rule, s.reason, *usage_row(s.replans), *usage_row(s.attempts),
+            s.upstream, s.due_at, self._chains.get(goal_id),
+        )  # fmt: skip
+
+    def _lease_raw(self, tx: MemoryEventStore, goal_id: str) -> Sequence[object] | None:
+        record = self._leases.get(goal_id)
+        if record is None:
+            return None
+        lease = record.lease
+        return (
+            (record.token, lease.holder, lease.expires_at) if lease else (record.token, None, None)
+        )
+
+    def _orphan_summaries(self, tx: MemoryEventStore) -> list[object]:
+        orphans: list[object] = [
+            g for g in sorted(self._summaries_by_goal) if not self.streams.get(g)
+        ]
+        return orphans
+
+    def _table_rows(self, tx: MemoryEventStore, table: Table) -> list[Sequence[object]]:
+        if table.name == "upstreams":
+            return [as_row(r, lambda t: t) for _, r in sorted(self._upstreams.items())]
+        if table.name == "service_errors":
+            return [(i, *astuple(e)) for i, e in enumerate(self._errors_kept, start=1)]
+        if table.name == "workers":
+            return [astuple(w) for _, w in sorted(self._workers_by_id.items())]
+        return [astuple(a) for agents in self._agents_by_goal.values() for a in agents.values()]
+
+    def _delete_row(self, tx: MemoryEventStore, table: Table, key: Sequence[object]) -> None:
+        """Nothing here is ever damaged: a memory store holds values, not stored columns."""
 
 
 def _agent_key(agent: AgentRecord) -> tuple[str, str, int, int]:

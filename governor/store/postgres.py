@@ -24,12 +24,11 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 import psycopg
 from psycopg import errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from governor.clock import Clock
@@ -37,11 +36,25 @@ from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
 from governor.errors import StoreError
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
-from governor.store.base import Lease, usage_of, usage_row
-from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead, read_only_error
-from governor.store.health import as_row, from_row
+from governor.store.base import usage_row
+from governor.store.engine import BaseEventStore, read_only_error
+from governor.store.health import as_row
+from governor.store.postgres_rows import TIMES, TIMESTAMPTZ, TolerantTimes
 from governor.store.postgres_schema import Conn, check_current, migrate, one_row
-from governor.store.stored import StoredEvent
+from governor.store.sqlchecks import SqlCheckRows
+from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
+from governor.store.tables import (
+    agent_of,
+    error_of,
+    head_of,
+    lease_of,
+    parked_count,
+    status_count,
+    summary_of,
+    upstream_of,
+    wakeup_of,
+    worker_of,
+)
 from governor.store.url import mask_password
 
 POOL_MAX_SIZE: Final = 10
@@ -98,7 +111,7 @@ _DUE: Final = """SELECT
     FROM goals
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_at <= %s)
     ORDER BY due_at, goal_id LIMIT %s"""
-_SOONEST: Final = """SELECT due_at FROM goals
+_SOONEST: Final = """SELECT goal_id, due_at FROM goals
     WHERE status IN ('ready', 'waiting', 'running') AND status = 'waiting'
     ORDER BY due_at LIMIT 1"""
 _PUT_WORKER: Final = """INSERT INTO workers
@@ -139,7 +152,7 @@ _UPSTREAMS_NAMED: Final = """SELECT name, harness, endpoint, model_family, healt
     FROM upstreams WHERE name = ANY(%s) ORDER BY name"""
 _MOVE_PARKED: Final = """UPDATE goals SET not_before = %s, due_at = %s, reason = %s
     WHERE upstream = %s AND status = 'waiting'"""
-_PARKED: Final = """SELECT upstream, COUNT(*) FROM goals
+_PARKED: Final = """SELECT upstream, COUNT(*), MIN(goal_id) FROM goals
     WHERE upstream IS NOT NULL AND status = 'waiting' GROUP BY upstream"""
 _PUT_LEASE: Final = """INSERT INTO leases (goal_id, token, holder, expires_at)
     VALUES (%s, %s, %s, %s)
@@ -207,16 +220,7 @@ def _same_time(when: datetime | None) -> datetime | None:
     return when
 
 
-def _summary(row: TupleRow) -> GoalSummary:
-    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at = row[:8]
-    rule, reason, *usage, upstream = row[8:]
-    return GoalSummary(
-        goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
-        rule, reason, usage_of(usage[0:3]), usage_of(usage[3:6]), upstream,
-    )  # fmt: skip
-
-
-class PostgresEventStore(BaseEventStore[Conn]):
+class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
     """The event store in a PostgreSQL database, reached through a connection pool.
 
     Args:
@@ -231,6 +235,10 @@ class PostgresEventStore(BaseEventStore[Conn]):
         StoreError: when the server cannot be reached, refuses the login, or holds a
             schema newer than this code.
     """
+
+    times = TIMES
+    placeholder = "%s"
+    same = "IS NOT DISTINCT FROM"
 
     def __init__(
         self,
@@ -290,6 +298,7 @@ class PostgresEventStore(BaseEventStore[Conn]):
         )
         if self.read_only:  # the server refuses every write, whatever the code does
             conn.execute("SET default_transaction_read_only = on")
+        conn.adapters.register_loader(TIMESTAMPTZ, TolerantTimes)
 
     def close(self) -> None:
         """Close every connection of the pool; later calls raise ``StoreError``."""
@@ -308,13 +317,13 @@ class PostgresEventStore(BaseEventStore[Conn]):
         with _translated(self._where), self._pool.connection() as conn:
             yield conn
 
+    def _query(self, tx: Conn, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        cursor = tx.execute(sql, params)
+        return cursor.fetchall() if cursor.description is not None else []
+
     def _head(self, tx: Conn, goal_id: str) -> StreamHead:
         last, recorded, chain = one_row(tx.execute(_HEAD, {"goal": goal_id}))
-        return StreamHead(
-            0 if last is None else int(last),
-            None if recorded is None else int(recorded),
-            None if chain is None else int(chain),
-        )
+        return head_of(goal_id, last, recorded, chain)
 
     def _rows(
         self, tx: Conn, goal_id: str, after_seq: int, limit: int
@@ -363,18 +372,18 @@ class PostgresEventStore(BaseEventStore[Conn]):
             cursor = tx.execute(_GOALS, (limit, offset))
         else:
             cursor = tx.execute(_GOALS_WITH_STATUS, (list(statuses), limit, offset))
-        return [_summary(row) for row in cursor]
+        return [summary_of(row, TIMES) for row in cursor]
 
     def _due(self, tx: Conn, now: datetime, limit: int) -> list[GoalSummary]:
-        return [_summary(row) for row in tx.execute(_DUE, (now, limit))]
+        return [summary_of(row, TIMES) for row in tx.execute(_DUE, (now, limit))]
 
     def _goal_counts(self, tx: Conn) -> dict[str, int]:
-        rows = tx.execute("SELECT status, COUNT(*) FROM goals GROUP BY status")
-        return {status: int(n) for status, n in rows}
+        rows = tx.execute("SELECT status, COUNT(*), MIN(goal_id) FROM goals GROUP BY status")
+        return dict(status_count(row) for row in rows)
 
     def _soonest_wakeup(self, tx: Conn) -> datetime | None:
         row = tx.execute(_SOONEST).fetchone()
-        return None if row is None else row[0]
+        return None if row is None else wakeup_of(row, TIMES)
 
     def _put_worker(self, tx: Conn, worker: WorkerBeat) -> None:
         w = worker
@@ -388,7 +397,7 @@ class PostgresEventStore(BaseEventStore[Conn]):
         tx.execute("DELETE FROM workers WHERE worker_id = %s", (worker_id,))
 
     def _workers(self, tx: Conn) -> list[WorkerBeat]:
-        return [WorkerBeat(*row) for row in tx.execute(_WORKERS)]
+        return [worker_of(row, TIMES) for row in tx.execute(_WORKERS)]
 
     def _insert_error(self, tx: Conn, error: ServiceError, keep: int) -> None:
         e = error
@@ -400,10 +409,11 @@ class PostgresEventStore(BaseEventStore[Conn]):
 
     def _errors(self, tx: Conn, limit: int) -> list[ServiceError]:
         rows = tx.execute(
-            "SELECT at, worker_id, goal_id, error FROM service_errors ORDER BY id DESC LIMIT %s",
+            "SELECT id, at, worker_id, goal_id, error FROM service_errors "
+            "ORDER BY id DESC LIMIT %s",
             (limit,),
         )
-        return [ServiceError(*row) for row in rows]
+        return [error_of(row, TIMES) for row in rows]
 
     def _put_agent(self, tx: Conn, agent: AgentRecord) -> None:
         a = agent
@@ -421,14 +431,14 @@ class PostgresEventStore(BaseEventStore[Conn]):
         )
 
     def _agents(self, tx: Conn, goal_id: str) -> list[AgentRecord]:
-        return [AgentRecord(*row) for row in tx.execute(_AGENTS, (goal_id,))]
+        return [agent_of(row, TIMES) for row in tx.execute(_AGENTS, (goal_id,))]
 
     def _upstream_records(self, tx: Conn, names: Sequence[str] | None) -> list[UpstreamHealth]:
         if names is None:
             rows = tx.execute(_UPSTREAMS)
         else:
             rows = tx.execute(_UPSTREAMS_NAMED, (list(names),))
-        return [from_row(row, _same_time) for row in rows]
+        return [upstream_of(row, TIMES) for row in rows]
 
     def _put_upstream(self, tx: Conn, record: UpstreamHealth) -> None:
         tx.execute(_PUT_UPSTREAM, as_row(record, _same_time))
@@ -437,18 +447,13 @@ class PostgresEventStore(BaseEventStore[Conn]):
         tx.execute(_MOVE_PARKED, (due, due, reason, upstream))
 
     def _parked_counts(self, tx: Conn) -> dict[str, int]:
-        return {upstream: int(n) for upstream, n in tx.execute(_PARKED)}
+        return dict(parked_count(row) for row in tx.execute(_PARKED))
 
     def _lease_record(self, tx: Conn, goal_id: str) -> LeaseRecord | None:
         row = tx.execute(
             "SELECT token, holder, expires_at FROM leases WHERE goal_id = %s", (goal_id,)
         ).fetchone()
-        if row is None:
-            return None
-        token, holder, expires_at = row
-        if holder is None or expires_at is None:
-            return LeaseRecord(token, None)
-        return LeaseRecord(token, Lease(goal_id, holder, token, expires_at))
+        return None if row is None else lease_of(goal_id, row, TIMES)
 
     def _put_lease(self, tx: Conn, goal_id: str, record: LeaseRecord) -> None:
         lease = record.lease

@@ -97,6 +97,10 @@ def read_row(goal_id: str, seq: int, body: bytes | str, crc: int) -> Event:
     """
     if isinstance(body, str):  # a row edited as text behind the store's back
         body = body.encode("utf-8", "surrogateescape")
+    elif not isinstance(body, bytes):  # a number or NULL: SQLite's columns hold any type
+        raise CorruptEventError(goal_id, seq, f"the body holds {body!r:.60}, not an event")
+    if type(crc) is not int:
+        raise CorruptEventError(goal_id, seq, f"the checksum holds {crc!r:.60}, not a number")
     try:
         event = decode(body)
     except ValidationError as exc:

@@ -8,7 +8,10 @@ Rules (SPEC §8):
     * The schema is the append-only ``MIGRATIONS`` list; a migration's index is its
       version. ``governor.store.migrate`` applies it (a database newer than the code is
       refused, never guessed at).
-    * ``sqlite3`` errors are translated to ``StoreError`` in one place (``_translated``).
+    * ``sqlite3`` errors are translated to ``StoreError`` in one place, and rows are
+      decoded by ``governor.store.tables`` (``governor.store.sqlite_driver``).
+    * A read-only store is opened ``mode=ro``; in a folder nobody can write (a read-only
+      mount) SQLite cannot share it, and it is read as ``immutable`` (``unshareable``).
     * One connection per store object, guarded by a lock: share a store between threads
       if you must, but open one per process (and preferably one per thread).
 """
@@ -20,21 +23,42 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from governor.clock import Clock
-from governor.core.decision import stamp
 from governor.core.summary import GoalSummary
 from governor.errors import StoreError
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
-from governor.store.base import Lease, usage_of, usage_row
-from governor.store.engine import BaseEventStore, LeaseRecord, StreamHead, read_only_error
-from governor.store.health import as_row, from_row
+from governor.store.base import usage_row
+from governor.store.engine import BaseEventStore, read_only_error
+from governor.store.health import as_row
 from governor.store.migrate import check_readable
 from governor.store.migrate import migrate as run_migrations
-from governor.store.stored import StoredEvent
+from governor.store.sqlchecks import SqlCheckRows
+from governor.store.sqlite_driver import (
+    TIMES,
+    Schema,
+    fetch,
+    maybe_us,
+    translated,
+    unshareable,
+    us,
+)
+from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
+from governor.store.tables import (
+    agent_of,
+    error_of,
+    head_of,
+    lease_of,
+    parked_count,
+    status_count,
+    summary_of,
+    upstream_of,
+    wakeup_of,
+    worker_of,
+)
 
 if TYPE_CHECKING:  # types only: reading summaries imports no model (start-up)
     from governor.core.upstream import UpstreamHealth
@@ -154,7 +178,6 @@ Append only: never edit or reorder a shipped entry; add a new one.
 BUSY_TIMEOUT_S: Final = 30.0
 """How long a transaction waits for another process's write lock before failing."""
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 # Queries are literal strings (no formatting), and migrations never use constants: a
 # shipped migration must not change when a constant does.
 _PUT_SUMMARY: Final = """INSERT OR REPLACE INTO goals
@@ -191,7 +214,7 @@ _DUE: Final = """SELECT
     FROM goals INDEXED BY goals_due
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_us <= ?)
     ORDER BY due_us, goal_id LIMIT ?"""
-_SOONEST: Final = """SELECT due_us FROM goals INDEXED BY goals_due
+_SOONEST: Final = """SELECT goal_id, due_us FROM goals INDEXED BY goals_due
     WHERE status IN ('ready', 'waiting', 'running') AND status = 'waiting'
     ORDER BY due_us LIMIT 1"""
 _PUT_WORKER: Final = """INSERT OR REPLACE INTO workers (worker_id, host, pid, started_at_us,
@@ -215,84 +238,8 @@ _UPSTREAMS_NAMED: Final = """SELECT name, harness, endpoint, model_family, healt
     FROM upstreams WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name"""
 _MOVE_PARKED: Final = """UPDATE goals SET not_before_us = ?, due_us = ?, reason = ?
     WHERE upstream = ? AND status = 'waiting'"""
-_PARKED: Final = """SELECT upstream, COUNT(*) FROM goals
+_PARKED: Final = """SELECT upstream, COUNT(*), MIN(goal_id) FROM goals
     WHERE upstream IS NOT NULL AND status = 'waiting' GROUP BY upstream"""
-
-
-def _us(when: datetime) -> int:
-    return (when - _EPOCH) // timedelta(microseconds=1)
-
-
-def _time(us: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=us)
-
-
-def _maybe_us(when: datetime | None) -> int | None:
-    return None if when is None else _us(when)
-
-
-def _maybe_time(us: int | None) -> datetime | None:
-    return None if us is None else _time(us)
-
-
-def _translate(exc: sqlite3.Error, where: str) -> StoreError:
-    """The one translation of SQLite's errors into governor's."""
-    text = str(exc)
-    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-        return StoreError(
-            f"{where}: the database stayed locked by another process for longer than the "
-            f"busy timeout; try again ({text})"
-        )
-    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
-        return StoreError(f"{where}: not a SQLite database ({text})")
-    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in text:
-        return StoreError(
-            f"{where}: cannot open the database file; does its folder exist? ({text})"
-        )
-    return StoreError(f"{where}: {type(exc).__name__}: {text}")
-
-
-@contextmanager
-def _translated(where: str) -> Iterator[None]:
-    try:
-        yield
-    except sqlite3.Error as exc:
-        raise _translate(exc, where) from exc
-
-
-class _Schema:
-    """SQLite's migration primitives: ``BEGIN IMMEDIATE`` excludes other migrators."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def version(self) -> int:
-        table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-        if self.conn.execute(table).fetchone() is None:
-            return -1
-        (found,) = self.conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-        return -1 if found is None else int(found)
-
-    @contextmanager
-    def migrating(self) -> Iterator[None]:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            self.conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_version "
-                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-            yield
-        except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
-
-    def execute(self, statement: str) -> None:
-        self.conn.execute(statement)
-
-    def applied(self, version: int, at: datetime) -> None:
-        self.conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, stamp(at)))
 
 
 def migrate(
@@ -306,21 +253,15 @@ def migrate(
 
     A current database is only read (opening never waits for a busy writer).
     """
-    return run_migrations(_Schema(conn), migrations, where=where, now=now)
+    return run_migrations(Schema(conn), migrations, where=where, now=now)
 
 
-def _summary(row: tuple[Any, ...]) -> GoalSummary:
-    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us = row[:8]
-    rule, reason, *usage, upstream = row[8:]
-    return GoalSummary(
-        goal_id, title, seq, status, next_action, blocked_on,
-        _maybe_time(not_before_us), _time(updated_at_us), rule, reason,
-        usage_of(usage[0:3]), usage_of(usage[3:6]), upstream,
-    )  # fmt: skip
-
-
-class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
+class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.Connection]):
     """The event store in one SQLite database file."""
+
+    times = TIMES
+    placeholder = "?"
+    same = "IS"
 
     def __init__(
         self,
@@ -341,26 +282,42 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
         self.read_only = read_only
         self._where = str(self.path)
         self._lock = threading.Lock()
-        with _translated(self._where):
-            # isolation_level=None: no implicit transactions; every write says BEGIN IMMEDIATE.
-            self._conn: sqlite3.Connection | None = sqlite3.connect(
-                f"{self.path.resolve().as_uri()}?mode=ro" if read_only else self.path,
-                timeout=busy_timeout_s,
-                isolation_level=None,
-                check_same_thread=False,
-                uri=read_only,
-            )
+        with translated(self._where):
+            self._conn: sqlite3.Connection | None = self._connect(busy_timeout_s)
             try:
-                self._configure(self._conn, busy_timeout_s, read_only)
-                if read_only:
-                    self.schema_version = check_readable(
-                        _Schema(self._conn), MIGRATIONS, where=self._where
-                    )
-                else:
-                    self.schema_version = migrate(self._conn, where=self._where, now=self._clock)
-            except BaseException:
-                self._conn.close()
-                raise
+                self.schema_version = self._schema(self._conn, busy_timeout_s)
+            except sqlite3.OperationalError as exc:  # a read-only folder: SQLite cannot share
+                if not (read_only and unshareable(self.path, exc)):
+                    raise
+                self._conn = self._connect(busy_timeout_s, immutable=True)
+                self.schema_version = self._schema(self._conn, busy_timeout_s)
+
+    def _connect(self, busy_timeout_s: float, *, immutable: bool = False) -> sqlite3.Connection:
+        """The connection; read-only ones open the file with ``mode=ro`` (and ``immutable``
+        when nobody can write it: see ``unshareable``)."""
+        target: str | Path = self.path
+        if self.read_only:
+            target = f"{self.path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}"
+        # isolation_level=None: no implicit transactions; every write says BEGIN IMMEDIATE.
+        return sqlite3.connect(
+            target,
+            timeout=busy_timeout_s,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=self.read_only,
+        )
+
+    def _schema(self, conn: sqlite3.Connection, busy_timeout_s: float) -> int:
+        """Configure the connection, then check the schema (read-only) or migrate it; the
+        connection is closed when that fails."""
+        try:
+            self._configure(conn, busy_timeout_s, self.read_only)
+            if self.read_only:
+                return check_readable(Schema(conn), MIGRATIONS, where=self._where)
+            return migrate(conn, where=self._where, now=self._clock)
+        except BaseException:
+            conn.close()
+            raise
 
     @staticmethod
     def _configure(conn: sqlite3.Connection, busy_timeout_s: float, read_only: bool) -> None:
@@ -389,7 +346,7 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
     def _write(self, goal_id: str) -> Iterator[sqlite3.Connection]:
         if self.read_only:
             raise read_only_error(self._where)
-        with self._lock, _translated(self._where):
+        with self._lock, translated(self._where):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -402,25 +359,29 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, _translated(self._where):
+        with self._lock, translated(self._where):
             yield self._connection()
 
+    def _query(self, tx: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        return fetch(tx, sql, params)
+
     def _head(self, tx: sqlite3.Connection, goal_id: str) -> StreamHead:
-        last, recorded, chain = tx.execute(_HEAD, (goal_id,)).fetchone()
-        return StreamHead(0 if last is None else int(last), recorded, chain)
+        [(last, recorded, chain)] = fetch(tx, _HEAD, (goal_id,))
+        return head_of(goal_id, last, recorded, chain)
 
     def _rows(
         self, tx: sqlite3.Connection, goal_id: str, after_seq: int, limit: int
     ) -> list[tuple[int, bytes | str, int]]:
-        return tx.execute(
+        return fetch(
+            tx,
             "SELECT seq, body, crc32 FROM events WHERE goal_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (goal_id, after_seq, limit),
-        ).fetchall()
+        )
 
     def _insert(self, tx: sqlite3.Connection, goal_id: str, rows: Sequence[StoredEvent]) -> None:
         tx.executemany(
             "INSERT INTO events (goal_id, seq, type, at_us, body, crc32) VALUES (?, ?, ?, ?, ?, ?)",
-            [(goal_id, r.seq, r.type, _us(r.at), r.body, r.crc) for r in rows],
+            [(goal_id, r.seq, r.type, us(r.at), r.body, r.crc) for r in rows],
         )
 
     def _put_summary(self, tx: sqlite3.Connection, summary: GoalSummary, chain: int) -> None:
@@ -428,7 +389,7 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
         tx.execute(
             _PUT_SUMMARY,
             (s.goal_id, s.title, s.seq, s.status, s.next_action, s.blocked_on,
-             _maybe_us(s.not_before), _us(s.updated_at), _us(s.due_at), s.rule, s.reason,
+             maybe_us(s.not_before), us(s.updated_at), us(s.due_at), s.rule, s.reason,
              *usage_row(s.replans), *usage_row(s.attempts), s.upstream, chain),
         )  # fmt: skip
 
@@ -441,60 +402,57 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
     ) -> list[GoalSummary]:
         page = (-1 if limit is None else limit, offset)
         if statuses is None:
-            rows = tx.execute(_GOALS, page)
+            rows = fetch(tx, _GOALS, page)
         else:
-            rows = tx.execute(_GOALS_WITH_STATUS, (json.dumps(list(statuses)), *page))
-        return [_summary(row) for row in rows]
+            rows = fetch(tx, _GOALS_WITH_STATUS, (json.dumps(list(statuses)), *page))
+        return [summary_of(row, TIMES) for row in rows]
 
     def _due(self, tx: sqlite3.Connection, now: datetime, limit: int) -> list[GoalSummary]:
-        return [_summary(row) for row in tx.execute(_DUE, (_us(now), limit))]
+        return [summary_of(row, TIMES) for row in fetch(tx, _DUE, (us(now), limit))]
 
     def _goal_counts(self, tx: sqlite3.Connection) -> dict[str, int]:
-        rows = tx.execute("SELECT status, COUNT(*) FROM goals GROUP BY status")
-        return {status: int(n) for status, n in rows}
+        query = "SELECT status, COUNT(*), MIN(goal_id) FROM goals GROUP BY status"
+        return dict(status_count(row) for row in fetch(tx, query))
 
     def _soonest_wakeup(self, tx: sqlite3.Connection) -> datetime | None:
-        row = tx.execute(_SOONEST).fetchone()
-        return None if row is None else _time(row[0])
+        rows = fetch(tx, _SOONEST)
+        return wakeup_of(rows[0], TIMES) if rows else None
 
     def _put_worker(self, tx: sqlite3.Connection, worker: WorkerBeat) -> None:
         w = worker
         tx.execute(
             _PUT_WORKER,
-            (w.worker_id, w.host, w.pid, _us(w.started_at), _us(w.heartbeat_at), w.goal_id,
-             _maybe_us(w.step_started_at)),
+            (w.worker_id, w.host, w.pid, us(w.started_at), us(w.heartbeat_at), w.goal_id,
+             maybe_us(w.step_started_at)),
         )  # fmt: skip
 
     def _delete_worker(self, tx: sqlite3.Connection, worker_id: str) -> None:
         tx.execute("DELETE FROM workers WHERE worker_id = ?", (worker_id,))
 
     def _workers(self, tx: sqlite3.Connection) -> list[WorkerBeat]:
-        return [
-            WorkerBeat(worker_id, host, pid, _time(started), _time(beat), goal, _maybe_time(step))
-            for worker_id, host, pid, started, beat, goal, step in tx.execute(_WORKERS)
-        ]
+        return [worker_of(row, TIMES) for row in fetch(tx, _WORKERS)]
 
     def _insert_error(self, tx: sqlite3.Connection, error: ServiceError, keep: int) -> None:
         e = error
         cursor = tx.execute(
             "INSERT INTO service_errors (at_us, worker_id, goal_id, error) VALUES (?, ?, ?, ?)",
-            (_us(e.at), e.worker_id, e.goal_id, e.error),
+            (us(e.at), e.worker_id, e.goal_id, e.error),
         )
         tx.execute("DELETE FROM service_errors WHERE id <= ?", ((cursor.lastrowid or 0) - keep,))
 
     def _errors(self, tx: sqlite3.Connection, limit: int) -> list[ServiceError]:
-        rows = tx.execute(
-            "SELECT at_us, worker_id, goal_id, error FROM service_errors ORDER BY id DESC LIMIT ?",
-            (limit,),
+        query = (
+            "SELECT id, at_us, worker_id, goal_id, error FROM service_errors "
+            "ORDER BY id DESC LIMIT ?"
         )
-        return [ServiceError(_time(at), worker, goal, text) for at, worker, goal, text in rows]
+        return [error_of(row, TIMES) for row in fetch(tx, query, (limit,))]
 
     def _put_agent(self, tx: sqlite3.Connection, agent: AgentRecord) -> None:
         a = agent
         tx.execute(
             _PUT_AGENT,
             (a.goal_id, a.host, a.boot_id, a.pid, a.start_ticks, a.run, a.holder,
-             _us(a.started_at)),
+             us(a.started_at)),
         )  # fmt: skip
 
     def _delete_agent(self, tx: sqlite3.Connection, agent: AgentRecord) -> None:
@@ -506,43 +464,32 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
         )
 
     def _agents(self, tx: sqlite3.Connection, goal_id: str) -> list[AgentRecord]:
-        return [
-            AgentRecord(goal, host, boot, pid, ticks, run, holder, _time(started))
-            for goal, host, boot, pid, ticks, run, holder, started in tx.execute(
-                _AGENTS, (goal_id,)
-            )
-        ]
+        return [agent_of(row, TIMES) for row in fetch(tx, _AGENTS, (goal_id,))]
 
     def _upstream_records(
         self, tx: sqlite3.Connection, names: Sequence[str] | None
     ) -> list[UpstreamHealth]:
         if names is None:
-            rows = tx.execute(_UPSTREAMS)
+            rows = fetch(tx, _UPSTREAMS)
         else:
-            rows = tx.execute(_UPSTREAMS_NAMED, (json.dumps(list(names)),))
-        return [from_row(row, _maybe_time) for row in rows]
+            rows = fetch(tx, _UPSTREAMS_NAMED, (json.dumps(list(names)),))
+        return [upstream_of(row, TIMES) for row in rows]
 
     def _put_upstream(self, tx: sqlite3.Connection, record: UpstreamHealth) -> None:
-        tx.execute(_PUT_UPSTREAM, as_row(record, _maybe_us))
+        tx.execute(_PUT_UPSTREAM, as_row(record, maybe_us))
 
     def _move_parked(
         self, tx: sqlite3.Connection, upstream: str, due: datetime, reason: str
     ) -> None:
-        tx.execute(_MOVE_PARKED, (_us(due), _us(due), reason, upstream))
+        tx.execute(_MOVE_PARKED, (us(due), us(due), reason, upstream))
 
     def _parked_counts(self, tx: sqlite3.Connection) -> dict[str, int]:
-        return {upstream: int(n) for upstream, n in tx.execute(_PARKED)}
+        return dict(parked_count(row) for row in fetch(tx, _PARKED))
 
     def _lease_record(self, tx: sqlite3.Connection, goal_id: str) -> LeaseRecord | None:
-        row = tx.execute(
-            "SELECT token, holder, expires_at_us FROM leases WHERE goal_id = ?", (goal_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        token, holder, expires_at_us = row
-        if holder is None or expires_at_us is None:
-            return LeaseRecord(token, None)
-        return LeaseRecord(token, Lease(goal_id, holder, token, _time(expires_at_us)))
+        query = "SELECT token, holder, expires_at_us FROM leases WHERE goal_id = ?"
+        rows = fetch(tx, query, (goal_id,))
+        return lease_of(goal_id, rows[0], TIMES) if rows else None
 
     def _put_lease(self, tx: sqlite3.Connection, goal_id: str, record: LeaseRecord) -> None:
         lease = record.lease
@@ -552,6 +499,6 @@ class SqliteEventStore(BaseEventStore[sqlite3.Connection]):
                 goal_id,
                 record.token,
                 lease.holder if lease else None,
-                _us(lease.expires_at) if lease else None,
+                us(lease.expires_at) if lease else None,
             ),
         )

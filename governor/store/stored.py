@@ -1,14 +1,17 @@
-"""One event as a backend stores it: its row, apart from the codec that makes and reads it.
+"""Rows as a backend stores them, apart from the codecs that make and read them.
 
-``governor.store.rows`` encodes and decodes rows (it imports the event models); the
-backends and the engine name the row type from here, so opening a store to read its
+``governor.store.rows`` encodes and decodes event rows (it imports the event models); the
+backends and the engine name the row types from here, so opening a store to read its
 summaries (``governor list``) imports no model (start-up, issue 12).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
+
+from governor.store.base import Lease
 
 
 class StoredEvent(NamedTuple):
@@ -20,3 +23,23 @@ class StoredEvent(NamedTuple):
     body: bytes
     crc: int
     """``zlib.crc32(body)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRecord:
+    """A goal's row of the lease table: the last token ever granted, and the live lease."""
+
+    token: int
+    lease: Lease | None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamHead:
+    """Where a goal's stream ends: as its rows say, and as the store recorded it."""
+
+    last: int
+    """The highest stored seq (0 when there is no row)."""
+    recorded: int | None
+    """The last seq the goal's summary row recorded; None when there is no summary row."""
+    chain: int | None
+    """The checksum chain head recorded with it; None when recorded before chains."""

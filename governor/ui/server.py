@@ -184,7 +184,11 @@ class Guard:
                     headers[name] = value
             await send(message)
 
-        host = _host_of(dict(scope["headers"]).get(b"host", b"").decode("latin-1")).lower()
+        hosts = [value for name, value in scope["headers"] if name == b"host"]
+        if len(hosts) > 1:  # which one a proxy or a browser read is anyone's guess
+            await _plain(guarded, 400, "a request names one Host, not several\n")
+            return
+        host = _host_of(hosts[0].decode("latin-1") if hosts else "").lower()
         if self.allowed_hosts is not None and host not in self.allowed_hosts:
             await _plain(guarded, 421, f"this server does not answer for host {host!r}\n")
             return

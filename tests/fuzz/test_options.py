@@ -73,6 +73,7 @@ BASES: Final[dict[str, tuple[str, ...]]] = {
     "doctor": ("goal.toml",),
     "service status": (),
     "upstreams": (),
+    "store check": (),
 }
 """Each command that finishes by itself, with valid values for what it requires."""
 PARSED_ONLY: Final = {"serve": (), "ui": (), "demo": (), "probe": ("scripted",)}

@@ -26,3 +26,6 @@ class TestMemoryStore(StoreContract):
         raw = body.encode()
         crc = zlib.crc32(raw) if checksum else stream[index].crc
         stream[index] = stream[index]._replace(body=raw, crc=crc)
+
+    def forget_summary(self, store, goal_id):
+        del store._summaries_by_goal[goal_id]

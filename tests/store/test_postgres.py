@@ -15,12 +15,13 @@ import psycopg
 import pytest
 
 from governor.core.summary import ACTIVE_STATUSES
-from governor.errors import LeaseError, StoreError
+from governor.errors import DamagedRowError, LeaseError, StoreError
 from governor.store import open_store
 from governor.store.postgres import _DUE, _SOONEST, PostgresEventStore, describe_url, goal_lock_key
 from governor.store.postgres_schema import MIGRATIONS, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_procs import ProcessCases
+from tests.store.contract_rows import DamagedRowCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story, summary
 from tests.story import T0
 
@@ -30,7 +31,13 @@ if TYPE_CHECKING:  # imported by pytest as a plugin, so that its asserts are rew
 pytest_plugins = ["tests.store.postgres_server"]
 
 
-class TestPostgresStore(StoreContract):
+class TestPostgresStore(StoreContract, DamagedRowCases):
+    far_time = "'infinity'::timestamptz"
+
+    def edit(self, store, sql, *params):
+        with psycopg.connect(store.url, autocommit=True) as raw:
+            raw.execute(sql.replace("?", "%s"), params)
+
     @pytest.fixture
     def make_store(self, postgres_url: MakeUrl, clock: FakeClock) -> MakeStore:
         return lambda: PostgresEventStore(postgres_url(), clock=clock)
@@ -52,6 +59,47 @@ class TestPostgresStore(StoreContract):
                     "WHERE goal_id = %s AND seq = %s",
                     (body, *where),
                 )
+
+    # --- what only typed columns hold (issue 24, item 8) ----------------------------------
+
+    @pytest.mark.parametrize(
+        ("table", "column", "literal", "read"),
+        [
+            ("upstreams", "next_probe_at", "'infinity'", lambda s: s.upstreams()),
+            ("upstreams", "probing_until", "'-infinity'", lambda s: s.upstreams()),
+            ("upstreams", "updated_at", "'294276-12-31 00:00:00+00'", lambda s: s.upstreams()),
+            ("upstreams", "failing_since", "'4713-01-01 00:00:00+00 BC'", lambda s: s.upstreams()),
+            ("upstreams", "retry_after_s", "'NaN'::float8", lambda s: s.upstreams()),
+            ("upstreams", "backoff_max_s", "'Infinity'::float8", lambda s: s.upstreams()),
+            ("upstreams", "probes", str(-(2**31)), lambda s: s.upstreams()),
+            ("leases", "token", str(2**63 - 1), lambda s: s.current_lease("g1")),
+            ("leases", "expires_at", "'infinity'", lambda s: s.acquire_lease("g1", "x", ttl_s=5)),
+            ("goals", "updated_at", "'infinity'", lambda s: s.goals()),
+            ("goals", "not_before", "'-infinity'", lambda s: s.goals()),
+            ("goals", "seq", "-1", lambda s: list(s.load("g1"))),
+            ("workers", "started_at", "'-infinity'", lambda s: s.workers()),
+            ("service_errors", "at", "'infinity'", lambda s: s.service_errors()),
+            ("agents", "started_at", "'infinity'", lambda s: s.agents("g1")),
+            ("agents", "pid", str(-(2**31)), lambda s: s.agents("g1")),
+        ],
+        ids=lambda v: v if isinstance(v, str) else "",
+    )
+    def test_values_a_typed_column_holds_but_governor_cannot_read_are_damaged_rows(
+        self, store, table, column, literal, read
+    ):
+        """PostgreSQL's types hold what a ``datetime`` or governor's bounds cannot:
+        ``infinity``, years past 9999 or before year 1, NaN, 64-bit extremes. The driver's
+        failure is never the error: the row is named, as on SQLite."""
+        self.fill(store)
+        where = " WHERE goal_id = 'g1'" if table in ("goals", "leases", "agents") else ""
+        self.edit(store, f"UPDATE {table} SET {column} = {literal}{where}")
+        with pytest.raises(DamagedRowError) as caught:
+            read(store)
+        assert (caught.value.table, caught.value.column) == (table, column)
+        found = list(store.check(repair=True))
+        assert [(f.table, f.repaired) for f in found] == [(table, True)], found
+        read(store)
+        assert list(store.check()) == []
 
 
 class TestPostgresProcesses(ProcessCases):

@@ -17,10 +17,18 @@ from governor.store.rows import to_rows
 from governor.store.sqlite import _DUE, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_procs import ProcessCases
+from tests.store.contract_rows import DamagedRowCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story
 
 
-class TestSqliteStore(StoreContract):
+class TestSqliteStore(StoreContract, DamagedRowCases):
+    time_suffix = "_us"
+    far_time = str(2**63 - 1)
+
+    def edit(self, store, sql, *params):
+        with closing(sqlite3.connect(store.path)) as raw, raw:
+            raw.execute(sql, params)
+
     @pytest.fixture
     def make_store(self, tmp_path: Path, clock: FakeClock) -> MakeStore:
         names = itertools.count()
