@@ -7,7 +7,7 @@ A backend's test module defines ``class TestXStore(StoreContract)`` and override
 streams, optimistic concurrency, summaries and scheduling; leases and fencing in
 ``contract_leases.py``; export and import in ``contract_transfer.py``; damaged rows in
 ``contract_damage.py``; the service registry in ``contract_registry.py``; upstream health
-in ``contract_health.py``.
+in ``contract_health.py``; listings for people (attention, search) in ``contract_listing.py``.
 """
 
 from __future__ import annotations
@@ -27,13 +27,16 @@ from governor.store import summarize
 from tests.store.contract_damage import DamageCases
 from tests.store.contract_health import HealthCases
 from tests.store.contract_leases import LeaseCases
+from tests.store.contract_listing import ListingCases
 from tests.store.contract_registry import RegistryCases
 from tests.store.contract_transfer import TransferCases
 from tests.store.streams import Backend, resumed, story, summary
 from tests.story import T0
 
 
-class StoreContract(LeaseCases, TransferCases, DamageCases, RegistryCases, HealthCases, Backend):
+class StoreContract(
+    LeaseCases, TransferCases, DamageCases, RegistryCases, HealthCases, ListingCases, Backend
+):
     """The behaviour every ``EventStore`` backend must show."""
 
     # --- append and load --------------------------------------------------------------
