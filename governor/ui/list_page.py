@@ -142,6 +142,7 @@ def _search(goals: GoalList) -> Html:
     )
     return el(
         "form",
+        *keep,  # first, so the address reads as list_url writes it
         el("label", "search ids and titles", for_="q", class_="hidden-label"),
         void(
             "input",
@@ -153,7 +154,6 @@ def _search(goals: GoalList) -> Html:
             maxlength=SEARCH_LIMIT,
             autocomplete="off",
         ),
-        *keep,
         el("button", "search", type="submit"),
         clear,
         method="get",
