@@ -153,12 +153,22 @@ def _items(goal_id: str, view: GoalView, acting: Acting) -> Html:
     if not rows:
         return Html("")
     said = f"Retry, abandon or give up a work item ({len(rows)} open)"
-    return _fold("act-items", said, el("ul", rows, class_="items"))
+    sent = acting.sent.get("form", "").startswith("item:")
+    return _fold("act-items", said, el("ul", rows, class_="items"), unfolded=sent)
 
 
-def _fold(key: str, said: str, *children: object) -> Html:
-    """A part of the Act section, folded until a person opens it."""
-    return el("details", el("summary", el("h3", said)), *children, id=key, class_="act-part")
+def _fold(key: str, said: str, *children: object, unfolded: bool = False) -> Html:
+    """A part of the Act section, folded until a person opens it (or a form of it came
+    back refused)."""
+    return el(
+        "details",
+        el("summary", el("h3", said)),
+        *children,
+        id=key,
+        class_="act-part",
+        open=unfolded,
+        data_default="open" if unfolded else "closed",
+    )
 
 
 def _raise(goal_id: str, view: GoalView, acting: Acting) -> Html:
@@ -188,7 +198,7 @@ def _raise(goal_id: str, view: GoalView, acting: Acting) -> Html:
         _reason(acting, "raise", "why", required=True),
         _buttons(_button("raise", "raise")),
     )
-    return _fold("act-raise", "Raise a budget", form)
+    return _fold("act-raise", "Raise a budget", form, unfolded=bool(sent))
 
 
 def _cancel(goal_id: str, acting: Acting) -> Html:
@@ -208,6 +218,7 @@ def _cancel(goal_id: str, acting: Acting) -> Html:
             ),
             _buttons(_button("cancel", "cancel the goal", danger=True)),
         ),
+        unfolded=acting.sent.get("form") == "cancel",
     )
 
 

@@ -304,6 +304,6 @@ def build_acting(root: Path) -> Fleet:
     running.plan("a")
     running.start("p1-a")
     fleet.story(running)
-    for goal_id in ("ready", "ready-2", "ready-3", "ready-4", "ready-5", "ready-6"):
-        fleet.goal(goal_id)
+    for n in range(1, 12):
+        fleet.goal(f"ready-{n}")
     return fleet

@@ -35,8 +35,9 @@
       if (f.type === "checkbox" || f.type === "radio") {
         return f.checked !== f.defaultChecked;
       }
-      if (f.tagName === "SELECT") {
-        return Array.prototype.some.call(f.options, function (o) { return o.selected !== o.defaultSelected; });
+      if (f.tagName === "SELECT") {  // unmarked, the first option is the default
+        const marked = Array.prototype.findIndex.call(f.options, function (o) { return o.defaultSelected; });
+        return f.selectedIndex !== (marked === -1 ? 0 : marked);
       }
       return f.value !== f.defaultValue;
     });
