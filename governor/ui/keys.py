@@ -58,7 +58,8 @@ class ActionKeys:
         )
         if not (nonce and issued.isdigit() and len(issued) < 12):
             return "the form carries no valid form token: reload the page and send it again"
-        if not hmac.compare_digest(mac, self._mac(goal_id, nonce, int(issued))):
+        expected = self._mac(goal_id, nonce, int(issued)).encode()
+        if not hmac.compare_digest(mac.encode("utf-8", "surrogatepass"), expected):
             return "the form token is not this server's, or not for this goal: reload the page"
         expires = int(issued) + FORM_TTL_S
         if expires <= now_s:

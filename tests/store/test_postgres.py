@@ -448,14 +448,16 @@ def test_a_page_by_attention_walks_an_index_over_100000_goals_without_sorting(ur
     text = json.dumps(plan)
     assert '"Index Name": "goals_attention"' in text or "goals_status_attention" in text, text
     assert '"Node Type": "Sort"' not in text, text  # the planner's choice of the two indexes
-    page = store.goals(order="attention", offset=400, limit=50, **_arguments(query))
+    page = store.goals(
+        statuses=query.statuses,
+        needs_person=query.needs_person,
+        order="attention",
+        offset=400,
+        limit=50,
+    )
     assert len(page) == 50
     assert all(query.matches(row) for row in page)
     store.close()
-
-
-def _arguments(query: GoalQuery) -> dict[str, object]:
-    return {"statuses": query.statuses, "needs_person": query.needs_person}
 
 
 COMBINATIONS = [

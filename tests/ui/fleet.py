@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -249,9 +250,8 @@ def vendors(store: EventStore, *, failing: bool) -> None:
     backoff, now = UpstreamBackoff(), utc_now()
     claude = Seen("refused", 529) if failing else Seen("answered")
     for upstream, seen in ((CODEX, Seen("answered")), (CLAUDE, claude)):
-        store.change_upstream(
-            upstream.name, lambda r, u=upstream, s=seen: observed(r, u, s, now, backoff)
-        )
+        change = partial(observed, upstream=upstream, seen=seen, now=now, backoff=backoff)
+        store.change_upstream(upstream.name, change)
 
 
 ANSWERED: Final = {"decision": "apply", "rationale": "SQLite, as told", "work": plan("a")["work"]}

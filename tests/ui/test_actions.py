@@ -14,14 +14,13 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
-from governor.core.events import Event
 from governor.store.sqlite import SqliteEventStore
 from tests.ui.fleet import Fleet
 from tests.ui.serve import GOVERNOR, Server
 from tests.ui.test_browser import assert_inert
 
 
-def history(fleet: Fleet, goal_id: str) -> list[Event]:
+def history(fleet: Fleet, goal_id: str) -> list[Any]:
     with SqliteEventStore(fleet.db, read_only=True) as store:
         return list(store.load(goal_id))
 
@@ -84,7 +83,7 @@ def test_a_person_accepts_passed_work_and_the_goal_completes(
     page.click("#pending form[data-form='review:p1-a'] button[value='work accept']")
     acted(page, "review-work", "work accept")
     last = history(acting_fleet, "review-work")[-1]
-    assert (last.type, last.actor, last.work_id) == ("work.accepted", "ui:alice", "p1-a")  # type: ignore[union-attr]
+    assert (last.type, last.actor, last.work_id) == ("work.accepted", "ui:alice", "p1-a")
     ran = acting_fleet.cli_run("review-work")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     page.locator("#now[data-status=succeeded]").wait_for(timeout=30_000)
@@ -136,7 +135,7 @@ def test_a_person_retries_a_blocked_item(page: Any, acting_ui: Server, acting_fl
     item.locator("button[value='work retry']").click()
     acted(page, "blocked-work", "work retry")
     last = history(acting_fleet, "blocked-work")[-1]
-    assert (last.type, last.work_id, last.actor) == ("work.retried", "p1-a", "ui:alice")  # type: ignore[union-attr]
+    assert (last.type, last.work_id, last.actor) == ("work.retried", "p1-a", "ui:alice")
 
 
 def test_a_person_abandons_an_attempt_in_flight(
@@ -150,7 +149,7 @@ def test_a_person_abandons_an_attempt_in_flight(
     item.locator("button[value='work abandon']").click()
     acted(page, "running", "work abandon")
     last = history(acting_fleet, "running")[-1]
-    assert (last.type, last.outcome, last.actor) == ("attempt.finished", "abandoned", "ui:alice")  # type: ignore[union-attr]
+    assert (last.type, last.outcome, last.actor) == ("attempt.finished", "abandoned", "ui:alice")
     row = page.locator("tr.run", has_text="p1-a attempt 1")
     assert row.locator("td").nth(4).inner_text() == "abandoned"
 
@@ -182,7 +181,7 @@ def test_a_person_raises_a_spent_budget_after_a_refusal_that_keeps_the_form(
         "replans",
         4,
         "one more try",
-    )  # type: ignore[union-attr]
+    )
     assert page.locator("#now").get_attribute("data-status") != "budget_exhausted"
 
 

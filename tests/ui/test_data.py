@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import threading
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -277,9 +278,10 @@ def test_the_upstreams_section_shows_each_vendor_folded_while_all_are_healthy() 
     script = Upstream("command", "/home/a/bin/agent.sh", "default")
     backoff = UpstreamBackoff()
     for upstream in (codex, script):
-        store.change_upstream(
-            upstream.name, lambda r, u=upstream: observed(r, u, Seen("answered"), T0, backoff)
+        answered = partial(
+            observed, upstream=upstream, seen=Seen("answered"), now=T0, backoff=backoff
         )
+        store.change_upstream(upstream.name, answered)
     healthy = list_main(goal_list(store), upstream_rows(store), T0)
     assert '<details id="upstreams" data-default="closed">' in healthy  # folded
     assert "1 vendor, all healthy" in healthy
