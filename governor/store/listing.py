@@ -8,8 +8,10 @@ Rules:
       ``translate``s the same 26 letters, whatever its locale).
     * Ordered by attention, the rows are walked in an index: ``goals_attention`` (attention,
       updated DESC, goal id) for every goal or those that need a person, and
-      ``goals_status_attention`` (status first) for one status. A search reads the rows of
-      that walk until the page is full (a scan when few goals match).
+      ``goals_status_attention`` (status first) for one status. A search has no index: it
+      reads every summary and sorts the ones that match (in SQLite ``+attention`` keeps
+      the planner from walking the index and looking up each row, which costs more when
+      few match; PostgreSQL weighs that itself).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ class _Fragments:
     statuses: str
     search: str
     by_attention: str
+    scanning: str
+    """The attention order without its index (a search)."""
     placeholder: str
 
 
@@ -39,6 +43,7 @@ _FRAGMENTS: Final = {
         statuses="status IN (SELECT value FROM json_each(?))",
         search="(instr(lower(goal_id), ?) > 0 OR instr(lower(title), ?) > 0)",
         by_attention=" ORDER BY attention, updated_at_us DESC, goal_id",
+        scanning=" ORDER BY +attention, updated_at_us DESC, goal_id",
         placeholder="?",
     ),
     "postgres": _Fragments(
@@ -49,6 +54,7 @@ _FRAGMENTS: Final = {
             f" OR strpos(translate(title, '{_UPPER}', '{_UPPER.lower()}'), %s) > 0)"
         ),
         by_attention=" ORDER BY attention, updated_at DESC, goal_id",
+        scanning=" ORDER BY attention, updated_at DESC, goal_id",
         placeholder="%s",
     ),
 }
@@ -80,8 +86,11 @@ def select(columns: str, query: GoalQuery, dialect: Dialect) -> tuple[str, list[
     """``columns`` (a literal ``SELECT … FROM goals``) of one page of a listing, in its
     order; the values end with the page's limit and offset, which the caller appends."""
     clause, values = where(query, dialect)
-    order = _FRAGMENTS[dialect].by_attention if query.order == "attention" else " ORDER BY goal_id"
-    mark = _FRAGMENTS[dialect].placeholder
+    sql = _FRAGMENTS[dialect]
+    order = " ORDER BY goal_id"
+    if query.order == "attention":
+        order = sql.scanning if query.search else sql.by_attention
+    mark = sql.placeholder
     return f"{columns}{clause}{order} LIMIT {mark} OFFSET {mark}", values
 
 
