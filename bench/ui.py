@@ -248,6 +248,7 @@ def listing_queries(stores: dict[str, Path], per_page: int, repeat: int) -> dict
             "needs a person": partial(page, needs_person=True),
             "status=blocked": partial(page, statuses=["blocked"]),
             "count needing a person": partial(store.count_goals, needs_person=True),
+            "counts per status": store.goal_counts,
             "search, matching none": partial(page, search="no-such-goal"),
         }
         found |= {f"{name}, {label}": median_ms(call, repeat * 5) for name, call in calls.items()}

@@ -342,8 +342,11 @@ class UpstreamRow:
 
 
 def is_vendor(record: UpstreamHealth) -> bool:
-    """Whether a health record is a vendor's (SPEC §12.9), not a local script's or callable's."""
-    return record.harness in VENDOR_HARNESSES
+    """Whether a health record is a vendor's (SPEC §12.9), not a local script's or callable's:
+    a ``codex`` or ``claude`` endpoint, or a name a profile or a failure declared for its
+    upstream (any harness: the record is then not named by harness, endpoint and family)."""
+    composed = f"{record.harness} {record.endpoint} {record.model_family}"
+    return record.harness in VENDOR_HARNESSES or record.upstream != composed
 
 
 def upstream_rows(store: EventStore) -> list[UpstreamRow]:

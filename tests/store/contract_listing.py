@@ -28,6 +28,13 @@ FLEET = (
     ("g-ask-new", "Which UI kit?", "blocked", "decision", 80),
     ("g-review", "Review 100%_done", "awaiting_review", "operator", 55),
 )
+COMBINATIONS = [
+    (status, blocked_on)
+    for status in ("ready", "running", "waiting", "blocked", "awaiting_review", "budget_exhausted",
+                   "succeeded", "cancelled")
+    for blocked_on in (None, "environment", "upstream", "decision", "work", "operator")
+]  # fmt: skip
+"""Every status with every blocked_on, for the migrations that rank the rows they find."""
 BY_ATTENTION = [
     "g-ask-new", "g-review", "g-ask-old",  # a person: most recent first
     "g-spent", "g-env",  # stopped on something else

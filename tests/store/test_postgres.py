@@ -28,6 +28,7 @@ from governor.store.postgres import (
 )
 from governor.store.postgres_schema import MIGRATIONS, migrate
 from tests.store.contract import StoreContract
+from tests.store.contract_listing import COMBINATIONS
 from tests.store.contract_procs import ProcessCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story, summary
 from tests.story import T0
@@ -458,14 +459,6 @@ def test_a_page_by_attention_walks_an_index_over_100000_goals_without_sorting(ur
     assert len(page) == 50
     assert all(query.matches(row) for row in page)
     store.close()
-
-
-COMBINATIONS = [
-    (status, blocked_on)
-    for status in ("ready", "running", "waiting", "blocked", "awaiting_review", "budget_exhausted",
-                   "succeeded", "cancelled")
-    for blocked_on in (None, "environment", "upstream", "decision", "work", "operator")
-]  # fmt: skip
 
 
 def test_the_migration_ranks_the_rows_it_finds_as_the_code_does(url):

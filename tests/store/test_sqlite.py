@@ -18,6 +18,7 @@ from governor.store.base import GoalQuery
 from governor.store.rows import to_rows
 from governor.store.sqlite import _DUE, _GOALS, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
 from tests.store.contract import StoreContract
+from tests.store.contract_listing import COMBINATIONS
 from tests.store.contract_procs import ProcessCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story
 
@@ -294,13 +295,6 @@ def test_a_read_only_open_of_a_database_governor_never_set_up_is_refused(db):
 
 
 # --- listings for people: the attention order walks an index (issue 27) ----------------------
-
-COMBINATIONS = [
-    (status, blocked_on)
-    for status in ("ready", "running", "waiting", "blocked", "awaiting_review", "budget_exhausted",
-                   "succeeded", "cancelled")
-    for blocked_on in (None, "environment", "upstream", "decision", "work", "operator")
-]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import pytest
 
 from governor.core.evidence import Evidence, Tries
 from governor.core.policy import UpstreamBackoff
-from governor.core.upstream import Seen, Upstream, observed
+from governor.core.upstream import Seen, Upstream, UpstreamHealth, observed
 from governor.core.view import project
 from governor.errors import InputError, NotFoundError
 from governor.store import summarize
@@ -282,9 +282,12 @@ def test_the_upstreams_section_shows_each_vendor_folded_while_all_are_healthy() 
             observed, upstream=upstream, seen=Seen("answered"), now=T0, backoff=backoff
         )
         store.change_upstream(upstream.name, answered)
+    declared = UpstreamHealth("acme-llm", "command", "/home/a/bin/llm.sh", "default", True, T0)
+    store.change_upstream("acme-llm", lambda r: declared)  # SPEC §12.9: a declared name
     healthy = list_main(goal_list(store), upstream_rows(store), T0)
     assert '<details id="upstreams" data-default="closed">' in healthy  # folded
-    assert "1 vendor, all healthy" in healthy
+    assert "2 vendors, all healthy" in healthy
+    assert ">acme-llm<" in healthy  # a command that declares its vendor is one
     assert "1 local agent not listed" in healthy
     assert "agent.sh" not in healthy  # a local script is not a vendor (SPEC §12.9)
     store.change_upstream(
@@ -292,6 +295,7 @@ def test_the_upstreams_section_shows_each_vendor_folded_while_all_are_healthy() 
     )
     rows = upstream_rows(store)
     assert [row for row in rows if row.vendor] == [
+        UpstreamRow("acme-llm", True, None, None, None, 0),
         UpstreamRow(
             claude.name, False, T0, T0 + timedelta(seconds=30), "HTTP 529; 0 probes refused", 0
         ),
@@ -299,7 +303,7 @@ def test_the_upstreams_section_shows_each_vendor_folded_while_all_are_healthy() 
     ]
     page = list_main(goal_list(store), rows, T0 + timedelta(seconds=5))
     assert '<details id="upstreams" open data-default="open">' in page  # a vendor fails: open
-    assert "1 of 2 vendors failing, 0 goals parked" in page
+    assert "1 of 3 vendors failing, 0 goals parked" in page
     assert "claude https://api.anthropic.com claude-sonnet-4-5" in page
     assert ">failing<" in page
     assert ">healthy<" in page
