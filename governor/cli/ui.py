@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err
 from governor.cli.values import port, wait_seconds, whole_in
 from governor.errors import UnavailableError
 from governor.store.url import DEFAULT_PATH, ENV_VAR, POSTGRES_SCHEMES, open_store, sqlite_path
+
+if TYPE_CHECKING:  # the ui extra is imported by the command, never at start-up
+    from governor.ui.server import UiSettings
 
 MAX_PAGE: Final = 10_000
 """The most goals one page of the list shows."""
@@ -89,9 +92,7 @@ def _refusal(args: argparse.Namespace, exposed: bool) -> str | None:
 
 def cmd_ui(args: argparse.Namespace) -> int:
     try:
-        from governor.ui import serving  # noqa: PLC0415
-        from governor.ui.keys import ActionKeys  # noqa: PLC0415
-        from governor.ui.server import UiSettings  # noqa: PLC0415
+        from governor.ui import serving  # noqa: PLC0415 - the ui extra: only this command needs it
     except ImportError as exc:
         if exc.name is None or exc.name.split(".")[0] not in UI_PACKAGES:
             raise
@@ -112,34 +113,45 @@ def cmd_ui(args: argparse.Namespace) -> int:
         store.close()
         store = open_store(args.store)
     try:
-        shown = store_arg(args.store)  # commands name the store only when it was named
-        label = shown or store_arg(os.environ.get(ENV_VAR)) or str(DEFAULT_PATH)
         sock = serving.bind(args.host, args.port)
-        keys = ActionKeys() if args.allow_actions else None
-        settings = UiSettings(
-            store_label=label,
-            store_arg=shown,
-            refresh_s=args.refresh_s,
-            per_page=args.page_size,
-            allowed_hosts=serving.allowed_hosts_for(args.host),
-            actor=ui_actor(args.actor) if keys else None,
-            keys=keys,
-            tls=tls is not None,
-            cookie=f"governor-ui-{sock.getsockname()[1]}",
-        )
-        url = serving.url_of(sock, tls=tls is not None)
-        if keys is None:
-            err(f"governor ui: serving {url} (read-only; Ctrl-C stops)")
-        else:
-            err(f"governor ui: serving {url} (actions allowed, as {settings.actor}; Ctrl-C stops)")
-            err(f"governor ui: to act, open {url}?token={keys.token} once in your browser")
-        if exposed:
-            err(f"warning: listening on {args.host}: anyone who can reach it can read every goal")
+        settings = _settings(args, sock.getsockname()[1], tls is not None)
+        _announce(args, settings, serving.url_of(sock, tls=tls is not None), exposed)
         serving.serve(store, settings, sock, tls)
         err("governor ui: stopped")
     finally:
         store.close()
     return ExitCode.OK
+
+
+def _settings(args: argparse.Namespace, port: int, tls: bool) -> UiSettings:
+    from governor.ui.keys import ActionKeys  # noqa: PLC0415 - the ui extra (see cmd_ui)
+    from governor.ui.server import UiSettings  # noqa: PLC0415 - as above
+    from governor.ui.serving import allowed_hosts_for  # noqa: PLC0415 - as above
+
+    shown = store_arg(args.store)  # commands name the store only when it was named
+    keys = ActionKeys() if args.allow_actions else None
+    return UiSettings(
+        store_label=shown or store_arg(os.environ.get(ENV_VAR)) or str(DEFAULT_PATH),
+        store_arg=shown,
+        refresh_s=args.refresh_s,
+        per_page=args.page_size,
+        allowed_hosts=allowed_hosts_for(args.host),
+        actor=ui_actor(args.actor) if keys else None,
+        keys=keys,
+        tls=tls,
+        cookie=f"governor-ui-{port}",
+    )
+
+
+def _announce(args: argparse.Namespace, settings: UiSettings, url: str, exposed: bool) -> None:
+    """The address on stderr, and with actions the token link: the one place it is written."""
+    if settings.keys is None:
+        err(f"governor ui: serving {url} (read-only; Ctrl-C stops)")
+    else:
+        err(f"governor ui: serving {url} (actions allowed, as {settings.actor}; Ctrl-C stops)")
+        err(f"governor ui: to act, open {url}?token={settings.keys.token} once in your browser")
+    if exposed:
+        err(f"warning: listening on {args.host}: anyone who can reach it can read every goal")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
