@@ -68,7 +68,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("goal", metavar="GOAL")
     p.add_argument("--ledger", required=True, choices=LEDGERS)
     p.add_argument(
-        "--to", required=True, type=float, metavar="N", help="the new limit, above the current one"
+        "--to",
+        required=True,
+        metavar="N",
+        help="the new limit, above the current one (runtime: seconds or 90s, 5m, 2h)",
     )
     p.add_argument(
         "--work",

@@ -24,16 +24,18 @@ from governor.clock import Clock, utc_now
 from governor.core import record, verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
+from governor.core.durations import parse_duration
 from governor.core.events import Event
 from governor.core.policy import LedgerName
 from governor.core.route import Action, Park, Resume, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
-from governor.drive.spans import span
+from governor.drive.spans import goal_span, record_goal
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, InputError, NotFoundError
 
 if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
+    from governor.drive.calls import Calls
     from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
     from governor.drive.upstreams import OnChange
     from governor.store.base import EventStore
@@ -101,13 +103,33 @@ class OperatorVerb:
     plan_id: str | None = None
     work_id: str | None = None
     ledger: LedgerName | None = None
-    to: float | None = None
+    to: str | None = None
+    """``raise``'s new limit as given: a number, or for the runtime ledger a duration (``2h``)."""
 
 
 def _ledger(verb: OperatorVerb) -> LedgerName:
     if verb.ledger is None or verb.to is None:
         raise InputError("raise needs a ledger and a new limit (--ledger NAME --to N)")
     return verb.ledger
+
+
+def new_limit(verb: OperatorVerb) -> float:
+    """``raise``'s new limit: a number, or for the runtime ledger a duration (``2h``).
+
+    Raises:
+        InputError: naming ``--to`` and what is wrong with it.
+    """
+    text = verb.to or ""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if verb.ledger == "runtime":
+        try:
+            return parse_duration(text)
+        except ValueError as exc:
+            raise InputError(f"--to: {exc}") from None
+    raise InputError(f"--to: '{text}' is not a number (a duration like 2h is for --ledger runtime)")
 
 
 VerbBuild = Callable[[OperatorVerb, GoalView, datetime, str], list[Event]]
@@ -118,7 +140,13 @@ VERBS: dict[str, VerbBuild] = {
     "resume": lambda o, v, t, a: verbs.resume_goal(v, reason=o.reason or "", at=t, actor=a),
     "cancel": lambda o, v, t, a: verbs.cancel_goal(v, reason=o.reason, at=t, actor=a),
     "raise": lambda o, v, t, a: verbs.raise_budget(
-        v, ledger=_ledger(o), to=o.to or 0, reason=o.reason or "", at=t, actor=a, work_id=o.work_id
+        v,
+        ledger=_ledger(o),
+        to=new_limit(o),
+        reason=o.reason or "",
+        at=t,
+        actor=a,
+        work_id=o.work_id,
     ),
     "plan approve": lambda o, v, t, a: record.apply_plan(v, plan_id=o.plan_id or "", at=t, actor=a),
     "plan reject": lambda o, v, t, a: verbs.reject_plan(
@@ -221,12 +249,14 @@ def runner(
     harnesses: HarnessFactory | None = None,
     observer: Observer | None = None,
     on_upstream: OnChange | None = None,
+    calls: Calls | None = None,
 ) -> Runner:
     """A runner for one goal (it does not hold the lease yet).
 
     ``harnesses`` defaults to the real ones (``governor.exec.harness.harness_for``);
     ``observer`` is told of every batch of events the runner appends (logs, metrics);
-    ``on_upstream`` of every upstream that goes down, comes back or refuses a probe.
+    ``on_upstream`` of every upstream that goes down, comes back or refuses a probe;
+    ``calls`` keeps the agent calls in flight (a live view reads it).
     """
     from governor.drive.runner import Runner  # noqa: PLC0415 - start-up (see above)
     from governor.exec.harness import harness_for  # noqa: PLC0415 - start-up (see above)
@@ -242,6 +272,7 @@ def runner(
         harnesses=harnesses or harness_for,
         observer=observer,
         on_upstream=on_upstream,
+        calls=calls,
     )
 
 
@@ -271,8 +302,10 @@ def tick(
 
     ``on_decision`` is told of the decision acted on and its action, before it is done.
     """
-    with span("goal", {"goal_id": goal_runner.goal_id}):
-        return _tick(goal_runner, on_decision)
+    with goal_span(goal_runner.goal_id) as current:
+        report = _tick(goal_runner, on_decision)
+        record_goal(current, report.decision, report.outcome)
+        return report
 
 
 def _tick(goal_runner: Runner, on_decision: Callable[[Decision, Action], None] | None) -> RunReport:

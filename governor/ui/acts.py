@@ -1,6 +1,6 @@
 """Acting from the web view (``--allow-actions``): the checks on a POST, and running its verb.
 
-Rules (docs/decisions/0014-acting-from-the-web-view.md):
+Rules (docs/decisions/0015-acting-from-the-web-view.md):
     * A POST is refused with 403, and nothing recorded, unless (1) it names this server
       as its one ``Origin`` and the browser does not call it cross-site
       (``Sec-Fetch-Site``), (2) it carries the access token's cookie, and (3) it spends a
@@ -20,7 +20,6 @@ Rules (docs/decisions/0014-acting-from-the-web-view.md):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import parse_qsl, quote
@@ -121,23 +120,11 @@ async def _fields(request: Request) -> dict[str, str] | Response:
     return dict(fields)
 
 
-def _limit(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        to = float(text)
-    except ValueError:
-        raise InputError(f"the new limit must be a number, not {text!r}") from None
-    if not math.isfinite(to):
-        raise InputError(f"the new limit must be a finite number, not {text!r}")
-    return to
-
-
 def verb_of(goal_id: str, fields: Mapping[str, str]) -> goals.OperatorVerb:
     """The operator verb a form names.
 
     Raises:
-        InputError: an unknown verb, a cancellation not confirmed, a limit not a number.
+        InputError: an unknown verb, or a cancellation not confirmed.
     """
     name = fields.get("verb", "")
     if name not in goals.VERBS:
@@ -151,7 +138,7 @@ def verb_of(goal_id: str, fields: Mapping[str, str]) -> goals.OperatorVerb:
         plan_id=fields.get("plan") or None,
         work_id=fields.get("work") or None,
         ledger=cast("LedgerName | None", fields.get("ledger") or None),
-        to=_limit(fields.get("to")) if name == "raise" else None,
+        to=fields.get("to") or None,
     )
 
 

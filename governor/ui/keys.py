@@ -1,6 +1,6 @@
 """The keys of a web view that allows actions: the access token, and one-time form tokens.
 
-Rules (docs/decisions/0014-acting-from-the-web-view.md):
+Rules (docs/decisions/0015-acting-from-the-web-view.md):
     * The access token is random, made at start and printed once (as Jupyter does); a
       browser shows it once in the token link and then holds it in an HttpOnly,
       SameSite=Strict cookie. It is never written to a log or put in a page.

@@ -5,7 +5,7 @@ Rules:
     * Read only by default: every route is GET (and so HEAD); any other method is 405,
       any other path 404. The store behind it is opened read-only besides, so even a
       bug here could not write.
-    * With actions allowed (docs/decisions/0014-acting-from-the-web-view.md), a goal's
+    * With actions allowed (docs/decisions/0015-acting-from-the-web-view.md), a goal's
       forms POST to ``/goals/GOAL/act``; the verb runs as the CLI runs it
       (``governor.drive.goals.govern``), recorded as ``ui:NAME``. A POST is refused, and
       nothing recorded, unless it comes from this server's own page (``Origin`` names
