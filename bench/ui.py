@@ -12,11 +12,15 @@ Method (figures go to docs/performance.md):
        plan of four items attempted through outages and charged failures until the goal's
        charged attempts are spent: ``budget_exhausted``, so ``explain`` searches for the
        smallest change) and ``short`` (the same story cut at a tenth of the events).
-    2. The real ``governor ui`` serves each store (a subprocess on 127.0.0.1, port 0). Each
+    2. The real ``governor ui`` serves each store (a subprocess on 127.0.0.1, port 0), and a
+       copy of the large store without the attention indexes (``goals_attention``,
+       ``goals_status_attention``: the list then sorts every summary per page). Each
        request is timed end to end over one kept-alive HTTP connection, ``--repeat``
-       times, in an interleaved order; the median is kept. The list: first page, a page
-       in the middle, the last page, a status filter; the same first page on the small
-       store. The goal pages: the first request (cold: ``explain`` starts, and the page
+       times, in an interleaved order; the median is kept. The list (ordered by
+       attention): first page, a page in the middle, the last page, a status filter, the
+       goals that need a person, a search that matches ten goals and one that matches
+       none; the same first page on the small store and on the copy without the indexes.
+       The goal pages: the first request (cold: ``explain`` starts, and the page
        waits for it at most 0.25 s), the time until a response holds its advice (asked
        again every 10 ms), and later requests (warm: the explanation is kept per last seq).
     3. In-process, the parts of the long goal's page: load and fold the events (what
@@ -24,19 +28,23 @@ Method (figures go to docs/performance.md):
     4. With Chromium (unless ``--no-browser``): the browser's own clock for loading each
        page (navigation start to the load event, ``PerformanceNavigationTiming``), and one
        refresh of an open page (fetch the page again, parse it, swap ``main``) in the page.
-    Ratios printed side by side: 10,000 vs 1,000 goals, deep vs first page, the long goal's
-    page vs loading and folding its events.
+    Ratios printed side by side: 10,000 vs 1,000 goals, deep vs first page, without vs with
+    the attention indexes, the long goal's page vs loading and folding its events.
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import shutil
+import sqlite3
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import closing
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -169,9 +177,19 @@ def medians(calls: dict[str, Callable[[], float]], repeat: int) -> dict[str, flo
     return {name: statistics.median(t) for name, t in times.items()}
 
 
-def over_http(big: str, small: str, goals: int, per_page: int, repeat: int) -> dict[str, float]:
+def without_attention_indexes(source: Path, copy: Path) -> None:
+    """A copy of a store whose listing by attention has no index to walk."""
+    shutil.copyfile(source, copy)
+    with closing(sqlite3.connect(copy)) as raw:
+        raw.execute("DROP INDEX goals_attention")
+        raw.execute("DROP INDEX goals_status_attention")
+        raw.commit()
+
+
+def over_http(urls: list[str], goals: int, per_page: int, repeat: int) -> dict[str, float]:
+    """``urls``: the large store's server, the small store's, the one without the indexes."""
     pages = -(-(goals + 2) // per_page)
-    a, b = Client(big), Client(small)
+    a, b, c = (Client(url) for url in urls)
     long_first, long_advice = a.cold_ms("/goals/long")
     short_first, short_advice = a.cold_ms("/goals/short")
     first = {
@@ -186,7 +204,14 @@ def over_http(big: str, small: str, goals: int, per_page: int, repeat: int) -> d
         "list, last page": lambda: a.get_ms(f"/?page={pages}"),
         "list, status=blocked": lambda: a.get_ms("/?status=blocked"),
         "list, status=blocked, last page": lambda: a.get_ms("/?status=blocked&page=9999"),
+        "list, needs a person": lambda: a.get_ms("/?needs=person"),
+        "list, needs a person, last page": lambda: a.get_ms("/?needs=person&page=9999"),
+        "list, search matching 10 goals": lambda: a.get_ms("/?q=goal-00999"),
+        "list, search matching none": lambda: a.get_ms("/?q=no-such-goal"),
         "list, first page, small store": lambda: b.get_ms("/"),
+        "list, first page, no attention index": lambda: c.get_ms("/"),
+        "list, middle page, no attention index": lambda: c.get_ms(f"/?page={pages // 2}"),
+        "list, needs a person, no attention index": lambda: c.get_ms("/?needs=person"),
         "goal page, long (warm)": lambda: a.get_ms("/goals/long"),
         "goal page, short (warm)": lambda: a.get_ms("/goals/short"),
     }
@@ -207,6 +232,27 @@ def in_process(path: Path, repeat: int) -> dict[str, float]:
     }
     found = {name: median_ms(call, repeat) for name, call in parts.items()}
     store.close()
+    return found
+
+
+def listing_queries(stores: dict[str, Path], per_page: int, repeat: int) -> dict[str, float]:
+    """The list's store queries alone, in process: one page by attention, and its count."""
+    found: dict[str, float] = {}
+    for label, path in stores.items():
+        store = SqliteEventStore(path, read_only=True)
+        middle: int = (store.count_goals() // per_page // 2) * per_page
+        page = partial(store.goals, order="attention", limit=per_page)
+        calls: dict[str, Callable[[], object]] = {
+            "first page": page,
+            "middle page": partial(page, offset=middle),
+            "needs a person": partial(page, needs_person=True),
+            "status=blocked": partial(page, statuses=["blocked"]),
+            "count needing a person": partial(store.count_goals, needs_person=True),
+            "counts per status": store.goal_counts,
+            "search, matching none": partial(page, search="no-such-goal"),
+        }
+        found |= {f"{name}, {label}": median_ms(call, repeat * 5) for name, call in calls.items()}
+        store.close()
     return found
 
 
@@ -249,20 +295,29 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-ui-") as folder:
-        big, small = Path(folder) / "big.db", Path(folder) / "small.db"
+        big, small, bare = (Path(folder) / f"{n}.db" for n in ("big", "small", "bare"))
         started = time.perf_counter()
         long, short = long_goal("long", args.events), long_goal("short", args.events // 10)
         fill(big, args.goals, [long, short])
         fill(small, args.goals // 10, [])
+        without_attention_indexes(big, bare)
         print(f"stores: {args.goals} and {args.goals // 10} goals; long goal {len(long.events)} events "
               f"({long.decision().status}), short {len(short.events)}; made in {time.perf_counter() - started:.1f} s")  # fmt: skip
         flags = ("--page-size", str(args.per_page), "--refresh-s", "0")
-        servers = [start_ui("--store", str(big), *flags), start_ui("--store", str(small), *flags)]
+        servers = [start_ui("--store", str(path), *flags) for path in (big, small, bare)]
         try:
-            http_ms = over_http(
-                servers[0].url, servers[1].url, args.goals, args.per_page, args.repeat
-            )
+            urls = [server.url for server in servers]
+            http_ms = over_http(urls, args.goals, args.per_page, args.repeat)
             report(f"over HTTP (median of {args.repeat}, ms)", http_ms)
+            stores = {
+                f"{args.goals} goals": big,
+                "no attention index": bare,
+                f"{args.goals // 10} goals": small,
+            }
+            queries = listing_queries(stores, args.per_page, args.repeat)
+            report(
+                f"the list's store queries, in process (median of {args.repeat * 5}, ms)", queries
+            )
             parts = in_process(big, args.repeat)
             report(f"the long goal's page, in process ({len(long.events)} events)", parts)
             browser = (
@@ -283,6 +338,18 @@ def main() -> None:
     print(
         f"  middle page vs first page:                   {ratio('list, middle page', 'list, first page'):.2f}x"
     )
+    for what in ("first page", "middle page", "needs a person"):
+        slower = ratio(f"list, {what}, no attention index", f"list, {what}")
+        print(f"  {what} over HTTP, without vs with the attention index: {slower:.2f}x")
+    big_label, small_label = f"{args.goals} goals", f"{args.goals // 10} goals"
+    for what in ("first page", "middle page", "needs a person", "status=blocked"):
+        bare_ms, with_ms = queries[f"{what}, no attention index"], queries[f"{what}, {big_label}"]
+        print(
+            f"  the query of {what}, without vs with the attention index: {bare_ms / with_ms:.1f}x"
+        )
+        print(
+            f"  the query of {what}, {big_label} vs {small_label}: {with_ms / queries[f'{what}, {small_label}']:.2f}x"
+        )
     print(
         f"  long goal page (warm) vs short:              {ratio('goal page, long (warm)', 'goal page, short (warm)'):.2f}x"
     )

@@ -33,9 +33,9 @@ GOAL_STATUSES = tuple(s for s in get_args(Status) if s != "in_review")
 
 def cmd_new(args: argparse.Namespace) -> int:
     # the file first: a goal file that cannot be read never opens (nor creates) a store
-    from governor.cli.secrets import refuse_secrets  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.drive.goalfile import goal_from_file  # noqa: PLC0415 - start-up
+    from governor.drive.secrets import refuse_secrets  # noqa: PLC0415 - start-up
 
     events = goal_from_file(Path(args.goal_file), at=utc_now(), actor=args.actor)
     refuse_secrets(events, args.goal_file)

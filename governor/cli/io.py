@@ -39,14 +39,10 @@ def err(text: str) -> None:
 
 
 def one_line(message: str, store_url: str | None = None) -> str:
-    """An error message as the one line it is printed as: whitespace runs (a driver's
-    multi-line text) become one space, and no store password survives (the named store's,
-    ``$GOVERNOR_STORE``'s, or any URL's)."""
-    from governor.store.url import ENV_VAR, mask_password  # noqa: PLC0415 - lazy: start-up
+    """``governor.store.url.one_line``, imported when an error is printed (start-up)."""
+    from governor.store.url import one_line as joined  # noqa: PLC0415 - lazy: start-up
 
-    for url in (store_url, os.environ.get(ENV_VAR)):
-        message = mask_password(message, url)
-    return " ".join(message.split())
+    return joined(message, store_url)
 
 
 class Parser(argparse.ArgumentParser):

@@ -63,7 +63,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "service",
         "each upstream's shared health: state, outage, next probe, parked goals",
     ),
-    "ui": ("ui", "serve a read-only web view of goals, timelines and ledgers (the ui extra)"),
+    "ui": (
+        "ui",
+        "serve a web view of goals, timelines and ledgers (read-only unless --allow-actions)",
+    ),
     "store": (
         "storecheck",
         "verify the store: checksums, seqs, summaries against events (--repair)",

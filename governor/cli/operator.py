@@ -1,41 +1,35 @@
 """Operator verbs: ``resume``, ``raise``, ``cancel``, ``plan approve|reject``, ``work …``.
 
 Each verb records one event (never taking the lease), prints the goal's decision after
-it, and exits 5 with one line when the rules refuse it.
+it, and exits 5 with one line when the rules refuse it. The verbs themselves are
+``governor.drive.goals.VERBS``, the one table the web view's forms use too.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from datetime import datetime
 from typing import get_args
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
-from governor.cli.secrets import refuse_secrets
-from governor.clock import utc_now
-from governor.core import record, verbs
-from governor.core.durations import parse_duration
-from governor.core.events import Event
 from governor.core.policy import LedgerName
-from governor.core.view import GoalView
 from governor.drive import goals
-from governor.errors import InputError
 from governor.render.records import verb_record
 from governor.render.text import format_decision
 
-Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]
 
-
-def _run(args: argparse.Namespace, verb: Verb) -> int:
+def _run(args: argparse.Namespace, name: str) -> int:
+    verb = goals.OperatorVerb(
+        name,
+        args.goal,
+        reason=args.reason,
+        plan_id=getattr(args, "plan", None),
+        work_id=getattr(args, "item", None) or getattr(args, "work", None),
+        ledger=getattr(args, "ledger", None),
+        to=getattr(args, "to", None),
+    )
     with store_from(args.store) as store:
-        goals.exists(store, args.goal)
-        decision = goals.operate(
-            store,
-            args.goal,
-            lambda view: refuse_secrets(verb(args, view, utc_now()), "--reason"),
-        )
+        decision = goals.govern(store, verb, actor=args.actor)
     if args.json:
         json_line(verb_record(args.goal, decision))
     else:
@@ -43,49 +37,7 @@ def _run(args: argparse.Namespace, verb: Verb) -> int:
     return ExitCode.OK
 
 
-VERBS: dict[str, Verb] = {
-    "resume": lambda a, v, t: verbs.resume_goal(v, reason=a.reason, at=t, actor=a.actor),
-    "cancel": lambda a, v, t: verbs.cancel_goal(v, reason=a.reason, at=t, actor=a.actor),
-    "raise": lambda a, v, t: verbs.raise_budget(
-        v, ledger=a.ledger, to=_limit(a), reason=a.reason, at=t, actor=a.actor, work_id=a.work
-    ),
-    "plan approve": lambda a, v, t: record.apply_plan(v, plan_id=a.plan, at=t, actor=a.actor),
-    "plan reject": lambda a, v, t: verbs.reject_plan(
-        v, plan_id=a.plan, reason=a.reason, at=t, actor=a.actor
-    ),
-    "work accept": lambda a, v, t: verbs.accept_work(
-        v, work_id=a.item, at=t, actor=a.actor, reason=a.reason
-    ),
-    "work retry": lambda a, v, t: verbs.retry_work(
-        v, work_id=a.item, reason=a.reason, at=t, actor=a.actor
-    ),
-    "work cancel": lambda a, v, t: verbs.cancel_work(
-        v, work_id=a.item, at=t, actor=a.actor, reason=a.reason
-    ),
-    "work reopen": lambda a, v, t: verbs.reopen_work(
-        v, work_id=a.item, at=t, actor=a.actor, reason=a.reason
-    ),
-    "work abandon": lambda a, v, t: verbs.abandon_attempt(
-        v, work_id=a.item, reason=a.reason, at=t, actor=a.actor
-    ),
-}
-
 LEDGERS = get_args(LedgerName)
-
-
-def _limit(args: argparse.Namespace) -> float:
-    """``raise --to``: a number, or for the runtime ledger a duration (``2h``)."""
-    text: str = args.to
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    if args.ledger == "runtime":
-        try:
-            return parse_duration(text)
-        except ValueError as exc:
-            raise InputError(f"--to: {exc}") from None
-    raise InputError(f"--to: '{text}' is not a number (a duration like 2h is for --ledger runtime)")
 
 
 def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:
@@ -96,7 +48,7 @@ def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:
         help="why (required: it is recorded" + ("; for a decision, the answer)" if reason else ")"),
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=lambda args: _run(args, VERBS[name]))
+    p.set_defaults(func=lambda args: _run(args, name))
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

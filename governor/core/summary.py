@@ -8,6 +8,9 @@ Rules (SPEC §8):
       with its ``not_before`` passed; nothing else is ever stepped by a scheduler.
     * A goal parked on a failing upstream names it (``upstream``), so a store can move
       every goal parked on one upstream at once when its health changes.
+    * Listings for people order goals by ``attention`` (what needs someone first), then
+      by the most recent change: the rank is a pure function of status and blocked_on,
+      kept beside the summary so a store can walk it in an index.
 """
 
 from __future__ import annotations
@@ -25,6 +28,30 @@ if TYPE_CHECKING:  # types only: a store reads its summaries without the models 
 
 ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
 """Goal statuses a scheduler may have to act on (``due`` looks only at these)."""
+
+NEEDS_PERSON: Final = 0
+"""Attention rank of a goal that waits on a person: a question to answer, work or a plan
+to review."""
+STOPPED_RANK: Final = 1
+"""Attention rank of a goal stopped on something else: blocked, or a budget spent."""
+ACTIVE_RANK: Final = 2
+"""Attention rank of a goal that runs, waits or is ready: it moves without anyone."""
+ENDED_RANK: Final = 3
+"""Attention rank of a goal that ended: succeeded or cancelled."""
+
+
+def attention(status: str, blocked_on: str | None) -> int:
+    """How soon a person should look at a goal: 0 (waits on a person) .. 3 (ended).
+
+    ``NEEDS_PERSON``: awaiting review, or blocked on a decision; ``STOPPED_RANK``: blocked
+    on anything else, or a budget exhausted; ``ACTIVE_RANK``: ready, running, waiting;
+    ``ENDED_RANK``: succeeded, cancelled (and any status this code does not know).
+    """
+    if status == "awaiting_review" or (status == "blocked" and blocked_on == "decision"):
+        return NEEDS_PERSON
+    if status in ("blocked", "budget_exhausted"):
+        return STOPPED_RANK
+    return ACTIVE_RANK if status in ACTIVE_STATUSES else ENDED_RANK
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +89,11 @@ class GoalSummary:
     """Worker attempts across the goal: used, charged, ``max_total_attempts``."""
     upstream: str | None = None
     """While the goal waits parked (SPEC §11.10): the failing upstream it waits on."""
+
+    @property
+    def attention(self) -> int:
+        """How soon a person should look at it (``attention``: 0 first)."""
+        return attention(self.status, self.blocked_on)
 
     @property
     def due_at(self) -> datetime:

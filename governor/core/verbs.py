@@ -4,8 +4,9 @@ Rules (SPEC §3, §6.1, §6.3):
     * ``budget.raised`` is the only way past an exhausted budget; it only raises, it
       names who and why, and there is no reset.
     * ``work.retried`` is allowed after an environment, decision or upstream stop, or a
-      charged failure, while the item's charged budget remains; it resets the item's
-      uncharged window. Its reason is the answer to a decision.
+      charged failure, or on passed work awaiting review (``accept_passing`` off: the
+      review's rejection), while the item's charged budget remains; it resets the item's
+      uncharged window. Its reason is the answer to a decision, or what to change.
     * ``work.reopened`` never resets the charged count.
     * ``goal.resumed`` clears a planner stop (environment, decision or the upstream
       bound, or a planner that failed the same way again and again, SPEC §12.10) without
@@ -38,7 +39,7 @@ from governor.core.events import (
 from governor.core.policy import LedgerName, check_policy_value
 from governor.core.question import question
 from governor.core.record import ensure_open, event_head, finish_attempt, work_item
-from governor.core.view import GoalView
+from governor.core.view import GoalView, WorkState
 from governor.errors import CommandRefusedError, InputError, NotFoundError
 
 
@@ -109,13 +110,21 @@ def reopen_work(
     return [WorkReopened(**event_head(view, at, actor, reason=reason), work_id=work_id)]
 
 
+def _in_review(view: GoalView, item: WorkState) -> bool:
+    """An item whose latest attempt passed and waits for a person's review (SPEC §6.1 work.5
+    without ``accept_passing``): retrying it with what to change is how a review rejects it."""
+    return item.outcome == "succeeded" and not view.policy.accept_passing
+
+
 def retry_work(
     view: GoalView, *, work_id: str, reason: str, at: datetime, actor: str
 ) -> list[Event]:
-    """Force a retry of a stopped or failed item while its charged budget remains."""
+    """Force a retry of a stopped or failed item, or of passed work under review (the
+    reason says what to change), while its charged budget remains."""
     ensure_open(view)
     item = work_item(view, work_id)
-    if item.accepted or item.cancelled or item.running or item.outcome in (None, "succeeded"):
+    stopped = item.outcome not in (None, "succeeded") or _in_review(view, item)
+    if item.accepted or item.cancelled or item.running or not stopped:
         raise _refuse(view, f"{work_id} has no failed attempt to retry")
     if not budgets.item_attempts_left(view, item):
         raise _refuse(

@@ -18,17 +18,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import ValidationError
+
 from governor.clock import Clock, utc_now
-from governor.core import verbs
+from governor.core import record, verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
+from governor.core.durations import parse_duration
 from governor.core.events import Event
+from governor.core.policy import LedgerName
 from governor.core.route import Action, Park, Resume, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
 from governor.drive.spans import goal_span, record_goal
-from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
+from governor.errors import CommandRefusedError, ConcurrencyConflictError, InputError, NotFoundError
 
 if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
     from governor.drive.calls import Calls
@@ -85,6 +89,124 @@ def create_from(store: EventStore, events: list[Event], *, clock: Clock = utc_no
             f"a goal with id '{goal_id}' was just created by someone else"
         ) from None
     return view
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorVerb:
+    """An operator verb with its arguments, as the CLI and the web view give it."""
+
+    name: str
+    """A key of ``VERBS``: ``resume``, ``work retry``, ``raise`` …"""
+    goal_id: str
+    reason: str | None = None
+    """Why; for ``answer`` (and a decision's ``resume`` / ``work retry``) the answer."""
+    plan_id: str | None = None
+    work_id: str | None = None
+    ledger: LedgerName | None = None
+    to: str | None = None
+    """``raise``'s new limit as given: a number, or for the runtime ledger a duration (``2h``)."""
+
+
+def _ledger(verb: OperatorVerb) -> LedgerName:
+    if verb.ledger is None or verb.to is None:
+        raise InputError("raise needs a ledger and a new limit (--ledger NAME --to N)")
+    return verb.ledger
+
+
+def new_limit(verb: OperatorVerb) -> float:
+    """``raise``'s new limit: a number, or for the runtime ledger a duration (``2h``).
+
+    Raises:
+        InputError: naming ``--to`` and what is wrong with it.
+    """
+    text = verb.to or ""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if verb.ledger == "runtime":
+        try:
+            return parse_duration(text)
+        except ValueError as exc:
+            raise InputError(f"--to: {exc}") from None
+    raise InputError(f"--to: '{text}' is not a number (a duration like 2h is for --ledger runtime)")
+
+
+VerbBuild = Callable[[OperatorVerb, GoalView, datetime, str], list[Event]]
+"""Builds a verb's events on the view, at a time, for an actor (``governor.core.verbs``)."""
+
+VERBS: dict[str, VerbBuild] = {
+    "answer": lambda o, v, t, a: verbs.answer(v, answer=o.reason or "", at=t, actor=a),
+    "resume": lambda o, v, t, a: verbs.resume_goal(v, reason=o.reason or "", at=t, actor=a),
+    "cancel": lambda o, v, t, a: verbs.cancel_goal(v, reason=o.reason, at=t, actor=a),
+    "raise": lambda o, v, t, a: verbs.raise_budget(
+        v,
+        ledger=_ledger(o),
+        to=new_limit(o),
+        reason=o.reason or "",
+        at=t,
+        actor=a,
+        work_id=o.work_id,
+    ),
+    "plan approve": lambda o, v, t, a: record.apply_plan(v, plan_id=o.plan_id or "", at=t, actor=a),
+    "plan reject": lambda o, v, t, a: verbs.reject_plan(
+        v, plan_id=o.plan_id or "", reason=o.reason or "", at=t, actor=a
+    ),
+    "work accept": lambda o, v, t, a: verbs.accept_work(
+        v, work_id=o.work_id or "", at=t, actor=a, reason=o.reason
+    ),
+    "work retry": lambda o, v, t, a: verbs.retry_work(
+        v, work_id=o.work_id or "", reason=o.reason or "", at=t, actor=a
+    ),
+    "work cancel": lambda o, v, t, a: verbs.cancel_work(
+        v, work_id=o.work_id or "", at=t, actor=a, reason=o.reason
+    ),
+    "work reopen": lambda o, v, t, a: verbs.reopen_work(
+        v, work_id=o.work_id or "", at=t, actor=a, reason=o.reason
+    ),
+    "work abandon": lambda o, v, t, a: verbs.abandon_attempt(
+        v, work_id=o.work_id or "", reason=o.reason or "", at=t, actor=a
+    ),
+}
+"""Every operator verb: the one table behind ``governor resume|cancel|raise|plan|work`` and
+the web view's forms."""
+
+
+def govern(
+    store: EventStore,
+    verb: OperatorVerb,
+    *,
+    actor: str,
+    clock: Clock = utc_now,
+    reason_is: str = "--reason",
+) -> Decision:
+    """Record an operator verb (never taking the lease, as every verb: see the rules) and
+    return the goal's decision after it.
+
+    The verb's text may not hold a secret of this process's environment (``reason_is``
+    names the text in the refusal).
+
+    Raises:
+        NotFoundError: no such goal, plan or work item.
+        CommandRefusedError: the rules refuse the verb in the goal's state.
+        InputError: an unknown verb, a missing argument, a secret or an invalid value.
+    """
+    from governor.core.codec import describe  # noqa: PLC0415 - start-up (see above)
+    from governor.drive.secrets import refuse_secrets  # noqa: PLC0415 - start-up (see above)
+
+    build = VERBS.get(verb.name)
+    if build is None:
+        raise InputError(f"unknown operator verb {verb.name!r}; one of {', '.join(VERBS)}")
+    exists(store, verb.goal_id)
+
+    def events(view: GoalView) -> list[Event]:
+        try:
+            built = build(verb, view, clock(), actor)
+        except ValidationError as exc:  # a value the event models refuse: nothing is written
+            raise InputError(describe(exc)) from None
+        return refuse_secrets(built, reason_is)
+
+    return operate(store, verb.goal_id, events, clock=clock)
 
 
 def answer(

@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from governor.core.summary import GoalSummary, Usage
+from governor.core.summary import NEEDS_PERSON, GoalSummary, Usage
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
 
 if TYPE_CHECKING:  # types only: ``list`` opens a store without the models (start-up)
@@ -53,6 +53,48 @@ class Lease:
     def is_expired(self, now: datetime) -> bool:
         """Whether another holder may take the lease over at ``now``."""
         return self.expires_at <= now
+
+
+GoalOrder = Literal["goal_id", "attention"]
+"""How a listing is ordered: by goal id, or by what needs attention first (the rank of
+``governor.core.summary.attention``, then the most recent change, then goal id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoalQuery:
+    """Which goals a listing holds (every condition given must hold), and their order."""
+
+    statuses: tuple[str, ...] | None = None
+    """One of these statuses (None: any)."""
+    needs_person: bool = False
+    """Only goals that wait on a person (``attention`` 0)."""
+    search: str | None = None
+    """Text the goal id or the title contains, ignoring the case of ASCII letters."""
+    order: GoalOrder = "goal_id"
+
+    def matches(self, summary: GoalSummary) -> bool:
+        """Whether a summary belongs to the listing (the in-memory backend's filter)."""
+        if self.statuses is not None and summary.status not in self.statuses:
+            return False
+        if self.needs_person and summary.attention != NEEDS_PERSON:
+            return False
+        needle = ascii_lower(self.search or "")
+        return needle in ascii_lower(summary.goal_id) or needle in ascii_lower(summary.title)
+
+    def sort_key(self, summary: GoalSummary) -> tuple[int, float, str]:
+        """The position of a summary in the order (the in-memory backend's sort)."""
+        if self.order == "goal_id":
+            return (0, 0.0, summary.goal_id)
+        return (summary.attention, -summary.updated_at.timestamp(), summary.goal_id)
+
+
+def ascii_lower(text: str) -> str:
+    """``text`` with ASCII capitals made small, and nothing else changed (as SQL's
+    ``lower`` in SQLite; the search compares both sides so)."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def usage_row(usage: Usage | None) -> tuple[int | None, int | None, int | None]:
@@ -113,11 +155,25 @@ class EventStore(Protocol):
         statuses: Collection[str] | None = None,
         offset: int = 0,
         limit: int | None = None,
+        needs_person: bool = False,
+        search: str | None = None,
+        order: GoalOrder = "goal_id",
     ) -> list[GoalSummary]:
-        """Summaries of every goal (or those with one of ``statuses``), by goal id.
+        """Summaries of every goal (or those with one of ``statuses``, waiting on a person,
+        or whose id or title holds ``search``), by goal id or by ``attention``.
 
         ``offset`` and ``limit`` give one page of that list (``limit=None``: to the end).
         """
+        ...
+
+    def count_goals(
+        self,
+        *,
+        statuses: Collection[str] | None = None,
+        needs_person: bool = False,
+        search: str | None = None,
+    ) -> int:
+        """How many goals ``goals`` would list with the same conditions."""
         ...
 
     def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:

@@ -47,7 +47,7 @@ from governor.errors import (
     StoreError,
 )
 from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
-from governor.store.base import Lease
+from governor.store.base import GoalOrder, GoalQuery, Lease, ascii_lower
 from governor.store.checks import StoreChecks
 from governor.store.health import HealthRecords
 from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
@@ -182,20 +182,37 @@ class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], ABC, Generic[Tx]):
         statuses: Collection[str] | None = None,
         offset: int = 0,
         limit: int | None = None,
+        needs_person: bool = False,
+        search: str | None = None,
+        order: GoalOrder = "goal_id",
     ) -> list[GoalSummary]:
-        """Summaries of every goal, or of those whose status is one of ``statuses``.
+        """Summaries of every goal, or of those that meet every condition given: a status
+        of ``statuses``, waiting on a person, an id or title holding ``search``.
 
-        One page of them with ``offset`` and ``limit``, in goal id order.
+        One page of them with ``offset`` and ``limit``, in goal id order, or by
+        ``attention`` (then the most recent change first, then goal id).
         """
         if offset < 0 or (limit is not None and limit < 0):
             raise ValueError(f"offset and limit must be >= 0, not {offset} and {limit}")
-        if isinstance(statuses, str):  # one status, not its letters
-            statuses = (statuses,)
-        if (statuses is not None and not statuses) or limit == 0:
+        query = _query(statuses, needs_person, search, order)
+        if query is None or limit == 0:
             return []
-        wanted = None if statuses is None else sorted(set(statuses))
         with self._read() as tx:
-            return self._summaries(tx, wanted, offset, limit)
+            return self._summaries(tx, query, offset, limit)
+
+    def count_goals(
+        self,
+        *,
+        statuses: Collection[str] | None = None,
+        needs_person: bool = False,
+        search: str | None = None,
+    ) -> int:
+        """How many goals ``goals`` lists with the same conditions."""
+        query = _query(statuses, needs_person, search, "goal_id")
+        if query is None:
+            return 0
+        with self._read() as tx:
+            return self._count(tx, query)
 
     def due(self, now: datetime, *, limit: int = 100) -> list[GoalSummary]:
         """Ready, running, or waiting with ``not_before <= now``; by due time, then goal id."""
@@ -468,10 +485,14 @@ class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], ABC, Generic[Tx]):
 
     @abstractmethod
     def _summaries(
-        self, tx: Tx, statuses: Sequence[str] | None, offset: int, limit: int | None
+        self, tx: Tx, query: GoalQuery, offset: int, limit: int | None
     ) -> list[GoalSummary]:
-        """Summaries (with one of ``statuses`` when given), ordered by goal id, skipping
-        ``offset`` and returning at most ``limit`` (all when None)."""
+        """The summaries ``query`` names, in its order, skipping ``offset`` and returning
+        at most ``limit`` (all when None)."""
+
+    @abstractmethod
+    def _count(self, tx: Tx, query: GoalQuery) -> int:
+        """How many summaries ``query`` names."""
 
     @abstractmethod
     def _due(self, tx: Tx, now: datetime, limit: int) -> list[GoalSummary]:
@@ -542,6 +563,21 @@ def _check_companions(
 def read_only_error(where: str) -> StoreError:
     """The error of a write attempted on a store opened read-only."""
     return StoreError(f"{where}: the store is open read-only; nothing was written")
+
+
+def _query(
+    statuses: Collection[str] | None, needs_person: bool, search: str | None, order: GoalOrder
+) -> GoalQuery | None:
+    """The query of a listing's arguments; None when no goal can meet it (no status)."""
+    if isinstance(statuses, str):  # one status, not its letters
+        statuses = (statuses,)
+    if statuses is not None and not statuses:
+        return None
+    if order not in ("goal_id", "attention"):
+        raise ValueError(f"order must be 'goal_id' or 'attention', not {order!r}")
+    wanted = None if statuses is None else tuple(sorted(set(statuses)))
+    needle = ascii_lower(search.strip()) if search and search.strip() else None
+    return GoalQuery(wanted, needs_person, needle, order)
 
 
 def _check_ttl(ttl_s: float) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
-from governor.store.base import usage_row
+from governor.store.base import GoalQuery, usage_row
 from governor.store.columns import Table, Times, aware_time
 from governor.store.engine import BaseEventStore
 from governor.store.health import as_row
@@ -96,18 +96,13 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
         self._chains[summary.goal_id] = chain
 
     def _summaries(
-        self,
-        tx: MemoryEventStore,
-        statuses: Sequence[str] | None,
-        offset: int,
-        limit: int | None,
+        self, tx: MemoryEventStore, query: GoalQuery, offset: int, limit: int | None
     ) -> list[GoalSummary]:
-        found = [
-            summary
-            for goal_id, summary in sorted(self._summaries_by_goal.items())
-            if statuses is None or summary.status in statuses
-        ]
+        found = sorted(filter(query.matches, self._summaries_by_goal.values()), key=query.sort_key)
         return found[offset : None if limit is None else offset + limit]
+
+    def _count(self, tx: MemoryEventStore, query: GoalQuery) -> int:
+        return sum(map(query.matches, self._summaries_by_goal.values()))
 
     def _due(self, tx: MemoryEventStore, now: datetime, limit: int) -> list[GoalSummary]:
         due = [s for s in self._summaries_by_goal.values() if s.is_due(now)]

@@ -36,7 +36,8 @@ from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
 from governor.errors import StoreError
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
-from governor.store.base import usage_row
+from governor.store import listing
+from governor.store.base import GoalQuery, usage_row
 from governor.store.engine import BaseEventStore, read_only_error
 from governor.store.health import as_row
 from governor.store.postgres_rows import TIMES, TIMESTAMPTZ, TolerantTimes
@@ -69,8 +70,8 @@ LOCK_TIMEOUT_S: Final = 30.0
 _PUT_SUMMARY: Final = """INSERT INTO goals
     (goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at, due_at,
      rule, reason, replans_used, replans_charged, replans_limit,
-     attempts_used, attempts_charged, attempts_limit, upstream, chain)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+     attempts_used, attempts_charged, attempts_limit, upstream, chain, attention)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
     ON CONFLICT (goal_id) DO UPDATE SET title = EXCLUDED.title, seq = EXCLUDED.seq,
         status = EXCLUDED.status, next_action = EXCLUDED.next_action,
         blocked_on = EXCLUDED.blocked_on, not_before = EXCLUDED.not_before,
@@ -79,7 +80,7 @@ _PUT_SUMMARY: Final = """INSERT INTO goals
         replans_used = EXCLUDED.replans_used, replans_charged = EXCLUDED.replans_charged,
         replans_limit = EXCLUDED.replans_limit, attempts_used = EXCLUDED.attempts_used,
         attempts_charged = EXCLUDED.attempts_charged, attempts_limit = EXCLUDED.attempts_limit,
-        upstream = EXCLUDED.upstream, chain = EXCLUDED.chain"""
+        upstream = EXCLUDED.upstream, chain = EXCLUDED.chain, attention = EXCLUDED.attention"""
 # One statement, so the stream's end and what the summary recorded are one snapshot.
 _HEAD: Final = """SELECT (SELECT MAX(seq) FROM events WHERE goal_id = %(goal)s),
     (SELECT seq FROM goals WHERE goal_id = %(goal)s),
@@ -91,17 +92,12 @@ _PUT_AGENT: Final = """INSERT INTO agents
         run = EXCLUDED.run, holder = EXCLUDED.holder, started_at = EXCLUDED.started_at"""
 _AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder, started_at
     FROM agents WHERE goal_id = %s ORDER BY started_at, pid"""
-# LIMIT NULL is PostgreSQL's "no limit".
+# LIMIT NULL is PostgreSQL's "no limit"; the WHERE and ORDER BY come from governor.store.listing.
 _GOALS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
     rule, reason, replans_used, replans_charged, replans_limit,
     attempts_used, attempts_charged, attempts_limit, upstream
-    FROM goals ORDER BY goal_id LIMIT %s OFFSET %s"""
-_GOALS_WITH_STATUS: Final = """SELECT
-    goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
-    rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit, upstream
-    FROM goals WHERE status = ANY(%s) ORDER BY goal_id LIMIT %s OFFSET %s"""
+    FROM goals"""
 # The status test repeats the partial index's WHERE word for word, so the planner can
 # prove the query implies it and walk goals_due in due order over the active goals only.
 _DUE: Final = """SELECT
@@ -362,17 +358,20 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
                 *usage_row(summary.attempts),
                 summary.upstream,
                 chain,
+                summary.attention,
             ),
         )
 
     def _summaries(
-        self, tx: Conn, statuses: Sequence[str] | None, offset: int, limit: int | None
+        self, tx: Conn, query: GoalQuery, offset: int, limit: int | None
     ) -> list[GoalSummary]:
-        if statuses is None:
-            cursor = tx.execute(_GOALS, (limit, offset))
-        else:
-            cursor = tx.execute(_GOALS_WITH_STATUS, (list(statuses), limit, offset))
-        return [summary_of(row, TIMES) for row in cursor]
+        sql, values = listing.select(_GOALS, query, "postgres")
+        return [summary_of(row, TIMES) for row in tx.execute(sql, (*values, limit, offset))]
+
+    def _count(self, tx: Conn, query: GoalQuery) -> int:
+        sql, values = listing.count(query, "postgres")
+        (found,) = one_row(tx.execute(sql, values))
+        return int(found)
 
     def _due(self, tx: Conn, now: datetime, limit: int) -> list[GoalSummary]:
         return [summary_of(row, TIMES) for row in tx.execute(_DUE, (now, limit))]

@@ -126,6 +126,19 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
         # had been created by a call the vendor answered or refused: it has.
         "ALTER TABLE upstreams ADD COLUMN answered BOOLEAN NOT NULL DEFAULT TRUE",
     ),
+    (
+        # the rank of governor.core.summary.attention, as it was when this shipped
+        "ALTER TABLE goals ADD COLUMN attention SMALLINT NOT NULL DEFAULT 3",
+        """UPDATE goals SET attention = CASE
+            WHEN status = 'awaiting_review' OR (status = 'blocked' AND blocked_on = 'decision')
+                THEN 0
+            WHEN status IN ('blocked', 'budget_exhausted') THEN 1
+            WHEN status IN ('ready', 'waiting', 'running') THEN 2
+            ELSE 3 END""",
+        "CREATE INDEX goals_attention ON goals (attention, updated_at DESC, goal_id)",
+        """CREATE INDEX goals_status_attention
+            ON goals (status, attention, updated_at DESC, goal_id)""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

@@ -31,7 +31,8 @@ from governor.clock import Clock
 from governor.core.summary import GoalSummary
 from governor.errors import StoreError
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
-from governor.store.base import usage_row
+from governor.store import listing
+from governor.store.base import GoalQuery, usage_row
 from governor.store.engine import BaseEventStore, read_only_error
 from governor.store.health import as_row
 from governor.store.migrate import check_readable
@@ -169,6 +170,19 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         # had been created by a call the vendor answered or refused: it has.
         "ALTER TABLE upstreams ADD COLUMN answered INTEGER NOT NULL DEFAULT 1",
     ),
+    (
+        # the rank of governor.core.summary.attention, as it was when this shipped
+        "ALTER TABLE goals ADD COLUMN attention INTEGER NOT NULL DEFAULT 3",
+        """UPDATE goals SET attention = CASE
+            WHEN status = 'awaiting_review' OR (status = 'blocked' AND blocked_on = 'decision')
+                THEN 0
+            WHEN status IN ('blocked', 'budget_exhausted') THEN 1
+            WHEN status IN ('ready', 'waiting', 'running') THEN 2
+            ELSE 3 END""",
+        "CREATE INDEX goals_attention ON goals (attention, updated_at_us DESC, goal_id)",
+        """CREATE INDEX goals_status_attention
+            ON goals (status, attention, updated_at_us DESC, goal_id)""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
@@ -183,8 +197,8 @@ BUSY_TIMEOUT_S: Final = 30.0
 _PUT_SUMMARY: Final = """INSERT OR REPLACE INTO goals
     (goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us, due_us,
      rule, reason, replans_used, replans_charged, replans_limit,
-     attempts_used, attempts_charged, attempts_limit, upstream, chain)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+     attempts_used, attempts_charged, attempts_limit, upstream, chain, attention)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 # One statement, so the stream's end and what the summary recorded are one snapshot.
 _HEAD: Final = """SELECT (SELECT MAX(seq) FROM events WHERE goal_id = ?1),
     (SELECT seq FROM goals WHERE goal_id = ?1), (SELECT chain FROM goals WHERE goal_id = ?1)"""
@@ -193,18 +207,12 @@ _PUT_AGENT: Final = """INSERT OR REPLACE INTO agents
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
 _AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder, started_at_us
     FROM agents WHERE goal_id = ? ORDER BY started_at_us, pid"""
-# LIMIT -1 is SQLite's "no limit".
+# LIMIT -1 is SQLite's "no limit"; the WHERE and ORDER BY come from governor.store.listing.
 _GOALS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
     rule, reason, replans_used, replans_charged, replans_limit,
     attempts_used, attempts_charged, attempts_limit, upstream
-    FROM goals ORDER BY goal_id LIMIT ? OFFSET ?"""
-_GOALS_WITH_STATUS: Final = """SELECT
-    goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
-    rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit, upstream
-    FROM goals WHERE status IN (SELECT value FROM json_each(?)) ORDER BY goal_id
-    LIMIT ? OFFSET ?"""
+    FROM goals"""
 # The status test repeats the partial index's WHERE word for word, so SQLite can use
 # goals_due: a walk in due order over the active goals only, however many have ended.
 _DUE: Final = """SELECT
@@ -390,22 +398,19 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
             _PUT_SUMMARY,
             (s.goal_id, s.title, s.seq, s.status, s.next_action, s.blocked_on,
              maybe_us(s.not_before), us(s.updated_at), us(s.due_at), s.rule, s.reason,
-             *usage_row(s.replans), *usage_row(s.attempts), s.upstream, chain),
+             *usage_row(s.replans), *usage_row(s.attempts), s.upstream, chain, s.attention),
         )  # fmt: skip
 
     def _summaries(
-        self,
-        tx: sqlite3.Connection,
-        statuses: Sequence[str] | None,
-        offset: int,
-        limit: int | None,
+        self, tx: sqlite3.Connection, query: GoalQuery, offset: int, limit: int | None
     ) -> list[GoalSummary]:
-        page = (-1 if limit is None else limit, offset)
-        if statuses is None:
-            rows = fetch(tx, _GOALS, page)
-        else:
-            rows = fetch(tx, _GOALS_WITH_STATUS, (json.dumps(list(statuses)), *page))
+        sql, values = listing.select(_GOALS, query, "sqlite")
+        rows = fetch(tx, sql, (*values, -1 if limit is None else limit, offset))
         return [summary_of(row, TIMES) for row in rows]
+
+    def _count(self, tx: sqlite3.Connection, query: GoalQuery) -> int:
+        (found,) = tx.execute(*listing.count(query, "sqlite")).fetchone()
+        return int(found)
 
     def _due(self, tx: sqlite3.Connection, now: datetime, limit: int) -> list[GoalSummary]:
         return [summary_of(row, TIMES) for row in fetch(tx, _DUE, (us(now), limit))]

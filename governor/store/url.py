@@ -159,3 +159,12 @@ def open_store(
     if read_only:
         return SqliteEventStore(_existing(path), clock=clock, read_only=True)
     return SqliteEventStore(path, clock=clock)
+
+
+def one_line(message: str, store_url: str | None = None) -> str:
+    """An error message as the one line it is printed as: whitespace runs (a driver's
+    multi-line text) become one space, and no store password survives (the named store's,
+    ``$GOVERNOR_STORE``'s, or any URL's). The CLI and the web view print errors so."""
+    for url in (store_url, os.environ.get(ENV_VAR)):
+        message = mask_password(message, url)
+    return " ".join(message.split())

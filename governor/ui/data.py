@@ -13,6 +13,7 @@ Rules:
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import threading
 from collections import OrderedDict
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, get_args
+from typing import Final, Literal, get_args
 
 from governor.analysis.explain import Explanation, explain
 from governor.core.decide import decide
@@ -38,9 +39,13 @@ GOAL_STATUSES: Final = tuple(s for s in get_args(Status) if s != "in_review")
 """The statuses a goal can have (``in_review`` is a work item's, never a goal's)."""
 
 
+SEARCH_LIMIT: Final = 200
+"""The longest search text (a goal id is at most 100 characters, a title 200)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GoalList:
-    """One page of the goals list."""
+    """One page of the goals list, what needs attention first."""
 
     rows: list[GoalSummary]
     counts: dict[str, int]
@@ -51,32 +56,58 @@ class GoalList:
     """1-based, within ``1..pages``."""
     pages: int
     total: int
-    """Goals that pass the filter."""
+    """Goals that pass the filters."""
     per_page: int
+    needs_person: bool = False
+    """Only the goals that wait on a person."""
+    search: str | None = None
+    """Text the goals' ids or titles hold."""
+    waiting_on_people: int = 0
+    """Goals that wait on a person, across the whole store."""
 
 
 def goal_list(
-    store: EventStore, *, status: str | None = None, page: int = 1, per_page: int = 50
+    store: EventStore,
+    *,
+    status: str | None = None,
+    page: int = 1,
+    per_page: int = 50,
+    needs_person: bool = False,
+    search: str | None = None,
 ) -> GoalList:
-    """A page of goal summaries (with ``status`` when given), by goal id.
+    """A page of goal summaries, those that need a person first (``GoalSummary.attention``),
+    then the most recently changed; filtered by status, by needing a person, by a search.
 
     A page past the end shows the last one.
 
     Raises:
-        InputError: for a status no goal can have.
+        InputError: for a status no goal can have, or a search text too long.
     """
     if status is not None and status not in GOAL_STATUSES:
         raise InputError(f"unknown status {status!r}; one of {', '.join(GOAL_STATUSES)}")
+    search = search.strip() if search and search.strip() else None
+    if search is not None and len(search) > SEARCH_LIMIT:
+        raise InputError(f"a search is at most {SEARCH_LIMIT} characters, not {len(search)}")
+    statuses = None if status is None else (status,)
     counts = store.goal_counts()
-    total = counts.get(status, 0) if status else sum(counts.values())
+    people = store.count_goals(needs_person=True)
+    if needs_person or search:
+        total = store.count_goals(statuses=statuses, needs_person=needs_person, search=search)
+    else:
+        total = counts.get(status, 0) if status else sum(counts.values())
     pages = max(1, math.ceil(total / per_page))
     page = min(max(page, 1), pages)
     rows = store.goals(
-        statuses=None if status is None else (status,),
+        statuses=statuses,
+        needs_person=needs_person,
+        search=search,
+        order="attention",
         offset=(page - 1) * per_page,
         limit=per_page,
     )
-    return GoalList(rows, counts, status, page, pages, total, per_page)
+    return GoalList(
+        rows, counts, status, page, pages, total, per_page, needs_person, search, people
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +119,13 @@ class Pending:
     question: str
     commands: tuple[tuple[str, str], ...]
     """(what it does, the exact command line)."""
+    kind: Literal["question", "plan", "work"] = "question"
+    """What answers it: an answer (``work retry`` / ``resume``), a plan's review, or a
+    review of passed work."""
+    plan_id: str | None = None
+    """The plan to review."""
+    work_ids: tuple[str, ...] = ()
+    """The items to review."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +140,35 @@ class GoalPage:
     """``explain``'s, or None while it is still being worked out."""
     pending: Pending | None
     events: int
+    advice: str | None = None
+    """``explain``'s advice with the goal's real ids (``with_ids``); None while it is
+    worked out."""
+
+
+_PLACEHOLDER: Final = re.compile(r"\b(GOAL|ITEM)\b")
+_COMMAND: Final = re.compile(r"`(governor [^`]*)`")
+
+
+def with_ids(
+    advice: str, goal_id: str, work_ids: Sequence[str], store_arg: str | None = None
+) -> str:
+    """``explain``'s advice as a person can run it: ``GOAL`` is the goal's id, ``ITEM`` the
+    work item the decision names (when it names one), and every quoted ``governor``
+    command names the store the view shows (``--store``) when it was given one."""
+
+    def real(found: re.Match[str]) -> str:
+        if found.group(1) == "GOAL":
+            return goal_id
+        return work_ids[0] if len(work_ids) == 1 else found.group(1)
+
+    text = _PLACEHOLDER.sub(real, advice)
+    if store_arg is None:
+        return text
+    store = shlex.join(["--store", store_arg])
+    return _COMMAND.sub(
+        lambda m: f"`{m.group(1)}`" if "--store" in m.group(1) else f"`{m.group(1)} {store}`",
+        text,
+    )
 
 
 def command_line(store_arg: str | None, *words: str) -> str:
@@ -141,6 +208,8 @@ def pending(
                 ("approve", cmd("plan", "approve", goal_id, pid)),
                 ("reject", cmd("plan", "reject", goal_id, pid, "--reason", "WHY")),
             ),
+            kind="plan",
+            plan_id=pid,
         )
     if decision.next_action == "review_work":
         commands = tuple(
@@ -149,7 +218,13 @@ def pending(
             for verb, extra in (("accept", ()), ("retry", ("--reason", "WHAT TO CHANGE")))
         )
         what = ", ".join(decision.work_ids)
-        return Pending(what, f"{what} passed: accept, or retry with what to change", commands)
+        return Pending(
+            what,
+            f"{what} passed: accept, or retry with what to change",
+            commands,
+            kind="work",
+            work_ids=tuple(decision.work_ids),
+        )
     return None
 
 
@@ -207,17 +282,24 @@ def goal_page(
     events: list[Event] = list(store.load(goal_id))
     view = project(events)
     decision = decide(view, now)
+    explained = explain(events) if explanations is None else explanations.of(events)
     return GoalPage(
         view=view,
         decision=decision,
         entries=timeline(events),
-        explanation=explain(events) if explanations is None else explanations.of(events),
+        explanation=explained,
         pending=pending(goal_id, view, decision, store_arg),
         events=len(events),
+        advice=None
+        if explained is None
+        else with_ids(explained.advice, goal_id, explained.decision.work_ids, store_arg),
     )
 
 
-# --- upstreams: each one's shared health (SPEC §11.10) --------------------------------------
+# --- upstreams: each vendor's shared health (SPEC §11.10, §12.9) ---------------------------
+
+VENDOR_HARNESSES: Final = frozenset({"codex", "claude"})
+"""Harnesses whose upstream is a vendor's endpoint; the others run a local agent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +315,8 @@ class UpstreamRow:
     """The last status it refused with, or how its last outage ended."""
     parked: int
     """Goals waiting parked on it."""
+    vendor: bool = True
+    """A vendor's endpoint (the page lists these); False for a local agent's record."""
 
     @classmethod
     def of(cls, record: UpstreamHealth) -> UpstreamRow:
@@ -256,9 +340,18 @@ class UpstreamRow:
             next_probe=record.probe_due_at,
             detail=detail,
             parked=record.parked or 0,
+            vendor=is_vendor(record),
         )
 
 
+def is_vendor(record: UpstreamHealth) -> bool:
+    """Whether a health record is a vendor's (SPEC §12.9), not a local script's or callable's:
+    a ``codex`` or ``claude`` endpoint, or a name a profile or a failure declared for its
+    upstream (any harness: the record is then not named by harness, endpoint and family)."""
+    composed = f"{record.harness} {record.endpoint} {record.model_family}"
+    return record.harness in VENDOR_HARNESSES or record.upstream != composed
+
+
 def upstream_rows(store: EventStore) -> list[UpstreamRow]:
-    """Each upstream's health, by name."""
+    """Each upstream's health, by name (vendors and local agents)."""
     return [UpstreamRow.of(record) for record in store.upstreams()]

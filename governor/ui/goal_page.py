@@ -7,6 +7,7 @@ rationales, summaries, titles) reaches the page through ``markup.text`` only.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Final
 
 from governor.core.charges import describe_tries
 from governor.core.decision import Decision
@@ -14,6 +15,7 @@ from governor.core.evidence import Evidence
 from governor.core.ledger import Ledger
 from governor.core.view import GoalView
 from governor.ui.data import GoalPage, Pending
+from governor.ui.forms import Acting, act_section, outcome, pending_forms
 from governor.ui.layout import badge, bar, duration, link, relative, when
 from governor.ui.markup import Html, el, join
 from governor.ui.timeline import Note, Run
@@ -43,26 +45,69 @@ def _status(decision: Decision, now: datetime) -> Html:
     return el("section", el("h2", "Now"), _facts(rows), id="now", data_status=decision.status)
 
 
-def _pending(pending: Pending) -> Html:
-    commands = [
-        el("li", el("span", what, class_="what"), el("code", line, class_="command"))
-        for what, line in pending.commands
-    ]
+def _pending(goal_id: str, pending: Pending, acting: Acting | None) -> Html:
+    commands = el(
+        "ul",
+        [
+            el("li", el("span", what, class_="what"), el("code", line, class_="command"))
+            for what, line in pending.commands
+        ],
+        class_="commands",
+    )
+    if acting is not None and acting.csrf is not None:
+        answer = join(
+            [
+                pending_forms(goal_id, pending, acting),
+                el("details", el("summary", "or from a terminal"), commands, id="pending-commands"),
+            ]
+        )
+    else:
+        answer = join([el("p", "Answer with:"), commands])
     return el(
         "section",
         el("h2", "Waiting for a person"),
         el("p", pending.asker, " asks:"),
         el("blockquote", pending.question, class_="question"),
-        el("p", "Answer with:"),
-        el("ul", commands, class_="commands"),
+        answer,
         id="pending",
     )
+
+
+def _header(view: GoalView, decision: Decision, now: datetime) -> Html:
+    """When the goal began, when it last changed, how long it has taken, what it cost."""
+    created, last = view.created, view.last_at
+    if created is None or last is None:
+        return Html("")
+    ended = decision.is_stopped  # nothing moves until someone acts: its clock stops
+    took = ((last if ended else now) - created.at).total_seconds()
+    cost = decision.ledger.cost_usd if decision.ledger else 0.0
+    limit = view.policy.max_cost_usd
+    facts = [
+        ("started", when(created.at, now)),
+        ("last update", join([when(last, now), " (", relative(last, now), ")"])),
+        ("duration", duration(took) + ("" if ended else " so far")),
+        ("cost", f"${cost:.2f}" + (f" of ${limit:.2f}" if limit is not None else "")),
+    ]
+    return el(
+        "dl",
+        join(el("div", el("dt", k), el("dd", v), class_="fact") for k, v in facts),
+        class_="header",
+        id="header",
+    )
+
+
+def _quoted(text: str) -> Html:
+    """Text whose `back-quoted` parts are code (``explain`` quotes its commands so)."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unmatched quote: plain text
+        return el("span", text)
+    return join(el("code", part) if i % 2 else part for i, part in enumerate(parts))
 
 
 def _advice(page: GoalPage) -> Html:
     ex = page.explanation
     head = el("h2", "Advice ", el("span", "(governor explain)", class_="sub"))
-    if ex is None:
+    if ex is None or page.advice is None:
         working = "working out the smallest policy change that would let the goal go on; it appears here in a moment"
         return el("section", head, el("p", working, class_="none"), id="advice", data_ready="false")
     change = (
@@ -75,7 +120,12 @@ def _advice(page: GoalPage) -> Html:
         else Html("")
     )
     return el(
-        "section", head, el("p", ex.advice, class_="advice"), change, id="advice", data_ready="true"
+        "section",
+        head,
+        el("p", _quoted(page.advice), class_="advice"),
+        change,
+        id="advice",
+        data_ready="true",
     )
 
 
@@ -143,11 +193,16 @@ def _evidence(evidence: Evidence | None) -> Html:
     return _facts(rows)
 
 
+CALM: Final = frozenset({"succeeded", "proposed", "in flight"})
+"""Outcomes whose charge is no bad news: a run that did its work counts, as it should."""
+
+
 def _run(run: Run, now: datetime) -> Html:
+    spent = "charged ok" if run.outcome in CALM else "charged spent"
     charged = el(
         "span",
         "charged" if run.charged else "uncharged",
-        class_="charged" if run.charged else "uncharged",
+        class_=spent if run.charged else "uncharged",
     )
     outcome = join(
         [
@@ -192,8 +247,8 @@ def _note(note: Note, now: datetime) -> Html:
         "tr",
         el("td", note.seq, class_="num"),
         el("td", when(note.at, now)),
-        el("td", note.text, el("div", note.actor, class_="who"), colspan="4"),
-        el("td", note.reason or ""),
+        el("td", note.text, el("div", note.actor, class_="who"), colspan="4", class_="free"),
+        el("td", note.reason or "", class_="free"),
         class_="note",
         data_seq=note.seq,
     )
@@ -233,10 +288,11 @@ def _goal(view: GoalView) -> Html:
     )
 
 
-def goal_main(page: GoalPage, now: datetime) -> Html:
-    """The ``main`` of a goal's page."""
+def goal_main(page: GoalPage, now: datetime, acting: Acting | None = None) -> Html:
+    """The ``main`` of a goal's page; with ``acting``, its forms (``--allow-actions``)."""
     view = page.view
     title = view.created.title if view.created else None
+    pending = page.pending
     return join(
         [
             el("nav", link("/", "« all goals"), class_="crumbs"),
@@ -246,11 +302,14 @@ def goal_main(page: GoalPage, now: datetime) -> Html:
                 " ",
                 el("span", title, class_="title"),
             ),
+            outcome(acting) if acting else Html(""),
+            _header(view, page.decision, now),
             _goal(view),
             _status(page.decision, now),
-            _pending(page.pending) if page.pending else Html(""),
+            _pending(view.goal_id, pending, acting) if pending else Html(""),
             _advice(page),
             _ledger(page.decision.ledger, view),
+            act_section(view.goal_id, view, page.decision, acting) if acting else Html(""),
             _timeline(page, now),
         ]
     )

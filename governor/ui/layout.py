@@ -19,13 +19,25 @@ KNOWN_STATUSES: Final = frozenset(get_args(Status))
 """Statuses with a colour of their own in the style sheet."""
 
 
-def document(title: str, main: Html, *, subtitle: str, refresh_s: float) -> Html:
-    """A whole page: the shell, the header, and ``main`` (which the refresh replaces)."""
+def document(
+    title: str,
+    main: Html,
+    *,
+    subtitle: str,
+    refresh_s: float,
+    mode: str = "read-only",
+    referrer: str = "no-referrer",
+) -> Html:
+    """A whole page: the shell, the header, and ``main`` (which the refresh replaces).
+
+    ``mode`` is the header's note (``read-only``, or who acts); ``referrer`` the page's
+    referrer policy (the server sends the same in its header).
+    """
     head = el(
         "head",
         void("meta", charset="utf-8"),
         void("meta", name="viewport", content="width=device-width, initial-scale=1"),
-        void("meta", name="referrer", content="no-referrer"),
+        void("meta", name="referrer", content=referrer),
         el("title", f"{title} · governor"),
         void("link", rel="stylesheet", href="/static/ui.css"),
         void("link", rel="icon", href="/static/favicon.svg", type="image/svg+xml"),
@@ -35,7 +47,7 @@ def document(title: str, main: Html, *, subtitle: str, refresh_s: float) -> Html
         "header",
         el("a", "governor", href="/", class_="brand"),
         el("span", subtitle, class_="store"),
-        el("span", "read-only", class_="readonly"),
+        el("span", mode, class_="readonly" if mode == "read-only" else "acting"),
         el("span", "", id="refreshed", aria_live="polite"),
     )
     body = el("body", header, el("main", main), data_refresh_s=f"{refresh_s:g}")

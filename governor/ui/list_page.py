@@ -1,4 +1,5 @@
-"""The goals list: one page of summaries, the filter by status, paging, and the upstreams.
+"""The goals list: what needs a person first, the filters and the search, paging, and the
+vendors' health, folded while all are healthy.
 
 Pure: a ``GoalList`` and the upstream rows in, ``Html`` out.
 """
@@ -6,17 +7,35 @@ Pure: a ``GoalList`` and the upstream rows in, ``Html`` out.
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import groupby
+from typing import Final
 from urllib.parse import quote, urlencode
 
-from governor.core.summary import GoalSummary, Usage
-from governor.ui.data import GOAL_STATUSES, GoalList, UpstreamRow
+from governor.core.decision import count
+from governor.core.summary import (
+    ACTIVE_RANK,
+    ENDED_RANK,
+    NEEDS_PERSON,
+    STOPPED_RANK,
+    GoalSummary,
+    Usage,
+)
+from governor.ui.data import GOAL_STATUSES, SEARCH_LIMIT, GoalList, UpstreamRow
 from governor.ui.layout import badge, bar, link, relative, when
-from governor.ui.markup import Html, el, join
+from governor.ui.markup import Html, el, join, void
 
 
-def list_url(status: str | None, page: int = 1) -> str:
+def list_url(
+    status: str | None, page: int = 1, *, needs_person: bool = False, search: str | None = None
+) -> str:
     """The address of a page of the list."""
-    query = {k: v for k, v in (("status", status), ("page", page if page > 1 else None)) if v}
+    pairs = (
+        ("needs", "person" if needs_person else None),
+        ("status", status),
+        ("q", search),
+        ("page", page if page > 1 else None),
+    )
+    query = {k: v for k, v in pairs if v}
     return "/" + (f"?{urlencode(query)}" if query else "")
 
 
@@ -52,24 +71,52 @@ def _row(goal: GoalSummary, now: datetime) -> Html:
         el("td", relative(goal.not_before, now), class_="wake"),
         el("td", _usage(goal.replans, "replans")),
         el("td", _usage(goal.attempts, "attempts")),
-        el("td", when(goal.updated_at, now), class_="updated"),
+        el("td", relative(goal.updated_at, now), class_="updated"),
         data_goal=goal.goal_id,
         data_status=goal.status,
     )
 
 
+RANKS: Final = {
+    NEEDS_PERSON: "waiting on a person",
+    STOPPED_RANK: "stopped: blocked or out of budget",
+    ACTIVE_RANK: "moving: running, waiting or ready",
+    ENDED_RANK: "ended",
+}
+"""The heading of each group of the list (``governor.core.summary.attention``)."""
+
+
+def _body(rows: list[GoalSummary], now: datetime) -> Html:
+    """The rows, under a heading per attention rank (the list is in that order)."""
+    groups: list[Html] = []
+    for rank, members in groupby(rows, key=lambda g: g.attention):
+        head = el("tr", el("th", RANKS.get(rank, ""), colspan=len(HEADINGS)), class_="group")
+        groups.append(el("tbody", head, (_row(g, now) for g in members), data_rank=rank))
+    return join(groups)
+
+
 def _filters(goals: GoalList) -> Html:
     everything = sum(goals.counts.values())
+    plain = not goals.status and not goals.needs_person
+
+    def to(status: str | None, needs_person: bool = False) -> str:
+        return list_url(status, needs_person=needs_person, search=goals.search)
+
     links = [
         link(
-            list_url(None), "all ", el("span", everything, class_="count"), current=not goals.status
-        )
+            to(None, needs_person=True),
+            el("span", "needs a person", class_="person"),
+            " ",
+            el("span", goals.waiting_on_people, class_="count"),
+            current=goals.needs_person,
+        ),
+        link(to(None), "all ", el("span", everything, class_="count"), current=plain),
     ]
     for status in GOAL_STATUSES:
         n = goals.counts.get(status, 0)
         links.append(
             link(
-                list_url(status),
+                to(status),
                 badge(status),
                 " ",
                 el("span", n, class_="count"),
@@ -79,15 +126,53 @@ def _filters(goals: GoalList) -> Html:
     return el("nav", *links, class_="filters", aria_label="filter by status")
 
 
+def _search(goals: GoalList) -> Html:
+    keep = [
+        void("input", type="hidden", name=name, value=value)
+        for name, value in (
+            ("needs", "person" if goals.needs_person else None),
+            ("status", goals.status),
+        )
+        if value
+    ]
+    clear = (
+        link(list_url(goals.status, needs_person=goals.needs_person), "clear", current=False)
+        if goals.search
+        else Html("")
+    )
+    return el(
+        "form",
+        *keep,  # first, so the address reads as list_url writes it
+        el("label", "search ids and titles", for_="q", class_="hidden-label"),
+        void(
+            "input",
+            type="search",
+            id="q",
+            name="q",
+            value=goals.search or "",
+            placeholder="search ids and titles",
+            maxlength=SEARCH_LIMIT,
+            autocomplete="off",
+        ),
+        el("button", "search", type="submit"),
+        clear,
+        method="get",
+        action="/",
+        role="search",
+        class_="search",
+    )
+
+
 def _pager(goals: GoalList) -> Html:
     if goals.pages == 1:
         return Html("")
-    page, last, status = goals.page, goals.pages, goals.status
+    page, last = goals.page, goals.pages
 
     def step(label: str, to: int, rel: str) -> Html:
         if to == page or not 1 <= to <= last:
             return el("span", label, class_="off")
-        return el("a", label, href=list_url(status, to), rel=rel)
+        href = list_url(goals.status, to, needs_person=goals.needs_person, search=goals.search)
+        return el("a", label, href=href, rel=rel)
 
     first = (page - 1) * goals.per_page + 1
     shown = (
@@ -106,34 +191,47 @@ def _pager(goals: GoalList) -> Html:
 
 
 def _upstreams(rows: list[UpstreamRow], now: datetime) -> Html:
-    def health(row: UpstreamRow) -> Html:
-        return badge("succeeded", "healthy") if row.healthy else badge("blocked", "failing")
-
+    """The vendors' health (SPEC §12.9: local agents are not vendors), folded while every
+    vendor is healthy."""
+    vendors = [row for row in rows if row.vendor]
+    failing = [row for row in vendors if not row.healthy]
+    local = len(rows) - len(vendors)
+    if not vendors:
+        said = "no vendor recorded yet"
+    elif failing:
+        parked = sum(row.parked for row in failing)
+        said = f"{len(failing)} of {count(len(vendors), 'vendor')} failing, {count(parked, 'goal')} parked"
+    else:
+        said = f"{count(len(vendors), 'vendor')}, all healthy"
+    aside = f" · {count(local, 'local agent')} not listed" if local else ""
+    summary = el(
+        "summary",
+        el("span", "Upstreams ", class_="label"),
+        el("span", said, class_="failing" if failing else "healthy" if vendors else "none"),
+        el("span", aside, class_="none"),
+    )
     body = [
         el(
             "tr",
             el("td", row.name),
-            el("td", health(row)),
+            el("td", badge("succeeded", "healthy") if row.healthy else badge("blocked", "failing")),
             el("td", when(row.since, now)),
             el("td", relative(row.next_probe, now)),
             el("td", row.parked),
             el("td", row.detail),
         )
-        for row in rows
+        for row in vendors
     ]
     head = el(
         "tr",
         *(
             el("th", h)
-            for h in ("upstream", "health", "failing since", "next probe", "parked goals", "detail")
+            for h in ("vendor", "health", "failing since", "next probe", "parked goals", "detail")
         ),
     )
-    table = (
-        el("table", el("thead", head), el("tbody", body))
-        if rows
-        else el("p", "no upstream recorded yet", class_="none")
-    )
-    return el("section", el("h2", "Upstreams"), table, id="upstreams")
+    table = el("table", el("thead", head), el("tbody", body)) if vendors else Html("")
+    default = "open" if failing else "closed"
+    return el("details", summary, table, id="upstreams", open=bool(failing), data_default=default)
 
 
 HEADINGS = (
@@ -149,30 +247,41 @@ HEADINGS = (
 )
 
 
+def _heading(goals: GoalList) -> str:
+    noun = "goal" if goals.total == 1 else "goals"
+    if goals.needs_person:
+        noun += " that wait on a person" if goals.total != 1 else " that waits on a person"
+    if goals.status is not None:
+        noun += f" {goals.status.replace('_', ' ')}"
+    return f"{goals.total} {noun}" + (f" matching “{goals.search}”" if goals.search else "")
+
+
+def _empty(goals: GoalList) -> str:
+    if goals.search:
+        return "No goal's id or title holds that text."
+    if goals.needs_person:
+        return "No goal waits on a person."
+    if goals.status:
+        return f"No goal is {goals.status.replace('_', ' ')}."
+    return "No goals in this store yet."
+
+
 def list_main(goals: GoalList, upstreams: list[UpstreamRow], now: datetime) -> Html:
     """The ``main`` of the list page."""
-    noun = "goal" if goals.total == 1 else "goals"
-    heading = noun if goals.status is None else f"{noun} {goals.status.replace('_', ' ')}"
     if goals.rows:
         table = el(
             "table",
             el("thead", el("tr", *(el("th", h, scope="col") for h in HEADINGS))),
-            el("tbody", (_row(g, now) for g in goals.rows)),
+            _body(goals.rows, now),
             class_="goals",
         )
     else:
-        table = el(
-            "p",
-            f"No goal is {goals.status.replace('_', ' ')}."
-            if goals.status
-            else "No goals in this store yet.",
-            class_="empty",
-        )
+        table = el("p", _empty(goals), class_="empty")
     return join(
         [
-            el("h1", "Goals ", el("span", f"{goals.total} {heading}", class_="sub")),
+            el("h1", "Goals ", el("span", _heading(goals), class_="sub")),
             _upstreams(upstreams, now),
-            _filters(goals),
+            el("div", _filters(goals), _search(goals), class_="tools"),
             table,
             _pager(goals),
         ]

@@ -1,12 +1,19 @@
-"""The web server of ``governor ui``: a Starlette app of GET routes, served by uvicorn.
+"""The web server of ``governor ui``: a Starlette app of GET routes, and with
+``--allow-actions`` one POST route per goal that runs an operator verb.
 
 Rules:
-    * Read only by design: every route is GET (and so HEAD); any other method is 405,
+    * Read only by default: every route is GET (and so HEAD); any other method is 405,
       any other path 404. The store behind it is opened read-only besides, so even a
       bug here could not write.
+    * With actions allowed (docs/decisions/0019-acting-from-the-web-view.md), a goal's
+      forms POST to ``/goals/GOAL/act``; the verb runs as the CLI runs it
+      (``governor.drive.goals.govern``), recorded as ``ui:NAME``. A POST is refused, and
+      nothing recorded, unless it comes from this server's own page (``Origin`` names
+      this server, and the browser does not call it cross-site), carries the access
+      token's cookie, and spends a form token of that goal's page (``keys.ActionKeys``).
     * Every response carries a strict Content-Security-Policy (scripts, styles and
-      images from this server only; no inline code; nothing may frame the page) and
-      ``nosniff``, ``no-referrer``, ``no-store``.
+      images from this server only; no inline code; forms post only here; nothing may
+      frame the page) and ``nosniff``, a referrer policy, ``no-store``.
     * Requests must name this server in their ``Host`` header (the bound address or a
       loopback name), so a web page elsewhere cannot read the view through DNS
       rebinding. Bound to every interface, any host is accepted: the person asked.
@@ -17,34 +24,30 @@ Rules:
 
 from __future__ import annotations
 
-import errno
-import ipaddress
-import logging
 import re
-import signal
-import socket
 import sys
-import threading
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
+from urllib.parse import parse_qsl, urlencode
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from governor.clock import utc_now
 from governor.core.events import ID_PATTERN
-from governor.errors import GovernorError, InputError, NotFoundError, UnavailableError
+from governor.errors import GovernorError, InputError, NotFoundError
 from governor.store.base import EventStore
+from governor.ui import acts
 from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
+from governor.ui.forms import Acting
 from governor.ui.goal_page import goal_main
+from governor.ui.keys import ActionKeys
 from governor.ui.layout import document
 from governor.ui.list_page import list_main
 from governor.ui.markup import Html, el, join
@@ -57,7 +60,7 @@ Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 HEADERS: Final = {
     "content-security-policy": CSP,
@@ -69,6 +72,9 @@ HEADERS: Final = {
     "cache-control": "no-store",
 }
 """Sent with every response, errors and static files included."""
+ACTING_REFERRER: Final = "same-origin"
+"""The referrer policy when actions are allowed: under ``no-referrer`` a browser sends a
+form's ``Origin`` as ``null``, and the origin check needs it (nothing leaves the site)."""
 
 LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 _GOAL_ID: Final = re.compile(ID_PATTERN)
@@ -91,14 +97,35 @@ class UiSettings:
     advice_wait_s: float = 0.25
     """How long a goal's page waits for ``explain``'s advice before it is shown without."""
     clock: Callable[[], datetime] = utc_now
+    actor: str | None = None
+    """Who acts from the page (``ui:alice``); None: read-only, no route writes."""
+    keys: ActionKeys | None = None
+    """The access token and form tokens (with ``actor``)."""
+    tls: bool = False
+    """Served over HTTPS (the cookie is then ``Secure``, the origin ``https://``)."""
+    cookie: str = "governor-ui"
+    """The name of the access token's cookie (one per port: cookies ignore ports)."""
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers of every response."""
+        return HEADERS | ({"referrer-policy": ACTING_REFERRER} if self.actor else {})
 
 
-def _page(settings: UiSettings, title: str, main: Html, status_code: int = 200) -> HTMLResponse:
-    body = document(title, main, subtitle=settings.store_label, refresh_s=settings.refresh_s)
+def page(settings: UiSettings, title: str, main: Html, status_code: int = 200) -> HTMLResponse:
+    """A whole page of the view around ``main``."""
+    body = document(
+        title,
+        main,
+        subtitle=settings.store_label,
+        refresh_s=settings.refresh_s,
+        mode=f"acting as {settings.actor}" if settings.actor else "read-only",
+        referrer=settings.headers["referrer-policy"],
+    )
     return HTMLResponse(body, status_code=status_code)
 
 
-def _error(settings: UiSettings, exc: GovernorError) -> HTMLResponse:
+def error_page(settings: UiSettings, exc: GovernorError) -> HTMLResponse:
     code = 404 if isinstance(exc, NotFoundError) else 400 if isinstance(exc, InputError) else 503
     main = join(
         [
@@ -106,7 +133,7 @@ def _error(settings: UiSettings, exc: GovernorError) -> HTMLResponse:
             el("p", str(exc), class_="error"),
         ]
     )
-    return _page(settings, "error", main, code)
+    return page(settings, "error", main, code)
 
 
 def _number(text: str | None, default: int) -> int:
@@ -114,7 +141,7 @@ def _number(text: str | None, default: int) -> int:
 
 
 def make_app(store: EventStore, settings: UiSettings) -> Asgi:
-    """The ASGI app of the view over an open (preferably read-only) store."""
+    """The ASGI app of the view over an open store (read-only unless actions are allowed)."""
 
     def goals(request: Request) -> Response:
         query = request.query_params
@@ -124,36 +151,78 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
                 status=query.get("status") or None,
                 page=_number(query.get("page"), 1),
                 per_page=settings.per_page,
+                needs_person=query.get("needs") == "person",
+                search=query.get("q"),
             )
             main = list_main(found, upstream_rows(store), settings.clock())
         except GovernorError as exc:
-            return _error(settings, exc)
-        return _page(settings, "goals", main)
+            return error_page(settings, exc)
+        return page(settings, "goals", main)
 
     explanations = Explanations(wait_s=settings.advice_wait_s)
 
-    def goal(request: Request) -> Response:
+    def goal_response(request: Request, acting: Acting | None, status_code: int = 200) -> Response:
         goal_id = request.path_params["goal_id"]
         try:
             if not _GOAL_ID.match(goal_id):
                 raise NotFoundError(f"{goal_id!r} is not a goal id")
             now = settings.clock()
-            page = goal_page(
+            found = goal_page(
                 store, goal_id, now, store_arg=settings.store_arg, explanations=explanations
             )
-            main = goal_main(page, now)
+            main = goal_main(found, now, acting)
         except GovernorError as exc:
-            return _error(settings, exc)
-        return _page(settings, goal_id, main)
+            return error_page(settings, exc)
+        return page(settings, goal_id, main, status_code)
 
-    app = Starlette(
-        routes=[
-            Route("/", goals, methods=["GET"]),
-            Route("/goals/{goal_id}", goal, methods=["GET"]),
-            Mount("/static", StaticFiles(packages=[("governor.ui", "static")]), name="static"),
-        ]
-    )
-    return Guard(app, settings.allowed_hosts)
+    def goal(request: Request) -> Response:
+        return goal_response(request, acts.acting(request, settings))
+
+    routes = [
+        Route("/", goals, methods=["GET"]),
+        Route("/goals/{goal_id}", goal, methods=["GET"]),
+        Mount("/static", StaticFiles(packages=[("governor.ui", "static")]), name="static"),
+    ]
+    app: Asgi = Starlette(routes=routes)
+    if settings.actor is not None and settings.keys is not None:
+        act = acts.endpoint(store, settings, goal_response)
+        routes.insert(2, Route("/goals/{goal_id}/act", act, methods=["POST"]))
+        app = TokenLink(Starlette(routes=routes), settings)
+    return Guard(app, settings.allowed_hosts, settings.headers)
+
+
+class TokenLink:
+    """The token link (``/?token=…``): a good token becomes the access cookie and the
+    address is given again without it (so it stays out of history and referrers); a
+    wrong one is refused. Nothing here writes the address anywhere."""
+
+    def __init__(self, app: Asgi, settings: UiSettings) -> None:
+        self.app, self.settings = app, settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("query_string", b"").decode("latin-1")
+        pairs = parse_qsl(raw, keep_blank_values=True)
+        tokens = [v for k, v in pairs if k == "token"]
+        if scope["type"] != "http" or not tokens or scope["method"] not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        keys = self.settings.keys
+        if keys is None or len(tokens) != 1 or not keys.admits(tokens[0]):
+            refused = PlainTextResponse("wrong access token: nothing was changed\n", 403)
+            await refused(scope, receive, send)
+            return
+        rest = urlencode([(k, v) for k, v in pairs if k != "token"])
+        target = scope["path"] + (f"?{rest}" if rest else "")
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            self.settings.cookie,
+            keys.token,
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=self.settings.tls,
+        )
+        await response(scope, receive, send)
 
 
 def _host_of(header: str) -> str:
@@ -166,8 +235,10 @@ def _host_of(header: str) -> str:
 class Guard:
     """The outermost layer: the Host check, the security headers, and no traceback."""
 
-    def __init__(self, app: Asgi, allowed_hosts: frozenset[str] | None) -> None:
-        self.app, self.allowed_hosts = app, allowed_hosts
+    def __init__(
+        self, app: Asgi, allowed_hosts: frozenset[str] | None, headers: dict[str, str] = HEADERS
+    ) -> None:
+        self.app, self.allowed_hosts, self.headers = app, allowed_hosts, headers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -180,7 +251,7 @@ class Guard:
             if message["type"] == "http.response.start":
                 started = True
                 headers = MutableHeaders(scope=message)
-                for name, value in HEADERS.items():
+                for name, value in self.headers.items():
                     headers[name] = value
             await send(message)
 
@@ -194,7 +265,7 @@ class Guard:
             return
         try:
             await self.app(scope, receive, guarded)
-        except Exception as exc:  # one line, never a traceback
+        except Exception as exc:  # one line, never a traceback (and never the query string)
             sys.stderr.write(
                 f"governor ui: {scope.get('method')} {scope.get('path')}: {type(exc).__name__}: {exc}\n"
             )
@@ -210,108 +281,3 @@ async def _plain(send: Send, status: int, text: str) -> None:
     ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-# --- serving -------------------------------------------------------------------------------
-
-
-def allowed_hosts_for(host: str) -> frozenset[str] | None:
-    """The Host names to accept for a bind address (None: any, for every interface)."""
-    try:
-        if ipaddress.ip_address(host).is_unspecified:
-            return None
-    except ValueError:
-        pass
-    return LOOPBACK_NAMES | {host.lower().strip("[]")}
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port`` (port 0: any free port).
-
-    Raises:
-        UnavailableError: when the port is taken or may not be used.
-        InputError: when the host cannot be resolved.
-    """
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-    except socket.gaierror as exc:
-        raise InputError(
-            f"--host {host}: not an address this machine has ({exc.strerror})"
-        ) from None
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise UnavailableError(
-                f"port {port} on {host} is taken by another program; choose another with "
-                "--port N (or --port 0 for any free port)",
-                what=f"port {port}",
-            ) from None
-        raise UnavailableError(
-            f"cannot listen on {host} port {port}: {exc.strerror}", what=f"port {port}"
-        ) from None
-    return sock
-
-
-def url_of(sock: socket.socket) -> str:
-    """The address a person types to reach the bound socket."""
-    host, port = sock.getsockname()[:2]
-    if ipaddress.ip_address(host).is_unspecified:
-        host = "127.0.0.1" if sock.family == socket.AF_INET else "::1"
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/"
-
-
-class _OneLine(logging.Formatter):
-    """uvicorn's own messages as one line each: no traceback reaches the terminal."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        detail = f": {record.exc_info[1]}" if record.exc_info and record.exc_info[1] else ""
-        return f"governor ui: {record.getMessage()}{detail}"
-
-
-def _quiet_uvicorn() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_OneLine())
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
-        logger = logging.getLogger(name)
-        logger.handlers, logger.propagate = [handler], False
-        logger.setLevel(logging.WARNING)
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, but a stop signal ends it cleanly (exit 0) instead of being raised
-    again after the graceful shutdown."""
-
-    @contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        stops = (signal.SIGINT, signal.SIGTERM)
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-
-def serve(store: EventStore, settings: UiSettings, sock: socket.socket) -> None:
-    """Serve the view on a bound socket until SIGINT or SIGTERM."""
-    _quiet_uvicorn()
-    config = uvicorn.Config(
-        make_app(store, settings),
-        log_config=None,
-        access_log=False,
-        server_header=False,
-        lifespan="off",
-        timeout_graceful_shutdown=2,
-    )
-    _Server(config).run(sockets=[sock])

@@ -11,6 +11,7 @@ import pytest
 
 from governor.core.evidence import UNKNOWN, Evidence
 from governor.core.work import decide_work
+from governor.errors import CommandRefusedError
 from tests.story import ABSENT, Story
 
 
@@ -269,3 +270,19 @@ def test_exhausted_items_name_the_attempts_ledger() -> None:
     story = one("a").attempt("p1-a").attempt("p1-a").attempt("p1-a")
     d = decide_work(story.view, story.view.work["p1-a"], story.now)
     assert d.exhausted == "attempts"
+
+
+def test_passed_work_under_review_is_rejected_by_a_retry_saying_what_to_change() -> None:
+    s = Story(accept_passing=False)
+    s.plan("a")
+    s.attempt("p1-a", "succeeded")
+    assert s.decision().next_action == "review_work"
+    s.op("retry_work", work_id="p1-a", reason="use bold headings")
+    decision = s.decision()
+    assert (decision.next_action, decision.work_ids) == ("run", ("p1-a",))
+    assert s.view.work["p1-a"].guidance == "use bold headings"  # the next prompt's guidance
+    auto = Story()  # with accept_passing, passed work is accepted, never retried
+    auto.plan("a")
+    auto.attempt("p1-a", "succeeded")
+    with pytest.raises(CommandRefusedError, match="p1-a has no failed attempt to retry"):
+        auto.op("retry_work", work_id="p1-a", reason="again")

@@ -8,7 +8,8 @@ streams, optimistic concurrency, summaries and scheduling; leases and fencing in
 ``contract_leases.py``; export and import in ``contract_transfer.py``; damaged rows in
 ``contract_damage.py``; the service registry in ``contract_registry.py``; upstream health
 in ``contract_health.py``; ``check`` (and, where rows are stored columns, damaged rows
-besides events) in ``contract_rows.py``.
+besides events) in ``contract_rows.py``; listings for people (attention, search) in
+``contract_listing.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from governor.store import summarize
 from tests.store.contract_damage import DamageCases
 from tests.store.contract_health import HealthCases
 from tests.store.contract_leases import LeaseCases
+from tests.store.contract_listing import ListingCases
 from tests.store.contract_registry import RegistryCases
 from tests.store.contract_rows import CheckCases
 from tests.store.contract_transfer import TransferCases
@@ -36,7 +38,14 @@ from tests.story import T0
 
 
 class StoreContract(
-    LeaseCases, TransferCases, DamageCases, RegistryCases, HealthCases, CheckCases, Backend
+    LeaseCases,
+    TransferCases,
+    DamageCases,
+    RegistryCases,
+    HealthCases,
+    CheckCases,
+    ListingCases,
+    Backend,
 ):
     """The behaviour every ``EventStore`` backend must show."""
 

@@ -14,12 +14,21 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 
-from governor.core.summary import ACTIVE_STATUSES
+from governor.core.summary import ACTIVE_STATUSES, attention
 from governor.errors import DamagedRowError, LeaseError, StoreError
-from governor.store import open_store
-from governor.store.postgres import _DUE, _SOONEST, PostgresEventStore, describe_url, goal_lock_key
+from governor.store import listing, open_store
+from governor.store.base import GoalQuery
+from governor.store.postgres import (
+    _DUE,
+    _GOALS,
+    _SOONEST,
+    PostgresEventStore,
+    describe_url,
+    goal_lock_key,
+)
 from governor.store.postgres_schema import MIGRATIONS, migrate
 from tests.store.contract import StoreContract
+from tests.store.contract_listing import COMBINATIONS
 from tests.store.contract_procs import ProcessCases
 from tests.store.contract_rows import DamagedRowCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story, summary
@@ -475,3 +484,53 @@ def test_the_server_binaries_are_found_on_path_first_then_in_the_newest_debian_f
     mine = install(tmp_path / "mine")
     monkeypatch.setenv("PATH", str(mine))
     assert server.find_bindir() == mine
+
+
+# --- listings for people: the attention order walks an index (issue 27) ----------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        GoalQuery(order="attention"),
+        GoalQuery(needs_person=True, order="attention"),
+        GoalQuery(statuses=("succeeded",), order="attention"),
+    ],
+    ids=["every goal", "needs a person", "one status"],
+)
+def test_a_page_by_attention_walks_an_index_over_100000_goals_without_sorting(url, query):
+    store = PostgresEventStore(url)
+    fill(url, GOALS)
+    asking = "UPDATE goals SET status = 'blocked', blocked_on = 'decision' WHERE seq = 1 AND goal_id LIKE '%%7'"
+    sql(url, asking)  # a tenth of the goals ask a person
+    sql(url, MIGRATIONS[-1][1])  # rank them as the migration ranks rows it finds
+    sql(url, "ANALYZE goals")
+    statement, values = listing.select(_GOALS, query, "postgres")
+    ((plan,),) = sql(url, f"EXPLAIN (FORMAT JSON) {statement}", (*values, 50, 400))
+    text = json.dumps(plan)
+    assert '"Index Name": "goals_attention"' in text or "goals_status_attention" in text, text
+    assert '"Node Type": "Sort"' not in text, text  # the planner's choice of the two indexes
+    page = store.goals(
+        statuses=query.statuses,
+        needs_person=query.needs_person,
+        order="attention",
+        offset=400,
+        limit=50,
+    )
+    assert len(page) == 50
+    assert all(query.matches(row) for row in page)
+    store.close()
+
+
+def test_the_migration_ranks_the_rows_it_finds_as_the_code_does(url):
+    with psycopg.connect(url, autocommit=True) as raw:
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:-1])
+        for i, (status, blocked_on) in enumerate(COMBINATIONS):
+            raw.execute(
+                "INSERT INTO goals (goal_id, title, seq, status, next_action, blocked_on, "
+                "updated_at, due_at) VALUES (%s, 't', 1, %s, 'none', %s, now(), now())",
+                (f"g{i}", status, blocked_on),
+            )
+        migrate(raw, where="t", now=FakeClock())
+    ranks = dict(sql(url, "SELECT goal_id, attention FROM goals"))
+    assert ranks == {f"g{i}": attention(*pair) for i, pair in enumerate(COMBINATIONS)}

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from governor.core.summary import ACTIVE_STATUSES, Usage
+from governor.core.summary import ACTIVE_STATUSES, Usage, attention
 from governor.errors import StoreError
+from governor.store import listing
+from governor.store.base import GoalQuery
 from governor.store.rows import to_rows
-from governor.store.sqlite import _DUE, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
+from governor.store.sqlite import _DUE, _GOALS, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
 from tests.store.contract import StoreContract
+from tests.store.contract_listing import COMBINATIONS
 from tests.store.contract_procs import ProcessCases
 from tests.store.contract_rows import DamagedRowCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story
@@ -311,3 +314,52 @@ def test_a_read_only_open_of_a_database_governor_never_set_up_is_refused(db):
         raw.execute("CREATE TABLE other (x)")
     with pytest.raises(StoreError, match="not a governor store"):
         SqliteEventStore(db, read_only=True)
+
+
+# --- listings for people: the attention order walks an index (issue 27) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "index"),
+    [
+        (GoalQuery(order="attention"), "goals_attention"),
+        (GoalQuery(needs_person=True, order="attention"), "goals_attention"),
+        (GoalQuery(statuses=("blocked",), order="attention"), "goals_status_attention"),
+    ],
+    ids=["every goal", "needs a person", "one status"],
+)
+def test_a_page_by_attention_walks_an_index_without_sorting(db, query, index):
+    store = SqliteEventStore(db)
+    assert store._conn is not None
+    sql, values = listing.select(_GOALS, query, "sqlite")
+    plan = " | ".join(
+        row[-1] for row in store._conn.execute(f"EXPLAIN QUERY PLAN {sql}", (*values, 50, 0))
+    )
+    assert f"USING INDEX {index}" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
+    store.close()
+
+
+def test_the_migration_ranks_the_rows_it_finds_as_the_code_does(db):
+    with closing(sqlite3.connect(db, isolation_level=None)) as raw:
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:-1])
+        raw.executemany(
+            "INSERT INTO goals (goal_id, title, seq, status, next_action, blocked_on, "
+            "updated_at_us, due_us) VALUES (?, 't', 1, ?, 'none', ?, 0, 0)",
+            [(f"g{i}", status, blocked_on) for i, (status, blocked_on) in enumerate(COMBINATIONS)],
+        )
+        migrate(raw, where="t", now=FakeClock())
+        ranks = dict(raw.execute("SELECT goal_id, attention FROM goals").fetchall())
+    assert ranks == {f"g{i}": attention(*pair) for i, pair in enumerate(COMBINATIONS)}
+
+
+def test_a_search_reads_the_table_once_and_sorts_what_matched(db):
+    store = SqliteEventStore(db)
+    assert store._conn is not None
+    sql, values = listing.select(_GOALS, GoalQuery(search="db", order="attention"), "sqlite")
+    plan = " | ".join(
+        row[-1] for row in store._conn.execute(f"EXPLAIN QUERY PLAN {sql}", (*values, 50, 0))
+    )
+    assert "SCAN goals" in plan, plan
+    assert "goals_attention" not in plan, plan  # no lookup of each row in the index's order
+    store.close()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.ui.fleet import Fleet, build
+from tests.ui.fleet import Fleet, build, build_acting
 from tests.ui.serve import Server, chromium, missing_browser, start_ui
 
 
@@ -23,6 +23,25 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
 def ui(fleet: Fleet) -> Iterator[Server]:
     """``governor ui`` over the fleet, five goals a page, refreshing twice a second."""
     server = start_ui("--store", str(fleet.db), "--page-size", "5", "--refresh-s", "0.5")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def acting_fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
+    """A store of goals for a person to act on, one goal per test (built once per process)."""
+    made = build_acting(tmp_path_factory.mktemp("acting"))
+    made.store.close()  # the server and the tests' governor processes write it from now on
+    return made
+
+
+@pytest.fixture(scope="session")
+def acting_ui(acting_fleet: Fleet) -> Iterator[Server]:
+    """``governor ui --allow-actions --actor alice`` over the acting fleet."""
+    server = start_ui(
+        "--store", str(acting_fleet.db), "--allow-actions", "--actor", "alice",
+        "--refresh-s", "0.5",
+    )  # fmt: skip
     yield server
     server.stop()
 

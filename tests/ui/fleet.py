@@ -14,18 +14,25 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 from governor.clock import utc_now
 from governor.core import record, verbs
+from governor.core.policy import UpstreamBackoff
+from governor.core.summary import summarize
+from governor.core.upstream import Seen, Upstream, observed
 from governor.drive import goals
 from governor.drive.append import append_folded
 from governor.drive.runner import RunnerSettings
 from governor.graph.build import run
 from governor.store.base import EventStore
 from governor.store.sqlite import SqliteEventStore
+from tests.story import Story
+from tests.ui.serve import GOVERNOR
 
 SCRIPT: Final = "<script>window.__pwned = 1</script>"
 IMG: Final = '<img src=x onerror="window.__pwned = 2">'
@@ -122,6 +129,25 @@ class Fleet:
         goals.create(self.store, path)
         return goal_id
 
+    def cli_run(self, goal_id: str) -> subprocess.CompletedProcess[str]:
+        """``governor run GOAL``, a real process in the fleet's folder (its scripted agents
+        keep their steps under ``.governor/scripted`` there)."""
+        return subprocess.run(
+            [GOVERNOR, "run", goal_id, "--store", str(self.db), "--max-wait", "5"],
+            capture_output=True,
+            text=True,
+            cwd=self.root,
+            timeout=120,
+        )
+
+    def story(self, story: Story) -> str:
+        """Store a history made with the core's recording functions (``tests/story.py``)."""
+        view = story.view
+        self.store.append(
+            view.goal_id, story.events, expected_seq=0, summary=summarize(view, story.now)
+        )
+        return view.goal_id
+
     def run(self, goal_id: str) -> None:
         settings = RunnerSettings(
             workdir=self.root,
@@ -210,4 +236,74 @@ def build(root: Path) -> Fleet:
             v, reason=f"not needed {SCRIPT}", at=utc_now(), actor="operator:test"
         ),
     )
+    vendors(fleet.store, failing=True)
+    return fleet
+
+
+CODEX: Final = Upstream("codex", "https://api.openai.com/v1", "gpt-5-codex")
+CLAUDE: Final = Upstream("claude", "https://api.anthropic.com", "claude-sonnet-4-5")
+
+
+def vendors(store: EventStore, *, failing: bool) -> None:
+    """Two vendors' health records, written by the core's transitions as a runner writes
+    them: codex answered; claude answered, or (``failing``) refused with a 529."""
+    backoff, now = UpstreamBackoff(), utc_now()
+    claude = Seen("refused", 529) if failing else Seen("answered")
+    for upstream, seen in ((CODEX, Seen("answered")), (CLAUDE, claude)):
+        change = partial(observed, upstream=upstream, seen=seen, now=now, backoff=backoff)
+        store.change_upstream(upstream.name, change)
+
+
+ANSWERED: Final = {"decision": "apply", "rationale": "SQLite, as told", "work": plan("a")["work"]}
+ASK: Final = {"reply": {"status": "decision", "question": "Postgres or SQLite?"}}
+
+
+def build_acting(root: Path) -> Fleet:
+    """A store of goals for a person to act on from the page, each for one test: questions
+    of a planner and of a worker, reviews of work and of plans, a blocked item, an
+    attempt in flight, a spent budget, and ready goals. The goals that go on after an
+    action are driven by ``governor run`` processes (``Fleet.cli_run``)."""
+    fleet = Fleet(root, SqliteEventStore(root / "governor.db"))
+    s = fleet.scenario("ask-planner", planner(ASK, {"reply": ANSWERED}, {"reply": COMPLETE}),
+                       worker("a", {"reply": done("a")}))  # fmt: skip
+    fleet.goal("ask-planner", s)
+    s = fleet.scenario("ask-worker", planner({"reply": plan("a")}, {"reply": COMPLETE}),
+                       worker("a", ASK, {"reply": done("a")}))  # fmt: skip
+    fleet.goal("ask-worker", s)
+    for goal_id in ("review-work", "review-work-2", "review-twice"):
+        s = fleet.scenario(goal_id, planner({"reply": plan("a")}, {"reply": COMPLETE}),
+                           worker("a", {"reply": done("a")}, {"reply": done("a")}))  # fmt: skip
+        fleet.goal(goal_id, s, accept_passing=False)
+    for goal_id in ("review-plan", "review-plan-2"):
+        fleet.goal(
+            goal_id, fleet.scenario(goal_id, planner({"reply": plan("a", "b")})), auto_apply=False
+        )
+    fails = {"effects": True, "stderr": "tests failed\n", "exit_code": 1}
+    s = fleet.scenario("blocked-work", planner({"reply": plan("a")}), worker("a", fails))
+    fleet.goal("blocked-work", s, retry_blocked=False)
+    fleet.goal(
+        "exhausted",
+        fleet.scenario("exhausted", planner(fails, fails)),
+        max_replans=2,
+        max_milestones=1,
+    )
+    for goal_id in (
+        "ask-planner",
+        "ask-worker",
+        "review-work",
+        "review-work-2",
+        "review-twice",
+        "review-plan",
+        "review-plan-2",
+        "blocked-work",
+        "exhausted",
+    ):
+        ran = fleet.cli_run(goal_id)
+        assert "Traceback" not in ran.stderr, ran.stderr
+    running = Story("running")
+    running.plan("a")
+    running.start("p1-a")
+    fleet.story(running)
+    for n in range(1, 12):
+        fleet.goal(f"ready-{n}")
     return fleet

@@ -32,7 +32,8 @@ CHROMIUM_FLAGS: Final = (
     "--disable-component-update",
     "--disable-sync",
 )
-_SERVING: Final = re.compile(r"serving (http://\S+)")
+_SERVING: Final = re.compile(r"serving (https?://\S+)")
+_TOKEN: Final = re.compile(r"\?token=(\S+) once")
 
 
 def missing_browser() -> str | None:
@@ -47,17 +48,27 @@ def missing_browser() -> str | None:
 
 
 class Server:
-    """A ``governor ui`` process and the address it printed."""
+    """A ``governor ui`` process, the address it printed and (with ``--allow-actions``)
+    its access token; ``banner`` is what it printed before serving."""
 
-    def __init__(self, proc: subprocess.Popen[str], url: str) -> None:
-        self.proc, self.url = proc, url
+    def __init__(
+        self, proc: subprocess.Popen[str], url: str, token: str | None = None, banner: str = ""
+    ) -> None:
+        self.proc, self.url, self.token, self.banner = proc, url, token, banner
 
     def at(self, path: str) -> str:
         """The full address of a path on this server."""
         return self.url.rstrip("/") + path
 
+    @property
+    def token_link(self) -> str:
+        """The address that gives a browser the access token (``--allow-actions``)."""
+        assert self.token is not None, "started without --allow-actions"
+        return f"{self.url}?token={self.token}"
+
     def stop(self, sig: int = signal.SIGTERM) -> str:
-        """Stop it (SIGTERM, or SIGINT as Ctrl-C sends); returns what it wrote on stderr."""
+        """Stop it (SIGTERM, or SIGINT as Ctrl-C sends); returns what it wrote on stderr
+        after its banner."""
         self.proc.send_signal(sig)
         _, stderr = self.proc.communicate(timeout=30)
         return stderr
@@ -82,7 +93,12 @@ def start_ui(*args: str, cwd: Path | None = None, timeout_s: float = 60) -> Serv
             line = proc.stderr.readline()
             seen += line
             if found := _SERVING.search(line):
-                return Server(proc, found.group(1))
+                token = None
+                if "actions allowed" in line:
+                    following = proc.stderr.readline()
+                    seen += following
+                    token = _TOKEN.search(following).group(1)  # type: ignore[union-attr]
+                return Server(proc, found.group(1), token, seen)
         if proc.poll() is not None:
             break
     proc.kill()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from governor.store.sqlite import SqliteEventStore
-from tests.ui.fleet import ANSI, EXPECTED, IMG, QUESTION, SCRIPT, Fleet
+from tests.ui.fleet import ANSI, CLAUDE, CODEX, EXPECTED, IMG, QUESTION, SCRIPT, Fleet
 from tests.ui.serve import GOVERNOR, Server, start_ui
 
 VISIBLE_ANSI = "\\x1b[31mRED\\x1b[0m \\x1b]0;title\\x07"
@@ -25,7 +25,7 @@ VISIBLE_ANSI = "\\x1b[31mRED\\x1b[0m \\x1b]0;title\\x07"
 def rows(page: Any) -> dict[str, tuple[str, str]]:
     """Goal id -> (status badge, blocked on) of the list rows shown."""
     found = {}
-    for row in page.locator("table.goals tbody tr").all():
+    for row in page.locator("table.goals tbody tr[data-goal]").all():
         cells = row.locator("td")
         goal_id = cells.nth(0).locator("a.goal-id").inner_text()
         found[goal_id] = (cells.nth(1).locator(".badge").inner_text(), cells.nth(2).inner_text())
@@ -76,24 +76,24 @@ def test_the_list_shows_rule_wake_up_and_budgets_from_the_summaries(page: Any, u
     assert row.nth(7).inner_text().strip().endswith("0/100")
 
 
-def test_the_list_shows_each_upstream_its_outage_and_the_goals_parked_on_it(
-    page: Any, ui: Server
-) -> None:
+def test_the_list_shows_each_vendor_its_outage_and_no_local_agent(page: Any, ui: Server) -> None:
     page.goto(ui.url)
-    section = page.locator("section#upstreams")
-    assert section.locator("h2").inner_text() == "Upstreams"
-    row = section.locator("tbody tr", has_text="g-parked.scenario.json")
-    cells = row.locator("td")
-    assert cells.nth(0).inner_text().startswith("scripted ")
-    assert cells.nth(1).locator(".badge").inner_text() == "failing"
-    assert cells.nth(3).inner_text().startswith("in 59 m")  # its next probe
-    assert cells.nth(4).inner_text() == "1"  # g-parked waits on it
-    assert cells.nth(5).inner_text() == "HTTP 503; 0 probes refused"
-    healthy = section.locator("tbody tr", has_text="g-succeeded.scenario.json")
+    section = page.locator("details#upstreams")
+    assert section.get_attribute("open") is not None  # a vendor is failing: shown unfolded
+    assert section.locator("summary").inner_text() == (
+        "Upstreams 1 of 2 vendors failing, 0 goals parked · 9 local agents not listed"
+    )
+    names = section.locator("tbody tr td:first-child").all_inner_texts()
+    assert names == [CLAUDE.name, CODEX.name]  # the scenarios and commands are not vendors
+    failing = section.locator("tbody tr", has_text=CLAUDE.name).locator("td")
+    assert failing.nth(1).locator(".badge").inner_text() == "failing"
+    assert failing.nth(3).inner_text().startswith("in ")  # its next probe
+    assert failing.nth(5).inner_text() == "HTTP 529; 0 probes refused"
+    healthy = section.locator("tbody tr", has_text=CODEX.name)
     assert healthy.locator(".badge").inner_text() == "healthy"
     page.goto(ui.url + "?status=waiting")
     parked = page.locator("tr[data-goal=g-parked] td")
-    assert parked.nth(3).inner_text() == "fleet.3"
+    assert parked.nth(3).inner_text() == "fleet.3"  # parked on its scenario all the same
     assert_inert(page)
 
 

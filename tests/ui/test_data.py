@@ -6,15 +6,17 @@ are the in-memory backend, which keeps the store contract.
 
 from __future__ import annotations
 
+import re
 import threading
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import pytest
 
 from governor.core.evidence import Evidence, Tries
 from governor.core.policy import UpstreamBackoff
-from governor.core.upstream import Seen, Upstream, observed
+from governor.core.upstream import Seen, Upstream, UpstreamHealth, observed
 from governor.core.view import project
 from governor.errors import InputError, NotFoundError
 from governor.store import summarize
@@ -26,9 +28,10 @@ from governor.ui.data import (
     goal_page,
     pending,
     upstream_rows,
+    with_ids,
 )
 from governor.ui.goal_page import goal_main
-from governor.ui.list_page import list_main
+from governor.ui.list_page import list_main, list_url
 from governor.ui.timeline import Note, Run, timeline
 from tests.story import ABSENT, T0, Story
 
@@ -50,13 +53,13 @@ def test_the_list_pages_through_the_summaries_and_counts_every_status() -> None:
         if n % 2:
             s.op("cancel_goal")
         put(store, s)
-    first = goal_list(store, per_page=3)
+    first = goal_list(store, per_page=3)  # the ready ones first, then the ended ones
     assert ([r.goal_id for r in first.rows], first.page, first.pages, first.total) == (
-        ["g0", "g1", "g2"], 1, 3, 7,
+        ["g0", "g2", "g4"], 1, 3, 7,
     )  # fmt: skip
     assert first.counts == {"ready": 4, "cancelled": 3}
     last = goal_list(store, per_page=3, page=99)
-    assert ([r.goal_id for r in last.rows], last.page) == (["g6"], 3)
+    assert ([r.goal_id for r in last.rows], last.page) == (["g5"], 3)
     cancelled = goal_list(store, status="cancelled", per_page=2, page=2)
     assert ([r.goal_id for r in cancelled.rows], cancelled.pages, cancelled.total) == (
         ["g5"], 2, 3,
@@ -64,6 +67,64 @@ def test_the_list_pages_through_the_summaries_and_counts_every_status() -> None:
     assert goal_list(store, page=0).page == 1
     empty = goal_list(MemoryEventStore())
     assert (empty.rows, empty.pages, empty.total) == ([], 1, 0)
+
+
+def people_first() -> MemoryEventStore:
+    """A goal waiting on a decision, one on a review, a blocked one, a ready one, an ended
+    one — each changed a second after the one before it."""
+    store = MemoryEventStore()
+    stories = [Story(g) for g in ("ended", "ready", "asks", "blocked", "review")]
+    stories[0].op("cancel_goal")
+    stories[2].plan_fails(**DECIDE)
+    stories[3].plan_fails("environment", evidence=ABSENT, error="no codex")
+    review = Story("review", accept_passing=False)
+    review.plan("a")
+    review.attempt("p1-a", "succeeded")
+    stories[4] = review
+    for delay, story in enumerate(stories):
+        story.tick(10 * delay)
+        put(store, story)
+    return store
+
+
+def test_the_list_puts_people_first_then_stopped_moving_and_ended_goals() -> None:
+    store = people_first()
+    found = goal_list(store)
+    assert [r.goal_id for r in found.rows] == ["review", "asks", "blocked", "ready", "ended"]
+    assert found.waiting_on_people == 2
+    page = list_main(found, [], T0)
+    heads = re.findall(r'<tbody data-rank="(\d)"><tr class="group"><th colspan="9">([^<]*)<', page)
+    assert heads == [
+        ("0", "waiting on a person"),
+        ("1", "stopped: blocked or out of budget"),
+        ("2", "moving: running, waiting or ready"),
+        ("3", "ended"),
+    ]
+
+
+def test_the_list_filters_those_that_need_a_person_and_searches_ids_and_titles() -> None:
+    store = people_first()
+    people = goal_list(store, needs_person=True)
+    assert ([r.goal_id for r in people.rows], people.total) == (["review", "asks"], 2)
+    assert "2 goals that wait on a person" in list_main(people, [], T0)
+    found = goal_list(store, search="  ASK ")
+    assert ([r.goal_id for r in found.rows], found.total, found.search) == (["asks"], 1, "ASK")
+    assert goal_list(store, search="test goal").total == 5  # every title is "Test goal"
+    both = goal_list(store, search="e", status="cancelled")
+    assert [r.goal_id for r in both.rows] == ["ended"]
+    nothing = list_main(goal_list(store, search="zzz"), [], T0)
+    assert "No goal&#x27;s id or title holds that text." in nothing
+    with pytest.raises(InputError, match="a search is at most 200 characters"):
+        goal_list(store, search="x" * 201)
+
+
+def test_the_list_links_keep_the_filters_and_the_search() -> None:
+    assert list_url(None) == "/"
+    assert list_url("blocked", 2, search="db") == "/?status=blocked&q=db&page=2"
+    assert list_url(None, needs_person=True, search="a b&c") == "/?needs=person&q=a+b%26c"
+    page = list_main(goal_list(people_first(), needs_person=True, search="a"), [], T0)
+    assert '<input type="hidden" name="needs" value="person">' in page
+    assert 'value="a"' in page  # the search box shows what was searched
 
 
 def test_a_status_no_goal_can_have_is_refused() -> None:
@@ -206,26 +267,45 @@ def test_a_run_shows_its_in_agent_tries_whatever_its_outcome() -> None:
 # --- upstreams: each one's shared health ---------------------------------------------------
 
 
-def test_the_upstreams_section_shows_each_record_of_the_store() -> None:
+def test_the_upstreams_section_shows_each_vendor_folded_while_all_are_healthy() -> None:
     store = MemoryEventStore()
     assert upstream_rows(store) == []
-    assert "no upstream recorded yet" in list_main(goal_list(store), upstream_rows(store), T0)
+    empty = list_main(goal_list(store), upstream_rows(store), T0)
+    assert "no vendor recorded yet" in empty
+    assert '<details id="upstreams" data-default="closed">' in empty
     claude = Upstream("claude", "https://api.anthropic.com", "claude-sonnet-4-5")
     codex = Upstream("codex", "https://api.openai.com/v1", "gpt-5-codex")
+    script = Upstream("command", "/home/a/bin/agent.sh", "default")
     backoff = UpstreamBackoff()
+    for upstream in (codex, script):
+        answered = partial(
+            observed, upstream=upstream, seen=Seen("answered"), now=T0, backoff=backoff
+        )
+        store.change_upstream(upstream.name, answered)
+    declared = UpstreamHealth(
+        "acme-llm", "command", "/home/a/bin/llm.sh", "default", True, T0, answered=True
+    )
+    store.change_upstream("acme-llm", lambda r: declared)  # SPEC §12.9: a declared name
+    healthy = list_main(goal_list(store), upstream_rows(store), T0)
+    assert '<details id="upstreams" data-default="closed">' in healthy  # folded
+    assert "2 vendors, all healthy" in healthy
+    assert ">acme-llm<" in healthy  # a command that declares its vendor is one
+    assert "1 local agent not listed" in healthy
+    assert "agent.sh" not in healthy  # a local script is not a vendor (SPEC §12.9)
     store.change_upstream(
         claude.name, lambda r: observed(r, claude, Seen("refused", 529), T0, backoff)
     )
-    store.change_upstream(codex.name, lambda r: observed(r, codex, Seen("answered"), T0, backoff))
     rows = upstream_rows(store)
-    assert rows == [
+    assert [row for row in rows if row.vendor] == [
+        UpstreamRow("acme-llm", True, None, None, None, 0),
         UpstreamRow(
             claude.name, False, T0, T0 + timedelta(seconds=30), "HTTP 529; 0 probes refused", 0
         ),
         UpstreamRow(codex.name, True, None, None, None, 0),
     ]
     page = list_main(goal_list(store), rows, T0 + timedelta(seconds=5))
-    assert 'id="upstreams"' in page
+    assert '<details id="upstreams" open data-default="open">' in page  # a vendor fails: open
+    assert "1 of 3 vendors failing, 0 goals parked" in page
     assert "claude https://api.anthropic.com claude-sonnet-4-5" in page
     assert ">failing<" in page
     assert ">healthy<" in page
@@ -257,6 +337,60 @@ def test_a_planner_runs_cost_is_shown_like_a_workers() -> None:
     costly = s.events[-1].model_copy(update={"cost_usd": 0.0125})
     runs = [e for e in timeline([*s.events[:-1], costly]) if isinstance(e, Run)]
     assert runs[0].cost_usd == 0.0125
+
+
+# --- a goal's page: its header, its advice with real ids --------------------------------------
+
+
+def test_advice_names_the_goal_the_item_and_the_store() -> None:
+    advice = "answer with `governor resume GOAL --reason ANSWER` or `governor work retry GOAL ITEM --reason ANSWER`"
+    assert with_ids(advice, "g-1", ["p1-api"], "/srv/my store.db") == (
+        "answer with `governor resume g-1 --reason ANSWER --store '/srv/my store.db'` or "
+        "`governor work retry g-1 p1-api --reason ANSWER --store '/srv/my store.db'`"
+    )
+    assert with_ids(advice, "g-1", [], None) == (
+        "answer with `governor resume g-1 --reason ANSWER` or "
+        "`governor work retry g-1 ITEM --reason ANSWER`"
+    )  # no item named: ITEM stays, and no store was named
+    told = "`governor raise g-1 --ledger replans --to 6 --store x.db`"
+    assert with_ids(told, "g-1", [], "x.db") == told  # already real: unchanged
+    assert with_ids("GOALS and ITEMS stay", "g-1", ["p1-a"]) == "GOALS and ITEMS stay"
+
+
+def test_a_goal_page_has_a_header_with_start_last_update_duration_and_cost() -> None:
+    store = MemoryEventStore()
+    s = Story("g")
+    s.plan("a")
+    s.start("p1-a")
+    s.tick(125)
+    s.finish("p1-a", "succeeded", cost_usd=0.5)
+    put(store, s)
+    now = s.now + timedelta(hours=1)
+    page = goal_main(goal_page(store, "g", now), now)
+    header = re.search(r'<dl class="header" id="header">(.*?)</dl>', page)
+    assert header is not None
+    text = re.sub(r"<[^>]+>", "|", header.group(1))
+    assert "started|||2026-01-01 00:00:00Z" in text
+    assert "last update|||2026-01-01 00:02:10Z| (|1 h 0 m ago|)" in text
+    assert "duration||1 h 2 m so far" in text  # the goal goes on: its clock runs
+    assert "cost||$0.50" in text
+    s.op("cancel_goal")
+    store = MemoryEventStore()
+    put(store, s)
+    page = goal_main(goal_page(store, "g", now), now)
+    assert ">duration</dt><dd>2 m 11 s</dd>" in page  # ended: from its start to its end
+
+
+def test_a_charged_run_that_did_its_work_is_not_painted_as_an_error() -> None:
+    store = MemoryEventStore()
+    s = Story("g")
+    s.plan("a")
+    s.attempt("p1-a", "failed", error="tests failed")
+    s.attempt("p1-a", "succeeded")
+    put(store, s)
+    page = goal_main(goal_page(store, "g", s.now), s.now)
+    spans = re.findall(r'<span class="(charged [a-z]+|uncharged)">', page)
+    assert spans == ["charged ok", "charged spent", "charged ok"]  # plan, failure, success
 
 
 def test_explanations_are_computed_once_per_last_seq_and_only_the_latest_are_kept() -> None:

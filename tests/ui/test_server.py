@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import io
+import os
 import re
 import signal
 import socket
@@ -36,6 +37,9 @@ PATHS = (
     "/static/nothing.css",
     "/api/goals",
     "/goals/g-ready/cancel",
+    "/goals/g-ready/act",
+    "/?token=a-guess",
+    "/?needs=person&q=g-",
 )
 
 
@@ -71,6 +75,8 @@ def snapshot(db: Path) -> tuple[str, str]:
 def test_every_route_answers_only_get_and_head_and_the_store_never_changes(
     fleet: Fleet, ui: Server
 ) -> None:
+    files = [fleet.db, *fleet.db.parent.glob("governor.db-*")]  # the WAL and its index too
+    touched = {path: path.stat().st_mtime_ns for path in files}
     before = snapshot(fleet.db)
     for path in PATHS:
         get, _, _ = request(ui, "GET", path)
@@ -83,6 +89,36 @@ def test_every_route_answers_only_get_and_head_and_the_store_never_changes(
             if status == 405:
                 assert set(headers["allow"].replace(" ", "").split(",")) <= {"GET", "HEAD"}
     assert snapshot(fleet.db) == before
+    assert {path: path.stat().st_mtime_ns for path in files} == touched
+
+
+def test_the_read_only_view_opens_the_database_for_reading_only(fleet: Fleet, ui: Server) -> None:
+    assert request(ui, "GET", "/goals/g-succeeded")[0] == 200
+    modes = open_modes(ui.proc.pid, fleet.db)
+    assert modes, "the server holds the database open"
+    assert modes == {os.O_RDONLY}  # no descriptor could write, whatever the code did
+    _, headers, body = request(ui, "GET", "/?token=a-guess")
+    assert "set-cookie" not in headers  # no token, no cookie, no forms
+    assert b"<form" in body  # the search box (a GET form) …
+    assert b'method="post"' not in body  # … and no form that would act
+
+
+def open_modes(pid: int, path: Path) -> set[int]:
+    """How a process holds a file open: O_RDONLY, O_WRONLY or O_RDWR of each descriptor."""
+    modes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if Path(os.readlink(fd)) != path.resolve():
+                continue
+            flags = next(
+                line
+                for line in (Path(f"/proc/{pid}/fdinfo") / fd.name).read_text().splitlines()
+                if line.startswith("flags:")
+            )
+        except OSError:
+            continue  # closed meanwhile
+        modes.add(int(flags.split()[1], 8) & os.O_ACCMODE)
+    return modes
 
 
 def test_every_response_carries_a_strict_content_security_policy(ui: Server) -> None:
@@ -212,7 +248,8 @@ def test_help_says_what_it_serves_and_that_it_is_read_only() -> None:
     result = run_ui("--help")
     assert result.returncode == 0
     for words in ("read-only", "--host HOST", "--port PORT", "--store URL", "127.0.0.1",
-                  "governor[ui]", "--refresh-s", "--page-size"):  # fmt: skip
+                  "governor[ui]", "--refresh-s", "--page-size", "--allow-actions",
+                  "--actor NAME", "--tls-cert FILE", "--tls-key FILE", "--insecure-actions"):  # fmt: skip
         assert words in result.stdout, words
 
 

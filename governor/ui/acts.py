@@ -1,0 +1,186 @@
+"""Acting from the web view (``--allow-actions``): the checks on a POST, and running its verb.
+
+Rules (docs/decisions/0019-acting-from-the-web-view.md):
+    * A POST is refused with 403, and nothing recorded, unless (1) it names this server
+      as its one ``Origin`` and the browser does not call it cross-site
+      (``Sec-Fetch-Site``), (2) it carries the access token's cookie, and (3) it spends a
+      form token of that goal's page. The first two fail as a short text; a spent, stale
+      or foreign form token shows the goal's page again with the error and the form
+      filled in as it was sent.
+    * The form is ``application/x-www-form-urlencoded``, at most ``MOST_BYTES``, each
+      field once. Its verb is a name of ``governor.drive.goals.VERBS``, run by
+      ``governor.drive.goals.govern`` exactly as the CLI runs it, by the view's actor; a
+      refusal is the CLI's one line (``error: …``) on the page, and nothing is recorded.
+    * Like every operator verb, an action never takes the goal's lease: it appends on an
+      expected seq (rebuilding on a conflict), and a runner holding the lease sees the
+      new events at its next append.
+    * After an action the browser is sent to the goal's page (303), which says what was
+      recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, cast
+from urllib.parse import parse_qsl, quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+
+from governor.core.policy import LedgerName
+from governor.drive import goals
+from governor.errors import (
+    CommandRefusedError,
+    ConcurrencyConflictError,
+    GovernorError,
+    InputError,
+    LeaseError,
+    NotFoundError,
+)
+from governor.store.base import EventStore
+from governor.store.url import one_line
+from governor.ui.forms import Acting
+from governor.ui.keys import same_origin
+
+if TYPE_CHECKING:
+    from governor.ui.server import UiSettings
+
+MOST_BYTES: Final = 64 * 1024
+"""The largest form taken (an answer is at most 2,000 characters)."""
+FIELDS: Final = ("csrf", "form", "verb", "reason", "plan", "work", "ledger", "to", "confirm")
+"""The fields a form may send; others are ignored."""
+FORM_TYPE: Final = "application/x-www-form-urlencoded"
+
+Render = Callable[[Request, "Acting | None", int], Response]
+"""Renders a goal's page for a request, with its forms' state, at a status code."""
+
+
+def acting(request: Request, settings: UiSettings) -> Acting | None:
+    """The forms' state of a goal page requested with GET (None: read-only)."""
+    if settings.actor is None or settings.keys is None:
+        return None
+    admitted = settings.keys.admits(request.cookies.get(settings.cookie))
+    done = request.query_params.get("done")
+    return Acting(
+        settings.actor,
+        csrf=_token(request, settings) if admitted else None,
+        done=done if done in goals.VERBS else None,
+    )
+
+
+def _token(request: Request, settings: UiSettings) -> str:
+    assert settings.keys is not None
+    now_s = settings.clock().timestamp()
+    return settings.keys.form_token(request.path_params["goal_id"], now_s)
+
+
+def _refused(request: Request, settings: UiSettings) -> Response | None:
+    """Why a POST may not act at all (403), or None."""
+    assert settings.keys is not None
+    origins = request.headers.getlist("origin")
+    scheme = "https" if settings.tls else "http"
+    site = request.headers.get("sec-fetch-site")
+    host = request.headers.get("host", "")
+    if (
+        len(origins) != 1
+        or not same_origin(origins[0], host, scheme)
+        or site not in (None, "same-origin")
+    ):
+        return PlainTextResponse(
+            "refused: a form is taken only from this server's own page (Origin); "
+            "nothing was recorded\n",
+            403,
+        )
+    if not settings.keys.admits(request.cookies.get(settings.cookie)):
+        return PlainTextResponse(
+            "refused: acting needs the access token; open the address governor ui printed "
+            "at start (…/?token=…) once in this browser; nothing was recorded\n",
+            403,
+        )
+    return None
+
+
+async def _fields(request: Request) -> dict[str, str] | Response:
+    """The form's fields, or the response refusing its body."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
+        return PlainTextResponse(f"refused: a form is sent as {FORM_TYPE}\n", 415)
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MOST_BYTES:
+            return PlainTextResponse(f"refused: a form is at most {MOST_BYTES} bytes\n", 413)
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=40)
+    except (UnicodeDecodeError, ValueError):
+        return PlainTextResponse("refused: the form is not valid UTF-8 form data\n", 400)
+    fields = [(k, v.replace("\r\n", "\n")) for k, v in pairs if k in FIELDS]
+    if len({k for k, _ in fields}) != len(fields):
+        return PlainTextResponse("refused: a field was sent twice\n", 400)
+    return dict(fields)
+
+
+def verb_of(goal_id: str, fields: Mapping[str, str]) -> goals.OperatorVerb:
+    """The operator verb a form names.
+
+    Raises:
+        InputError: an unknown verb, or a cancellation not confirmed.
+    """
+    name = fields.get("verb", "")
+    if name not in goals.VERBS:
+        raise InputError(f"unknown action {name!r}; one of {', '.join(goals.VERBS)}")
+    if name == "cancel" and fields.get("confirm") != "yes":
+        raise InputError("cancelling a goal needs its box ticked: it stops for good")
+    return goals.OperatorVerb(
+        name,
+        goal_id,
+        reason=fields.get("reason") or None,
+        plan_id=fields.get("plan") or None,
+        work_id=fields.get("work") or None,
+        ledger=cast("LedgerName | None", fields.get("ledger") or None),
+        to=fields.get("to") or None,
+    )
+
+
+def _status(exc: GovernorError) -> int:
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, CommandRefusedError | ConcurrencyConflictError | LeaseError):
+        return 409
+    return 400 if isinstance(exc, InputError) else 503
+
+
+def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callable[[Request], Any]:
+    """The POST endpoint of ``/goals/GOAL/act``."""
+    keys, actor = settings.keys, settings.actor
+    assert keys is not None
+    assert actor is not None
+
+    async def again(
+        request: Request, fields: Mapping[str, str], error: str, status: int
+    ) -> Response:
+        shown = Acting(actor, _token(request, settings), error=error, sent=dict(fields))
+        return await run_in_threadpool(render, request, shown, status)
+
+    async def act(request: Request) -> Response:
+        refused = _refused(request, settings)
+        if refused is not None:
+            return refused
+        fields = await _fields(request)
+        if isinstance(fields, Response):
+            return fields
+        goal_id = request.path_params["goal_id"]
+        problem = keys.spend(fields.get("csrf"), goal_id, settings.clock().timestamp())
+        if problem is not None:
+            return await again(request, fields, f"error: {problem}", 403)
+        try:
+            verb = verb_of(goal_id, fields)
+            await run_in_threadpool(
+                goals.govern, store, verb, actor=actor, clock=settings.clock, reason_is="the reason"
+            )
+        except GovernorError as exc:
+            return await again(request, fields, one_line(f"error: {exc}"), _status(exc))
+        done = f"/goals/{quote(goal_id, safe='')}?done={quote(verb.name)}"
+        return RedirectResponse(done, status_code=303)
+
+    return act
