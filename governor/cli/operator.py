@@ -7,32 +7,41 @@ it, and exits 5 with one line when the rules refuse it.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from datetime import datetime
-from typing import get_args
+from typing import cast, get_args
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
 from governor.cli.secrets import refuse_secrets
 from governor.clock import utc_now
-from governor.core import record, verbs
-from governor.core.events import Event
+from governor.core.commands import OperatorVerb, VerbName, apply_verb
 from governor.core.policy import LedgerName
-from governor.core.view import GoalView
 from governor.drive import goals
 from governor.render.records import verb_record
 from governor.render.text import format_decision
 
-Verb = Callable[[argparse.Namespace, GoalView, datetime], list[Event]]
+
+def operator_verb(args: argparse.Namespace, name: VerbName) -> OperatorVerb:
+    """The verb the command line asks for, as a value."""
+    return OperatorVerb(
+        name,
+        args.actor,
+        reason=args.reason,
+        plan=getattr(args, "plan", None),
+        item=getattr(args, "item", None),
+        ledger=getattr(args, "ledger", None),
+        to=getattr(args, "to", None),
+        work=getattr(args, "work", None),
+    )
 
 
-def _run(args: argparse.Namespace, verb: Verb) -> int:
+def _run(args: argparse.Namespace, name: VerbName) -> int:
+    verb = operator_verb(args, name)
     with store_from(args.store) as store:
         goals.exists(store, args.goal)
         decision = goals.operate(
             store,
             args.goal,
-            lambda view: refuse_secrets(verb(args, view, utc_now()), "--reason"),
+            lambda view: refuse_secrets(apply_verb(verb, view, utc_now()), "--reason"),
         )
     if args.json:
         json_line(verb_record(args.goal, decision))
@@ -41,37 +50,10 @@ def _run(args: argparse.Namespace, verb: Verb) -> int:
     return ExitCode.OK
 
 
-VERBS: dict[str, Verb] = {
-    "resume": lambda a, v, t: verbs.resume_goal(v, reason=a.reason, at=t, actor=a.actor),
-    "cancel": lambda a, v, t: verbs.cancel_goal(v, reason=a.reason, at=t, actor=a.actor),
-    "raise": lambda a, v, t: verbs.raise_budget(
-        v, ledger=a.ledger, to=a.to, reason=a.reason, at=t, actor=a.actor, work_id=a.work
-    ),
-    "plan approve": lambda a, v, t: record.apply_plan(v, plan_id=a.plan, at=t, actor=a.actor),
-    "plan reject": lambda a, v, t: verbs.reject_plan(
-        v, plan_id=a.plan, reason=a.reason, at=t, actor=a.actor
-    ),
-    "work accept": lambda a, v, t: verbs.accept_work(
-        v, work_id=a.item, at=t, actor=a.actor, reason=a.reason
-    ),
-    "work retry": lambda a, v, t: verbs.retry_work(
-        v, work_id=a.item, reason=a.reason, at=t, actor=a.actor
-    ),
-    "work cancel": lambda a, v, t: verbs.cancel_work(
-        v, work_id=a.item, at=t, actor=a.actor, reason=a.reason
-    ),
-    "work reopen": lambda a, v, t: verbs.reopen_work(
-        v, work_id=a.item, at=t, actor=a.actor, reason=a.reason
-    ),
-    "work abandon": lambda a, v, t: verbs.abandon_attempt(
-        v, work_id=a.item, reason=a.reason, at=t, actor=a.actor
-    ),
-}
-
 LEDGERS = get_args(LedgerName)
 
 
-def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:
+def _verb(p: argparse.ArgumentParser, name: VerbName, *, reason: bool) -> None:
     p.add_argument(
         "--reason",
         required=reason,
@@ -79,7 +61,7 @@ def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:
         help="why (required: it is recorded" + ("; for a decision, the answer)" if reason else ")"),
     )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=lambda args: _run(args, VERBS[name]))
+    p.set_defaults(func=lambda args: _run(args, name))
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -115,7 +97,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p = plan.add_parser(verb, help=f"{verb} a proposed plan")
         p.add_argument("goal", metavar="GOAL")
         p.add_argument("plan", metavar="PLAN")
-        _verb(p, f"plan {verb}", reason=needs)
+        _verb(p, cast(VerbName, f"plan {verb}"), reason=needs)
 
     work = sub.add_parser(
         "work", help="govern a work item: accept, retry, cancel, reopen, abandon"
@@ -130,4 +112,4 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p = work.add_parser(verb, help=text)
         p.add_argument("goal", metavar="GOAL")
         p.add_argument("item", metavar="ITEM")
-        _verb(p, f"work {verb}", reason=needs)
+        _verb(p, cast(VerbName, f"work {verb}"), reason=needs)
