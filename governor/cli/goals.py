@@ -19,6 +19,7 @@ from governor.render.text import format_event, format_status, format_summaries
 if TYPE_CHECKING:
     from governor.drive.goals import RunReport
     from governor.drive.runner import RunnerSettings
+    from governor.temporal.names import Driver
 
 # Start-up (issue 12): the driver, the codec and the event models are imported by the
 # commands that use them (the renderers and ``decision`` import none of them), so that
@@ -38,13 +39,29 @@ def cmd_new(args: argparse.Namespace) -> int:
 
     events = goal_from_file(Path(args.goal_file), at=utc_now(), actor=args.actor)
     refuse_secrets(events, args.goal_file)
+    driver = _temporal_driver(args)
     with store_from(args.store) as store:
         view = goals.create_from(store, events)
+        if driver is not None:  # created, then started: a failed start leaves the goal stored
+            from governor.cli.temporal import start_goal  # noqa: PLC0415 - the temporal extra
+
+            start_goal(args, store, view.goal_id, driver)
     if args.json:
         json_line(records.created_record(view))
     else:
         out(view.goal_id)
     return ExitCode.OK
+
+
+def _temporal_driver(args: argparse.Namespace) -> Driver | None:
+    """The server ``new --temporal`` names (checked, with the extra, before anything is stored)."""
+    if not args.temporal:
+        return None
+    from governor.cli.temporal import client_module, driver_from  # noqa: PLC0415 - start-up
+
+    driver = driver_from(args.temporal, None, "--temporal")
+    client_module()
+    return driver
 
 
 def _settings(args: argparse.Namespace) -> RunnerSettings:
@@ -74,10 +91,19 @@ def _report(args: argparse.Namespace, goal_id: str, report: RunReport) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from governor.cli.temporal import follow, temporal_driver  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
 
     with store_from(args.store) as store:
+        goals.exists(store, args.goal)
+        driver = temporal_driver(store, args.goal)
+        if driver is not None:  # Temporal drives it: follow what its workflow records
+            follow(store, args.goal, driver, max_wait_s=args.max_wait, quiet=args.quiet)
+            view, decision = goals.status(store, args.goal)
+            title = view.created.title if view.created else args.goal
+            report = goals.RunReport(decision, goals.outcome_of(decision), 0, title)
+            return _report(args, args.goal, report)
         runner = goals.runner(
             store, args.goal, _settings(args), progress=None if args.quiet else progress
         )
@@ -181,6 +207,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("goal_file", metavar="GOAL_FILE")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="and start it on this Temporal server (governor temporal start; the temporal extra)",
+    )
     p.set_defaults(func=cmd_new)
 
     for name, func, text in (

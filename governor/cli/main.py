@@ -64,6 +64,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "each upstream's shared health: state, outage, next probe, parked goals",
     ),
     "ui": ("ui", "serve a read-only web view of goals, timelines and ledgers (the ui extra)"),
+    "temporal": (
+        "temporal",
+        "drive goals as Temporal workflows: worker, start (the temporal extra)",
+    ),
 }
 """Command -> (its module under ``governor.cli``, its one-line help), in help order."""
 
