@@ -1,0 +1,68 @@
+"""The demo scenarios on Temporal: the same outcome, ledger and events as ``governor run``.
+
+Each scenario runs twice with the same scripted agents: once as ``governor demo`` runs it
+(the LangGraph runner, ``governor run``), once created with ``governor new --temporal``
+and driven by a ``governor temporal worker`` process on a real dev server. Ids and times
+aside, the two histories are the same, event for event.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from governor.demo import HERE, MISSING_GOAL, PLAN_AGENT, STORY_GOAL, run_demo
+from tests.temporal.compare import assert_same_drive, drive_facts
+from tests.temporal.conftest import TemporalProject
+
+
+def reference(scenario: str, folder: Path) -> Path:
+    folder.mkdir()
+    run_demo(scenario, lambda _: None, lambda _: None, lambda _g, _d: None, folder=folder)
+    return folder
+
+
+def test_the_story_runs_the_same_on_temporal(tmp_path: Path, project: TemporalProject) -> None:
+    expected_in = reference("story", tmp_path / "reference")
+    root = project.root
+    shutil.copy(HERE / "story.json", root / "story.json")
+    (root / "goal.toml").write_text(STORY_GOAL)
+    created = project.gov(
+        "new", "goal.toml", "--temporal", project.temporal.address, "--actor", "governor"
+    )
+    assert created.returncode == 0, created.stderr
+    project.worker()
+    project.wait_status("demo-login", {"succeeded", "blocked", "budget_exhausted"})
+    expected = drive_facts(str(expected_in / "governor.db"), "demo-login", expected_in)
+    got = drive_facts(str(root / "governor.db"), "demo-login", root)
+    assert expected["status"] == "succeeded"
+    assert_same_drive(expected, got)
+    assert project.gov("status", "demo-login").stdout.count("lease:") == 0  # released
+
+
+def test_the_missing_binary_runs_the_same_on_temporal(
+    tmp_path: Path, project: TemporalProject
+) -> None:
+    expected_in = reference("missing-binary", tmp_path / "reference")
+    root = project.root
+    shutil.copy(HERE / "missing-binary.json", root / "missing-binary.json")
+    (root / "goal.toml").write_text(MISSING_GOAL)
+    created = project.gov(
+        "new", "goal.toml", "--temporal", project.temporal.address, "--actor", "governor"
+    )
+    assert created.returncode == 0, created.stderr
+    project.worker()
+    project.wait_status("demo-missing-binary", {"blocked"}, blocked_on="environment")
+
+    agent = root / "bin" / "plan-agent"
+    agent.parent.mkdir(exist_ok=True)
+    agent.write_text(PLAN_AGENT)
+    agent.chmod(0o755)
+    followed = project.gov("run", "demo-missing-binary", timeout=600)
+    assert followed.returncode == 0, followed.stdout + followed.stderr
+    assert "is driven by Temporal" in followed.stdout
+
+    expected = drive_facts(str(expected_in / "governor.db"), "demo-missing-binary", expected_in)
+    got = drive_facts(str(root / "governor.db"), "demo-missing-binary", root)
+    assert expected["status"] == "succeeded"
+    assert_same_drive(expected, got)
