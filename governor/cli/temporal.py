@@ -47,7 +47,13 @@ needs the temporal extra: pip install 'governor[temporal]'
 """
 
 
+client_used = False
+"""Whether this process used the Temporal client (``main`` then ends it at once)."""
+
+
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    global client_used  # noqa: PLW0603 - one flag per process, read by governor.cli.main
+    client_used = True
     return asyncio.run(coroutine)
 
 
