@@ -57,10 +57,10 @@ def _temporal_driver(args: argparse.Namespace) -> Driver | None:
     """The server ``new --temporal`` names (checked, with the extra, before anything is stored)."""
     if not args.temporal:
         return None
-    from governor.cli.temporal import client_module, driver_from  # noqa: PLC0415 - start-up
+    from governor.cli.temporal import client_module, driver_from, run_async  # noqa: PLC0415
 
     driver = driver_from(args.temporal, None, "--temporal")
-    client_module()
+    run_async(client_module().reachable(driver))
     return driver
 
 

@@ -25,6 +25,7 @@ from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
     ListSearchAttributesRequest,
 )
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -98,11 +99,15 @@ def translated(driver: Driver, goal_id: str | None = None) -> Iterator[None]:
             raise error(cause.message) from None
         raise CommandRefusedError(f"{goal_id}: the workflow refused it: {cause}") from None
     except RPCError as exc:
-        if exc.status == RPCStatusCode.NOT_FOUND:
-            what = f"goal {goal_id}'s workflow" if goal_id else "it"
+        if exc.status == RPCStatusCode.NOT_FOUND and "namespace" in exc.message.lower():
             raise NotFoundError(
-                f"the Temporal server at {driver.address} has no {what} in namespace "
-                f"{driver.namespace} ({exc.message})"
+                f"the Temporal server at {driver.address} has no namespace {driver.namespace} "
+                f"(temporal operator namespace create {driver.namespace})"
+            ) from None
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise NotFoundError(
+                f"the Temporal server at {driver.address} has no workflow for goal {goal_id} "
+                f"in namespace {driver.namespace}; start it: governor temporal start {goal_id}"
             ) from None
         if exc.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
             raise unreachable(driver, exc) from None
@@ -110,6 +115,15 @@ def translated(driver: Driver, goal_id: str | None = None) -> Iterator[None]:
             f"the Temporal server at {driver.address} refused: {exc.message}",
             what=f"the Temporal server at {driver.address}",
         ) from None
+
+
+async def reachable(driver: Driver) -> None:
+    """Check that the server answers and has the namespace (before anything is stored)."""
+    client = await connect(driver)
+    with translated(driver):
+        await client.workflow_service.describe_namespace(
+            DescribeNamespaceRequest(namespace=driver.namespace)
+        )
 
 
 async def ensure_search_attributes(client: Client, driver: Driver) -> bool:
