@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from temporalio import activity
 from temporalio.client import Client
@@ -40,17 +40,17 @@ from governor.clock import utc_now
 from governor.core.codec import encode
 from governor.core.events import Event, Profile
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView
+from governor.core.view import GoalView, fold
 from governor.drive import goals
 from governor.drive.runner import Runner, RunnerSettings
 from governor.drive.upstreams import MonitorSettings, UpstreamMonitor
 from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError
 from governor.exec.harness import harness_for
 from governor.exec.procinfo import this_machine
-from governor.service.observe import JsonLog
+from governor.service.observe import Counters, JsonLog, Observation
 from governor.store.base import EventStore
 from governor.store.url import open_store
-from governor.temporal.names import WAKE_SIGNAL, Driver
+from governor.temporal.names import READY_SIGNAL, WAKE_SIGNAL, Driver
 from governor.temporal.watch import Contact, supervise
 from governor.temporal.wire import (
     Appended,
@@ -67,6 +67,10 @@ from governor.temporal.wire import (
     Recovery,
     ReprobeRequest,
 )
+
+START_POLL_S: Final = 0.02
+"""How often a ready call looks for its start in the store."""
+SIGNAL_TIMEOUT_S: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,8 @@ class Activities:
     def __init__(self, config: WorkerConfig, client: Client, contact: Contact) -> None:
         self.config, self.client, self.contact = config, client, contact
         self.log = JsonLog(config.log_file, config.env, worker=config.driver.holder)
+        self.observation = Observation(self.log, Counters())
+        """Log lines as ``serve`` writes them: agent calls, upstreams down and up."""
         self.calls = ThreadPoolExecutor(thread_name_prefix="call")
         self._local = threading.local()
         self._profiles: dict[str, Mapping[str, Profile]] = {}
@@ -113,6 +119,7 @@ class Activities:
             goal_id,
             self.settings(holder),
             progress=lambda text: self.log.write("progress", utc_now(), goal=goal_id, text=text),
+            on_upstream=self.observation.upstream,
         )
 
     def monitor(self, store: EventStore) -> UpstreamMonitor:
@@ -122,6 +129,7 @@ class Activities:
             MonitorSettings(c.workdir, c.env, c.driver.holder),
             clock=utc_now,
             harnesses=harness_for,
+            on_change=self.observation.upstream,
         )
 
     def profiles(self, store: EventStore, goal_id: str) -> Mapping[str, Profile]:
@@ -171,6 +179,7 @@ class Activities:
             raise  # the store failed: Temporal tries again (the append is idempotent)
         except GovernorError as exc:  # the store refused the events: nothing was written
             return Appended(False, [], {}, refused=str(exc), refused_as=type(exc).__name__)
+        self.observation.appended(request.events)
         return Appended(True, [], self.health(store, goal_id))
 
     @activity.defn(name="governor.lease")
@@ -205,9 +214,10 @@ class Activities:
     @activity.defn(name="governor.call")
     async def call(self, request: CallRequest) -> Observed:
         """One planner or worker run (see the module rules), heartbeating meanwhile."""
-        run = _Call(self, request)
+        loop = asyncio.get_running_loop()
+        run = _Call(self, request, loop)
         context = contextvars.copy_context()  # the thread heartbeats nothing, but logs and spans
-        running = asyncio.get_running_loop().run_in_executor(self.calls, context.run, run.run)
+        running = loop.run_in_executor(self.calls, context.run, run.run)
         return await supervise(running, run.kill, self.contact)
 
     # ---------------------------------------------------------------- upstreams
@@ -247,10 +257,18 @@ class Activities:
 
 
 class _Call:
-    """One call's run on its thread, and the way to kill its agent from the event loop."""
+    """One call's run on its thread, and the way to kill its agent from the event loop.
 
-    def __init__(self, activities: Activities, request: CallRequest) -> None:
-        self.activities, self.request = activities, request
+    The run: end a lost run's agents; if the upstream the call would reach is known to
+    fail, end at once (``held``: the workflow parks the goal); else signal the workflow
+    that the call is ready, wait until the store holds its start (or the call is
+    cancelled), then run the agent.
+    """
+
+    def __init__(
+        self, activities: Activities, request: CallRequest, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self.activities, self.request, self.loop = activities, request, loop
         self.run_name = request.run_id or request.plan_id or ""
         self.runner: Runner | None = None
         self.killed: str | None = None
@@ -266,10 +284,14 @@ class _Call:
         runner = self.activities.runner(r.goal_id, r.lease.holder)
         runner.lease = r.lease  # agents are recorded under the workflow's lease
         self.runner = runner
-        if self.killed or not _in_flight(runner.view, r):
-            return Observed()  # settled meanwhile: nothing runs
         if r.lost:
             self.end_lost(runner)
+        failing = self.failing(runner)
+        if failing is not None:
+            return Observed(held=failing)
+        self.signal_ready()
+        if not self.wait_started(runner) or not _in_flight(runner.view, r):
+            return Observed()  # cancelled, or settled meanwhile: nothing runs
         try:
             if r.work_id is not None and r.run_id is not None:
                 return Observed(worker=replace(runner.call_worker(r.work_id, r.run_id), prompt=""))
@@ -279,6 +301,34 @@ class _Call:
             raise
         except Exception as exc:  # the crash-loop guard (runner.py): a charged failure
             return Observed(crash=runner.crash_text(exc))
+
+    def failing(self, runner: Runner) -> str | None:
+        """The upstream this call would reach, when it is known to be failing."""
+        created, r = runner.view.created, self.request
+        if created is None:
+            return None
+        item = runner.view.work.get(r.work_id) if r.work_id else None
+        profile = created.profiles[item.spec.profile if item else created.planner]
+        if not runner.monitor.is_failing(profile):
+            return None
+        return runner.monitor.upstream(profile).name
+
+    def signal_ready(self) -> None:
+        handle = self.activities.client.get_workflow_handle(self.request.goal_id)
+        signal = handle.signal(READY_SIGNAL, self.run_name)
+        asyncio.run_coroutine_threadsafe(signal, self.loop).result(timeout=SIGNAL_TIMEOUT_S)
+
+    def wait_started(self, runner: Runner) -> bool:
+        """Fold the store into the runner's view until it holds this call's start; False
+        when the call was cancelled first."""
+        store, r = self.activities.store(), self.request
+        while self.killed is None:
+            events = list(store.load(r.goal_id, after_seq=runner.view.seq))
+            fold(runner.view, events)
+            if any(_starts(e, r) for e in events):
+                return True
+            time.sleep(START_POLL_S)
+        return False
 
     def end_lost(self, runner: Runner) -> None:
         """Make sure the lost runs' agents are gone (the module rules)."""
@@ -290,6 +340,16 @@ class _Call:
         ):
             time.sleep(0.2)
         runner.agents.end_previous(runs=set(r.lost))
+
+
+def _starts(event: Event, request: CallRequest) -> bool:
+    """Whether ``event`` records the start (or continuation) of the request's run."""
+    if request.work_id is not None:
+        return (
+            event.type in ("attempt.started", "attempt.continued")
+            and event.run_id == request.run_id
+        )
+    return event.type in ("plan.requested", "plan.continued") and event.plan_id == request.plan_id
 
 
 def _in_flight(view: GoalView, request: CallRequest) -> bool:

@@ -25,7 +25,7 @@ from typing import Any, Final, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from governor.core import record
 from governor.core.classify import tail
@@ -111,6 +111,8 @@ class GoalDrive:
         self.loaded = False
         self.lock = asyncio.Lock()
         self.calls: dict[str, workflow.ActivityHandle[Observed]] = {}
+        self.ready: dict[str, bool] = {}
+        """Calls that signalled they may run (``_Call``)."""
         self.taken_over: str | None = None
 
     # ------------------------------------------------------------ time and decisions
@@ -135,6 +137,8 @@ class GoalDrive:
                 retry_policy=STORE_RETRY,
             )
         except ActivityError as exc:
+            if isinstance(exc.cause, CancelledError):
+                raise asyncio.CancelledError from exc  # the waiting task was cancelled
             cause = exc.cause.message if isinstance(exc.cause, ApplicationError) else str(exc)
             raise ApplicationError(
                 f"goal {self.goal_id}: {name} failed: {cause}", non_retryable=True
@@ -211,8 +215,8 @@ class GoalDrive:
                     return events
                 fold(self.view, answer.newer)
 
-    async def call(self, request: CallRequest) -> Observed | None:
-        """Run a call; None when it was lost or cancelled (nothing to record)."""
+    def launch(self, request: CallRequest) -> _Call:
+        """Schedule a call; it runs once it has a slot on a worker (see ``_Call``)."""
         name = request.run_id or request.plan_id or ""
         handle = workflow.start_activity(
             "governor.call",
@@ -225,16 +229,7 @@ class GoalDrive:
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
         self.calls[name] = handle
-        try:
-            observed: Observed = await handle
-        except ActivityError as exc:
-            workflow.logger.info(
-                "goal %s: call %s ended without an answer: %s", self.goal_id, name, exc
-            )
-            return None
-        finally:
-            self.calls.pop(name, None)
-        return observed
+        return _Call(self, name, handle)
 
     def cancel_calls(self, runs: set[str] | None = None) -> None:
         """Cancel the calls in flight (those of ``runs`` when given): their agents die."""
@@ -275,21 +270,26 @@ class GoalDrive:
             return []
 
     async def plan(self, action: Plan) -> None:
-        lost: tuple[str, ...] = ()
+        """Ask the planner (a new plan, or the lost one continued) once its call has a slot
+        and its upstream is not known to be failing; record what it came to."""
+        plan_id = action.plan_id or f"p{self.view.plans_used + 1}"
+        lost = (plan_id,) if action.plan_id is not None else ()
+        call = self.launch(self.request(plan_id=plan_id, lost=lost))
+        if not await call.cleared():
+            return
         if action.plan_id is not None:
-            plan_id, lost = action.plan_id, (action.plan_id,)
             events = await self.quietly(
                 lambda v: record.continue_plan(v, plan_id=plan_id, at=self.at())
             )
-            if not events or events[-1].type == "plan.failed":
-                return
+            begun = bool(events) and events[-1].type != "plan.failed"
         else:
-            plan_id = f"p{self.view.plans_used + 1}"
             trigger = action.trigger or "initial"
             build = partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.at())
-            if not await self.quietly(build):
-                return
-        observed = await self.call(self.request(plan_id=plan_id, lost=lost))
+            begun = bool(await self.quietly(build))
+        if not begun:
+            call.cancel()
+            return
+        observed = await call.result()
         if observed is None or (observed.planner is None and observed.crash is None):
             return
         run = observed.planner
@@ -318,18 +318,23 @@ class GoalDrive:
         )
 
     async def dispatch(self, work_ids: tuple[str, ...]) -> None:
-        """Start (or continue) the items' attempts, run their calls at once, record each."""
-        started = [s for w in work_ids if (s := await self.start(w)) is not None]
-        calls = [
-            (
-                w,
-                run_id,
-                asyncio.ensure_future(self.call(self.request(work_id=w, run_id=run_id, lost=lost))),
+        """Start (or continue) the items' attempts as their calls get slots, run them at
+        once, record each finish in plan order."""
+        calls = []
+        for work_id in work_ids:
+            item = self.view.work[work_id]
+            run_id = f"r-{workflow.uuid4().hex[:16]}"
+            lost = (item.run_id,) if item.running and item.run_id is not None else ()
+            calls.append(
+                (
+                    work_id,
+                    run_id,
+                    self.launch(self.request(work_id=work_id, run_id=run_id, lost=lost)),
+                )
             )
-            for w, run_id, lost in started
-        ]
-        for work_id, run_id, call in calls:
-            await self.finish_attempt(work_id, run_id, await call)
+        started = [(w, r, c) for w, r, c in calls if await self.start(w, r, c)]
+        for work_id, run_id, call in started:
+            await self.finish_attempt(work_id, run_id, await call.result())
 
     async def finish_attempt(self, work_id: str, run_id: str, observed: Observed | None) -> None:
         """Record what an attempt's call came to (nothing when it was lost or settled)."""
@@ -352,23 +357,25 @@ class GoalDrive:
             observed.crash,
         )
 
-    async def start(self, work_id: str) -> tuple[str, str, tuple[str, ...]] | None:
-        """Start the item's next attempt, or continue its lost one; None when refused."""
-        item = self.view.work[work_id]
-        run_id = f"r-{workflow.uuid4().hex[:16]}"
-        if item.running and item.run_id is not None:
-            lost = (item.run_id,)
+    async def start(self, work_id: str, run_id: str, call: _Call) -> bool:
+        """Record the item's next attempt (or its lost one's continuation) once its call is
+        cleared to run; False (the call cancelled) when it is not to run now."""
+        if not await call.cleared():
+            return False
+        if self.view.work[work_id].running:
             events = await self.quietly(
                 lambda v: record.continue_attempt(v, work_id=work_id, run_id=run_id, at=self.at())
             )
-            if not events or events[-1].type == "attempt.finished":
-                return None
-            return work_id, run_id, lost
-        if not await self.quietly(
-            lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.at())
-        ):
-            return None
-        return work_id, run_id, ()
+            begun = bool(events) and events[-1].type != "attempt.finished"
+        else:
+            begun = bool(
+                await self.quietly(
+                    lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.at())
+                )
+            )
+        if not begun:
+            call.cancel()
+        return begun
 
     async def finish(
         self,
@@ -427,6 +434,50 @@ class GoalDrive:
 
 
 _RECOVERY: Final[Any] = Recovery | None
+
+
+class _Call:
+    """A call in flight and its two moments.
+
+    A call is scheduled before its run is recorded: once a worker has a slot for it, the
+    call makes sure a lost run's agents are gone and looks at its upstream's health; a
+    healthy one signals ``ready`` (``names.READY_SIGNAL``) and waits for the workflow to
+    record the start, a failing one ends at once (``held``). So a goal never records a
+    start (nor sends a request) for a call that would queue into a known outage: it
+    parks instead (SPEC §11.10).
+    """
+
+    def __init__(
+        self, drive: GoalDrive, name: str, handle: workflow.ActivityHandle[Observed]
+    ) -> None:
+        self.drive, self.name, self.handle = drive, name, handle
+
+    async def cleared(self) -> bool:
+        """Wait until the call may start its run; False when it may not (held or lost)."""
+        d = self.drive
+        await workflow.wait_condition(lambda: self.name in d.ready or self.handle.done())
+        if self.name in d.ready:
+            return True
+        await self.result()
+        await d.refresh()  # what stopped it (its upstream's failing record) decides next
+        return False
+
+    def cancel(self) -> None:
+        self.handle.cancel()
+
+    async def result(self) -> Observed | None:
+        """What the run came to; None when it was lost, cancelled or held."""
+        try:
+            observed: Observed = await self.handle
+        except ActivityError as exc:
+            workflow.logger.info(
+                "goal %s: call %s ended without an answer: %s", self.drive.goal_id, self.name, exc
+            )
+            return None
+        finally:
+            self.drive.calls.pop(self.name, None)
+            self.drive.ready.pop(self.name, None)
+        return None if observed.held else observed
 
 
 def _accept(view: GoalView, *, work_id: str, at: datetime) -> list[Event]:

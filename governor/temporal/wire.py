@@ -130,12 +130,15 @@ class CallRequest:
 @dataclass(frozen=True, slots=True)
 class Observed:
     """What a call came to: a planner's run, a worker's run, or the exception that ended
-    it (``crash``, recorded as the charged failure it is); all None: the run was settled
-    by someone else before it started, so nothing ran."""
+    it (``crash``, recorded as the charged failure it is); ``held``: it did not run, its
+    upstream being known to fail; all None: the run was settled by someone else before it
+    started, so nothing ran."""
 
     planner: PlannerRun | None = None
     worker: WorkerRun | None = None
     crash: str | None = None
+    held: str | None = None
+    """The call did not run: the upstream it would reach is failing (its name)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from governor.core.route import Action, Stop, Wait, acts, route
 from governor.core.summary import summarize
 from governor.errors import GovernorError
 from governor.temporal.names import (
+    READY_SIGNAL,
     SEARCH_ATTRIBUTES,
     STEP_UPDATE,
     VERB_UPDATE,
@@ -101,14 +102,15 @@ class GoalWorkflow:
     async def keep_lease(self) -> None:
         """Renew the goal's lease every third of its TTL while the workflow runs."""
         d = self.drive
-        while True:
-            await workflow.sleep(timedelta(seconds=d.settings.lease_ttl_s / 3))
-            try:
+        try:
+            while True:
+                await workflow.sleep(timedelta(seconds=d.settings.lease_ttl_s / 3))
                 await d.renew()
-            except TakenOver:
-                d.cancel_calls()  # nothing of ours may run beside the new holder
-                self.changed = True
-                return
+        except TakenOver:
+            d.cancel_calls()  # nothing of ours may run beside the new holder
+            self.changed = True
+        except asyncio.CancelledError:
+            return  # the run ends or continues as new
 
     async def pause(self, action: Action, decision: Decision) -> None:
         """Wait for the cooldown's end, an operator, a wake-up or the next re-probe."""
@@ -206,6 +208,11 @@ class GoalWorkflow:
         await workflow.wait_condition(
             lambda: self.cycles >= after or d.view.ended is not None or d.taken_over is not None
         )
+
+    @workflow.signal(name=READY_SIGNAL)
+    def ready(self, run: str) -> None:
+        """A call has its slot and its upstream is not failing: its run may be recorded."""
+        self.drive.ready[run] = True
 
     @workflow.signal(name=WAKE_SIGNAL)
     def wake(self) -> None:
