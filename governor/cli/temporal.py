@@ -109,6 +109,7 @@ def start_goal(args: argparse.Namespace, store: EventStore, goal_id: str, driver
         kill_grace_s=getattr(args, "kill_grace", 10.0),
         reprobe_s=getattr(args, "reprobe", 60.0),
         max_history=getattr(args, "max_history", 4000),
+        store_timeout_s=getattr(args, "store_timeout", 60.0),
     )
     queue = getattr(args, "task_queue", None) or DEFAULT_QUEUE
     return bool(run_async(client_module().start(store, goal_id, driver, queue, settings)))
@@ -253,6 +254,13 @@ def add_drive_options(p: argparse.ArgumentParser) -> None:
         default=60.0,
         metavar="SECONDS",
         help="how often a goal stopped on a missing binary looks again (default 60)",
+    )
+    p.add_argument(
+        "--store-timeout",
+        type=seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="a store activity not done in this long is tried again, e.g. on another worker (default 60)",
     )
     p.add_argument(
         "--max-history",

@@ -78,7 +78,6 @@ STORE_RETRY: Final = RetryPolicy(
     ],
 )
 """Store activities: tried until the store answers; a bug or a missing goal fails at once."""
-STORE_TIMEOUT: Final = timedelta(seconds=120)
 CALL_TIMEOUT: Final = timedelta(days=7)
 """A call's own limit; its agents have theirs (``timeout_s``), and liveness is the heartbeat."""
 REFUSALS: Final[dict[str, type[GovernorError]]] = {
@@ -133,7 +132,7 @@ class GoalDrive:
                 name,
                 arg,
                 result_type=result,
-                start_to_close_timeout=STORE_TIMEOUT,
+                start_to_close_timeout=timedelta(seconds=self.settings.store_timeout_s),
                 retry_policy=STORE_RETRY,
             )
         except ActivityError as exc:

@@ -37,6 +37,9 @@ class DriveSettings:
     """How often a goal stopped on a missing binary looks for it again."""
     max_history: int = 4000
     """Temporal history events after which the workflow continues as new."""
+    store_timeout_s: float = 60.0
+    """A store activity (an append, a load) not done in this long is tried again (it is
+    safe to: its worker may have died)."""
     visibility: bool = True
     """Keep the search attributes (``names.SEARCH_ATTRIBUTES``) and the memo."""
 

@@ -217,6 +217,24 @@ class TemporalProject(Project):
             time.sleep(0.2)
 
 
+def start_all(project: TemporalProject, goal_ids: list[str], settings: Any = None) -> None:
+    """Start every goal's workflow (what ``governor temporal start`` does, in one process)."""
+    from contextlib import closing
+
+    from governor.store import open_store
+    from governor.temporal.client import start
+    from governor.temporal.names import DEFAULT_QUEUE, Driver
+
+    driver = Driver(project.temporal.address, project.temporal.namespace)
+
+    async def run() -> None:
+        with closing(open_store(project.env["GOVERNOR_STORE"])) as store:
+            for goal_id in goal_ids:
+                await start(store, goal_id, driver, DEFAULT_QUEUE, settings)
+
+    asyncio.run(run())
+
+
 @pytest.fixture
 def project(tmp_path: Path, temporal: Temporal) -> Iterator[TemporalProject]:
     here = TemporalProject(tmp_path, temporal)

@@ -14,7 +14,6 @@ from the histories, never from how fast the machine is:
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import time
 from contextlib import closing
@@ -22,7 +21,6 @@ from pathlib import Path
 
 from governor.drive import goals
 from governor.store import open_store
-from governor.temporal.names import DEFAULT_QUEUE, Driver
 from governor.temporal.wire import DriveSettings
 from tests.e2e.test_fleet_outage import (
     BACKOFF,
@@ -35,7 +33,7 @@ from tests.e2e.test_fleet_outage import (
 )
 from tests.fakevendor.clis import codex_env, require_cli
 from tests.fakevendor.server import FakeVendor
-from tests.temporal.conftest import TemporalProject
+from tests.temporal.conftest import TemporalProject, start_all
 
 __all__ = ["vendor"]  # the fake vendor fixture of the serve test, reused
 
@@ -43,20 +41,6 @@ GOALS = 50
 WORKERS = 2
 CALLS = 4
 """Call slots per worker: at most WORKERS * CALLS calls are in flight when the outage begins."""
-
-
-def start_all(project: TemporalProject, goal_ids: list[str]) -> None:
-    """Start every goal's workflow (what ``governor temporal start`` does, in one process)."""
-    from governor.temporal.client import start
-
-    driver = Driver(project.temporal.address, project.temporal.namespace)
-
-    async def run() -> None:
-        with closing(open_store(project.env["GOVERNOR_STORE"])) as store:
-            for goal_id in goal_ids:
-                await start(store, goal_id, driver, DEFAULT_QUEUE, DriveSettings(lease_ttl_s=60))
-
-    asyncio.run(run())
 
 
 def test_an_outage_parks_the_temporal_fleet_and_it_resumes_by_itself(
@@ -72,7 +56,7 @@ def test_an_outage_parks_the_temporal_fleet_and_it_resumes_by_itself(
     with closing(open_store(url)) as store:
         for goal_id in ids:
             goals.create(store, project.goal_file(goal_id, codex, codex, **policy))
-    start_all(project, ids)
+    start_all(project, ids, DriveSettings(lease_ttl_s=60))
     for _ in range(WORKERS):
         project.worker("--max-concurrent-calls", str(CALLS))
 
