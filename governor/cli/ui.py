@@ -74,6 +74,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
             refresh_s=args.refresh_s,
             per_page=args.page_size,
             allowed_hosts=allowed_hosts_for(args.host),
+            temporal_ui=args.temporal_ui,
         )
         sock = bind(args.host, args.port)
         err(f"governor ui: serving {url_of(sock)} (read-only; Ctrl-C stops)")
@@ -114,6 +115,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--page-size", type=whole_in(1, MAX_PAGE), default=50, metavar="N",
         help="goals per page of the list (default 50)",
+    )  # fmt: skip
+    p.add_argument(
+        "--temporal-ui", metavar="URL",
+        help="Temporal's Web UI (e.g. http://127.0.0.1:8233): goals Temporal drives link to their workflow there",
     )  # fmt: skip
     # nothing is recorded, so no actor: hidden, and so not added by the common options
     p.add_argument("--actor", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

@@ -129,13 +129,15 @@ class Runner:
         harnesses: HarnessFactory = harness_for,
         observer: Observer | None = None,
         on_upstream: OnChange | None = None,
+        view: GoalView | None = None,
     ) -> None:
         self.store, self.goal_id, self.settings = store, goal_id, settings
         self.harnesses, self.observer = harnesses, observer
         self.clock, self.sleep, self.ids = clock, sleep, ids
         self.runtime = runtime or Runtime(sleep=sleep)
         self.progress = progress or (lambda _message: None)
-        self.view = project(store.load(goal_id))
+        self.view = project(store.load(goal_id)) if view is None else view
+        """The goal folded from the store (``view``: one folded already, brought up to date)."""
         self.monitor = UpstreamMonitor(
             store,
             MonitorSettings(settings.workdir, self._env(), settings.holder),
@@ -154,6 +156,8 @@ class Runner:
             clock=clock,
             progress=self.progress,
         )
+        if view is not None:
+            self.refresh()
 
     # ------------------------------------------------------------ plumbing
 

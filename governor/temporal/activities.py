@@ -41,7 +41,6 @@ from governor.core.codec import encode
 from governor.core.events import Event, Profile
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView, fold
-from governor.drive import goals
 from governor.drive.runner import Runner, RunnerSettings
 from governor.drive.upstreams import MonitorSettings, UpstreamMonitor
 from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError
@@ -71,6 +70,8 @@ from governor.temporal.wire import (
 START_POLL_S: Final = 0.02
 """How often a ready call looks for its start in the store."""
 SIGNAL_TIMEOUT_S: Final = 60.0
+VIEWS_KEPT: Final = 256
+"""Goals whose latest view a worker process keeps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +89,22 @@ class WorkerConfig:
 class Activities:
     """The activities one worker process hosts; see the module rules."""
 
-    def __init__(self, config: WorkerConfig, client: Client, contact: Contact) -> None:
+    def __init__(
+        self, config: WorkerConfig, client: Client, contact: Contact, *, max_calls: int = 8
+    ) -> None:
         self.config, self.client, self.contact = config, client, contact
         self.log = JsonLog(config.log_file, config.env, worker=config.driver.holder)
         self.observation = Observation(self.log, Counters())
         """Log lines as ``serve`` writes them: agent calls, upstreams down and up."""
-        self.calls = ThreadPoolExecutor(thread_name_prefix="call")
+        self.calls = ThreadPoolExecutor(max_calls, thread_name_prefix="call")
+        """One thread per call slot: a call waits on its thread for its start to be recorded."""
+        self.probes = ThreadPoolExecutor(4, thread_name_prefix="probe")
         self._local = threading.local()
         self._profiles: dict[str, Mapping[str, Profile]] = {}
+        self._views: dict[str, GoalView] = {}
+        """The latest view of each goal this process folded: a call copies it and folds
+        only what was appended since (a goal of thousands of events is not re-read)."""
+        self._views_lock = threading.Lock()
 
     # ---------------------------------------------------------------- plumbing
 
@@ -114,13 +123,29 @@ class Activities:
         )
 
     def runner(self, goal_id: str, holder: str) -> Runner:
-        return goals.runner(
+        """A runner of the goal, its view up to date (from this process's last one)."""
+        with self._views_lock:
+            known = self._views.get(goal_id)
+            view = known.copy() if known is not None else None
+        runner = Runner(
             self.store(),
             goal_id,
             self.settings(holder),
             progress=lambda text: self.log.write("progress", utc_now(), goal=goal_id, text=text),
+            harnesses=harness_for,
             on_upstream=self.observation.upstream,
+            view=view,
         )
+        self.keep(runner.view)
+        return runner
+
+    def keep(self, view: GoalView) -> None:
+        """Remember a copy of ``view`` if it is the newest of its goal."""
+        with self._views_lock:
+            known = self._views.pop(view.goal_id, None)
+            self._views[view.goal_id] = known if known and known.seq >= view.seq else view.copy()
+            if len(self._views) > VIEWS_KEPT:
+                del self._views[next(iter(self._views))]  # the least recently used
 
     def monitor(self, store: EventStore) -> UpstreamMonitor:
         c = self.config
@@ -228,7 +253,7 @@ class Activities:
         parked on that upstream when it changed the record."""
         loop = asyncio.get_running_loop()
         context = contextvars.copy_context()
-        probed, after = await loop.run_in_executor(self.calls, context.run, self._probe, request)
+        probed, after = await loop.run_in_executor(self.probes, context.run, self._probe, request)
         if after is not None:
             await self._wake(after, request.goal_id)
         return probed
@@ -245,7 +270,7 @@ class Activities:
         """Signal the workflows of the goals parked on ``record``'s upstream."""
         loop = asyncio.get_running_loop()
         summaries = await loop.run_in_executor(
-            self.calls, lambda: self.store().goals(statuses=["waiting"])
+            self.probes, lambda: self.store().goals(statuses=["waiting"])
         )
         for summary in summaries:
             if summary.upstream == record.upstream and summary.goal_id != prober:

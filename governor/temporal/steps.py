@@ -317,22 +317,24 @@ class GoalDrive:
         )
 
     async def dispatch(self, work_ids: tuple[str, ...]) -> None:
-        """Start (or continue) the items' attempts as their calls get slots, run them at
+        """Start (or continue) the items' attempts as their calls get slots (in the order
+        they do: a call holding a slot never waits on one that has none), run them at
         once, record each finish in plan order."""
-        calls = []
+        pending = []
         for work_id in work_ids:
             item = self.view.work[work_id]
             run_id = f"r-{workflow.uuid4().hex[:16]}"
             lost = (item.run_id,) if item.running and item.run_id is not None else ()
-            calls.append(
-                (
-                    work_id,
-                    run_id,
-                    self.launch(self.request(work_id=work_id, run_id=run_id, lost=lost)),
-                )
-            )
-        started = [(w, r, c) for w, r, c in calls if await self.start(w, r, c)]
-        for work_id, run_id, call in started:
+            call = self.launch(self.request(work_id=work_id, run_id=run_id, lost=lost))
+            pending.append((work_id, run_id, call))
+        started = []
+        while pending:
+            await workflow.wait_condition(lambda: any(c.settled() for _, _, c in pending))
+            for entry in [p for p in pending if p[2].settled()]:
+                pending.remove(entry)
+                if await self.start(*entry):
+                    started.append(entry)
+        for work_id, run_id, call in sorted(started, key=lambda e: work_ids.index(e[0])):
             await self.finish_attempt(work_id, run_id, await call.result())
 
     async def finish_attempt(self, work_id: str, run_id: str, observed: Observed | None) -> None:
@@ -451,10 +453,14 @@ class _Call:
     ) -> None:
         self.drive, self.name, self.handle = drive, name, handle
 
+    def settled(self) -> bool:
+        """Whether the call is cleared to run, or ended without being."""
+        return self.name in self.drive.ready or self.handle.done()
+
     async def cleared(self) -> bool:
         """Wait until the call may start its run; False when it may not (held or lost)."""
         d = self.drive
-        await workflow.wait_condition(lambda: self.name in d.ready or self.handle.done())
+        await workflow.wait_condition(self.settled)
         if self.name in d.ready:
             return True
         await self.result()

@@ -60,7 +60,7 @@ async def serve(settings: WorkerSettings, stopping: asyncio.Event | None = None)
     stopping = stopping or _on_signals()
     contact = Contact(client)
     contact.start()
-    hosted = Activities(config, client, contact)
+    hosted = Activities(config, client, contact, max_calls=settings.max_concurrent_calls)
     store_activities, calls = activities_of(hosted)
     graceful = timedelta(seconds=settings.graceful_s)
     hosted.log.write(
@@ -94,6 +94,7 @@ async def serve(settings: WorkerSettings, stopping: asyncio.Event | None = None)
         finally:
             contact.stop()
             hosted.calls.shutdown(wait=False, cancel_futures=True)
+            hosted.probes.shutdown(wait=False, cancel_futures=True)
             hosted.log.write("worker.stopped", utc_now())
             hosted.log.close()
 

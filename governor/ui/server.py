@@ -43,9 +43,10 @@ from governor.clock import utc_now
 from governor.core.events import ID_PATTERN
 from governor.errors import GovernorError, InputError, NotFoundError, UnavailableError
 from governor.store.base import EventStore
+from governor.temporal.names import driver_of, workflow_url
 from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
 from governor.ui.goal_page import goal_main
-from governor.ui.layout import document
+from governor.ui.layout import document, link
 from governor.ui.list_page import list_main
 from governor.ui.markup import Html, el, join
 
@@ -91,6 +92,8 @@ class UiSettings:
     advice_wait_s: float = 0.25
     """How long a goal's page waits for ``explain``'s advice before it is shown without."""
     clock: Callable[[], datetime] = utc_now
+    temporal_ui: str | None = None
+    """Temporal's Web UI: a goal Temporal drives links to its workflow's page there."""
 
 
 def _page(settings: UiSettings, title: str, main: Html, status_code: int = 200) -> HTMLResponse:
@@ -111,6 +114,22 @@ def _error(settings: UiSettings, exc: GovernorError) -> HTMLResponse:
 
 def _number(text: str | None, default: int) -> int:
     return int(text) if text and text.isdigit() and len(text) < 10 else default
+
+
+def workflow_link(ui: str, store: EventStore, goal_id: str) -> Html:
+    """A link to the goal's workflow in Temporal's Web UI, when Temporal drives the goal
+    (its lease says so); nothing otherwise."""
+    lease = store.current_lease(goal_id)
+    driver = driver_of(lease.holder if lease else None)
+    if driver is None:
+        return Html("")
+    url = workflow_url(ui, driver.namespace, goal_id)
+    return el(
+        "p",
+        f"Driven by Temporal ({driver.describe()}): ",
+        link(url, "its workflow"),
+        class_="temporal",
+    )
 
 
 def make_app(store: EventStore, settings: UiSettings) -> Asgi:
@@ -142,6 +161,8 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
                 store, goal_id, now, store_arg=settings.store_arg, explanations=explanations
             )
             main = goal_main(page, now)
+            if settings.temporal_ui:
+                main = join([main, workflow_link(settings.temporal_ui, store, goal_id)])
         except GovernorError as exc:
             return _error(settings, exc)
         return _page(settings, goal_id, main)
