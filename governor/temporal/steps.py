@@ -28,7 +28,6 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from governor.core import record
-from governor.core.classify import tail
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
@@ -37,13 +36,14 @@ from governor.core.route import Accept, Action, Apply, Dispatch, Park, Plan, Res
 from governor.core.summary import summarize
 from governor.core.verbs import accept_work, reject_plan
 from governor.core.view import GoalView, fold
-from governor.drive.runner import finish_events, recovered
+from governor.drive.runner import recovered
 from governor.errors import (
     CommandRefusedError,
     GovernorError,
     InputError,
     NotFoundError,
 )
+from governor.temporal.calls import Call, Run, crash_text, finishes, starts
 from governor.temporal.names import agents_queue
 from governor.temporal.wire import (
     Appended,
@@ -111,7 +111,7 @@ class GoalDrive:
         self.lock = asyncio.Lock()
         self.calls: dict[str, workflow.ActivityHandle[Observed]] = {}
         self.ready: dict[str, bool] = {}
-        """Calls that signalled they may run (``_Call``)."""
+        """Calls that signalled they may run (``Call``)."""
         self.taken_over: str | None = None
 
     # ------------------------------------------------------------ time and decisions
@@ -214,8 +214,8 @@ class GoalDrive:
                     return events
                 fold(self.view, answer.newer)
 
-    def launch(self, request: CallRequest) -> _Call:
-        """Schedule a call; it runs once it has a slot on a worker (see ``_Call``)."""
+    def launch(self, request: CallRequest) -> Call:
+        """Schedule a call; it runs once it has a slot on a worker (see ``Call``)."""
         name = request.run_id or request.plan_id or ""
         handle = workflow.start_activity(
             "governor.call",
@@ -228,7 +228,7 @@ class GoalDrive:
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
         self.calls[name] = handle
-        return _Call(self, name, handle)
+        return Call(self, name, handle)
 
     def cancel_calls(self, runs: set[str] | None = None) -> None:
         """Cancel the calls in flight (those of ``runs`` when given): their agents die."""
@@ -319,64 +319,60 @@ class GoalDrive:
     async def dispatch(self, work_ids: tuple[str, ...]) -> None:
         """Start (or continue) the items' attempts as their calls get slots (in the order
         they do: a call holding a slot never waits on one that has none), run them at
-        once, record each finish in plan order."""
+        once, record the finishes in plan order. Starts cleared together are recorded in
+        one append, and so are finishes that arrive together."""
         pending = []
         for work_id in work_ids:
             item = self.view.work[work_id]
             run_id = f"r-{workflow.uuid4().hex[:16]}"
             lost = (item.run_id,) if item.running and item.run_id is not None else ()
             call = self.launch(self.request(work_id=work_id, run_id=run_id, lost=lost))
-            pending.append((work_id, run_id, call))
-        started = []
+            pending.append(Run(work_id, run_id, call))
+        started: list[Run] = []
         while pending:
-            await workflow.wait_condition(lambda: any(c.settled() for _, _, c in pending))
-            for entry in [p for p in pending if p[2].settled()]:
-                pending.remove(entry)
-                if await self.start(*entry):
-                    started.append(entry)
-        for work_id, run_id, call in sorted(started, key=lambda e: work_ids.index(e[0])):
-            await self.finish_attempt(work_id, run_id, await call.result())
+            await workflow.wait_condition(lambda: any(r.call.settled() for r in pending))
+            ready = [r for r in pending if r.call.settled()]
+            pending[:] = [r for r in pending if r not in ready]
+            started += await self.begin_runs([r for r in ready if await r.call.cleared()])
+        order = sorted(started, key=lambda r: work_ids.index(r.work_id))
+        while order:
+            batch = [order.pop(0)]
+            observed = [await batch[0].call.result()]
+            while order and order[0].call.handle.done():
+                batch.append(order.pop(0))
+                observed.append(await batch[-1].call.result())
+            done = [
+                (r, o) for r, o in zip(batch, observed, strict=True) if o and (o.worker or o.crash)
+            ]
+            await self.finish_runs(done)
 
-    async def finish_attempt(self, work_id: str, run_id: str, observed: Observed | None) -> None:
-        """Record what an attempt's call came to (nothing when it was lost or settled)."""
-        if observed is None or (observed.worker is None and observed.crash is None):
+    async def begin_runs(self, runs: list[Run]) -> list[Run]:
+        """Record the starts (or continuations) of cleared runs in one append; the runs
+        that may go on (the others' calls are cancelled)."""
+        begun: list[Run] = []
+        if runs:
+            await self.record(starts(runs, self.at(), begun))
+        for run in runs:
+            if run not in begun:
+                run.call.cancel()
+        return list(begun)
+
+    async def finish_runs(self, done: list[tuple[Run, Observed]]) -> None:
+        """Record what the runs came to, in one append (one at a time if the store refuses
+        the batch: the one it refuses is then recorded as the charged failure it is)."""
+        if not done:
             return
-        run = observed.worker
-        await self.finish(
-            None
-            if run is None
-            else partial(finish_events, work_id=work_id, run_id=run_id, run=run, at=self.at()),
-            lambda error: partial(
-                record.finish_attempt,
-                work_id=work_id,
-                run_id=run_id,
-                at=self.at(),
-                outcome="failed",
-                error=error,
-            ),
-            lambda: self.view.work[work_id].running and self.view.work[work_id].run_id == run_id,
-            observed.crash,
-        )
-
-    async def start(self, work_id: str, run_id: str, call: _Call) -> bool:
-        """Record the item's next attempt (or its lost one's continuation) once its call is
-        cleared to run; False (the call cancelled) when it is not to run now."""
-        if not await call.cleared():
-            return False
-        if self.view.work[work_id].running:
-            events = await self.quietly(
-                lambda v: record.continue_attempt(v, work_id=work_id, run_id=run_id, at=self.at())
-            )
-            begun = bool(events) and events[-1].type != "attempt.finished"
-        else:
-            begun = bool(
-                await self.quietly(
-                    lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.at())
-                )
-            )
-        if not begun:
-            call.cancel()
-        return begun
+        at = self.at()
+        try:
+            await self.quietly(finishes(done, at))
+        except InputError as exc:  # the store refused an event (it would not read back)
+            if len(done) > 1:
+                for one in done:
+                    await self.finish_runs([one])
+                return
+            run, _ = done[0]
+            crash = crash_text(exc)
+            await self.quietly(finishes([(run, Observed(crash=crash))], at))
 
     async def finish(
         self,
@@ -394,11 +390,11 @@ class GoalDrive:
             except GovernorError as exc:
                 if not in_flight():
                     return []  # settled meanwhile (an operator's abandon, review or cancel)
-                crash = _crash_text(exc)
+                crash = crash_text(exc)
             except Exception as exc:  # a reply the core cannot record: charged, not looped
                 if not in_flight():
                     return []
-                crash = _crash_text(exc)
+                crash = crash_text(exc)
         if crash is None or not in_flight():
             return []
         return await self.quietly(failure(crash))
@@ -437,54 +433,6 @@ class GoalDrive:
 _RECOVERY: Final[Any] = Recovery | None
 
 
-class _Call:
-    """A call in flight and its two moments.
-
-    A call is scheduled before its run is recorded: once a worker has a slot for it, the
-    call makes sure a lost run's agents are gone and looks at its upstream's health; a
-    healthy one signals ``ready`` (``names.READY_SIGNAL``) and waits for the workflow to
-    record the start, a failing one ends at once (``held``). So a goal never records a
-    start (nor sends a request) for a call that would queue into a known outage: it
-    parks instead (SPEC §11.10).
-    """
-
-    def __init__(
-        self, drive: GoalDrive, name: str, handle: workflow.ActivityHandle[Observed]
-    ) -> None:
-        self.drive, self.name, self.handle = drive, name, handle
-
-    def settled(self) -> bool:
-        """Whether the call is cleared to run, or ended without being."""
-        return self.name in self.drive.ready or self.handle.done()
-
-    async def cleared(self) -> bool:
-        """Wait until the call may start its run; False when it may not (held or lost)."""
-        d = self.drive
-        await workflow.wait_condition(self.settled)
-        if self.name in d.ready:
-            return True
-        await self.result()
-        await d.refresh()  # what stopped it (its upstream's failing record) decides next
-        return False
-
-    def cancel(self) -> None:
-        self.handle.cancel()
-
-    async def result(self) -> Observed | None:
-        """What the run came to; None when it was lost, cancelled or held."""
-        try:
-            observed: Observed = await self.handle
-        except ActivityError as exc:
-            workflow.logger.info(
-                "goal %s: call %s ended without an answer: %s", self.drive.goal_id, self.name, exc
-            )
-            return None
-        finally:
-            self.drive.calls.pop(self.name, None)
-            self.drive.ready.pop(self.name, None)
-        return None if observed.held else observed
-
-
 def _accept(view: GoalView, *, work_id: str, at: datetime) -> list[Event]:
     return accept_work(view, work_id=work_id, at=at, actor="governor")
 
@@ -495,8 +443,3 @@ def _parked_profile(decision: Decision) -> str | None:
     if decision.next_action != "wait" or outage is None or not outage.profiles:
         return None
     return outage.profiles[0]
-
-
-def _crash_text(exc: BaseException) -> str:
-    text = f"governor could not record the run ({type(exc).__name__}: {exc})"
-    return tail(text.encode("utf-8", "backslashreplace").decode("utf-8"))

@@ -36,7 +36,11 @@ echo "{\\"status\\": \\"failed\\", \\"summary\\": \\"not yet: $word\\"}"
 def test_a_goal_of_thousands_of_events_continues_as_new(project: TemporalProject) -> None:
     worker = {"harness": "command", "args": [project.script("fail", FAILING)], "max_attempts": 1}
     scripts = [
-        {"name": "plan", "match": "role: planner", "steps": [{"reply": plan(*ITEMS)}, {"reply": COMPLETE}]}
+        {
+            "name": "plan",
+            "match": "role: planner",
+            "steps": [{"reply": plan(*ITEMS)}, {"reply": COMPLETE}],
+        }
     ]
     planner = {"harness": "scripted", "args": [project.scenario("planner.json", scripts)]}
     policy = {
@@ -48,7 +52,9 @@ def test_a_goal_of_thousands_of_events_continues_as_new(project: TemporalProject
     project.goal("long", planner, worker, **policy)
     start_all(project, ["long"], DriveSettings(max_history=600))
     project.worker("--max-concurrent-calls", str(len(ITEMS)))
-    status = project.wait_status("long", {"succeeded", "blocked", "budget_exhausted"}, within_s=1800)
+    status = project.wait_status(
+        "long", {"succeeded", "blocked", "budget_exhausted"}, within_s=1800
+    )
 
     with closing(open_store(project.env["GOVERNOR_STORE"])) as store:
         events = list(store.load("long"))
@@ -57,6 +63,8 @@ def test_a_goal_of_thousands_of_events_continues_as_new(project: TemporalProject
     charged = status["ledger"]["attempts"]["charged"]
     assert charged == ATTEMPTS * len(ITEMS)
     assert validate_events(events).seq == len(events)  # raises on an invalid history
-    runs = [name for name, _ in asyncio.run(histories(project.temporal)) if name.startswith("long.")]
+    runs = [
+        name for name, _ in asyncio.run(histories(project.temporal)) if name.startswith("long.")
+    ]
     assert len(runs) >= 3, f"the workflow continued as new only {len(runs) - 1} times"
     print(f"long-goal events={len(events)} workflow_runs={len(runs)}")

@@ -12,7 +12,7 @@ from tests.ui.serve import start_ui
 
 
 def page(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - our loopback server
+    with urllib.request.urlopen(url, timeout=60) as response:
         return str(response.read().decode())
 
 
@@ -24,7 +24,9 @@ def test_the_goal_page_links_to_the_workflow_of_a_goal_temporal_drives(tmp_path:
     db = str(tmp_path / "governor.db")
     with closing(open_store(db)) as store:
         store.acquire_lease("driven", "temporal:prod@temporal.internal:7233", ttl_s=600)
-    server = start_ui("--store", db, "--port", "0", "--temporal-ui", "http://temporal.internal:8233/")
+    server = start_ui(
+        "--store", db, "--port", "0", "--temporal-ui", "http://temporal.internal:8233/"
+    )
     try:
         driven = page(server.at("/goals/driven"))
         local = page(server.at("/goals/local"))
