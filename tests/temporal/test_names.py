@@ -17,7 +17,8 @@ def test_an_address_is_host_and_port(address: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "address", ["", "7233", "host:", ":7233", "host:0", "host:65536", "http://host:7233", "a b:1", "-x:1"]
+    "address",
+    ["", "7233", "host:", ":7233", "host:0", "host:65536", "http://host:7233", "a b:1", "-x:1"],
 )
 def test_anything_else_is_refused_naming_where_it_came_from(address: str) -> None:
     with pytest.raises(InputError, match=r"^--temporal: .* is not a Temporal server address"):

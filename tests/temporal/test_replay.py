@@ -55,9 +55,7 @@ def test_a_history_the_code_would_not_have_made_fails_to_replay() -> None:
     from temporalio.workflow import NondeterminismError
 
     history = json.loads(FILES[0].read_text())
-    scheduled = [
-        e for e in history["events"] if "activityTaskScheduledEventAttributes" in e
-    ]
+    scheduled = [e for e in history["events"] if "activityTaskScheduledEventAttributes" in e]
     scheduled[1]["activityTaskScheduledEventAttributes"]["activityType"]["name"] = "governor.other"
     with pytest.raises(NondeterminismError):
         replay(json.dumps(history), FILES[0].stem)
