@@ -113,19 +113,20 @@ class GoalWorkflow:
             return  # the run ends or continues as new
 
     async def pause(self, action: Action, decision: Decision) -> None:
-        """Wait for the cooldown's end, an operator, a wake-up or the next re-probe."""
+        """Wait for the cooldown's end, an operator, a wake-up or the next re-probe — at
+        most a lease TTL, so a long wait still looks at the store and continues as new."""
         d = self.drive
-        seconds: float | None = None
+        seconds = d.settings.lease_ttl_s
         if isinstance(action, Wait) and action.until is not None:
-            seconds = (action.until - workflow.now()).total_seconds()
+            seconds = min(seconds, (action.until - workflow.now()).total_seconds())
         elif isinstance(action, Stop) and decision.blocked_on == "environment":
-            seconds = d.settings.reprobe_s
-        if seconds is None or seconds > 0:
+            seconds = min(seconds, d.settings.reprobe_s)
+        if seconds > 0:
             self.idle = True
             try:
                 await workflow.wait_condition(
                     lambda: self.changed or d.taken_over is not None,
-                    timeout=timedelta(seconds=seconds) if seconds is not None else None,
+                    timeout=timedelta(seconds=seconds),
                 )
             except TimeoutError:
                 pass
