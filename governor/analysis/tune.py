@@ -57,13 +57,15 @@ def parse_grid(specs: Sequence[str]) -> Grid:
 
 
 def _values(name: str, text: str) -> list[Any]:
+    from governor.core.durations import duration_or_same  # noqa: PLC0415 - with the parser
     from governor.core.policy import parse_assignments  # noqa: PLC0415 - one parser of values
 
+    read = duration_or_same if name.endswith("_s") else (lambda value: value)
     if ".." in text:
         low, _, rest = text.partition("..")
         high, _, step = rest.partition(":")
-        a, b = parse_assignments(f"x={low}")["x"], parse_assignments(f"x={high}")["x"]
-        s = parse_assignments(f"x={step}")["x"] if step else 1
+        a, b = (read(parse_assignments(f"x={v}")["x"]) for v in (low, high))
+        s = read(parse_assignments(f"x={step}")["x"]) if step else 1
         numbers = all(isinstance(v, int | float) and math.isfinite(v) for v in (a, b, s))
         if not numbers or s <= 0 or b < a:
             raise PolicyError(
@@ -75,7 +77,7 @@ def _values(name: str, text: str) -> list[Any]:
             type(a)(a + i * s) if isinstance(a, int) and isinstance(s, int) else a + i * s
             for i in range(count)
         ]
-    return [parse_assignments(f"x={v}")["x"] for v in text.split(",")]
+    return [read(parse_assignments(f"x={v}")["x"]) for v in text.split(",")]
 
 
 MAX_CANDIDATES: Final = 10_000

@@ -50,6 +50,8 @@ class ExitCode(IntEnum):
     """The goal was cancelled."""
     AWAITING_REVIEW = 14
     """The goal waits for an operator to review a plan or work."""
+    INTERRUPTED = 130
+    """Ctrl-C (SIGINT) ended the command; ``--watch``: watching stopped, the goal goes on."""
 
 
 ERROR_CODES: Final[tuple[tuple[type[GovernorError], ExitCode], ...]] = (

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
-from governor.cli.io import json_line, out, progress, store_from
+from governor.cli.io import err, json_line, out, progress, store_from
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
 from governor.core.decision import Status, stamp
+from governor.errors import InputError
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summaries
 
@@ -84,29 +85,29 @@ def _report(args: argparse.Namespace, goal_id: str, report: RunReport) -> int:
     if args.json:
         json_line(records.run_record(goal_id, report.outcome, decision))
     else:
-        out(format_status(goal_id, report.title, decision))
+        out(format_status(goal_id, report.title, decision), colour=True)
     if report.outcome == "waiting" and decision.status not in ("blocked", "budget_exhausted"):
         return ExitCode.WAITING
     return STATUS_CODES.get(decision.status, ExitCode.OK)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from governor.cli.temporal import follow, temporal_driver  # noqa: PLC0415 - start-up
+    from governor.cli.watch import live_run, watch  # noqa: PLC0415 - start-up
+
+    if args.watch:
+        return watch(args, as_run=True)
+    from governor.cli.temporal import temporal_driver, to_follow  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
 
     with store_from(args.store) as store:
         goals.exists(store, args.goal)
         driver = temporal_driver(store, args.goal)
-        if driver is not None:  # Temporal drives it: follow what its workflow records
-            follow(store, args.goal, driver, max_wait_s=args.max_wait, quiet=args.quiet)
-            view, decision = goals.status(store, args.goal)
-            title = view.created.title if view.created else args.goal
-            report = goals.RunReport(decision, goals.outcome_of(decision), 0, title)
-            return _report(args, args.goal, report)
-        runner = goals.runner(
-            store, args.goal, _settings(args), progress=None if args.quiet else progress
-        )
+    if driver is not None:  # Temporal drives it: say so, let it look again, follow it
+        to_follow(args.goal, driver, quiet=args.quiet)
+        return watch(args, as_run=True)
+    with store_from(args.store) as store, live_run(args.quiet) as (shown, calls):
+        runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
         report = run(runner)
     return _report(args, args.goal, report)
 
@@ -124,7 +125,15 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     if args.goal is None:
+        if args.watch:
+            raise InputError(
+                "status --watch follows one goal: give its id (governor status GOAL --watch)"
+            )
         return cmd_list(args)
+    if args.watch:
+        from governor.cli.watch import watch  # noqa: PLC0415 - start-up
+
+        return watch(args, as_run=False)
     from governor.core.charges import describe, last_runs  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
 
@@ -136,7 +145,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         json_line(records.status_record(view, decision, lease))
     else:
         runs = [(what, describe(event)) for what, event in last_runs(view)]
-        out(format_status(view.goal_id, view.created.title if view.created else "", decision, runs))
+        title = view.created.title if view.created else ""
+        out(format_status(view.goal_id, title, decision, runs), colour=True)
         if lease is not None:
             out(f"lease: held by {lease.holder} until {stamp(lease.expires_at)}")
     return ExitCode.OK
@@ -153,7 +163,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         from governor.store.url import describe_store  # noqa: PLC0415 - start-up
 
-        out(format_summaries(describe_store(args.store), rows, getattr(args, "status", None) or ()))
+        statuses = getattr(args, "status", None) or ()
+        out(format_summaries(describe_store(args.store), rows, statuses), colour=True)
     return ExitCode.OK
 
 
@@ -188,17 +199,41 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """Import each history (a folder's ``*.jsonl``) in its own transaction, with progress;
+    a file that fails is one line on stderr and the others go on."""
+    from governor.cli.exit_codes import exit_code_for  # noqa: PLC0415 - start-up
+    from governor.cli.live import Meter  # noqa: PLC0415 - start-up
+    from governor.errors import GovernorError  # noqa: PLC0415 - start-up
+    from governor.store.jsonl import history_files  # noqa: PLC0415 - start-up
     from governor.store.transfer import import_history  # noqa: PLC0415 - start-up
 
-    with store_from(args.store) as store:
-        result = import_history(store, Path(args.file))
-    if args.json:
-        json_line(records.imported_record(result.goal_id, result.events, result.notes))
+    if len(args.files) == 1 and not Path(args.files[0]).is_dir():  # one file: errors as ever
+        paths = [Path(args.files[0])]
     else:
-        out(f"imported {result.goal_id}: {result.events} events")
-        for note in result.notes:
-            out(f"note: {note}")
-    return ExitCode.OK
+        paths = [f for given in args.files for f in history_files(given)]
+    first_failure: int | None = None
+    with store_from(args.store) as store, Meter("importing", quiet=len(paths) == 1) as meter:
+        for done, path in enumerate(paths, start=1):
+            try:
+                result = import_history(store, path)
+            except GovernorError as exc:
+                if len(paths) == 1:
+                    raise
+                err(f"error: {path}: {exc}")
+                first_failure = first_failure or int(exit_code_for(exc))
+            else:
+                _imported(args, result.goal_id, result.events, result.notes)
+            meter(done, len(paths))
+    return first_failure or ExitCode.OK
+
+
+def _imported(args: argparse.Namespace, goal_id: str, events: int, notes: tuple[str, ...]) -> None:
+    if args.json:
+        json_line(records.imported_record(goal_id, events, notes))
+        return
+    out(f"imported {goal_id}: {events} events")
+    for note in notes:
+        out(f"note: {note}")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -236,11 +271,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             help="how long the lease outlives a runner that died (renewed every third of it; default 60)",
         )
         p.add_argument("--quiet", action="store_true", help="no progress lines")
+        if name == "run":
+            p.add_argument(
+                "--watch",
+                action="store_true",
+                help="follow the goal another driver runs (serve, the graph) until it stops; "
+                "drive nothing",
+            )
         p.add_argument("--json", action="store_true", help="print the final decision as JSON")
         p.set_defaults(func=func)
 
     p = sub.add_parser("status", help="a goal's decision and ledger (every goal without GOAL)")
     p.add_argument("goal", metavar="GOAL", nargs="?")
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="follow the goal until it stops (its runs as they happen; Ctrl-C stops watching)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
 
@@ -268,7 +315,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("-o", "--output", metavar="FILE")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("import", help="validate a history file and store it as a new goal")
-    p.add_argument("file", metavar="FILE")
+    p = sub.add_parser(
+        "import", help="validate history files (or folders of them) and store each as a new goal"
+    )
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="history files or folders of *.jsonl, each a goal"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_import)

@@ -17,8 +17,17 @@ if TYPE_CHECKING:
     from governor.store.base import EventStore
 
 
-def out(text: str) -> None:
-    """Print a line of text output; control characters an agent wrote are escaped."""
+def out(text: str, *, colour: bool = False) -> None:
+    """Print a line of text output; control characters an agent wrote are escaped.
+
+    ``colour``: the goal statuses in it are coloured, on a terminal without ``NO_COLOR``.
+    """
+    if colour and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        from governor.cli.live import colour_allowed, coloured  # noqa: PLC0415 - rich: a TTY only
+
+        if colour_allowed(sys.stdout):
+            coloured(text, sys.stdout)
+            return
     sys.stdout.write(printable(text) + "\n")
     sys.stdout.flush()
 
@@ -89,9 +98,14 @@ def write_lines(lines: Iterable[bytes]) -> None:
         sys.stdout.buffer.flush()
 
 
+def stamped(message: str) -> str:
+    """A progress line: the wall-clock time (UTC), then the message."""
+    return f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}"
+
+
 def progress(message: str) -> None:
-    """One live progress line on stderr, stamped with the wall-clock time."""
-    err(f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}")
+    """One progress line on stderr, stamped with the wall-clock time (UTC)."""
+    err(stamped(message))
 
 
 @contextmanager

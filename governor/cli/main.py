@@ -34,7 +34,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "list": ("goals", "every goal in the store, one line each"),
     "events": ("goals", "a goal's events, in order"),
     "export": ("goals", "write a goal's history as JSON Lines (stdout, or -o FILE)"),
-    "import": ("goals", "validate a history file and store it as a new goal"),
+    "import": ("goals", "validate history files (or folders of them) and store each as a new goal"),
     "resume": (
         "operator",
         "clear a planner stop (environment, decision, upstream bound); budget intact",
@@ -176,7 +176,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(ExitCode.OK)
     except KeyboardInterrupt:
         err("interrupted")
-        return 130
+        return int(ExitCode.INTERRUPTED)
     except Exception as exc:
         refused = _refused_value(exc)
         if refused is not None:  # a value the event models refuse: nothing was written

@@ -15,9 +15,10 @@ from governor.cli.secrets import refuse_secrets
 from governor.cli.temporal import send_verb, temporal_driver
 from governor.clock import utc_now
 from governor.core.commands import OperatorVerb, VerbName, apply_verb
+from governor.core.durations import parse_duration
 from governor.core.policy import LedgerName
 from governor.drive import goals
-from governor.errors import GovernorError
+from governor.errors import GovernorError, InputError
 from governor.render.records import verb_record
 from governor.render.text import format_decision
 from governor.store.base import EventStore
@@ -32,7 +33,7 @@ def operator_verb(args: argparse.Namespace, name: VerbName) -> OperatorVerb:
         plan=getattr(args, "plan", None),
         item=getattr(args, "item", None),
         ledger=getattr(args, "ledger", None),
-        to=getattr(args, "to", None),
+        to=_limit(args) if name == "raise" else None,
         work=getattr(args, "work", None),
     )
 
@@ -72,6 +73,21 @@ def _refuse_secrets_in(store: EventStore, goal_id: str, verb: OperatorVerb) -> N
 LEDGERS = get_args(LedgerName)
 
 
+def _limit(args: argparse.Namespace) -> float:
+    """``raise --to``: a number, or for the runtime ledger a duration (``2h``)."""
+    text: str = args.to
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if args.ledger == "runtime":
+        try:
+            return parse_duration(text)
+        except ValueError as exc:
+            raise InputError(f"--to: {exc}") from None
+    raise InputError(f"--to: '{text}' is not a number (a duration like 2h is for --ledger runtime)")
+
+
 def _verb(p: argparse.ArgumentParser, name: VerbName, *, reason: bool) -> None:
     p.add_argument(
         "--reason",
@@ -100,7 +116,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("goal", metavar="GOAL")
     p.add_argument("--ledger", required=True, choices=LEDGERS)
     p.add_argument(
-        "--to", required=True, type=float, metavar="N", help="the new limit, above the current one"
+        "--to",
+        required=True,
+        metavar="N",
+        help="the new limit, above the current one (runtime: seconds or 90s, 5m, 2h)",
     )
     p.add_argument(
         "--work",

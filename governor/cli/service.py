@@ -12,6 +12,7 @@ from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
 from governor.cli.values import natural, port, positive_whole, seconds
 from governor.clock import utc_now
+from governor.errors import NotFoundError
 from governor.render.records import service_record, upstream_record
 from governor.render.text import format_service_status, format_upstreams
 from governor.service import ErrorBackoff, ServiceSettings, service_status
@@ -30,6 +31,7 @@ def _settings(args: argparse.Namespace) -> ServiceSettings:
         error_backoff=ErrorBackoff(initial_s=args.error_backoff, max_s=args.error_backoff_max),
         state_dir=(Path(".governor") / "scripted").resolve(),
         log_file=Path(args.log_file) if args.log_file else None,
+        log_config=Path(args.log_config) if args.log_config else None,
         metrics_file=Path(args.metrics_file) if args.metrics_file else None,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
@@ -44,6 +46,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # metrics are written from a thread, where a failure could only end that thread.
     if args.log_file:
         writable(args.log_file, append=True)
+    if args.log_config and not Path(args.log_config).is_file():
+        raise NotFoundError(f"--log-config {args.log_config}: no such file")
     if args.metrics_file:
         writable(args.metrics_file)
     return serve(_settings(args))
@@ -111,6 +115,8 @@ SERVE_OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
     ("--error-backoff-max", {"type": seconds, "default": 300.0, "metavar": "SECONDS",
                              "help": "longest such rest (default 300)"}),
     ("--log-file", {"metavar": "PATH", "help": "append JSON log lines here (default: stderr)"}),
+    ("--log-config", {"metavar": "PATH",
+                      "help": "route the log records with this logging dictConfig (JSON or TOML)"}),
     ("--metrics-file", {"metavar": "PATH",
                         "help": "rewrite this Prometheus text file every --metrics-interval seconds"}),
     ("--metrics-port", {"type": port, "metavar": "PORT",

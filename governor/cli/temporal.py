@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 EXTRA_HINT: Final = "pip install 'governor[temporal]'"
-FOLLOW_POLL_S: Final = 0.2
 
 EPILOG: Final = """\
 examples:
@@ -145,37 +143,19 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def follow(
-    store: EventStore, goal_id: str, driver: Driver, *, max_wait_s: float, quiet: bool
-) -> None:
-    """``governor run`` on a goal Temporal drives: say so, make it look again, and print
-    what it records until it stops or must wait longer than ``max_wait_s``."""
-    from governor.clock import utc_now  # noqa: PLC0415 - start-up
-    from governor.drive import goals  # noqa: PLC0415 - start-up
-    from governor.render.text import format_event  # noqa: PLC0415 - start-up
-
+def to_follow(goal_id: str, driver: Driver, *, quiet: bool) -> None:
+    """``governor run`` on a goal Temporal drives: say so, and make its workflow look again
+    now (a missing binary is re-probed, as ``run`` would); ``run --watch`` then follows."""
     if not quiet:
         out(
-            f"{goal_id} is driven by Temporal ({driver.describe()}); following it (Ctrl-C stops following, not the goal)"
+            f"{goal_id} is driven by Temporal ({driver.describe()}); following it "
+            "(Ctrl-C stops following, not the goal)"
         )
-    seq = store.last_seq(goal_id)
     try:
         run_async(client_module().step(driver, goal_id))
     except UnavailableError as exc:
         if not quiet:
             out(f"note: {exc}; following the store only")
-    while True:
-        for event in store.load(goal_id, after_seq=seq):
-            seq = event.seq
-            if not quiet:
-                out(format_event(event))
-        _, decision = goals.status(store, goal_id)
-        if decision.status not in ("ready", "running", "waiting"):
-            return
-        wait = (decision.not_before - utc_now()).total_seconds() if decision.not_before else 0.0
-        if decision.status == "waiting" and wait > max_wait_s:
-            return
-        time.sleep(FOLLOW_POLL_S)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -26,6 +24,7 @@ from governor.analysis.tuning import (
 )
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
+from governor.cli.live import Meter, terminal_width
 from governor.cli.values import natural, number_in, wait_seconds, whole_in
 from governor.core.decide import decide
 from governor.core.events import Event
@@ -33,27 +32,9 @@ from governor.core.policy import Policy, parse_assignments, policy_from
 from governor.core.view import project
 from governor.errors import InputError
 from governor.render import records
-from governor.render.text import format_fleet, format_report, format_savings
+from governor.render.table import fitted, format_report
+from governor.render.text import format_fleet, format_savings
 from governor.store.jsonl import write_history
-
-
-class Meter:
-    """A one-line progress meter on stderr: done/total, rate, time left."""
-
-    def __init__(self, what: str) -> None:
-        self.what, self.start, self.last = what, time.monotonic(), 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.5 and done < total:
-            return
-        self.last = now
-        rate = done / max(now - self.start, 1e-9)
-        left = (total - done) / rate if rate else 0.0
-        sys.stderr.write(f"\r{self.what}: {done}/{total} ({rate:,.0f}/s, {left:,.0f}s left)   ")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 @contextmanager
@@ -107,16 +88,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     folder = Path(args.out)
     with _writing(folder):
         folder.mkdir(parents=True, exist_ok=True)
-    meter, statuses, events = Meter("simulating"), Counter[str](), 0
+    statuses, events = Counter[str](), 0
     histories, fleet = _histories(args, model, policy)
-    for index, history in enumerate(histories, start=1):
-        path = folder / f"{history[0].goal_id}.jsonl"
-        with _writing(path), path.open("wb") as handle:
-            write_history(history, handle)
-        view = project(history)
-        statuses[decide(view, view.last_at or history[-1].at, with_ledger=False).status] += 1
-        events += len(history)
-        meter(index, args.goals)
+    with Meter("simulating") as meter:
+        for index, history in enumerate(histories, start=1):
+            path = folder / f"{history[0].goal_id}.jsonl"
+            with _writing(path), path.open("wb") as handle:
+                write_history(history, handle)
+            view = project(history)
+            statuses[decide(view, view.last_at or history[-1].at, with_ledger=False).status] += 1
+            events += len(history)
+            meter(index, args.goals)
     if args.json:
         record = records.simulated_record(
             model,
@@ -151,15 +133,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
         check_plot_target(args.plot)
     corpus = corpus_of(args.corpus, store_url=args.store)
     grid = parse_grid(args.grid)
-    report = tune_corpus(
-        corpus,
-        grid,
-        samples=args.samples,
-        bootstrap=args.bootstrap,
-        workers=args.workers,
-        seed=args.seed,
-        progress=None if args.quiet else Meter("evaluating"),
-    )
+    with Meter("evaluating", quiet=args.quiet) as meter:
+        report = tune_corpus(
+            corpus,
+            grid,
+            samples=args.samples,
+            bootstrap=args.bootstrap,
+            workers=args.workers,
+            seed=args.seed,
+            progress=meter,
+        )
     if args.plot:
         with _writing(args.plot):
             plot(report, args.plot)
@@ -168,8 +151,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.json:
         json_line(records.tuned_record(report, spared))
     else:
-        out(format_report(report, every=args.all))
-        out(format_savings(spared))
+        width = terminal_width()
+        out(format_report(report, every=args.all, width=width))
+        out("\n".join(fitted(format_savings(spared), width)))
     return ExitCode.OK
 
 
@@ -218,7 +202,7 @@ def _model_type(name: str, default: object) -> Callable[[str], object]:
         return whole_in(1, 100)
     if name in PROBABILITIES:
         return number_in(0, 1)
-    return number_in(0, 1e6, above=name in POSITIVE)
+    return number_in(0, 1e6, above=name in POSITIVE, seconds=name.endswith("_s"))
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

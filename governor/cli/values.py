@@ -12,6 +12,7 @@ import argparse
 import math
 from collections.abc import Callable
 
+from governor.core.durations import parse_duration
 from governor.core.limits import MAX_INT64, MAX_WAIT_S
 
 
@@ -70,27 +71,38 @@ def _finite(text: str, what: str = "number") -> float:
     return value
 
 
+def duration(text: str) -> float:
+    """A finite number of seconds, or a duration with units: ``90s``, ``5m``, ``2h``, ``1h30m``."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def wait_seconds(text: str) -> float:
-    """A finite number of seconds from 0 to ``MAX_WAIT_S`` (30 days)."""
-    value = _finite(text, "number of seconds")
+    """A duration (``duration``) from 0 to ``MAX_WAIT_S`` (30 days)."""
+    value = duration(text)
     if not 0 <= value <= MAX_WAIT_S:
         raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_WAIT_S} seconds, not {text}")
     return value
 
 
 def seconds(text: str) -> float:
-    """A finite number of seconds above 0, at most ``MAX_WAIT_S`` (30 days)."""
+    """A duration (``duration``) above 0, at most ``MAX_WAIT_S`` (30 days)."""
     value = wait_seconds(text)
     if value == 0:
         raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
     return value
 
 
-def number_in(low: float, high: float, *, above: bool = False) -> Callable[[str], float]:
-    """The type of a finite number from ``low`` (excluded when ``above``) to ``high``."""
+def number_in(
+    low: float, high: float, *, above: bool = False, seconds: bool = False
+) -> Callable[[str], float]:
+    """The type of a finite number from ``low`` (excluded when ``above``) to ``high``; with
+    ``seconds``, a duration (``90s``, ``5m``, ``2h``)."""
 
     def parse(text: str) -> float:
-        value = _finite(text)
+        value = duration(text) if seconds else _finite(text)
         if value < low or value > high or (above and value == low):
             side = "above" if above else "from"
             raise argparse.ArgumentTypeError(f"must be {side} {low:g} to {high:g}, not {text}")

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 
+from governor.core.durations import policy_durations
 from governor.core.numbers import (
     Count,
     Factor,
@@ -225,7 +226,8 @@ def policy_from(values: Mapping[str, Any] | Policy | None = None) -> Policy:
 
     Args:
         values: policy fields (a mapping); omitted fields take their defaults, and so does
-            ``None`` (no policy given). Anything but a mapping (or a ``Policy``) is
+            ``None`` (no policy given). Durations may be written ``90s``, ``5m``, ``2h``
+            (``governor.core.durations``). Anything but a mapping (or a ``Policy``) is
             refused, never read as the defaults.
 
     Raises:
@@ -233,7 +235,7 @@ def policy_from(values: Mapping[str, Any] | Policy | None = None) -> Policy:
     """
     given: object = {} if values is None else values
     if isinstance(given, Mapping):
-        given = dict(given)  # ``_default_milestones`` reads a dict
+        given = policy_durations(given)  # a dict (``_default_milestones`` reads one): "2h" is 7200
     elif not isinstance(given, Policy):
         raise PolicyError(
             f"policy: a policy is a mapping of its fields, not {type(given).__name__}"

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from governor.core import record
 from governor.core.codec import describe
+from governor.core.durations import duration_or_same
 from governor.core.events import ID_PATTERN, Event, Profile
 from governor.core.policy import policy_from
 from governor.errors import GoalFileError, InputError, NotFoundError, PolicyError, did_you_mean
@@ -162,8 +163,9 @@ def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
                 f"{where}: profiles.{name}: unknown key '{unknown[0]}'"
                 + did_you_mean(unknown[0], Profile.model_fields)
             )
-        try:
-            profile = Profile.model_validate(fields)
+        read = {k: duration_or_same(v) if k == "timeout_s" else v for k, v in fields.items()}
+        try:  # "10m" as well as 600
+            profile = Profile.model_validate(read)
         except ValidationError as exc:
             raise GoalFileError(f"{where}: profiles.{name}: {describe(exc)}") from exc
         for key in ("args", "probe"):

@@ -27,10 +27,11 @@ from governor.core.route import Action, Park, Resume, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
-from governor.drive.spans import span
+from governor.drive.spans import goal_span, record_goal
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, NotFoundError
 
 if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
+    from governor.drive.calls import Calls
     from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
     from governor.drive.upstreams import OnChange
     from governor.store.base import EventStore
@@ -126,12 +127,14 @@ def runner(
     harnesses: HarnessFactory | None = None,
     observer: Observer | None = None,
     on_upstream: OnChange | None = None,
+    calls: Calls | None = None,
 ) -> Runner:
     """A runner for one goal (it does not hold the lease yet).
 
     ``harnesses`` defaults to the real ones (``governor.exec.harness.harness_for``);
     ``observer`` is told of every batch of events the runner appends (logs, metrics);
-    ``on_upstream`` of every upstream that goes down, comes back or refuses a probe.
+    ``on_upstream`` of every upstream that goes down, comes back or refuses a probe;
+    ``calls`` keeps the agent calls in flight (a live view reads it).
     """
     from governor.drive.runner import Runner  # noqa: PLC0415 - start-up (see above)
     from governor.exec.harness import harness_for  # noqa: PLC0415 - start-up (see above)
@@ -147,6 +150,7 @@ def runner(
         harnesses=harnesses or harness_for,
         observer=observer,
         on_upstream=on_upstream,
+        calls=calls,
     )
 
 
@@ -176,8 +180,10 @@ def tick(
 
     ``on_decision`` is told of the decision acted on and its action, before it is done.
     """
-    with span("goal", {"goal_id": goal_runner.goal_id}):
-        return _tick(goal_runner, on_decision)
+    with goal_span(goal_runner.goal_id) as current:
+        report = _tick(goal_runner, on_decision)
+        record_goal(current, report.decision, report.outcome)
+        return report
 
 
 def _tick(goal_runner: Runner, on_decision: Callable[[Decision, Action], None] | None) -> RunReport:

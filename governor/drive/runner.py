@@ -55,6 +55,7 @@ from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView, WorkState, fold, project
 from governor.drive.agents import Agents
 from governor.drive.append import Build, append_built
+from governor.drive.calls import Calls
 from governor.drive.spans import record_event, record_run, span
 from governor.drive.upstreams import MonitorSettings, OnChange, UpstreamMonitor
 from governor.errors import CommandRefusedError, LeaseError, StoreError
@@ -129,9 +130,12 @@ class Runner:
         harnesses: HarnessFactory = harness_for,
         observer: Observer | None = None,
         on_upstream: OnChange | None = None,
+        calls: Calls | None = None,
         view: GoalView | None = None,
     ) -> None:
         self.store, self.goal_id, self.settings = store, goal_id, settings
+        self.calls = calls or Calls()
+        """The agent calls in flight, for a live view (``governor run`` on a terminal)."""
         self.harnesses, self.observer = harnesses, observer
         self.clock, self.sleep, self.ids = clock, sleep, ids
         self.runtime = runtime or Runtime(sleep=sleep)
@@ -372,7 +376,10 @@ class Runner:
             assert created is not None
             prompt = planner_prompt(self.view, trigger, self.clock())
             call = self._call("planner", created.planner, prompt, info)
-            with watching(self.agents.watch(plan_id)):
+            with (
+                watching(self.agents.watch(plan_id)),
+                self.calls.running(plan_id, f"plan {plan_id}"),
+            ):
                 return run_planner(call, self.view, runtime=self.runtime)
 
         return run
@@ -540,13 +547,17 @@ class Runner:
             prompt = worker_prompt(self.view, item)
             profile = item.spec.profile
             info = CallInfo.of_worker(self.goal_id, item, run_id)
-        with span("agent", info.metadata()) as current, watching(self.agents.watch(run_id)):
+        with (
+            span("agent", info.metadata()) as current,
+            watching(self.agents.watch(run_id)),
+            self.calls.running(run_id, work_id, info.attempt),
+        ):
             run = run_worker(
                 self._call(f"worker:{work_id}", profile, prompt, info),
                 item.spec.acceptance,
                 runtime=self.runtime,
             )
-            record_run(current, run.outcome, run.failure_class, run.outcome_evidence)
+            record_run(current, run.outcome, run.failure_class, run.outcome_evidence, run.error)
         return run
 
     def reprobe(self, decision: Decision) -> bool:

@@ -12,19 +12,31 @@ Rules:
       plan, item and attempt; on an agent span once its run is recorded, what it came to:
       ``governor.outcome``, ``governor.class``, ``governor.charged`` (the core's one
       definition) and ``governor.rule`` (the classification rule that fired).
+    * A failed agent run (any outcome but success, and any class but ``decision``: a
+      question is an answer, not a failure) sets its span's status to error and adds an
+      ``exception`` event with its class and error. A goal span ends with the goal's
+      status (``governor.status``, ``governor.outcome``): OK when it succeeded, error
+      when a budget is exhausted or it is blocked on anything but a person's decision.
+    * The runs of one goal are one story, whichever process drives them: every goal span
+      links (a span link) to the goal's anchor — a span context derived from the goal id
+      alone (``goal_anchor``), the same in every process — and to the goal span of the
+      run before it in the same process.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from governor.errors import UnavailableError
 
 if TYPE_CHECKING:  # the core is imported when a span records a run: every command calls
     # ``instrument_from`` first, and ``list`` imports no model (start-up)
     from governor.core.charges import RunEvent
+    from governor.core.decision import Decision
     from governor.core.evidence import Evidence, FailureClass
 
 Attributes = Mapping[str, str | int | float | bool | None]
@@ -35,8 +47,19 @@ class Span(Protocol):
 
     def set_attribute(self, key: str, value: Any) -> None: ...
 
+    def set_status(self, status: Any) -> None: ...
+
+    def add_event(self, name: str, attributes: Any = None) -> None: ...
+
+    def get_span_context(self) -> Any: ...
+
 
 _tracer: Any = None
+_previous: OrderedDict[str, Any] = OrderedDict()
+"""Goal id -> the span context of its last goal span in this process (the newest kept)."""
+_lock = threading.Lock()
+PREVIOUS_KEPT: Final = 1024
+ANCHOR_SALT: Final = b"governor.goal:"
 
 
 def instrument(tracer_provider: Any = None) -> None:
@@ -81,13 +104,81 @@ def span(name: str, attributes: Attributes) -> Iterator[Span | None]:
         yield current
 
 
+def goal_anchor(goal_id: str) -> tuple[int, int]:
+    """The trace and span ids every goal span of ``goal_id`` links to: derived from the
+    goal id alone, so every process finds the same (search a backend for the trace id)."""
+    import hashlib  # noqa: PLC0415 - start-up: every command imports this module
+
+    digest = hashlib.sha256(ANCHOR_SALT + goal_id.encode()).digest()
+    trace_id = int.from_bytes(digest[:16], "big") or 1
+    span_id = int.from_bytes(digest[16:24], "big") or 1
+    return trace_id, span_id
+
+
+def _links(goal_id: str) -> list[Any]:
+    from opentelemetry.trace import Link, SpanContext, TraceFlags  # noqa: PLC0415 - instrumented
+
+    trace_id, span_id = goal_anchor(goal_id)
+    anchor = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(1))
+    links = [Link(anchor, {"governor.goal_id": goal_id, "governor.link": "goal"})]
+    with _lock:
+        previous = _previous.get(goal_id)
+    if previous is not None:
+        links.append(Link(previous, {"governor.goal_id": goal_id, "governor.link": "previous run"}))
+    return links
+
+
+@contextmanager
+def goal_span(goal_id: str) -> Iterator[Span | None]:
+    """The ``governor.goal`` span of one drive (a run, a tick), linked to the goal's other runs."""
+    if _tracer is None:
+        yield None
+        return
+    attributes = {
+        "governor.goal_id": goal_id,
+        "governor.goal_trace_id": f"{goal_anchor(goal_id)[0]:032x}",
+    }
+    with _tracer.start_as_current_span(
+        "governor.goal", attributes=attributes, links=_links(goal_id)
+    ) as current:
+        with _lock:
+            _previous[goal_id] = current.get_span_context()
+            _previous.move_to_end(goal_id)
+            while len(_previous) > PREVIOUS_KEPT:
+                _previous.popitem(last=False)
+        yield current
+
+
+def record_goal(current: Span | None, decision: Decision, outcome: str) -> None:
+    """End a goal span with the goal's status: OK when it succeeded, error when a budget
+    is exhausted or it is blocked on anything but a person's decision."""
+    if current is None:
+        return
+    from opentelemetry.trace import Status, StatusCode  # noqa: PLC0415 - instrumented
+
+    current.set_attribute("governor.status", decision.status)
+    current.set_attribute("governor.next_action", decision.next_action)
+    current.set_attribute("governor.rule", decision.rule)
+    current.set_attribute("governor.outcome", outcome)
+    if decision.blocked_on:
+        current.set_attribute("governor.blocked_on", decision.blocked_on)
+    if decision.status == "succeeded":
+        current.set_status(Status(StatusCode.OK))
+    elif decision.status == "budget_exhausted" or (
+        decision.status == "blocked" and decision.blocked_on != "decision"
+    ):
+        current.set_status(Status(StatusCode.ERROR, decision.reason[:500]))
+
+
 def record_run(
     current: Span | None,
     outcome: str,
     failure_class: FailureClass | None,
     evidence: Evidence | None,
+    error: str | None = None,
 ) -> None:
-    """Put what an agent run came to on its span: outcome, class, charged, rule."""
+    """Put what an agent run came to on its span: outcome, class, charged, rule; a failure
+    as the span's error status and an ``exception`` event."""
     if current is None:
         return
     from governor.core.charges import is_charged_run  # noqa: PLC0415 - start-up (see the imports)
@@ -98,6 +189,24 @@ def record_run(
         current.set_attribute("governor.class", failure_class)
     if evidence is not None and evidence.rule:
         current.set_attribute("governor.rule", evidence.rule)
+    if outcome not in ("succeeded", "proposed") and failure_class != "decision":
+        _failed(current, outcome, failure_class, error)
+
+
+def _failed(current: Span, outcome: str, failure_class: str | None, error: str | None) -> None:
+    from opentelemetry.trace import Status, StatusCode  # noqa: PLC0415 - instrumented
+
+    what = f"the agent run {outcome}" + (f" ({failure_class})" if failure_class else "")
+    text = (error or what)[-2000:]
+    current.add_event(
+        "exception",
+        {
+            "exception.type": f"governor.AgentRun{outcome.title().replace('_', '')}",
+            "exception.message": text,
+            "governor.class": failure_class or "none",
+        },
+    )
+    current.set_status(Status(StatusCode.ERROR, f"{what}: {text[-300:]}"))
 
 
 def record_event(current: Span | None, event: RunEvent) -> None:
@@ -105,5 +214,7 @@ def record_event(current: Span | None, event: RunEvent) -> None:
     from governor.core.charges import run_outcome  # noqa: PLC0415 - start-up (see the imports)
     from governor.core.events import PlanProposed  # noqa: PLC0415 - start-up
 
-    failure_class = None if isinstance(event, PlanProposed) else event.failure_class
-    record_run(current, run_outcome(event), failure_class, event.evidence)
+    if isinstance(event, PlanProposed):
+        record_run(current, run_outcome(event), None, event.evidence)
+        return
+    record_run(current, run_outcome(event), event.failure_class, event.evidence, event.error)

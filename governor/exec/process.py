@@ -21,6 +21,9 @@ Rules:
       told of its pid and start time right after the spawn — a watch that raises has the
       child killed before it gets far — and again once it is reaped. The runner records
       its agents in the store this way (decision record 0007).
+    * Whoever runs agents may also listen to what they write (``listening``): every chunk
+      of stdout and stderr, as it arrives, for a live view (``governor run`` on a
+      terminal). The listener must be quick and must not raise.
 """
 
 from __future__ import annotations
@@ -73,6 +76,21 @@ def watching(watch: SpawnWatch) -> Iterator[None]:
         yield
     finally:
         _WATCH.reset(token)
+
+
+Listener = Callable[[bytes], None]
+"""Told of every chunk a child writes on stdout or stderr."""
+_LISTENER: ContextVar[Listener | None] = ContextVar("governor_output_listener", default=None)
+
+
+@contextlib.contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    """Tell ``listener`` of the output of every child ``run_process`` spawns in this context."""
+    token = _LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +171,14 @@ class _Lines:
 class _Capture:
     """Bounded capture of one stream: head, tail, byte count and sha256."""
 
-    def __init__(self, head_limit: int, tail_limit: int, lines: _Lines | None = None) -> None:
+    def __init__(
+        self,
+        head_limit: int,
+        tail_limit: int,
+        lines: _Lines | None = None,
+        listener: Listener | None = None,
+    ) -> None:
+        self.listener = listener
         self.head = bytearray()
         self.total = 0
         self.sha = hashlib.sha256()
@@ -174,6 +199,8 @@ class _Capture:
                 del self._tail[: -self._tail_limit]
         if self._lines is not None:
             self._lines.feed(data)
+        if self.listener is not None:
+            self.listener(data)
 
     def finish(self) -> None:
         if self._lines is not None:
@@ -242,8 +269,9 @@ def run_process(
     except OSError as exc:
         return _never_started(args, exc, clock() - started)
     lines = _Lines(on_stdout_line, head_bytes) if on_stdout_line is not None else None
-    out = _Capture(head_bytes, tail_bytes, lines)
-    err = _Capture(0, tail_bytes)
+    listener = _LISTENER.get()
+    out = _Capture(head_bytes, tail_bytes, lines, listener)
+    err = _Capture(0, tail_bytes, listener=listener)
     supervisor = _Supervisor(proc, out, err, clock, kill_grace_s)
     ticks, watch = start_ticks(proc.pid), _WATCH.get()
     GUARD.watch(proc.pid)

@@ -25,7 +25,7 @@ from governor.core.route import ACTING, Action, Ask, Stop, Wait, name_of, route
 from governor.drive.act import act
 from governor.drive.goals import Outcome, RunReport
 from governor.drive.runner import Runner
-from governor.drive.spans import span
+from governor.drive.spans import goal_span, record_goal
 
 NODES: Final = (
     *(cls.__name__.lower() for cls in ACTING),
@@ -141,7 +141,7 @@ def run(
         config: a LangGraph/LangChain run config merged under governor's (its tags,
             metadata, callbacks, ``recursion_limit``).
     """
-    with span("goal", {"goal_id": runner.goal_id}):
+    with goal_span(runner.goal_id) as current:
         runner.acquire()
         try:
             outcome: Outcome = "stopped"
@@ -151,6 +151,8 @@ def run(
             ):
                 steps += node == "assess"
                 outcome = state.get("outcome", outcome)
-            return RunReport(runner.decide(with_ledger=True), outcome, steps, runner.title)
+            report = RunReport(runner.decide(with_ledger=True), outcome, steps, runner.title)
+            record_goal(current, report.decision, outcome)
+            return report
         finally:
             runner.release()

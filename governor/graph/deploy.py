@@ -46,6 +46,7 @@ from typing_extensions import TypedDict
 from governor.clock import utc_now
 from governor.core.decision import stamp
 from governor.core.events import Profile
+from governor.core.question import question
 from governor.core.route import Ask, Stop, Wait, route
 from governor.drive import goals
 from governor.drive.act import act
@@ -53,7 +54,7 @@ from governor.drive.goalfile import goal_from_mapping, profiles_from_file
 from governor.drive.runner import Runner, RunnerSettings, holder_id
 from governor.drive.spans import instrument_from
 from governor.errors import GovernorError, InputError, LeaseError
-from governor.graph.asking import DEFAULT_ACTOR, GraphActor
+from governor.graph.asking import DEFAULT_ACTOR, GraphActor, identity
 from governor.graph.build import NODES, node_of
 from governor.render.records import decision_record
 from governor.store.base import EventStore
@@ -83,6 +84,10 @@ class GoalOutput(TypedDict, total=False):
     """When a ``waiting`` goal may go on (RFC 3339 UTC); run it again then."""
     holder: str | None
     """Who holds the lease, when the outcome is ``leased``."""
+    answer: dict[str, Any] | None
+    """What became of the answer a resumed run brought (``Command(resume=…)``):
+    ``recorded`` (bool), ``answer``, ``actor``, and ``verb`` or the ``reason`` it was not
+    recorded (answered elsewhere first; ``ignored``). None when the run brought none."""
 
 
 class DeployState(GoalInput, GoalOutput, total=False):
@@ -90,6 +95,9 @@ class DeployState(GoalInput, GoalOutput, total=False):
 
     node: str
     """Where ``assess`` routed last."""
+    asked: dict[str, Any] | None
+    """The question ``assess`` routed to ``ask`` with (its ids), so that the answer to it
+    is never recorded against another one."""
     remaining_steps: RemainingSteps
 
 
@@ -182,6 +190,7 @@ class _Nodes:
             if decision.is_stopped and decision.blocked_on == "environment":
                 goals.tick(runner)  # re-probes the missing binary under the lease
                 decision = runner.decide(with_ledger=True)
+            asked = question(runner.view, decision)
         action = route(decision)
         update: DeployState = {
             "goal_id": goal_id,
@@ -191,6 +200,9 @@ class _Nodes:
             "outcome": None,
             "wake_at": None,
             "holder": None,
+            "asked": identity(asked) if asked is not None and isinstance(action, Ask) else None,
+            # a run that follows an ended one starts afresh; a resumed run keeps its answer
+            "answer": None if state.get("outcome") else state.get("answer"),
         }
         if isinstance(action, Stop):
             update["outcome"] = "review" if action.reason == "review" else "stopped"
@@ -228,10 +240,13 @@ class _Nodes:
         """Put the planner's or a worker's question to a person; record the answer."""
         actor = (runtime.context or {}).get("actor") or DEFAULT_ACTOR
         with self.runner(state["goal_id"]) as runner:
+            actor_of = GraphActor(runner, actor, state.get("asked"))
             action = route(runner.decide())
-            if isinstance(action, Ask):
-                act(GraphActor(runner, actor), action)
-        return {}
+            goes_on = act(actor_of, action) if isinstance(action, Ask) else True
+            if not isinstance(action, Ask):
+                actor_of.answered_meanwhile()
+        update: DeployState = {"answer": actor_of.answer} if actor_of.answer else {}
+        return update if goes_on else {**update, "outcome": "stopped"}
 
 
 def _stamp(when: datetime | None) -> str | None:

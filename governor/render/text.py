@@ -12,8 +12,6 @@ if TYPE_CHECKING:  # types only: a read command does not import the analyses (st
     from governor.analysis.fleet import FleetRun
     from governor.analysis.outages import Savings
     from governor.analysis.replay import ReplayStep
-    from governor.analysis.tune import Estimate
-    from governor.analysis.tuning import TuneReport
     from governor.analysis.whatif import WhatIf
     from governor.core.classify import SpawnResult
     from governor.core.decision import Decision
@@ -188,65 +186,6 @@ def format_explanation(ex: Explanation) -> str:
             lines.append(f"  seq {f.seq:<5} {f.what:<22} {f.why}")
     lines.append(f"advice: {ex.advice}")
     return "\n".join(lines)
-
-
-def _row(e: Estimate) -> str:
-    policy = ", ".join(f"{k}={v}" for k, v in e.overrides.items())
-    return (
-        f"{policy:<44} {e.success_rate:6.1%} [{e.success_ci[0]:5.1%}, {e.success_ci[1]:5.1%}]  "
-        f"{e.planner_calls[0]:5.2f} / {e.planner_calls[1]:4.2f}  {e.attempts[0]:6.2f} / {e.attempts[1]:4.2f}  "
-        f"{e.wall_s / 60:7.1f}  {e.cost_usd:6.2f}  {e.censored_share:8.1%}  {e.basis}"
-    )
-
-
-def format_report(report: TuneReport, *, every: bool) -> str:
-    header = (
-        f"{'policy':<44} {'success':>6} {'95% interval':>15}  {'plans ch/unch':>13}  "
-        f"{'attempts ch/unch':>16}  {'wall min':>8}  {'cost $':>6}  {'censored':>8}  basis"
-    )
-    shown = (
-        report.estimates
-        if every
-        else sorted((e for e in report.estimates if e.pareto), key=lambda e: e.cost_usd)
-    )
-    lines = [
-        f"corpus: {report.histories} histories, {report.events} events",
-        "",
-        "every candidate:"
-        if every
-        else "the Pareto frontier (success against cost, cheapest first):",
-        header,
-        *(_row(e) for e in shown),
-        "",
-        "recommended: " + ", ".join(f"{k}={v}" for k, v in report.recommended.overrides.items()),
-        f"  why: {report.why}",
-        *_checks(report),
-    ]
-    return "\n".join(lines)
-
-
-def _checks(report: TuneReport) -> list[str]:
-    """The model checks, one line each, and what a poor one did to the intervals."""
-    if not report.checks:
-        return []
-    intervals = (
-        f"bootstrap over goals, {report.bootstrap} replicates"
-        if report.bootstrap
-        else "Wilson over goals (no bootstrap)"
-    )
-    lines = ["", f"model checks (the fitted model against the corpus; intervals: {intervals}):"]
-    for c in report.checks:
-        verdict = "POOR" if c.poor else "ok"
-        lines.append(
-            f"  {verdict:<4}  {c.name:<18} distance {c.distance:.3f}  p {c.p_value:.2g}  "
-            f"({c.count} seen): {c.statistic}"
-        )
-    if report.misfit:
-        lines.append(
-            "  the model fits the corpus poorly: extrapolated rows rest on it, and their "
-            "intervals are widened"
-        )
-    return lines
 
 
 def format_service_status(status: ServiceStatus) -> str:

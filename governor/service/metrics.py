@@ -1,32 +1,53 @@
-"""The service's metrics in Prometheus text format: rendered, written atomically, served.
+"""The service's metrics through ``prometheus_client``: collected, written, served with health.
 
-Rules:
-    * ``render`` is pure: a snapshot in, the exposition text out.
+Rules (issue 27; ``docs/deployment.md``):
+    * A custom collector (``SnapshotCollector``) turns the latest ``MetricsSnapshot`` —
+      the workers' counters and histograms summed, the goals by status and each
+      upstream's health from the store — into metric families, beside
+      ``governor_build_info`` and the process metrics of ``serve``'s own process. The
+      exposition is ``prometheus_client``'s: the Prometheus text format, or OpenMetrics
+      when a scraper asks for it (``Accept``).
     * The file is replaced atomically (a temporary file in the same folder, then
       ``os.replace``), so a scraper never reads half of it.
-    * The endpoint serves at most ``MAX_CONNECTIONS`` connections at once, each closed
-      after ``IDLE_TIMEOUT_S`` of silence: idle or hostile clients cannot pile up threads.
-    * Goals by status come from the store (what every worker shares); counters come
-      from the workers of this ``governor serve`` (each process counts what it did).
+    * The endpoint serves ``/metrics``, ``/healthz`` (the process answers) and ``/readyz``
+      (the store was read at the last refresh and a worker is alive; 503 with the reason
+      otherwise) on one port, at most ``MAX_CONNECTIONS`` connections at once, each
+      closed after ``IDLE_TIMEOUT_S`` of silence: idle or hostile clients cannot pile up
+      threads.
+    * Upstreams are labelled by their public names (``upstream_label``), never by an
+      absolute path.
+    * Imported only when metrics are asked for: ``prometheus_client`` is the ``metrics``
+      extra.
 """
 
 from __future__ import annotations
 
+import platform
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final, get_args
 
+from prometheus_client import CollectorRegistry, ProcessCollector
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
+from prometheus_client.exposition import choose_encoder, generate_latest
+
+from governor import __version__
 from governor.core.decision import Status
 from governor.core.upstream import UpstreamHealth
-from governor.service.observe import COUNTERS, Labels, Snapshot
+from governor.service.observe import COUNTERS, HISTOGRAMS, Histograms, Snapshot
 from governor.store.files import write_atomically
 
 STATUSES: Final[tuple[str, ...]] = get_args(Status)
-CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,75 +59,134 @@ class MetricsSnapshot:
     workers: int
     soonest_wakeup: datetime | None
     upstreams: tuple[UpstreamHealth, ...] = ()
+    histograms: Histograms = field(default_factory=dict)
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _sample(name: str, labels: Labels, value: float) -> str:
-    inside = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
-    number = int(value) if float(value).is_integer() else value
-    return f"{name}{{{inside}}} {number}" if inside else f"{name} {number}"
-
-
-def _family(name: str, kind: str, help_text: str, samples: list[str]) -> list[str]:
-    return [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", *samples]
-
-
-def render(snapshot: MetricsSnapshot) -> str:
-    """The Prometheus text exposition of a snapshot."""
-    goals = {**dict.fromkeys(STATUSES, 0), **snapshot.goals}
-    lines = _family(
-        "governor_goals",
-        "gauge",
-        "Goals in the store, by status.",
-        [_sample("governor_goals", (("status", s),), n) for s, n in sorted(goals.items())],
+def upstream_label(record: UpstreamHealth) -> str:
+    """An upstream's label: its name with any absolute path cut to its last part."""
+    return " ".join(
+        part.rstrip("/").rsplit("/", 1)[-1] if part.startswith("/") else part
+        for part in record.upstream.split(" ")
     )
-    lines += _family(
-        "governor_workers", "gauge", "Worker processes of this service.",
-        [_sample("governor_workers", (), snapshot.workers)],
-    )  # fmt: skip
-    wakeup = snapshot.soonest_wakeup.timestamp() if snapshot.soonest_wakeup else 0
-    lines += _family(
-        "governor_soonest_wakeup_timestamp_seconds", "gauge",
-        "When the earliest waiting goal may go on (Unix time; 0: no goal waits).",
-        [_sample("governor_soonest_wakeup_timestamp_seconds", (), wakeup)],
-    )  # fmt: skip
-    lines += _upstreams(snapshot.upstreams)
-    for name, help_text in COUNTERS.items():
-        family = snapshot.counters.get(name, {})
-        samples = [_sample(name, labels, v) for labels, v in sorted(family.items())]
-        lines += _family(name, "counter", help_text, samples or [_sample(name, (), 0)])
-    return "\n".join(lines) + "\n"
 
 
-UPSTREAM_GAUGES: Final = (
-    ("governor_upstream_healthy", "1 when the upstream answers, 0 while it is failing."),
+UPSTREAM_GAUGES: Final[tuple[tuple[str, str, Callable[[UpstreamHealth], float]], ...]] = (
+    ("governor_upstream_healthy", "1 when the upstream answers, 0 while it is failing.",
+     lambda r: int(r.healthy)),
     ("governor_upstream_failing_since_timestamp_seconds",
-     "When the upstream's current outage began (Unix time; 0 while healthy)."),
+     "When the upstream's current outage began (Unix time; 0 while healthy).",
+     lambda r: r.failing_since.timestamp() if r.failing_since else 0),
     ("governor_upstream_next_probe_timestamp_seconds",
-     "When the failing upstream is probed next (Unix time; 0 while healthy)."),
-    ("governor_upstream_parked_goals", "Goals waiting parked on the upstream."),
+     "When the failing upstream is probed next (Unix time; 0 while healthy).",
+     lambda r: r.probe_due_at.timestamp() if r.probe_due_at else 0),
+    ("governor_upstream_parked_goals", "Goals waiting parked on the upstream.",
+     lambda r: r.parked or 0),
 )  # fmt: skip
 """One gauge family per fact of each upstream's health record (SPEC §11.10)."""
 
 
-def _upstreams(records: tuple[UpstreamHealth, ...]) -> list[str]:
-    def seconds(when: datetime | None) -> float:
-        return when.timestamp() if when else 0
+def families(snapshot: MetricsSnapshot) -> Iterator[Metric]:
+    """The metric families of a snapshot (and the build's)."""
+    goals = GaugeMetricFamily("governor_goals", "Goals in the store, by status.", labels=["status"])
+    for status, n in sorted({**dict.fromkeys(STATUSES, 0), **snapshot.goals}.items()):
+        goals.add_metric([status], n)
+    yield goals
+    yield GaugeMetricFamily(
+        "governor_workers", "Worker processes of this service.", value=snapshot.workers
+    )
+    wakeup = snapshot.soonest_wakeup.timestamp() if snapshot.soonest_wakeup else 0
+    yield GaugeMetricFamily(
+        "governor_soonest_wakeup_timestamp_seconds",
+        "When the earliest waiting goal may go on (Unix time; 0: no goal waits).",
+        value=wakeup,
+    )
+    for name, help_text, value in UPSTREAM_GAUGES:
+        gauge = GaugeMetricFamily(name, help_text, labels=["upstream"])
+        for record in snapshot.upstreams:
+            gauge.add_metric([upstream_label(record)], value(record))
+        yield gauge
+    yield from _counters(snapshot.counters)
+    yield from _histograms(snapshot.histograms)
+    yield InfoMetricFamily(
+        "governor_build",
+        "The governor version and the Python running this service.",
+        value={"version": __version__, "python": platform.python_version()},
+    )
 
-    values: dict[str, Callable[[UpstreamHealth], float]] = {
-        "governor_upstream_healthy": lambda r: int(r.healthy),
-        "governor_upstream_failing_since_timestamp_seconds": lambda r: seconds(r.failing_since),
-        "governor_upstream_next_probe_timestamp_seconds": lambda r: seconds(r.probe_due_at),
-        "governor_upstream_parked_goals": lambda r: r.parked or 0,
-    }
-    lines: list[str] = []
-    for name, help_text in UPSTREAM_GAUGES:
-        samples = [_sample(name, (("upstream", r.upstream),), values[name](r)) for r in records]
-        lines += _family(name, "gauge", help_text, samples)
-    return lines
+
+def _counters(counters: Snapshot) -> Iterator[Metric]:
+    for name, help_text in COUNTERS.items():
+        family = counters.get(name, {})
+        names = sorted({key for labels in family for key, _ in labels})
+        counter = CounterMetricFamily(name, help_text, labels=names)
+        for labels, value in sorted(family.items()):
+            given = dict(labels)
+            counter.add_metric([given.get(n, "") for n in names], value)
+        if not family:
+            counter.add_metric([], 0)
+        yield counter
+
+
+def _histograms(histograms: Histograms) -> Iterator[Metric]:
+    for name, (help_text, bounds) in HISTOGRAMS.items():
+        family = histograms.get(name, {})
+        names = sorted({key for labels in family for key, _ in labels})
+        histogram = HistogramMetricFamily(name, help_text, labels=names)
+        for labels, buckets in sorted(family.items()):
+            given, running, cumulative = dict(labels), 0.0, []
+            for bound, count in zip((*bounds, float("inf")), buckets[:-1], strict=True):
+                running += count
+                cumulative.append((_bound(bound), running))
+            histogram.add_metric([given.get(n, "") for n in names], cumulative, buckets[-1])
+        yield histogram
+
+
+def _bound(bound: float) -> str:
+    return "+Inf" if bound == float("inf") else f"{float(bound):g}"
+
+
+class SnapshotCollector:
+    """A ``prometheus_client`` collector of the latest snapshot (``update`` replaces it)."""
+
+    def __init__(self) -> None:
+        self._snapshot = MetricsSnapshot({}, {}, 0, None)
+
+    def update(self, snapshot: MetricsSnapshot) -> None:
+        self._snapshot = snapshot
+
+    def collect(self) -> Iterator[Metric]:
+        return families(self._snapshot)
+
+    def describe(self) -> list[Metric]:
+        return []  # registered without a first collection
+
+
+def registry_of(collector: SnapshotCollector, *, process: bool = True) -> CollectorRegistry:
+    """A registry holding the snapshot collector (and, with ``process``, this process's metrics)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    if process:
+        ProcessCollector(registry=registry)
+    return registry
+
+
+def text_of(registry: CollectorRegistry) -> str:
+    """The registry in the Prometheus text format (the metrics file's)."""
+    return generate_latest(registry).decode()
+
+
+def render(snapshot: MetricsSnapshot) -> str:
+    """The Prometheus text exposition of a snapshot (no process metrics: deterministic)."""
+    collector = SnapshotCollector()
+    collector.update(snapshot)
+    return text_of(registry_of(collector, process=False))
+
+
+def exposition(registry: CollectorRegistry, accept: str) -> tuple[bytes, str]:
+    """The registry's exposition in the format ``accept`` asks for: OpenMetrics when it
+    names ``application/openmetrics-text``, else the Prometheus text format."""
+    encoder, content_type = choose_encoder(accept)
+    return encoder(registry), content_type
 
 
 def write_text_atomically(path: Path, text: str) -> None:
@@ -147,25 +227,45 @@ class _BoundedServer(ThreadingHTTPServer):
             self._slots.release()
 
 
+Exposition = Callable[[str], tuple[bytes, str]]
+"""The metrics in the format an ``Accept`` header asks for: the body and its content type."""
+Readiness = Callable[[], str | None]
+"""Why the service is not ready (None: it is)."""
+
+
 class MetricsServer:
-    """``GET /metrics`` over HTTP, serving the latest text it was given."""
+    """``GET /metrics``, ``/healthz`` and ``/readyz`` over HTTP."""
 
     def __init__(self, host: str, port: int) -> None:
-        self.text = render(MetricsSnapshot({}, {}, 0, None))
+        self.exposition: Exposition = lambda _accept: (b"", "text/plain; charset=utf-8")
+        self.unready: Readiness = lambda: "starting"
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             timeout = IDLE_TIMEOUT_S
 
             def do_GET(self) -> None:
-                body = owner.text.encode()
-                found = self.path.split("?")[0] in ("/metrics", "/")
-                self.send_response(200 if found else 404)
-                self.send_header("Content-Type", CONTENT_TYPE)
-                self.send_header("Content-Length", str(len(body) if found else 0))
+                path = self.path.split("?")[0]
+                if path in ("/metrics", "/"):
+                    body, content_type = owner.exposition(self.headers.get("Accept", ""))
+                    self._reply(200, body, content_type)
+                elif path == "/healthz":
+                    self._reply(200, b"ok\n")
+                elif path == "/readyz":
+                    why = owner.unready()
+                    text = f"not ready: {why}\n" if why else "ready\n"
+                    self._reply(503 if why else 200, text.encode())
+                else:
+                    self._reply(404, b"")
+
+            def _reply(
+                self, code: int, body: bytes, content_type: str = "text/plain; charset=utf-8"
+            ) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                if found:
-                    self.wfile.write(body)
+                self.wfile.write(body)
 
             def log_message(self, format: str, *args: object) -> None:
                 """Requests are not logged (scrapers call every few seconds)."""

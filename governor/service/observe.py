@@ -9,20 +9,18 @@ Rules:
       finished), plus lease takeovers, step errors, the worker's life cycle, and each
       upstream that goes down, comes back or refuses a probe (SPEC §11.10).
     * Every string written to a log line goes through the ``Redactor`` of the
-      service's environment first: secrets never reach a log.
+      service's environment first: secrets never reach a log (``governor.service.logs``).
+    * Durations are histograms summed like the counters: each finished agent call (by
+      role, harness, class and charged) and each step that acted (by node).
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import bisect
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from pathlib import Path
-from typing import IO, Any, Final
-
-import orjson
+from typing import Final, TypeVar
 
 from governor.core.charges import is_charged_run
 from governor.core.decision import Decision, stamp
@@ -39,13 +37,30 @@ from governor.core.events import (
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.route import Action, acts, name_of
 from governor.core.upstream import UpstreamHealth
+from governor.core.view import GoalView
 from governor.drive.upstreams import ChangeKind
-from governor.exec.environment import Redactor
-from governor.store.url import ENV_VAR, mask_password
+from governor.service.logs import JsonLog
 
 Labels = tuple[tuple[str, str], ...]
 Snapshot = dict[str, dict[Labels, float]]
 """Counter name -> labels -> value: what a worker reports to the supervisor."""
+Buckets = list[float]
+"""A histogram's count in each bucket (``le`` its bound, not cumulative), then its sum."""
+Histograms = dict[str, dict[Labels, Buckets]]
+"""Histogram name -> labels -> buckets and sum."""
+
+HISTOGRAMS: Final[dict[str, tuple[str, tuple[float, ...]]]] = {
+    "governor_agent_call_duration_seconds": (
+        "Planner and worker runs that finished: how long each took, by role, harness, class "
+        "and whether charged.",
+        (1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400),
+    ),
+    "governor_step_duration_seconds": (
+        "Goal steps that acted: how long each took, by the node that acted.",
+        (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600),
+    ),
+}
+"""Every histogram the service keeps: its help text and bucket bounds (``+Inf`` follows)."""
 
 COUNTERS: Final[dict[str, str]] = {
     "governor_steps_total": "Goal steps taken, by the node that acted.",
@@ -60,11 +75,28 @@ COUNTERS: Final[dict[str, str]] = {
 
 
 class Counters:
-    """Monotonic counters with labels, safe to bump from several threads."""
+    """Monotonic counters and histograms with labels, safe to bump from several threads."""
 
     def __init__(self) -> None:
         self._values: Snapshot = {name: {} for name in COUNTERS}
+        self._histograms: Histograms = {name: {} for name in HISTOGRAMS}
         self._lock = threading.Lock()
+
+    def observe(self, name: str, value: float, **labels: str) -> None:
+        """Count one observation of ``value`` in the histogram ``name``."""
+        key = tuple(sorted(labels.items()))
+        bounds = HISTOGRAMS[name][1]
+        slot = bisect.bisect_left(bounds, value)
+        with self._lock:
+            buckets = self._histograms[name].setdefault(key, [0.0] * (len(bounds) + 2))
+            buckets[slot] += 1
+            buckets[-1] += value
+
+    def histograms(self) -> Histograms:
+        with self._lock:
+            return {
+                name: {k: list(v) for k, v in h.items()} for name, h in self._histograms.items()
+            }
 
     def add(self, name: str, **labels: str) -> None:
         """Count one more of ``name`` with these labels."""
@@ -78,54 +110,37 @@ class Counters:
             return {name: dict(family) for name, family in self._values.items()}
 
 
-def merge(snapshots: Sequence[Snapshot]) -> Snapshot:
-    """The sum of several workers' snapshots."""
-    total: Snapshot = {name: {} for name in COUNTERS}
+V = TypeVar("V")
+
+
+def _summed(
+    snapshots: Sequence[dict[str, dict[Labels, V]]],
+    names: Iterable[str],
+    add: Callable[[V | None, V], V],
+) -> dict[str, dict[Labels, V]]:
+    total: dict[str, dict[Labels, V]] = {name: {} for name in names}
     for snapshot in snapshots:
         for name, family in snapshot.items():
             into = total.setdefault(name, {})
             for labels, value in family.items():
-                into[labels] = into.get(labels, 0) + value
+                into[labels] = add(into.get(labels), value)
     return total
 
 
-class JsonLog:
-    """JSON Lines on stderr or appended to a file, one ``write`` per line, secrets redacted."""
+def merge(snapshots: Sequence[Snapshot]) -> Snapshot:
+    """The sum of several workers' snapshots."""
+    return _summed(snapshots, COUNTERS, lambda have, value: (have or 0) + value)
 
-    def __init__(self, path: Path | None, env: Mapping[str, str], *, worker: str = "") -> None:
-        self._redact = Redactor(env)
-        self._store_url = env.get(ENV_VAR)
-        self._stream: IO[bytes] = open(path, "ab") if path else sys.stderr.buffer  # noqa: SIM115 - closed by close()
-        self._owned = path is not None
-        self._lock = threading.Lock()
-        self.worker = worker
 
-    def write(self, kind: str, at: datetime, **fields: Any) -> None:
-        """One line: ``{"at", "kind", "worker", **fields}`` (None fields are left out)."""
-        record = {"at": stamp(at), "kind": kind, "worker": self.worker or None, **fields}
-        clean = {k: self._clean(v) for k, v in record.items() if v is not None}
-        line = orjson.dumps(clean) + b"\n"
-        with self._lock:
-            if self._owned:  # one write(2) per line: processes appending never interleave
-                os.write(self._stream.fileno(), line)
-            else:
-                self._stream.write(line)
-                self._stream.flush()
-
-    def redact(self, text: str) -> str:
-        """``text`` with the secrets of the service's environment and store passwords replaced."""
-        return mask_password(self._redact(text), self._store_url)
-
-    def _clean(self, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: self._clean(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self._clean(v) for v in value]
-        return self.redact(value) if isinstance(value, str) else value
-
-    def close(self) -> None:
-        if self._owned:
-            self._stream.close()
+def merge_histograms(snapshots: Sequence[Histograms]) -> Histograms:
+    """The sum of several workers' histograms (bucket by bucket, and the sums)."""
+    return _summed(
+        snapshots,
+        HISTOGRAMS,
+        lambda have, value: (
+            [a + b for a, b in zip(have, value, strict=True)] if have else list(value)
+        ),
+    )
 
 
 class Observation:
@@ -174,12 +189,17 @@ class Observation:
             outage_s=outage if kind == "up" else None,
         )
 
-    def appended(self, events: Sequence[Event]) -> None:
-        """Every batch the runner appended (its observer)."""
-        for event in events:
-            self._event(event)
+    def stepped(self, node: str, duration_s: float) -> None:
+        """A step that acted, and how long it took (the worker measures it)."""
+        self.counters.observe("governor_step_duration_seconds", duration_s, node=node)
 
-    def _event(self, event: Event) -> None:
+    def appended(self, events: Sequence[Event], view: GoalView | None = None) -> None:
+        """Every batch the runner appended (its observer); ``view``, the goal's view after
+        them, names the harness of each run (for the duration histogram)."""
+        for event in events:
+            self._event(event, view)
+
+    def _event(self, event: Event, view: GoalView | None) -> None:
         match event:
             case PlanRequested() | PlanContinued():
                 self._started[(event.goal_id, event.plan_id)] = event.at
@@ -190,11 +210,11 @@ class Observation:
                 if isinstance(event, AttemptContinued):
                     self.counters.add("governor_continuations_total", kind="attempt")
             case PlanProposed():
-                self._call(event, "planner", "proposed", None, event.evidence, key=event.plan_id)
+                self._call(event, "planner", "proposed", None, event.evidence, key=event.plan_id, harness=_harness(view, None))  # fmt: skip
             case PlanFailed():
-                self._call(event, "planner", "failed", event.failure_class, event.evidence, key=event.plan_id)  # fmt: skip
+                self._call(event, "planner", "failed", event.failure_class, event.evidence, key=event.plan_id, harness=_harness(view, None))  # fmt: skip
             case AttemptFinished():
-                self._call(event, "worker", event.outcome, event.failure_class, event.evidence, key=event.run_id)  # fmt: skip
+                self._call(event, "worker", event.outcome, event.failure_class, event.evidence, key=event.run_id, harness=_harness(view, event.work_id))  # fmt: skip
             case _:
                 pass
 
@@ -207,14 +227,25 @@ class Observation:
         evidence: Evidence | None,
         *,
         key: str,
+        harness: str,
     ) -> None:
-        """One finished agent run: a count, and a log line with its class, rule and charge."""
+        """One finished agent run: a count, its duration, and a log line with its class,
+        rule and charge."""
         charged = is_charged_run(outcome, cls, evidence)
         started = self._started.pop((event.goal_id, key), None)
         family = "governor_planner_calls_total" if role == "planner" else "governor_attempts_total"
         labels = {"outcome": outcome, "class": cls or "none"}
         labels["charged"] = str(charged).lower()
         self.counters.add(family, **labels)
+        if started is not None:
+            self.counters.observe(
+                "governor_agent_call_duration_seconds",
+                (event.at - started).total_seconds(),
+                role=role,
+                harness=harness,
+                charged=labels["charged"],
+                **{"class": labels["class"]},
+            )
         self.log.write(
             "agent_call",
             event.at,
@@ -234,3 +265,13 @@ class Observation:
             duration_s=None if started is None else (event.at - started).total_seconds(),
             error=getattr(event, "error", None),
         )
+
+
+def _harness(view: GoalView | None, work_id: str | None) -> str:
+    """The harness of the profile that ran the planner (``work_id`` None) or the item."""
+    created = view.created if view is not None else None
+    if created is None or view is None:
+        return "unknown"
+    name = created.planner if work_id is None else view.work[work_id].spec.profile
+    profile = created.profiles.get(name)
+    return profile.harness if profile is not None else "unknown"

@@ -55,6 +55,9 @@ class ServiceSettings:
     """Per-goal state of the scripted harness (as for ``governor run``)."""
     log_file: Path | None = None
     """Where JSON log lines go (None: stderr)."""
+    log_config: Path | None = None
+    """A ``logging.config.dictConfig`` file (JSON or TOML) that routes the log records
+    instead (None: JSON Lines to ``log_file``)."""
     metrics_file: Path | None = None
     """A Prometheus text file rewritten every ``metrics_interval_s`` (None: none)."""
     metrics_port: int | None = None

@@ -14,9 +14,14 @@ Rules (SPEC §8):
     * A worker process that dies is replaced after ``RESTART_DELAY_S``; its registry
       row goes, its goals are taken over once their leases expire.
     * A worker left without its supervisor stops gracefully at its next heartbeat.
-    * Metrics: every worker's counters (reported at each heartbeat) are summed, the
-      goals by status come from the store; the text is written every
-      ``metrics_interval_s`` and once more at the end.
+    * Metrics: every worker's counters and histograms (reported at each heartbeat) are
+      summed, the goals by status come from the store; the exposition is written every
+      ``metrics_interval_s`` and once more at the end (``governor.service.metrics``, the
+      ``metrics`` extra, loaded only when metrics are asked for). The endpoint's
+      ``/readyz`` says whether the last refresh read the store and a worker is alive.
+    * Logs: records of the logger ``governor.service``, routed by ``--log-config`` when
+      given, else written as JSON Lines to stderr or ``--log-file`` by every process
+      (``governor.service.logs``).
 """
 
 from __future__ import annotations
@@ -36,11 +41,18 @@ from typing import Final
 from governor.clock import utc_now
 from governor.drive.runner import HarnessFactory, holder_id
 from governor.drive.spans import instrument_from
-from governor.errors import InputError
+from governor.errors import InputError, UnavailableError
 from governor.exec.harness import harness_for
 from governor.registry import ServiceError
-from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_text_atomically
-from governor.service.observe import Counters, JsonLog, Observation, Snapshot, merge
+from governor.service.logs import JsonLog, configure
+from governor.service.observe import (
+    Counters,
+    Histograms,
+    Observation,
+    Snapshot,
+    merge,
+    merge_histograms,
+)
 from governor.service.settings import ServiceSettings
 from governor.service.signals import Noticed, stop_signals
 from governor.service.status import forget_stale_workers
@@ -53,7 +65,8 @@ RESTART_DELAY_S: Final = 1.0
 SUPERVISE_S: Final = 0.2
 """How often the supervisor looks at its worker processes."""
 
-Report = tuple[str, Snapshot]
+Report = tuple[str, Snapshot, Histograms]
+"""A worker's id, its counters and its histograms, sent at each heartbeat."""
 
 
 def noticed_in(log: JsonLog) -> Noticed:
@@ -66,69 +79,101 @@ def noticed_in(log: JsonLog) -> Noticed:
 
 
 class Publisher:
-    """Writes the metrics file (and feeds the HTTP endpoint) from a background thread."""
+    """Refreshes the metrics (file and endpoint) from a background thread."""
 
     def __init__(self, store: EventStore, settings: ServiceSettings, log: JsonLog) -> None:
         self.store, self.settings, self.log = store, settings, log
-        self.reports: dict[str, Snapshot] = {}
+        self.reports: dict[str, tuple[Snapshot, Histograms]] = {}
         self.local: list[Counters] = []
         self.workers: Callable[[], int] = lambda: 1
         self.queues: dict[int, Queue[Report]] = {}
         """Each worker slot's own report queue (see ``_serve_processes``)."""
+        self.wanted = settings.metrics_file is not None or settings.metrics_port is not None
+        self._unready: str | None = "starting"
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="metrics")
+        if not self.wanted:
+            return
+        try:
+            from governor.service import metrics  # noqa: PLC0415 - the metrics extra, when asked for
+        except ImportError as exc:
+            raise UnavailableError(
+                "--metrics-file and --metrics-port need the metrics extra: "
+                "pip install 'governor[metrics]'",
+                what="the metrics extra",
+            ) from exc
+        self._metrics = metrics
+        self._collector = metrics.SnapshotCollector()
+        self._registry = metrics.registry_of(self._collector)
         self._server = (
-            MetricsServer(settings.metrics_host, settings.metrics_port)
+            metrics.MetricsServer(settings.metrics_host, settings.metrics_port)
             if settings.metrics_port is not None
             else None
         )
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True, name="metrics")
+        if self._server is not None:
+            self._server.exposition = lambda accept: metrics.exposition(self._registry, accept)
+            self._server.unready = lambda: self._unready
 
     @property
     def port(self) -> int | None:
-        return self._server.port if self._server else None
+        return self._server.port if self.wanted and self._server else None
 
     def start(self) -> None:
-        if self.settings.metrics_file is not None or self._server is not None:
-            self._thread.start()
+        if not self.wanted:
+            return
+        if self._server is not None:
+            url = f"http://{self.settings.metrics_host}:{self._server.port}/"
+            self.log.write("metrics.serving", utc_now(), url=url)
+        self.publish()
+        self._thread.start()
 
     def _loop(self) -> None:
         while not self._done.wait(self.settings.metrics_interval_s):
             self.publish()
 
     def drain(self) -> None:
-        """Take in every counter report the worker processes sent."""
+        """Take in every report the worker processes sent."""
         for queue in list(self.queues.values()):
             while True:
                 try:
-                    worker, snapshot = queue.get_nowait()
+                    worker, snapshot, histograms = queue.get_nowait()
                 except Exception:  # queue.Empty, or a queue closed under us
                     break
-                self.reports[worker] = snapshot
+                self.reports[worker] = (snapshot, histograms)
 
     def publish(self) -> None:
-        """Render the metrics now and write them out."""
+        """Refresh the metrics now and write them out."""
         self.drain()
-        counters = merge([*self.reports.values(), *(c.snapshot() for c in self.local)])
+        reports = [*self.reports.values(), *((c.snapshot(), c.histograms()) for c in self.local)]
+        counters = merge([counted for counted, _ in reports])
+        histograms = merge_histograms([observed for _, observed in reports])
         try:
             goals, soonest = self.store.goal_counts(), self.store.soonest_wakeup()
             upstreams = tuple(self.store.upstreams())
         except Exception as exc:
+            self._unready = f"the store could not be read ({type(exc).__name__})"
             self.log.write("metrics.error", utc_now(), error=f"{type(exc).__name__}: {exc}")
             return
-        text = render(MetricsSnapshot(counters, goals, self.workers(), soonest, upstreams))
-        if self._server is not None:
-            self._server.text = text
+        workers = self.workers()
+        self._unready = None if workers else "no worker process is alive"
+        snapshot = self._metrics.MetricsSnapshot(
+            counters, goals, workers, soonest, upstreams, histograms
+        )
+        self._collector.update(snapshot)
         if self.settings.metrics_file is not None:
-            write_text_atomically(self.settings.metrics_file, text)
+            text = self._metrics.text_of(self._registry)
+            self._metrics.write_text_atomically(self.settings.metrics_file, text)
 
     def close(self) -> None:
+        self._unready = "stopping"
         self._done.set()
         if self._thread.is_alive():
             self._thread.join()
-        if self.settings.metrics_file is not None or self._server is not None:
+        if self.wanted:
             self.publish()
-        if self._server is not None:
-            self._server.close()
+            self._unready = "stopping"
+            if self._server is not None:
+                self._server.close()
 
 
 def serve(settings: ServiceSettings, *, harnesses: HarnessFactory = harness_for) -> int:
@@ -143,10 +188,16 @@ def serve(settings: ServiceSettings, *, harnesses: HarnessFactory = harness_for)
     if settings.workers > 1 and settings.store_url == "memory:":
         raise InputError("a memory: store lives in one process; use --workers 1 with it")
     stopping = threading.Event()
+    if settings.log_config is not None:
+        configure(settings.log_config)
     log = JsonLog(settings.log_file, settings.env, worker=f"supervisor:{os.getpid()}")
     with closing(open_store(settings.store_url)) as store:
         forget_stale_workers(store, utc_now())
-        publisher = Publisher(store, settings, log)
+        try:
+            publisher = Publisher(store, settings, log)
+        except BaseException:
+            log.close()
+            raise
         try:
             if settings.workers == 1:
                 return _serve_here(settings, stopping, publisher, harnesses)
@@ -180,13 +231,15 @@ def worker_process(settings: ServiceSettings, index: int, reports: Queue[Report]
     """The body of one worker process (started by ``serve`` with the spawn method)."""
     os.setpgrp()  # a terminal's Ctrl-C goes to the supervisor, which forwards one SIGTERM
     instrument_from(settings.env)  # a spawned process starts without the parent's spans
+    if settings.log_config is not None:  # nor its logging configuration
+        configure(settings.log_config)
     parent = os.getppid()
     stopping = threading.Event()
     counters = Counters()
     log = JsonLog(settings.log_file, settings.env, worker=holder_id())
 
     def on_beat() -> None:
-        reports.put((holder_id(), counters.snapshot()))
+        reports.put((holder_id(), counters.snapshot(), counters.histograms()))
         if os.getppid() != parent and not stopping.is_set():
             log.write("worker.orphaned", utc_now(), detail="the supervisor is gone; stopping")
             stopping.set()

@@ -22,16 +22,18 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final
 
 from governor.clock import utc_now
 from governor.core.decision import Decision
-from governor.core.route import Action, acts
+from governor.core.events import Event
+from governor.core.route import Action, acts, name_of
 from governor.drive import goals
-from governor.drive.runner import HarnessFactory, holder_id
+from governor.drive.runner import HarnessFactory, Runner, holder_id
 from governor.errors import LeaseError
 from governor.exec.harness import harness_for
 from governor.registry import ServiceError, WorkerBeat
@@ -114,7 +116,10 @@ class Worker:
             if prior is not None and not prior.is_expired(self.clock()):
                 return False
             self._current = (goal_id, self.clock())
+            began = time.monotonic()
             self._tick(goal_id, decided)
+            if decided and acts(decided[0]):
+                self.observation.stepped(name_of(decided[0]), time.monotonic() - began)
         except LeaseError as exc:
             if decided:  # taken over mid-step: the fencing token refused our appends
                 self.log.write("lease.lost", self.clock(), goal=goal_id, error=str(exc))
@@ -134,11 +139,16 @@ class Worker:
 
     def _tick(self, goal_id: str, decided: list[Action]) -> None:
         """Step the goal once (``goals.tick``), unless it no longer needs a step."""
+        runner: Runner | None = None
+
+        def observed(events: Sequence[Event]) -> None:  # the view names each run's harness
+            self.observation.appended(events, runner.view if runner is not None else None)
+
         runner = goals.runner(
             self.store,
             goal_id,
             self.settings.runner_settings(self.worker_id),
-            observer=self.observation.appended,
+            observer=observed,
             harnesses=self.harnesses,
             on_upstream=self.observation.upstream,
         )

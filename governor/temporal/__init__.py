@@ -1,4 +1,4 @@
-"""Temporal as a driver of goals (SPEC §12.11; docs/deployment.md, decision record 0014).
+"""Temporal as a driver of goals (SPEC §12.11; docs/deployment.md, decision record 0015).
 
 One Temporal workflow per goal (workflow id = goal id) runs governor's pure core; agent
 calls and appends are activities; the event store stays the truth. Importing this

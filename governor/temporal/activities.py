@@ -46,7 +46,8 @@ from governor.drive.upstreams import MonitorSettings, UpstreamMonitor
 from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError
 from governor.exec.harness import harness_for
 from governor.exec.procinfo import this_machine
-from governor.service.observe import Counters, JsonLog, Observation
+from governor.service.logs import JsonLog
+from governor.service.observe import Counters, Observation
 from governor.store.base import EventStore
 from governor.store.url import open_store
 from governor.temporal.names import READY_SIGNAL, WAKE_SIGNAL, Driver

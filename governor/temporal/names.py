@@ -1,6 +1,6 @@
 """The names the Temporal driver shares with everyone who asks about it — no Temporal SDK.
 
-Rules (SPEC §12.11; decision record 0014):
+Rules (SPEC §12.11; decision record 0015):
     * A goal is driven by Temporal while its lease is held by a holder named
       ``temporal:<namespace>@<host:port>``: ``governor temporal start`` takes the lease
       before it starts the goal's workflow, the workflow renews it, and releases it once

@@ -1,6 +1,6 @@
 """The goal's Temporal workflow: governor's pure core in workflow code (SPEC §12.11).
 
-Rules (decision record 0014):
+Rules (decision record 0015):
     * One workflow per goal; its id is the goal id. It holds the goal's lease (taken by
       ``governor temporal start``; claimed here when the starter gave none), renews it
       every third of its TTL, and releases it when the goal ended. Another driver taking

@@ -33,7 +33,7 @@ from governor.core.events import Event
 from governor.core.policy import Policy, with_overrides
 from governor.core.view import project
 from governor.errors import InputError
-from governor.render.text import format_report
+from governor.render.table import format_report
 from governor.store.jsonl import read_history, write_history
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

@@ -118,6 +118,7 @@ def test_the_schemas_show_what_a_run_takes_and_returns(project: Project) -> None
         "decision",
         "wake_at",
         "holder",
+        "answer",
     }
     assert set(compiled.get_context_jsonschema()["properties"]) == {"actor"}
 
@@ -182,23 +183,6 @@ def test_two_runs_on_one_thread_make_progress(plain: Project, saver: Any) -> Non
     third = compiled.invoke({"goal_id": "g"}, thread())  # an ended goal ends at once
     assert (third["outcome"], third["decision"]["status"]) == ("stopped", "succeeded")
     assert [e.type for e in events(plain)].count("attempt.started") == 1
-
-
-@pytest.fixture
-def asking(tmp_path: Path) -> Project:
-    """A worker that asks which database to use, and is done once told."""
-    return project_with(
-        tmp_path,
-        [
-            planner_script([{"reply": plan("a")}, {"reply": COMPLETE}]),
-            {
-                "name": "told",
-                "match": ["role: worker", "use postgres"],
-                "steps": [{"reply": done("a")}],
-            },
-            worker_script("a", [{"reply": QUESTION}]),
-        ],
-    )
 
 
 def test_a_workers_question_is_an_interrupt_and_command_resume_answers_it(

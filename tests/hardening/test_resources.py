@@ -96,7 +96,7 @@ def test_tune_refuses_a_grid_past_its_cap(tmp_path: Path) -> None:
 @pytest.fixture
 def metrics() -> Iterator[MetricsServer]:
     server = MetricsServer("127.0.0.1", 0)
-    server.text = "governor_up 1\n"
+    server.exposition = lambda accept: (b"governor_up 1\n", "text/plain")
     yield server
     server.close()
 

@@ -3,6 +3,7 @@ the idle sleep, and the ``service status`` command."""
 
 from __future__ import annotations
 
+import platform
 import threading
 import urllib.request
 from dataclasses import replace
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
+import governor
 from governor.cli.main import main
 from governor.core import upstream as health
 from governor.core.evidence import Evidence, Tries
@@ -19,8 +22,9 @@ from governor.core.policy import UpstreamBackoff
 from governor.core.summary import GoalSummary
 from governor.registry import ServiceError, WorkerBeat
 from governor.service.backoff import GoalBackoff
+from governor.service.logs import JsonLog
 from governor.service.metrics import MetricsServer, MetricsSnapshot, render, write_text_atomically
-from governor.service.observe import Counters, JsonLog, Observation, merge
+from governor.service.observe import Counters, Observation, merge
 from governor.service.settings import ErrorBackoff, ServiceSettings
 from governor.service.worker import Worker
 from governor.store.sqlite import SqliteEventStore
@@ -132,6 +136,15 @@ def test_counters_of_several_workers_add_up() -> None:
     assert total["governor_steps_total"] == {(("node", "plan"),): 1}
 
 
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of an exposition, read by prometheus_client's own parser."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
 def test_the_metrics_text_is_prometheus_exposition_with_every_family() -> None:
     counters = Counters()
     counters.add(
@@ -139,16 +152,19 @@ def test_the_metrics_text_is_prometheus_exposition_with_every_family() -> None:
     )
     text = render(MetricsSnapshot(counters.snapshot(), {"ready": 3}, 2, T0))
     assert "# TYPE governor_goals gauge" in text
-    assert 'governor_goals{status="ready"} 3' in text
-    assert 'governor_goals{status="succeeded"} 0' in text
-    assert "governor_workers 2" in text
-    assert f"governor_soonest_wakeup_timestamp_seconds {int(T0.timestamp())}" in text
-    assert (
-        'governor_planner_calls_total{charged="false",class="up\\"stream",outcome="failed"} 1'
-        in text
-    )
+    found = samples(text)
+    assert found[("governor_goals", (("status", "ready"),))] == 3
+    assert found[("governor_goals", (("status", "succeeded"),))] == 0
+    assert found[("governor_workers", ())] == 2
+    assert found[("governor_soonest_wakeup_timestamp_seconds", ())] == T0.timestamp()
+    labels = (("charged", "false"), ("class", 'up"stream'), ("outcome", "failed"))
+    assert found[("governor_planner_calls_total", labels)] == 1
     assert "# TYPE governor_lease_takeovers_total counter" in text
-    assert "governor_lease_takeovers_total 0" in text
+    assert found[("governor_lease_takeovers_total", ())] == 0
+    assert (
+        "governor_build_info",
+        (("python", platform.python_version()), ("version", governor.__version__)),
+    ) in found
     assert text.endswith("\n")
 
 
@@ -161,17 +177,13 @@ def test_the_metrics_show_each_upstream_its_outage_and_the_goals_parked_on_it() 
     assert healthy is not None
     records = (replace(failing, parked=7), replace(healthy, parked=0))
     text = render(MetricsSnapshot({}, {"waiting": 7}, 1, None, records))
-    name = f'upstream="{codex.name}"'
-    assert f"governor_upstream_healthy{{{name}}} 0" in text
-    assert f'governor_upstream_healthy{{upstream="{claude.name}"}} 1' in text
-    assert (
-        f"governor_upstream_failing_since_timestamp_seconds{{{name}}} {int(T0.timestamp())}" in text
-    )
-    assert (
-        f"governor_upstream_next_probe_timestamp_seconds{{{name}}} {int(T0.timestamp()) + 30}"
-        in text
-    )
-    assert f"governor_upstream_parked_goals{{{name}}} 7" in text
+    found = samples(text)
+    name = (("upstream", codex.name),)
+    assert found[("governor_upstream_healthy", name)] == 0
+    assert found[("governor_upstream_healthy", (("upstream", claude.name),))] == 1
+    assert found[("governor_upstream_failing_since_timestamp_seconds", name)] == T0.timestamp()
+    assert found[("governor_upstream_next_probe_timestamp_seconds", name)] == T0.timestamp() + 30
+    assert found[("governor_upstream_parked_goals", name)] == 7
     assert "# TYPE governor_upstream_changes_total counter" in text
 
 
@@ -183,7 +195,7 @@ def test_the_metrics_file_is_replaced_whole_and_served_over_http(tmp_path: Path)
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.prom"]
     server = MetricsServer("127.0.0.1", 0)
     try:
-        server.text = "governor_workers 1\n"
+        server.exposition = lambda accept: (b"governor_workers 1\n", "text/plain; version=0.0.4")
         with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics", timeout=5) as reply:
             assert reply.read() == b"governor_workers 1\n"
             assert reply.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -267,8 +279,12 @@ def test_serve_refuses_a_memory_store_across_processes(capsys) -> None:
 def test_the_log_goes_to_stderr_without_a_file(capsysbinary) -> None:
     log = JsonLog(None, {"TOKEN": SECRET})
     log.write("step.error", T0, goal="g", error=f"Bearer {SECRET}")
+    log.close()
     line = orjson.loads(capsysbinary.readouterr().err)
     assert line == {
+        "ts": "2026-01-01T00:00:00Z",
+        "level": "error",
+        "msg": "g: the step failed: Bearer [REDACTED]",
         "at": "2026-01-01T00:00:00Z",
         "kind": "step.error",
         "goal": "g",

@@ -19,7 +19,8 @@ from governor.core.events import Event, Profile
 from governor.drive import goals
 from governor.errors import StoreError
 from governor.exec.harness import Harness, harness_for
-from governor.service.observe import Counters, JsonLog, Observation
+from governor.service.logs import JsonLog
+from governor.service.observe import Counters, Observation
 from governor.service.settings import ErrorBackoff, ServiceSettings
 from governor.service.worker import Worker
 from governor.store.sqlite import SqliteEventStore

@@ -6,7 +6,7 @@ code or to the core it runs that would make in-flight workflows diverge fails he
 (``temporalio.worker.Replayer``, with the workers' sandbox and converter). Every history
 the rest of the suite records is replayed as well, when its test ends
 (``tests/temporal/conftest.py``). To record these again after a deliberate change (see
-decision record 0014 for what such a change must do), run the Temporal tests with
+decision record 0015 for what such a change must do), run the Temporal tests with
 ``GOVERNOR_TEMPORAL_HISTORIES=DIR`` and copy the ones named below from DIR.
 """
 
