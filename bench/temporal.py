@@ -60,9 +60,8 @@ def worker(address: str, queue: str, log: Path, env: dict[str, str]) -> subproce
     """A ``governor temporal worker`` process with one call slot."""
     argv = [GOVERNOR, "temporal", "worker", "--address", address, "--task-queue", queue,
             "--max-concurrent-calls", "1", "--log-file", str(log)]  # fmt: skip
-    return subprocess.Popen(
-        argv, cwd=log.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    with log.with_suffix(".err").open("w") as errors:  # what a worker that fails says
+        return subprocess.Popen(argv, cwd=log.parent, env=env, stdout=errors, stderr=errors)
 
 
 def on_temporal(url: str, folder: Path, address: str, workers: int, n: int) -> dict[str, Any]:

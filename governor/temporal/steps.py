@@ -5,9 +5,10 @@ Rules (this runs inside the workflow, so it is deterministic):
       workflow's view, at ``workflow.now()`` (never before the last event), and appended
       through the append activity under one lock: one writer, be it the main loop or an
       operator's update. A conflict folds what the store holds newer and builds again.
-    * Plan and attempt starts are appended before their call. A call that fails (its
-      worker lost, its heartbeat silent, cancelled) records nothing: the next decision
-      finds the run in flight and continues it (SPEC §6.3), its old agent gone first.
+    * A plan's or an attempt's start is recorded once its call is cleared to run
+      (``calls.py``), before its agent runs. A call that fails (its worker lost, its
+      heartbeat silent, cancelled) records nothing: the next decision finds the run in
+      flight and continues it (SPEC §6.3), its old agent gone first.
     * The runner's crash-loop guard: a run whose outcome cannot be recorded is recorded
       as the charged failure it is; a run an operator settled meanwhile is dropped.
     * The store's failures are retried by Temporal (every store activity is safe to

@@ -7,12 +7,41 @@ store that Temporal drives a goal.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.cli import MILESTONE_COMPLETE, Project, done, plan, planner_script, worker_script
 from tests.temporal.conftest import Temporal, TemporalProject, free_port
+
+
+async def visibility(temporal: Temporal, goal_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The goal's workflow's search attributes (found by a visibility query on them) and
+    its memo's ledger, once the workflow has ended."""
+    from temporalio.client import Client, WorkflowExecutionStatus
+    from temporalio.contrib.pydantic import pydantic_data_converter
+
+    client = await Client.connect(
+        temporal.address, namespace=temporal.namespace, data_converter=pydantic_data_converter
+    )
+    handle = client.get_workflow_handle(goal_id)
+    deadline = time.monotonic() + 120
+    while (described := await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+        assert time.monotonic() < deadline, "the workflow of an ended goal keeps running"
+        await asyncio.sleep(0.2)
+    found = [
+        e.id
+        async for e in client.list_workflows(
+            f'GovernorStatus = "succeeded" AND WorkflowId = "{goal_id}"'
+        )
+    ]
+    assert found == [goal_id]
+    names = ("GovernorStatus", "GovernorBlockedOn", "GovernorRule")
+    attributes = {k: v[0] for k, v in described.search_attributes.items() if k in names}
+    return attributes, (await described.memo())["ledger"]
 
 
 def one_line(text: str) -> str:
@@ -148,6 +177,14 @@ def test_start_is_idempotent_and_other_drivers_keep_off(project: TemporalProject
 
     project.worker()
     project.wait_status("g", {"succeeded"})
+    attributes, memo = asyncio.run(visibility(project.temporal, "g"))
+    assert attributes == {
+        "GovernorStatus": "succeeded",
+        "GovernorBlockedOn": "none",
+        "GovernorRule": "goal.1",
+    }
+    assert memo["status"] == "succeeded"
+    assert memo["replans"] == "2 charged of 5 (2 used)"
     finished = project.gov("temporal", "start", "g")
     assert finished.returncode == 5
     assert (
