@@ -22,7 +22,7 @@ LAYERS: Final[tuple[tuple[str, ...], ...]] = (
     ("drive",),  # one goal: the runner, the actions, the goal library
     ("analysis", "service"),  # histories re-read; the scheduler of many goals
     ("render",),  # every --json shape and every text
-    ("graph",),  # LangGraph: the planning graph and its deployment
+    ("graph", "temporal"),  # LangGraph: the planning graph and its deployment; Temporal workflows
     ("demo", "ui"),  # the demo scenarios; the read-only web UI
     ("cli", "api"),  # the governor command; the Python API (governor.Goal)
 )

@@ -20,6 +20,7 @@ from governor.render.text import format_event, format_status, format_summaries
 if TYPE_CHECKING:
     from governor.drive.goals import RunReport
     from governor.drive.runner import RunnerSettings
+    from governor.temporal.names import Driver
 
 # Start-up (issue 12): the driver, the codec and the event models are imported by the
 # commands that use them (the renderers and ``decision`` import none of them), so that
@@ -39,13 +40,29 @@ def cmd_new(args: argparse.Namespace) -> int:
 
     events = goal_from_file(Path(args.goal_file), at=utc_now(), actor=args.actor)
     refuse_secrets(events, args.goal_file)
+    driver = _temporal_driver(args)
     with store_from(args.store) as store:
         view = goals.create_from(store, events)
+        if driver is not None:  # created, then started: a failed start leaves the goal stored
+            from governor.cli.temporal import start_goal  # noqa: PLC0415 - the temporal extra
+
+            start_goal(args, store, view.goal_id, driver)
     if args.json:
         json_line(records.created_record(view))
     else:
         out(view.goal_id)
     return ExitCode.OK
+
+
+def _temporal_driver(args: argparse.Namespace) -> Driver | None:
+    """The server ``new --temporal`` names (checked, with the extra, before anything is stored)."""
+    if not args.temporal:
+        return None
+    from governor.cli.temporal import client_module, driver_from, run_async  # noqa: PLC0415
+
+    driver = driver_from(args.temporal, None, "--temporal")
+    run_async(client_module().reachable(driver))
+    return driver
 
 
 def _settings(args: argparse.Namespace) -> RunnerSettings:
@@ -79,9 +96,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.watch:
         return watch(args, as_run=True)
+    from governor.cli.temporal import temporal_driver, to_follow  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
     from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
 
+    with store_from(args.store) as store:
+        goals.exists(store, args.goal)
+        driver = temporal_driver(store, args.goal)
+    if driver is not None:  # Temporal drives it: say so, let it look again, follow it
+        to_follow(args.goal, driver, quiet=args.quiet)
+        return watch(args, as_run=True)
     with store_from(args.store) as store, live_run(args.quiet) as (shown, calls):
         runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
         report = run(runner)
@@ -218,6 +242,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("goal_file", metavar="GOAL_FILE")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="and start it on this Temporal server (governor temporal start; the temporal extra)",
+    )
     p.set_defaults(func=cmd_new)
 
     for name, func, text in (

@@ -71,6 +71,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "storecheck",
         "verify the store: checksums, seqs, summaries against events (--repair)",
     ),
+    "temporal": (
+        "temporal",
+        "drive goals as Temporal workflows: worker, start (the temporal extra)",
+    ),
 }
 """Command -> (its module under ``governor.cli``, its one-line help), in help order."""
 
@@ -144,6 +148,24 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    code = _main(argv)
+    if argv is None:  # the governor command itself: no process outlives its work
+        _exit_after_temporal(code)
+    return code
+
+
+def _exit_after_temporal(code: int) -> None:
+    """End the process now when it used the Temporal client: the SDK's native threads can
+    abort the interpreter's teardown (temporalio/sdk-python#300), which would turn a
+    finished command into a crash."""
+    temporal = sys.modules.get("governor.cli.temporal")
+    if temporal is not None and getattr(temporal, "client_used", False):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     from governor.drive.actor import default_actor  # noqa: PLC0415 - start-up (see above)
     from governor.drive.spans import instrument_from  # noqa: PLC0415 - start-up (see above)

@@ -2,34 +2,50 @@
 
 Each verb records one event (never taking the lease), prints the goal's decision after
 it, and exits 5 with one line when the rules refuse it. The verbs themselves are
-``governor.drive.goals.VERBS``, the one table the web view's forms use too.
+``governor.core.commands``, the one table the web view's forms and a Temporal
+workflow's updates use too; a goal Temporal drives gets the verb through its workflow.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import get_args
+from typing import cast, get_args
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
+from governor.cli.temporal import send_verb, temporal_driver
+from governor.core.commands import OperatorVerb, VerbName
 from governor.core.policy import LedgerName
 from governor.drive import goals
 from governor.render.records import verb_record
 from governor.render.text import format_decision
 
 
-def _run(args: argparse.Namespace, name: str) -> int:
-    verb = goals.OperatorVerb(
+def operator_verb(args: argparse.Namespace, name: VerbName) -> OperatorVerb:
+    """The verb the command line asks for, as a value."""
+    return OperatorVerb(
         name,
-        args.goal,
+        args.actor,
         reason=args.reason,
-        plan_id=getattr(args, "plan", None),
-        work_id=getattr(args, "item", None) or getattr(args, "work", None),
+        plan=getattr(args, "plan", None),
+        item=getattr(args, "item", None),
         ledger=getattr(args, "ledger", None),
-        to=getattr(args, "to", None),
+        to=goals.new_limit(args.ledger, args.to) if name == "raise" else None,
+        work=getattr(args, "work", None),
     )
+
+
+def _run(args: argparse.Namespace, name: VerbName) -> int:
+    verb = operator_verb(args, name)
     with store_from(args.store) as store:
-        decision = goals.govern(store, verb, actor=args.actor)
+        goals.exists(store, args.goal)
+        driver = temporal_driver(store, args.goal)
+        if driver is not None:  # its workflow is the one writer: the verb goes there
+            goals.refuse_secrets_in(store, args.goal, verb)
+            send_verb(driver, args.goal, verb)
+            decision = goals.status(store, args.goal)[1]
+        else:
+            decision = goals.govern(store, args.goal, verb)
     if args.json:
         json_line(verb_record(args.goal, decision))
     else:
@@ -40,7 +56,7 @@ def _run(args: argparse.Namespace, name: str) -> int:
 LEDGERS = get_args(LedgerName)
 
 
-def _verb(p: argparse.ArgumentParser, name: str, *, reason: bool) -> None:
+def _verb(p: argparse.ArgumentParser, name: VerbName, *, reason: bool) -> None:
     p.add_argument(
         "--reason",
         required=reason,
@@ -87,7 +103,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p = plan.add_parser(verb, help=f"{verb} a proposed plan")
         p.add_argument("goal", metavar="GOAL")
         p.add_argument("plan", metavar="PLAN")
-        _verb(p, f"plan {verb}", reason=needs)
+        _verb(p, cast(VerbName, f"plan {verb}"), reason=needs)
 
     work = sub.add_parser(
         "work", help="govern a work item: accept, retry, cancel, reopen, abandon"
@@ -102,4 +118,4 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p = work.add_parser(verb, help=text)
         p.add_argument("goal", metavar="GOAL")
         p.add_argument("item", metavar="ITEM")
-        _verb(p, f"work {verb}", reason=needs)
+        _verb(p, cast(VerbName, f"work {verb}"), reason=needs)

@@ -140,6 +140,7 @@ def _settings(args: argparse.Namespace, port: int, tls: bool) -> UiSettings:
         keys=keys,
         tls=tls,
         cookie=f"governor-ui-{port}",
+        temporal_ui=args.temporal_ui,
     )
 
 
@@ -196,5 +197,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--insecure-actions", action="store_true",
         help="allow actions on an address other than loopback without TLS (not recommended)",
+    )  # fmt: skip
+    p.add_argument(
+        "--temporal-ui", metavar="URL",
+        help="Temporal's Web UI (e.g. http://127.0.0.1:8233): goals Temporal drives link to their workflow there",
     )  # fmt: skip
     p.set_defaults(func=cmd_ui)

@@ -93,10 +93,13 @@ class Agents:
         if pids:
             self._progress(f"{why}; killed {len(pids)} running agent(s)")
 
-    def end_previous(self) -> None:
-        """End every agent still recorded for the goal (the lease was just taken)."""
+    def end_previous(self, runs: Collection[str] | None = None) -> None:
+        """End every agent still recorded for the goal (the lease was just taken), or
+        only those working for ``runs`` (plan ids or run ids) when given."""
         host, boot_id = this_machine()
         for agent in self.store.agents(self.goal_id):
+            if runs is not None and agent.run not in runs:
+                continue
             where = f"agent pid {agent.pid} of {agent.holder} ({agent.run})"
             if agent.host != host:
                 self._progress(

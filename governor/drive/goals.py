@@ -16,12 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import ValidationError
 
 from governor.clock import Clock, utc_now
-from governor.core import record, verbs
+from governor.core import commands, verbs
+from governor.core.commands import OperatorVerb
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.durations import parse_duration
@@ -91,40 +92,21 @@ def create_from(store: EventStore, events: list[Event], *, clock: Clock = utc_no
     return view
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorVerb:
-    """An operator verb with its arguments, as the CLI and the web view give it."""
-
-    name: str
-    """A key of ``VERBS``: ``resume``, ``work retry``, ``raise`` …"""
-    goal_id: str
-    reason: str | None = None
-    """Why; for ``answer`` (and a decision's ``resume`` / ``work retry``) the answer."""
-    plan_id: str | None = None
-    work_id: str | None = None
-    ledger: LedgerName | None = None
-    to: str | None = None
-    """``raise``'s new limit as given: a number, or for the runtime ledger a duration (``2h``)."""
+VERBS: Final = commands.VERB_NAMES
+"""Every operator verb's name (``governor.core.commands``)."""
 
 
-def _ledger(verb: OperatorVerb) -> LedgerName:
-    if verb.ledger is None or verb.to is None:
-        raise InputError("raise needs a ledger and a new limit (--ledger NAME --to N)")
-    return verb.ledger
-
-
-def new_limit(verb: OperatorVerb) -> float:
-    """``raise``'s new limit: a number, or for the runtime ledger a duration (``2h``).
+def new_limit(ledger: LedgerName | None, text: str) -> float:
+    """``raise``'s new limit as given: a number, or for the runtime ledger a duration (``2h``).
 
     Raises:
         InputError: naming ``--to`` and what is wrong with it.
     """
-    text = verb.to or ""
     try:
         return float(text)
     except ValueError:
         pass
-    if verb.ledger == "runtime":
+    if ledger == "runtime":
         try:
             return parse_duration(text)
         except ValueError as exc:
@@ -132,51 +114,11 @@ def new_limit(verb: OperatorVerb) -> float:
     raise InputError(f"--to: '{text}' is not a number (a duration like 2h is for --ledger runtime)")
 
 
-VerbBuild = Callable[[OperatorVerb, GoalView, datetime, str], list[Event]]
-"""Builds a verb's events on the view, at a time, for an actor (``governor.core.verbs``)."""
-
-VERBS: dict[str, VerbBuild] = {
-    "answer": lambda o, v, t, a: verbs.answer(v, answer=o.reason or "", at=t, actor=a),
-    "resume": lambda o, v, t, a: verbs.resume_goal(v, reason=o.reason or "", at=t, actor=a),
-    "cancel": lambda o, v, t, a: verbs.cancel_goal(v, reason=o.reason, at=t, actor=a),
-    "raise": lambda o, v, t, a: verbs.raise_budget(
-        v,
-        ledger=_ledger(o),
-        to=new_limit(o),
-        reason=o.reason or "",
-        at=t,
-        actor=a,
-        work_id=o.work_id,
-    ),
-    "plan approve": lambda o, v, t, a: record.apply_plan(v, plan_id=o.plan_id or "", at=t, actor=a),
-    "plan reject": lambda o, v, t, a: verbs.reject_plan(
-        v, plan_id=o.plan_id or "", reason=o.reason or "", at=t, actor=a
-    ),
-    "work accept": lambda o, v, t, a: verbs.accept_work(
-        v, work_id=o.work_id or "", at=t, actor=a, reason=o.reason
-    ),
-    "work retry": lambda o, v, t, a: verbs.retry_work(
-        v, work_id=o.work_id or "", reason=o.reason or "", at=t, actor=a
-    ),
-    "work cancel": lambda o, v, t, a: verbs.cancel_work(
-        v, work_id=o.work_id or "", at=t, actor=a, reason=o.reason
-    ),
-    "work reopen": lambda o, v, t, a: verbs.reopen_work(
-        v, work_id=o.work_id or "", at=t, actor=a, reason=o.reason
-    ),
-    "work abandon": lambda o, v, t, a: verbs.abandon_attempt(
-        v, work_id=o.work_id or "", reason=o.reason or "", at=t, actor=a
-    ),
-}
-"""Every operator verb: the one table behind ``governor resume|cancel|raise|plan|work`` and
-the web view's forms."""
-
-
 def govern(
     store: EventStore,
+    goal_id: str,
     verb: OperatorVerb,
     *,
-    actor: str,
     clock: Clock = utc_now,
     reason_is: str = "--reason",
 ) -> Decision:
@@ -191,22 +133,31 @@ def govern(
         CommandRefusedError: the rules refuse the verb in the goal's state.
         InputError: an unknown verb, a missing argument, a secret or an invalid value.
     """
+    exists(store, goal_id)
+    return operate(store, goal_id, lambda view: _built(verb, view, clock(), reason_is), clock=clock)
+
+
+def refuse_secrets_in(
+    store: EventStore, goal_id: str, verb: OperatorVerb, *, clock: Clock = utc_now
+) -> None:
+    """Refuse a verb whose text holds a secret of this environment before it is sent to
+    another writer (a Temporal workflow does not know this environment). A verb the rules
+    refuse passes: its writer says why, with nothing recorded."""
+    try:
+        _built(verb, load(store, goal_id), clock(), "--reason")
+    except (CommandRefusedError, NotFoundError):
+        return
+
+
+def _built(verb: OperatorVerb, view: GoalView, at: datetime, reason_is: str) -> list[Event]:
     from governor.core.codec import describe  # noqa: PLC0415 - start-up (see above)
     from governor.drive.secrets import refuse_secrets  # noqa: PLC0415 - start-up (see above)
 
-    build = VERBS.get(verb.name)
-    if build is None:
-        raise InputError(f"unknown operator verb {verb.name!r}; one of {', '.join(VERBS)}")
-    exists(store, verb.goal_id)
-
-    def events(view: GoalView) -> list[Event]:
-        try:
-            built = build(verb, view, clock(), actor)
-        except ValidationError as exc:  # a value the event models refuse: nothing is written
-            raise InputError(describe(exc)) from None
-        return refuse_secrets(built, reason_is)
-
-    return operate(store, verb.goal_id, events, clock=clock)
+    try:
+        built = commands.apply_verb(verb, view, at)
+    except ValidationError as exc:  # a value the event models refuse: nothing is written
+        raise InputError(describe(exc)) from None
+    return refuse_secrets(built, reason_is)
 
 
 def answer(

@@ -131,6 +131,7 @@ class Runner:
         observer: Observer | None = None,
         on_upstream: OnChange | None = None,
         calls: Calls | None = None,
+        view: GoalView | None = None,
     ) -> None:
         self.store, self.goal_id, self.settings = store, goal_id, settings
         self.calls = calls or Calls()
@@ -139,7 +140,8 @@ class Runner:
         self.clock, self.sleep, self.ids = clock, sleep, ids
         self.runtime = runtime or Runtime(sleep=sleep)
         self.progress = progress or (lambda _message: None)
-        self.view = project(store.load(goal_id))
+        self.view = project(store.load(goal_id)) if view is None else view
+        """The goal folded from the store (``view``: one folded already, brought up to date)."""
         self.monitor = UpstreamMonitor(
             store,
             MonitorSettings(settings.workdir, self._env(), settings.holder),
@@ -158,6 +160,8 @@ class Runner:
             clock=clock,
             progress=self.progress,
         )
+        if view is not None:
+            self.refresh()
 
     # ------------------------------------------------------------ plumbing
 
@@ -557,15 +561,26 @@ class Runner:
         return run
 
     def reprobe(self, decision: Decision) -> bool:
-        """Clear an environment stop whose binary can start now; True if cleared.
+        """Clear an environment stop whose binary can start now; True if cleared."""
+        if decision.blocked_on != "environment":
+            return False
+        back = self.environment_back(decision.work_ids[0] if decision.work_ids else None)
+        if back is None:
+            return False
+        work_id, reason = back
+        self.record(lambda v: recovered(v, work_id, reason, at=self.now()))
+        self.progress(reason)
+        return True
+
+    def environment_back(self, work_id: str | None) -> tuple[str | None, str] | None:
+        """Whether the environment stop of ``work_id`` (None: of the planner) is gone:
+        the item (None for the planner) and the reason to record, or None.
 
         A binary that was missing (``ENOENT``), not executable (``EACCES``) or of a format
         the kernel refused (``ENOEXEC``) is looked at again (never run) by
-        ``governor.exec.startable``; once the cause is gone the stop is cleared.
+        ``governor.exec.startable``; once the cause is gone the stop may be cleared.
         """
-        if decision.blocked_on != "environment":
-            return False
-        item = self.view.work.get(decision.work_ids[0]) if decision.work_ids else None
+        item = self.view.work.get(work_id) if work_id else None
         failure = (
             item.finish
             if item
@@ -578,32 +593,40 @@ class Runner:
             or failure.evidence is None
             or failure.evidence.ref not in ENVIRONMENT_ERRNOS
         ):
-            return False
+            return None
         cause = failure.evidence.ref
         profile = self._profile(item.spec.profile if item else created.planner)
         binary = self.harnesses(profile, self.settings.workdir).binary(profile)
         path = self.settings.env.get("PATH")
         found = binary and startable(binary, path, errno=cause)
         if not binary or not found:
-            return False
+            return None
         where = "" if found == binary else f" ({found})"
         now = {"ENOENT": "is there now", "EACCES": "is executable now"}.get(
             cause, "begins as a script or binary now"
         )
         reason = f"re-probed the environment ({cause} before): {binary} {now}{where}"
-        if item is None:
-            self.record(
-                lambda v: verbs.resume_goal(v, reason=reason, at=self.now(), actor="governor")
-            )
-        else:
-            work_id = item.work_id
-            self.record(
-                lambda v: verbs.retry_work(
-                    v, work_id=work_id, reason=reason, at=self.now(), actor="governor"
-                )
-            )
-        self.progress(reason)
-        return True
+        return (item.work_id if item else None), reason
+
+    def call_planner(self, plan_id: str) -> PlannerRun:
+        """Run the planner of the plan in flight (its request is recorded); what it came to."""
+        created = self.view.created
+        assert created is not None
+        info = CallInfo.of_planner(created, plan_id)
+        with span("agent", info.metadata()):
+            return self._run_planner(plan_id, self.view.plans[plan_id].trigger, info)()
+
+    def call_worker(self, work_id: str, run_id: str) -> WorkerRun:
+        """Run the worker of the item's attempt in flight under ``run_id``; what it came to."""
+        return self._work((work_id, run_id))
+
+
+def recovered(view: GoalView, work_id: str | None, reason: str, *, at: datetime) -> list[Event]:
+    """What clears an environment stop whose cause is gone (``environment_back``): the
+    item's ``work.retried``, or ``goal.resumed`` for the planner, by ``governor``."""
+    if work_id is None:
+        return verbs.resume_goal(view, reason=reason, at=at, actor="governor")
+    return verbs.retry_work(view, work_id=work_id, reason=reason, at=at, actor="governor")
 
 
 def finish_events(

@@ -8,12 +8,13 @@ Rules (docs/decisions/0019-acting-from-the-web-view.md):
       or foreign form token shows the goal's page again with the error and the form
       filled in as it was sent.
     * The form is ``application/x-www-form-urlencoded``, at most ``MOST_BYTES``, each
-      field once. Its verb is a name of ``governor.drive.goals.VERBS``, run by
+      field once. Its verb is a name of ``governor.core.commands``, run by
       ``governor.drive.goals.govern`` exactly as the CLI runs it, by the view's actor; a
       refusal is the CLI's one line (``error: …``) on the page, and nothing is recorded.
     * Like every operator verb, an action never takes the goal's lease: it appends on an
       expected seq (rebuilding on a conflict), and a runner holding the lease sees the
-      new events at its next append.
+      new events at its next append. A goal Temporal drives is refused (409): its
+      workflow is its one writer, and the governor command sends verbs there.
     * After an action the browser is sent to the goal's page (303), which says what was
       recorded.
 """
@@ -28,6 +29,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
+from governor.clock import Clock
+from governor.core.commands import OperatorVerb, VerbName
 from governor.core.policy import LedgerName
 from governor.drive import goals
 from governor.errors import (
@@ -40,6 +43,7 @@ from governor.errors import (
 )
 from governor.store.base import EventStore
 from governor.store.url import one_line
+from governor.temporal.names import driver_of
 from governor.ui.forms import Acting
 from governor.ui.keys import same_origin
 
@@ -120,7 +124,7 @@ async def _fields(request: Request) -> dict[str, str] | Response:
     return dict(fields)
 
 
-def verb_of(goal_id: str, fields: Mapping[str, str]) -> goals.OperatorVerb:
+def verb_of(fields: Mapping[str, str], actor: str) -> OperatorVerb:
     """The operator verb a form names.
 
     Raises:
@@ -131,15 +135,30 @@ def verb_of(goal_id: str, fields: Mapping[str, str]) -> goals.OperatorVerb:
         raise InputError(f"unknown action {name!r}; one of {', '.join(goals.VERBS)}")
     if name == "cancel" and fields.get("confirm") != "yes":
         raise InputError("cancelling a goal needs its box ticked: it stops for good")
-    return goals.OperatorVerb(
-        name,
-        goal_id,
+    ledger = cast("LedgerName | None", fields.get("ledger") or None)
+    return OperatorVerb(
+        cast("VerbName", name),
+        actor,
         reason=fields.get("reason") or None,
-        plan_id=fields.get("plan") or None,
-        work_id=fields.get("work") or None,
-        ledger=cast("LedgerName | None", fields.get("ledger") or None),
-        to=fields.get("to") or None,
+        plan=fields.get("plan") or None,
+        item=fields.get("work") or None,
+        ledger=ledger,
+        to=goals.new_limit(ledger, fields.get("to") or "") if name == "raise" else None,
+        work=fields.get("work") or None,
     )
+
+
+def govern(store: EventStore, goal_id: str, verb: OperatorVerb, clock: Clock) -> None:
+    """Record the verb as the CLI does; a goal Temporal drives is refused (its workflow is
+    its one writer: the CLI sends the verb there)."""
+    lease = store.current_lease(goal_id)
+    driver = driver_of(lease.holder if lease else None)
+    if driver is not None:
+        raise CommandRefusedError(
+            f"Temporal drives this goal ({driver.describe()}):"
+            f" act with the governor command, which sends the verb to its workflow"
+        )
+    goals.govern(store, goal_id, verb, clock=clock, reason_is="the reason")
 
 
 def _status(exc: GovernorError) -> int:
@@ -174,13 +193,11 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
         if problem is not None:
             return await again(request, fields, f"error: {problem}", 403)
         try:
-            verb = verb_of(goal_id, fields)
-            await run_in_threadpool(
-                goals.govern, store, verb, actor=actor, clock=settings.clock, reason_is="the reason"
-            )
+            verb = verb_of(fields, actor)
+            await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
         except GovernorError as exc:
             return await again(request, fields, one_line(f"error: {exc}"), _status(exc))
-        done = f"/goals/{quote(goal_id, safe='')}?done={quote(verb.name)}"
+        done = f"/goals/{quote(goal_id, safe='')}?done={quote(verb.verb)}"
         return RedirectResponse(done, status_code=303)
 
     return act

@@ -43,12 +43,13 @@ from governor.clock import utc_now
 from governor.core.events import ID_PATTERN
 from governor.errors import GovernorError, InputError, NotFoundError
 from governor.store.base import EventStore
+from governor.temporal.names import driver_of, workflow_url
 from governor.ui import acts
 from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
 from governor.ui.forms import Acting
 from governor.ui.goal_page import goal_main
 from governor.ui.keys import ActionKeys
-from governor.ui.layout import document
+from governor.ui.layout import document, link
 from governor.ui.list_page import list_main
 from governor.ui.markup import Html, el, join
 
@@ -105,6 +106,8 @@ class UiSettings:
     """Served over HTTPS (the cookie is then ``Secure``, the origin ``https://``)."""
     cookie: str = "governor-ui"
     """The name of the access token's cookie (one per port: cookies ignore ports)."""
+    temporal_ui: str | None = None
+    """Temporal's Web UI: a goal Temporal drives links to its workflow's page there."""
 
     @property
     def headers(self) -> dict[str, str]:
@@ -140,6 +143,22 @@ def _number(text: str | None, default: int) -> int:
     return int(text) if text and text.isdigit() and len(text) < 10 else default
 
 
+def workflow_link(ui: str, store: EventStore, goal_id: str) -> Html:
+    """A link to the goal's workflow in Temporal's Web UI, when Temporal drives the goal
+    (its lease says so); nothing otherwise."""
+    lease = store.current_lease(goal_id)
+    driver = driver_of(lease.holder if lease else None)
+    if driver is None:
+        return Html("")
+    url = workflow_url(ui, driver.namespace, goal_id)
+    return el(
+        "p",
+        f"Driven by Temporal ({driver.describe()}): ",
+        link(url, "its workflow"),
+        class_="temporal",
+    )
+
+
 def make_app(store: EventStore, settings: UiSettings) -> Asgi:
     """The ASGI app of the view over an open store (read-only unless actions are allowed)."""
 
@@ -171,6 +190,8 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
                 store, goal_id, now, store_arg=settings.store_arg, explanations=explanations
             )
             main = goal_main(found, now, acting)
+            if settings.temporal_ui:
+                main = join([main, workflow_link(settings.temporal_ui, store, goal_id)])
         except GovernorError as exc:
             return error_page(settings, exc)
         return page(settings, goal_id, main, status_code)

@@ -80,8 +80,9 @@ class RunResult:
     prompt: str
     tries: Tries | None
     """The run's in-agent tries, when it took more than one or its CLI retried itself."""
-    usage: Usage | None
-    """The tokens every call of the run reported, summed."""
+    usage: Usage | None = None
+    """The tokens every call of the run reported, summed (a default, so a result a
+    Temporal history recorded before it existed still decodes: decision record 0020)."""
 
     @property
     def cost(self) -> Cost:

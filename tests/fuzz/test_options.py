@@ -6,8 +6,9 @@ option is fuzzed without a change here) gets random values: hostile numbers (``n
 Commands that finish by themselves run in full against a fresh copy of a store holding
 two stopped goals; the promise is checked after each (``tests.fuzz.harness``).
 
-``serve``, ``ui``, ``demo`` and ``probe`` run until stopped or run an agent: their
-options are parsed only, and every number they accept must be finite.
+``serve``, ``ui``, ``demo``, ``probe`` and ``temporal worker|start`` run until stopped,
+run an agent or need a Temporal server: their options are parsed only, and every number
+they accept must be finite.
 
 Paths that a command writes (``--store``, ``-o``, ``--out``, ``--plot``, ``--dir``,
 ``--log-file``, ``--metrics-file``) are kept inside the test's folder, and options that
@@ -76,7 +77,14 @@ BASES: Final[dict[str, tuple[str, ...]]] = {
     "store check": (),
 }
 """Each command that finishes by itself, with valid values for what it requires."""
-PARSED_ONLY: Final = {"serve": (), "ui": (), "demo": (), "probe": ("scripted",)}
+PARSED_ONLY: Final = {
+    "serve": (),
+    "ui": (),
+    "demo": (),
+    "probe": ("scripted",),
+    "temporal worker": (),
+    "temporal start": (STOPPED,),
+}
 WRITES: Final = frozenset(
     {"--store", "-o", "--output", "--out", "--plot", "--dir", "--log-file", "--metrics-file"}
 )

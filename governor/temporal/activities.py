@@ -1,0 +1,395 @@
+"""The activities of a goal's workflow: the store, the agents, the probes (SPEC §12.11).
+
+Rules:
+    * Store activities (load, append, the lease, the re-probe) are short and safe to
+      retry. The append is idempotent on (goal, expected seq, content): a try whose
+      commit landed but whose answer was lost finds its own events stored after the
+      expected seq and answers ``done``; other events there are a conflict, answered
+      with them so the workflow folds them and builds again. A store refusal of the
+      events is answered, not raised; a lost lease names who holds it now.
+    * A call runs one planner or worker run exactly as ``governor run`` does (the
+      runner's ``call_planner`` / ``call_worker``: the same prompts, harnesses, in-agent
+      retry, upstream observation, agents recorded under the goal's lease) and records
+      nothing: it answers what the run came to. An exception while running is answered
+      as ``crash`` (the workflow records the charged failure it is); only a store failure
+      is raised, and Temporal never retries a call (``maximum_attempts=1``): the workflow
+      continues the lost run (SPEC §6.3).
+    * Before a continuation runs, the lost run's agents are gone: killed here when they
+      run on this machine, waited for (``kill_grace_s``) when on another, whose worker
+      kills them once it cannot reach the server (``governor.temporal.watch``).
+    * A probe is claimed in the store, one per upstream per back-off step for the whole
+      fleet; when it changed the record, the goals parked on that upstream are woken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final
+
+from temporalio import activity
+from temporalio.client import Client
+
+from governor.clock import utc_now
+from governor.core.codec import encode
+from governor.core.events import Event, Profile
+from governor.core.upstream import UpstreamHealth
+from governor.core.view import GoalView, fold
+from governor.drive.runner import Runner, RunnerSettings
+from governor.drive.upstreams import MonitorSettings, UpstreamMonitor
+from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError
+from governor.exec.harness import harness_for
+from governor.exec.procinfo import this_machine
+from governor.service.logs import JsonLog
+from governor.service.observe import Counters, Observation
+from governor.store.base import EventStore
+from governor.store.url import open_store
+from governor.temporal.names import READY_SIGNAL, WAKE_SIGNAL, Driver
+from governor.temporal.watch import Contact, supervise
+from governor.temporal.wire import (
+    Appended,
+    AppendRequest,
+    CallRequest,
+    Health,
+    LeaseAnswer,
+    LeaseRequest,
+    Loaded,
+    LoadRequest,
+    Observed,
+    Probed,
+    ProbeRequest,
+    Recovery,
+    ReprobeRequest,
+)
+
+START_POLL_S: Final = 0.02
+"""How often a ready call looks for its start in the store."""
+SIGNAL_TIMEOUT_S: Final = 60.0
+VIEWS_KEPT: Final = 256
+"""Goals whose latest view a worker process keeps."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """What one worker process needs, read once by the command line."""
+
+    driver: Driver
+    workdir: Path
+    env: Mapping[str, str]
+    store_url: str | None = None
+    """The store (None: ``GOVERNOR_STORE``, else the default file)."""
+    log_file: Path | None = None
+
+
+class Activities:
+    """The activities one worker process hosts; see the module rules."""
+
+    def __init__(
+        self, config: WorkerConfig, client: Client, contact: Contact, *, max_calls: int = 8
+    ) -> None:
+        self.config, self.client, self.contact = config, client, contact
+        self.log = JsonLog(config.log_file, config.env, worker=config.driver.holder)
+        self.observation = Observation(self.log, Counters())
+        """Log lines as ``serve`` writes them: agent calls, upstreams down and up."""
+        self.calls = ThreadPoolExecutor(max_calls, thread_name_prefix="call")
+        """One thread per call slot: a call waits on its thread for its start to be recorded."""
+        self.probes = ThreadPoolExecutor(4, thread_name_prefix="probe")
+        self._local = threading.local()
+        self._profiles: dict[str, Mapping[str, Profile]] = {}
+        self._views: dict[str, GoalView] = {}
+        """The latest view of each goal this process folded: a call copies it and folds
+        only what was appended since (a goal of thousands of events is not re-read)."""
+        self._views_lock = threading.Lock()
+
+    # ---------------------------------------------------------------- plumbing
+
+    def store(self) -> EventStore:
+        """This thread's store (one connection per thread)."""
+        store: EventStore | None = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = open_store(self.config.store_url)
+        return store
+
+    def settings(self, holder: str) -> RunnerSettings:
+        workdir = self.config.workdir
+        state_dir = workdir / ".governor" / "scripted"
+        return RunnerSettings(
+            workdir=workdir, env=self.config.env, holder=holder, state_dir=state_dir
+        )
+
+    def runner(self, goal_id: str, holder: str) -> Runner:
+        """A runner of the goal, its view up to date (from this process's last one)."""
+        with self._views_lock:
+            known = self._views.get(goal_id)
+            view = known.copy() if known is not None else None
+        runner = Runner(
+            self.store(),
+            goal_id,
+            self.settings(holder),
+            progress=lambda text: self.log.write("progress", utc_now(), goal=goal_id, text=text),
+            harnesses=harness_for,
+            on_upstream=self.observation.upstream,
+            view=view,
+        )
+        self.keep(runner.view)
+        return runner
+
+    def keep(self, view: GoalView) -> None:
+        """Remember a copy of ``view`` if it is the newest of its goal."""
+        with self._views_lock:
+            known = self._views.pop(view.goal_id, None)
+            self._views[view.goal_id] = known if known and known.seq >= view.seq else view.copy()
+            if len(self._views) > VIEWS_KEPT:
+                del self._views[next(iter(self._views))]  # the least recently used
+
+    def monitor(self, store: EventStore) -> UpstreamMonitor:
+        c = self.config
+        return UpstreamMonitor(
+            store,
+            MonitorSettings(c.workdir, c.env, c.driver.holder),
+            clock=utc_now,
+            harnesses=harness_for,
+            on_change=self.observation.upstream,
+        )
+
+    def profiles(self, store: EventStore, goal_id: str) -> Mapping[str, Profile]:
+        """The goal's profiles (its ``goal.created`` never changes)."""
+        if goal_id not in self._profiles:
+            first = next(iter(store.load(goal_id)), None)
+            created = first if first is not None and first.type == "goal.created" else None
+            self._profiles[goal_id] = created.profiles if created is not None else {}
+        return self._profiles[goal_id]
+
+    def health(self, store: EventStore, goal_id: str) -> Health:
+        return self.monitor(store).health(self.profiles(store, goal_id))
+
+    # ---------------------------------------------------------------- the store
+
+    @activity.defn(name="governor.load")
+    def load(self, request: LoadRequest) -> Loaded:
+        """A page of the goal's events after ``after_seq``, and its upstreams' health."""
+        store = self.store()
+        events: list[Event] = []
+        for event in store.load(request.goal_id, after_seq=request.after_seq):
+            if len(events) == request.limit:
+                return Loaded(events, True, self.health(store, request.goal_id))
+            events.append(event)
+        return Loaded(events, False, self.health(store, request.goal_id))
+
+    @activity.defn(name="governor.append")
+    def append(self, request: AppendRequest) -> Appended:
+        """Append the workflow's events (idempotent; see the module rules)."""
+        store, goal_id = self.store(), request.goal_id
+        try:
+            store.append(
+                goal_id,
+                request.events,
+                expected_seq=request.expected_seq,
+                lease=request.lease,
+                summary=request.summary,
+            )
+        except ConcurrencyConflictError:
+            stored = list(store.load(goal_id, after_seq=request.expected_seq))
+            n = len(request.events)
+            done = [encode(e) for e in stored[:n]] == [encode(e) for e in request.events]
+            return Appended(done, stored[n:] if done else stored, self.health(store, goal_id))
+        except LeaseError as exc:
+            return Appended(False, [], {}, taken_over_by=exc.holder or "another runner")
+        except StoreError:
+            raise  # the store failed: Temporal tries again (the append is idempotent)
+        except GovernorError as exc:  # the store refused the events: nothing was written
+            return Appended(False, [], {}, refused=str(exc), refused_as=type(exc).__name__)
+        self.observation.appended(request.events)
+        return Appended(True, [], self.health(store, goal_id))
+
+    @activity.defn(name="governor.lease")
+    def lease(self, request: LeaseRequest) -> LeaseAnswer:
+        """Claim the goal's lease for this server's holder name, or renew the one given."""
+        store = self.store()
+        try:
+            if request.lease is None:
+                holder = self.config.driver.holder
+                return LeaseAnswer(
+                    store.acquire_lease(request.goal_id, holder, ttl_s=request.ttl_s)
+                )
+            return LeaseAnswer(store.renew_lease(request.lease, ttl_s=request.ttl_s))
+        except LeaseError as exc:
+            current = store.current_lease(request.goal_id)
+            return LeaseAnswer(None, held_by=current.holder if current else exc.holder or "nobody")
+
+    @activity.defn(name="governor.release")
+    def release(self, request: LeaseRequest) -> None:
+        if request.lease is not None:
+            self.store().release_lease(request.lease)
+
+    @activity.defn(name="governor.reprobe")
+    def reprobe(self, request: ReprobeRequest) -> Recovery | None:
+        """Whether the environment stop's cause is gone (the binary is there now)."""
+        runner = self.runner(request.goal_id, self.config.driver.holder)
+        back = runner.environment_back(request.work_id)
+        return Recovery(*back) if back is not None else None
+
+    # ---------------------------------------------------------------- agents
+
+    @activity.defn(name="governor.call")
+    async def call(self, request: CallRequest) -> Observed:
+        """One planner or worker run (see the module rules), heartbeating meanwhile."""
+        loop = asyncio.get_running_loop()
+        run = _Call(self, request, loop)
+        context = contextvars.copy_context()  # the thread heartbeats nothing, but logs and spans
+        running = loop.run_in_executor(self.calls, context.run, run.run)
+        return await supervise(running, run.kill, self.contact)
+
+    # ---------------------------------------------------------------- upstreams
+
+    @activity.defn(name="governor.probe")
+    async def probe(self, request: ProbeRequest) -> Probed:
+        """Claim and run the parked profile's upstream probe when it is due; wake the goals
+        parked on that upstream when it changed the record."""
+        loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()
+        probed, after = await loop.run_in_executor(self.probes, context.run, self._probe, request)
+        if after is not None:
+            await self._wake(after, request.goal_id)
+        return probed
+
+    def _probe(self, request: ProbeRequest) -> tuple[Probed, UpstreamHealth | None]:
+        store = self.store()
+        profiles = self.profiles(store, request.goal_id)
+        monitor = self.monitor(store)
+        profile = profiles.get(request.profile)
+        after = monitor.probe(profile) if profile is not None else None
+        return Probed(after is not None, monitor.health(profiles)), after
+
+    async def _wake(self, record: UpstreamHealth, prober: str) -> None:
+        """Signal the workflows of the goals parked on ``record``'s upstream."""
+        loop = asyncio.get_running_loop()
+        summaries = await loop.run_in_executor(
+            self.probes, lambda: self.store().goals(statuses=["waiting"])
+        )
+        for summary in summaries:
+            if summary.upstream == record.upstream and summary.goal_id != prober:
+                handle = self.client.get_workflow_handle(summary.goal_id)
+                try:
+                    await handle.signal(WAKE_SIGNAL)
+                except Exception:  # noqa: S112 - a goal no workflow drives wakes at its own timer
+                    continue
+
+
+class _Call:
+    """One call's run on its thread, and the way to kill its agent from the event loop.
+
+    The run: end a lost run's agents; if the upstream the call would reach is known to
+    fail, end at once (``held``: the workflow parks the goal); else signal the workflow
+    that the call is ready, wait until the store holds its start (or the call is
+    cancelled), then run the agent.
+    """
+
+    def __init__(
+        self, activities: Activities, request: CallRequest, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self.activities, self.request, self.loop = activities, request, loop
+        self.run_name = request.run_id or request.plan_id or ""
+        self.runner: Runner | None = None
+        self.killed: str | None = None
+
+    def kill(self, why: str) -> None:
+        self.killed = why
+        runner = self.runner
+        if runner is not None:
+            runner.agents.end_own(why, runs={self.run_name})
+
+    def run(self) -> Observed:
+        r = self.request
+        runner = self.activities.runner(r.goal_id, r.lease.holder)
+        runner.lease = r.lease  # agents are recorded under the workflow's lease
+        self.runner = runner
+        if r.lost:
+            self.end_lost(runner)
+        failing = self.failing(runner)
+        if failing is not None:
+            return Observed(held=failing)
+        self.signal_ready()
+        if not self.wait_started(runner) or not _in_flight(runner.view, r):
+            return Observed()  # cancelled, or settled meanwhile: nothing runs
+        try:
+            if r.work_id is not None and r.run_id is not None:
+                return Observed(worker=replace(runner.call_worker(r.work_id, r.run_id), prompt=""))
+            assert r.plan_id is not None
+            return Observed(planner=replace(runner.call_planner(r.plan_id), prompt=""))
+        except StoreError:
+            raise
+        except Exception as exc:  # the crash-loop guard (runner.py): a charged failure
+            return Observed(crash=runner.crash_text(exc))
+
+    def failing(self, runner: Runner) -> str | None:
+        """The upstream this call would reach, when it is known to be failing."""
+        created, r = runner.view.created, self.request
+        if created is None:
+            return None
+        item = runner.view.work.get(r.work_id) if r.work_id else None
+        profile = created.profiles[item.spec.profile if item else created.planner]
+        if not runner.monitor.is_failing(profile):
+            return None
+        return runner.monitor.upstream(profile).name
+
+    def signal_ready(self) -> None:
+        handle = self.activities.client.get_workflow_handle(self.request.goal_id)
+        signal = handle.signal(READY_SIGNAL, self.run_name)
+        asyncio.run_coroutine_threadsafe(signal, self.loop).result(timeout=SIGNAL_TIMEOUT_S)
+
+    def wait_started(self, runner: Runner) -> bool:
+        """Fold the store into the runner's view until it holds this call's start; False
+        when the call was cancelled first."""
+        store, r = self.activities.store(), self.request
+        while self.killed is None:
+            events = list(store.load(r.goal_id, after_seq=runner.view.seq))
+            fold(runner.view, events)
+            if any(_starts(e, r) for e in events):
+                return True
+            time.sleep(START_POLL_S)
+        return False
+
+    def end_lost(self, runner: Runner) -> None:
+        """Make sure the lost runs' agents are gone (the module rules)."""
+        r, store = self.request, self.activities.store()
+        host, _ = this_machine()
+        deadline = time.monotonic() + r.kill_grace_s
+        while time.monotonic() < deadline and any(
+            a.run in r.lost and a.host != host for a in store.agents(r.goal_id)
+        ):
+            time.sleep(0.2)
+        runner.agents.end_previous(runs=set(r.lost))
+
+
+def _starts(event: Event, request: CallRequest) -> bool:
+    """Whether ``event`` records the start (or continuation) of the request's run."""
+    if request.work_id is not None:
+        return (
+            event.type in ("attempt.started", "attempt.continued")
+            and event.run_id == request.run_id
+        )
+    return event.type in ("plan.requested", "plan.continued") and event.plan_id == request.plan_id
+
+
+def _in_flight(view: GoalView, request: CallRequest) -> bool:
+    """Whether the store still has the call's run in flight (else someone settled it)."""
+    if request.work_id is not None:
+        item = view.work.get(request.work_id)
+        return (
+            item is not None and item.running and item.run_id == request.run_id and not view.ended
+        )
+    plan = view.plans.get(request.plan_id or "")
+    return plan is not None and plan.status == "requested" and not view.ended
+
+
+def activities_of(hosted: Activities) -> tuple[list[Any], list[Any]]:
+    """The store activities (the workflow's task queue) and the agent calls (its twin)."""
+    store = [hosted.load, hosted.append, hosted.lease, hosted.release, hosted.reprobe, hosted.probe]
+    return store, [hosted.call]

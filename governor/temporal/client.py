@@ -1,0 +1,227 @@
+"""Talking to a Temporal server for governor: connect, start a goal, send it a verb.
+
+Rules (SPEC §12.11):
+    * ``start`` is idempotent: the workflow id is the goal id, a goal whose workflow runs
+      is left as it is, and a goal whose workflow is gone (terminated from Temporal's
+      side) is started again with the lease it still holds. The goal's lease is taken
+      (holder ``temporal:<namespace>@<address>``) before the workflow starts, so from then
+      on every driver can tell from the store that Temporal drives the goal.
+    * An operator verb goes to the goal's workflow as an update whose validator runs
+      the same pure verb as the CLI: a refusal comes back as the governor error it is
+      (its one line, its exit code), and nothing is recorded.
+    * Every failure of the server is one governor error: unreachable is
+      ``UnavailableError`` (exit 9), an unknown namespace or workflow ``NotFoundError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Final
+
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from governor.core.commands import OperatorVerb
+from governor.drive import goals
+from governor.errors import (
+    CommandRefusedError,
+    GovernorError,
+    InputError,
+    LeaseError,
+    NotFoundError,
+    UnavailableError,
+)
+from governor.store.base import EventStore, Lease
+from governor.temporal.names import (
+    SEARCH_ATTRIBUTES,
+    STEP_UPDATE,
+    VERB_UPDATE,
+    WORKFLOW,
+    Driver,
+    driver_of,
+)
+from governor.temporal.wire import DriveSettings, GoalStart
+
+REFUSED_AS: Final[dict[str, type[GovernorError]]] = {
+    "NotFoundError": NotFoundError,
+    "CommandRefusedError": CommandRefusedError,
+    "BudgetExhaustedError": CommandRefusedError,
+    "TakenOver": LeaseError,
+}
+"""An update's failure type -> the governor error it is (others are ``InputError``)."""
+
+
+async def connect(driver: Driver) -> Client:
+    """A client of the server ``driver`` names; ``UnavailableError`` when it cannot be reached."""
+    try:
+        return await Client.connect(
+            driver.address, namespace=driver.namespace, data_converter=pydantic_data_converter
+        )
+    except RuntimeError as exc:
+        raise unreachable(driver, exc) from None
+
+
+def unreachable(driver: Driver, exc: BaseException) -> UnavailableError:
+    detail = str(exc).split("tonic::transport::Error", 1)[0].rstrip(" :(")
+    return UnavailableError(
+        f"cannot reach the Temporal server at {driver.address} ({detail}); is it running? "
+        "(a dev server: temporal server start-dev)",
+        what=f"the Temporal server at {driver.address}",
+    )
+
+
+@contextlib.contextmanager
+def translated(driver: Driver, goal_id: str | None = None) -> Iterator[None]:
+    """Temporal's errors as governor's (see the module rules)."""
+    try:
+        yield
+    except WorkflowUpdateFailedError as exc:
+        cause = exc.cause
+        if isinstance(cause, ApplicationError):
+            error = REFUSED_AS.get(cause.type or "", InputError)
+            if error is LeaseError:
+                raise LeaseError(goal_id or "", cause.message) from None
+            raise error(cause.message) from None
+        raise CommandRefusedError(f"{goal_id}: the workflow refused it: {cause}") from None
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND and "namespace" in exc.message.lower():
+            raise NotFoundError(
+                f"the Temporal server at {driver.address} has no namespace {driver.namespace} "
+                f"(temporal operator namespace create {driver.namespace})"
+            ) from None
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise NotFoundError(
+                f"the Temporal server at {driver.address} has no workflow for goal {goal_id} "
+                f"in namespace {driver.namespace}; start it: governor temporal start {goal_id}"
+            ) from None
+        if exc.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
+            raise unreachable(driver, exc) from None
+        raise UnavailableError(
+            f"the Temporal server at {driver.address} refused: {exc.message}",
+            what=f"the Temporal server at {driver.address}",
+        ) from None
+
+
+async def reachable(driver: Driver) -> None:
+    """Check that the server answers and has the namespace (before anything is stored)."""
+    client = await connect(driver)
+    with translated(driver):
+        await client.workflow_service.describe_namespace(
+            DescribeNamespaceRequest(namespace=driver.namespace)
+        )
+
+
+async def ensure_search_attributes(client: Client, driver: Driver) -> bool:
+    """Register governor's search attributes in the namespace; False when they cannot be."""
+    with translated(driver):
+        listed = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=driver.namespace)
+        )
+    missing = [n for n in SEARCH_ATTRIBUTES if n not in listed.custom_attributes]
+    if not missing:
+        return True
+    keyword = IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+    try:
+        await client.operator_service.add_search_attributes(
+            AddSearchAttributesRequest(
+                namespace=driver.namespace, search_attributes=dict.fromkeys(missing, keyword)
+            )
+        )
+    except RPCError as exc:
+        return exc.status == RPCStatusCode.ALREADY_EXISTS
+    return True
+
+
+def lease_for(store: EventStore, goal_id: str, driver: Driver, ttl_s: float) -> tuple[Lease, bool]:
+    """The goal's lease for ``driver`` (and whether it was taken now).
+
+    Raises:
+        NotFoundError: no such goal.
+        CommandRefusedError: the goal has ended.
+        LeaseError: another driver (a runner, a service, another Temporal server) holds it.
+    """
+    view = goals.load(store, goal_id) if store.last_seq(goal_id) else None
+    if view is None:
+        raise NotFoundError(f"no goal '{goal_id}' in this store (governor list shows the goals)")
+    if view.ended:
+        raise CommandRefusedError(f"{goal_id}: the goal has ended ({view.ended}); nothing to drive")
+    current = store.current_lease(goal_id)
+    if current is not None and driver_of(current.holder) == driver:
+        return current, False  # its workflow holds it (or held it): that lease goes on
+    try:
+        return store.acquire_lease(goal_id, driver.holder, ttl_s=ttl_s), True
+    except LeaseError as exc:
+        holder = driver_of(exc.holder)
+        who = f"Temporal ({holder.describe()})" if holder else exc.holder
+        raise LeaseError(
+            goal_id,
+            f"the goal is driven by {who}: {exc}; stop that driver first",
+            holder=exc.holder,
+        ) from None
+
+
+async def start(
+    store: EventStore,
+    goal_id: str,
+    driver: Driver,
+    task_queue: str,
+    settings: DriveSettings | None = None,
+) -> bool:
+    """Start the goal's workflow unless it runs; True when this call started it."""
+    settings = settings or DriveSettings()
+    client = await connect(driver)
+    handle = client.get_workflow_handle(goal_id)
+    with translated(driver, goal_id):
+        try:
+            described = await handle.describe()
+            if described.status == WorkflowExecutionStatus.RUNNING:
+                return False
+        except RPCError as exc:
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise
+        visible = await ensure_search_attributes(client, driver)
+    lease, taken = lease_for(store, goal_id, driver, settings.lease_ttl_s)
+    settings = replace(settings, visibility=settings.visibility and visible)
+    try:
+        with translated(driver, goal_id):
+            await client.start_workflow(
+                WORKFLOW,
+                GoalStart(goal_id, settings, lease),
+                id=goal_id,
+                task_queue=task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            )
+    except BaseException:
+        if taken:
+            store.release_lease(lease)
+        raise
+    return True
+
+
+async def send_verb(driver: Driver, goal_id: str, verb: OperatorVerb) -> None:
+    """Give the goal's workflow an operator verb; raises the governor error of a refusal."""
+    client = await connect(driver)
+    with translated(driver, goal_id):
+        await client.get_workflow_handle(goal_id).execute_update(VERB_UPDATE, verb)
+
+
+async def step(driver: Driver, goal_id: str) -> None:
+    """Make the goal's waiting workflow look again now (re-probe a missing binary)."""
+    client = await connect(driver)
+    with translated(driver, goal_id):
+        await client.get_workflow_handle(goal_id).execute_update(STEP_UPDATE)

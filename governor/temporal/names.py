@@ -1,0 +1,87 @@
+"""The names the Temporal driver shares with everyone who asks about it — no Temporal SDK.
+
+Rules (SPEC §12.11; decision record 0020):
+    * A goal is driven by Temporal while its lease is held by a holder named
+      ``temporal:<namespace>@<host:port>``: ``governor temporal start`` takes the lease
+      before it starts the goal's workflow, the workflow renews it, and releases it once
+      the goal ended. So ``governor run``, ``serve`` and the operator verbs can tell from
+      the store alone, and ``serve`` never steps a goal Temporal drives.
+    * The workflow id is the goal id; the workflow and the store activities share one
+      task queue, agent calls go to that queue's ``-agents`` twin.
+    * An address is ``HOST:PORT``; anything else is refused with one line naming where
+      it came from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from governor.errors import InputError
+
+HOLDER_PREFIX: Final = "temporal:"
+WORKFLOW: Final = "governor.goal"
+"""The workflow type's name."""
+VERB_UPDATE: Final = "governor.verb"
+"""The update that carries an operator verb to a goal's workflow."""
+STEP_UPDATE: Final = "governor.step"
+"""The update that makes a waiting workflow look again now (a re-probe)."""
+READY_SIGNAL: Final = "governor.ready"
+"""The signal a call sends its workflow once it has a slot and may run (its run name)."""
+WAKE_SIGNAL: Final = "governor.wake"
+"""The signal that wakes a parked workflow when its upstream's health changed."""
+DEFAULT_QUEUE: Final = "governor"
+DEFAULT_NAMESPACE: Final = "default"
+ADDRESS_ENV: Final = "GOVERNOR_TEMPORAL"
+"""The Temporal server's address when no ``--address`` is given."""
+NAMESPACE_ENV: Final = "GOVERNOR_TEMPORAL_NAMESPACE"
+SEARCH_ATTRIBUTES: Final = ("GovernorStatus", "GovernorBlockedOn", "GovernorRule")
+"""The custom search attributes (Keyword) the workflow keeps: status, blocked on, rule."""
+
+_ADDRESS: Final = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):([0-9]{1,5})$")
+
+
+def agents_queue(task_queue: str) -> str:
+    """The task queue of agent calls beside ``task_queue``."""
+    return f"{task_queue}-agents"
+
+
+def parse_address(text: str, where: str = "--address") -> str:
+    """``HOST:PORT`` as given, or ``InputError`` naming ``where``."""
+    match = _ADDRESS.match(text.strip())
+    if match is None or not 0 < int(match.group(2)) < 65536:
+        raise InputError(
+            f"{where}: '{text}' is not a Temporal server address; give HOST:PORT "
+            "(e.g. 127.0.0.1:7233)"
+        )
+    return text.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Driver:
+    """Where a goal's workflow lives: the server's address and the namespace."""
+
+    address: str
+    namespace: str = DEFAULT_NAMESPACE
+
+    @property
+    def holder(self) -> str:
+        """The lease holder name of goals this server drives."""
+        return f"{HOLDER_PREFIX}{self.namespace}@{self.address}"
+
+    def describe(self) -> str:
+        return f"namespace {self.namespace} at {self.address}"
+
+
+def driver_of(holder: str | None) -> Driver | None:
+    """The Temporal server a lease holder names, or None when the holder is not Temporal."""
+    if not holder or not holder.startswith(HOLDER_PREFIX):
+        return None
+    namespace, _, address = holder[len(HOLDER_PREFIX) :].partition("@")
+    return Driver(address, namespace or DEFAULT_NAMESPACE) if address else None
+
+
+def workflow_url(ui: str, namespace: str, goal_id: str) -> str:
+    """The page of a goal's workflow in Temporal's Web UI at ``ui``."""
+    return f"{ui.rstrip('/')}/namespaces/{namespace}/workflows/{goal_id}"

@@ -1,0 +1,446 @@
+"""A goal's steps in workflow code: governor's actions, built on the workflow's own view.
+
+Rules (this runs inside the workflow, so it is deterministic):
+    * Every event is built by the core (``record``, ``verbs``, ``parking``) on the
+      workflow's view, at ``workflow.now()`` (never before the last event), and appended
+      through the append activity under one lock: one writer, be it the main loop or an
+      operator's update. A conflict folds what the store holds newer and builds again.
+    * A plan's or an attempt's start is recorded once its call is cleared to run
+      (``calls.py``), before its agent runs. A call that fails (its worker lost, its
+      heartbeat silent, cancelled) records nothing: the next decision finds the run in
+      flight and continues it (SPEC §6.3), its old agent gone first.
+    * The runner's crash-loop guard: a run whose outcome cannot be recorded is recorded
+      as the charged failure it is; a run an operator settled meanwhile is dropped.
+    * The store's failures are retried by Temporal (every store activity is safe to
+      retry); one it cannot get past fails the workflow with its message, and the goal
+      stays as the store has it, for ``governor temporal start`` to take up again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any, Final, TypeVar
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+
+from governor.core import record
+from governor.core.decide import decide
+from governor.core.decision import Decision
+from governor.core.events import Event
+from governor.core.parking import park_goal, resume_goal
+from governor.core.route import Accept, Action, Apply, Dispatch, Park, Plan, Resume
+from governor.core.summary import summarize
+from governor.core.verbs import accept_work, reject_plan
+from governor.core.view import GoalView, fold
+from governor.drive.runner import recovered
+from governor.errors import (
+    CommandRefusedError,
+    GovernorError,
+    InputError,
+    NotFoundError,
+)
+from governor.temporal.calls import Call, Run, crash_text, finishes, starts
+from governor.temporal.names import agents_queue
+from governor.temporal.wire import (
+    Appended,
+    AppendRequest,
+    CallRequest,
+    GoalStart,
+    LeaseAnswer,
+    LeaseRequest,
+    Loaded,
+    LoadRequest,
+    Observed,
+    Probed,
+    ProbeRequest,
+    Recovery,
+    ReprobeRequest,
+)
+from governor.workflow.run import plan_events
+
+T = TypeVar("T")
+Build = Callable[[GoalView], list[Event]]
+STORE_RETRY: Final = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=30),
+    non_retryable_error_types=[
+        "NotFoundError",
+        "InputError",
+        "ValueError",
+        "TypeError",
+        "KeyError",
+        "AttributeError",
+        "AssertionError",
+    ],
+)
+"""Store activities: tried until the store answers; a bug or a missing goal fails at once."""
+CALL_TIMEOUT: Final = timedelta(days=7)
+"""A call's own limit; its agents have theirs (``timeout_s``), and liveness is the heartbeat."""
+REFUSALS: Final[dict[str, type[GovernorError]]] = {
+    "NotFoundError": NotFoundError,
+    "CommandRefusedError": CommandRefusedError,
+    "BudgetExhaustedError": CommandRefusedError,
+}
+
+
+class TakenOver(Exception):
+    """The goal's lease is someone else's now: this workflow must stop driving it."""
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+        super().__init__(f"the goal's lease was taken over by {holder}")
+
+
+def refused(error: str, kind: str | None) -> GovernorError:
+    """A store's refusal (``Appended.refused``) as the governor error it was."""
+    return REFUSALS.get(kind or "", InputError)(error)
+
+
+class GoalDrive:
+    """The workflow's hold on one goal: its view, its lease, its calls in flight."""
+
+    def __init__(self, start: GoalStart) -> None:
+        self.goal_id, self.settings, self.lease = start.goal_id, start.settings, start.lease
+        self.view = GoalView()
+        self.health: dict[str, Any] = {}
+        self.loaded = False
+        self.lock = asyncio.Lock()
+        self.calls: dict[str, workflow.ActivityHandle[Observed]] = {}
+        self.ready: dict[str, bool] = {}
+        """Calls that signalled they may run (``Call``)."""
+        self.taken_over: str | None = None
+
+    # ------------------------------------------------------------ time and decisions
+
+    def at(self) -> datetime:
+        """The time for the next event: never earlier than the last one recorded."""
+        now = workflow.now()
+        return max(now, self.view.last_at) if self.view.last_at else now
+
+    def decide(self, *, with_ledger: bool = False) -> Decision:
+        return decide(self.view, workflow.now(), with_ledger=with_ledger, upstreams=self.health)
+
+    # ------------------------------------------------------------ activities
+
+    async def store(self, name: str, arg: Any, result: type[T]) -> T:
+        try:
+            answer: T = await workflow.execute_activity(
+                name,
+                arg,
+                result_type=result,
+                start_to_close_timeout=timedelta(seconds=self.settings.store_timeout_s),
+                retry_policy=STORE_RETRY,
+            )
+        except ActivityError as exc:
+            if isinstance(exc.cause, CancelledError):
+                raise asyncio.CancelledError from exc  # the waiting task was cancelled
+            cause = exc.cause.message if isinstance(exc.cause, ApplicationError) else str(exc)
+            raise ApplicationError(
+                f"goal {self.goal_id}: {name} failed: {cause}", non_retryable=True
+            ) from exc
+        return answer
+
+    async def begin(self) -> None:
+        """Hold the goal's lease (claimed now when the starter gave none), then load it."""
+        while self.lease is None:
+            answer = await self.store(
+                "governor.lease", LeaseRequest(self.goal_id, self.settings.lease_ttl_s), LeaseAnswer
+            )
+            self.lease = answer.lease
+            if self.lease is None:  # another runner drives it now: wait for it to let go
+                workflow.logger.info("goal %s is held by %s; waiting", self.goal_id, answer.held_by)
+                await workflow.sleep(max(self.settings.lease_ttl_s / 10, 1.0))
+        await self.renew()
+        await self.refresh()
+        self.loaded = True
+
+    async def renew(self) -> None:
+        """Renew the lease; ``TakenOver`` when it is someone else's now."""
+        assert self.lease is not None
+        request = LeaseRequest(self.goal_id, self.settings.lease_ttl_s, self.lease)
+        answer = await self.store("governor.lease", request, LeaseAnswer)
+        if answer.lease is None:
+            self.taken_over = answer.held_by or "another runner"
+            raise TakenOver(self.taken_over)
+        self.lease = answer.lease
+
+    async def release(self) -> None:
+        if self.lease is not None:
+            request = LeaseRequest(self.goal_id, self.settings.lease_ttl_s, self.lease)
+            await self.store("governor.release", request, type(None))
+
+    async def refresh(self) -> None:
+        """Fold what the store holds after the view, and take the upstreams' health."""
+        async with self.lock:
+            more = True
+            while more:
+                page = await self.store(
+                    "governor.load", LoadRequest(self.goal_id, self.view.seq), Loaded
+                )
+                fold(self.view, page.events)
+                self.health, more = page.health, page.more
+
+    async def record(self, build: Build) -> list[Event]:
+        """Build events on the view and append them; on a conflict fold and build again.
+
+        Raises:
+            GovernorError: as ``build`` raises it, or the store's refusal of the events.
+            TakenOver: the goal's lease is someone else's.
+        """
+        async with self.lock:
+            while True:
+                events = build(self.view)
+                if not events:
+                    return []
+                if self.taken_over:
+                    raise TakenOver(self.taken_over)
+                assert self.lease is not None
+                after = fold(self.view.copy(), events)
+                summary = summarize(after, workflow.now(), self.health)
+                request = AppendRequest(self.goal_id, self.view.seq, events, self.lease, summary)
+                answer = await self.store("governor.append", request, Appended)
+                if answer.taken_over_by is not None:
+                    self.taken_over = answer.taken_over_by
+                    raise TakenOver(answer.taken_over_by)
+                if answer.refused is not None:
+                    raise refused(answer.refused, answer.refused_as)
+                self.health = answer.health or self.health
+                if answer.done:
+                    self.view = fold(after, answer.newer)
+                    return events
+                fold(self.view, answer.newer)
+
+    def launch(self, request: CallRequest) -> Call:
+        """Schedule a call; it runs once it has a slot on a worker (see ``Call``)."""
+        name = request.run_id or request.plan_id or ""
+        handle = workflow.start_activity(
+            "governor.call",
+            request,
+            result_type=Observed,
+            task_queue=agents_queue(workflow.info().task_queue),
+            start_to_close_timeout=CALL_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=self.settings.call_heartbeat_s),
+            retry_policy=RetryPolicy(maximum_attempts=1),
+            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+        self.calls[name] = handle
+        return Call(self, name, handle)
+
+    def cancel_calls(self, runs: set[str] | None = None) -> None:
+        """Cancel the calls in flight (those of ``runs`` when given): their agents die."""
+        for name, handle in list(self.calls.items()):
+            if runs is None or name in runs:
+                handle.cancel()
+
+    def request(self, **fields: Any) -> CallRequest:
+        assert self.lease is not None
+        return CallRequest(
+            self.goal_id, self.lease, kill_grace_s=self.settings.kill_grace_s, **fields
+        )
+
+    # ------------------------------------------------------------ the actions
+
+    async def act(self, action: Action) -> None:
+        """Perform one acting action (``governor.core.route.ACTING``)."""
+        match action:
+            case Plan():
+                await self.plan(action)
+            case Apply():
+                await self.apply(action.plan_id)
+            case Dispatch():
+                await self.dispatch(action.work_ids)
+            case Accept():
+                for work_id in action.work_ids:
+                    await self.quietly(partial(_accept, work_id=work_id, at=self.at()))
+            case Park():
+                await self.quietly(lambda v: park_goal(v, action.outage, at=self.at()))
+            case Resume():
+                await self.quietly(lambda v: resume_goal(v, action.outage, at=self.at()))
+
+    async def quietly(self, build: Build) -> list[Event]:
+        """Record, or nothing when the rules refuse it now (someone else acted first)."""
+        try:
+            return await self.record(build)
+        except CommandRefusedError:
+            return []
+
+    async def plan(self, action: Plan) -> None:
+        """Ask the planner (a new plan, or the lost one continued) once its call has a slot
+        and its upstream is not known to be failing; record what it came to."""
+        plan_id = action.plan_id or f"p{self.view.plans_used + 1}"
+        lost = (plan_id,) if action.plan_id is not None else ()
+        call = self.launch(self.request(plan_id=plan_id, lost=lost))
+        if not await call.cleared():
+            return
+        if action.plan_id is not None:
+            events = await self.quietly(
+                lambda v: record.continue_plan(v, plan_id=plan_id, at=self.at())
+            )
+            begun = bool(events) and events[-1].type != "plan.failed"
+        else:
+            trigger = action.trigger or "initial"
+            build = partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.at())
+            begun = bool(await self.quietly(build))
+        if not begun:
+            call.cancel()
+            return
+        observed = await call.result()
+        if observed is None or (observed.planner is None and observed.crash is None):
+            return
+        run = observed.planner
+        await self.finish(
+            None if run is None else lambda v: plan_events(v, plan_id, run, self.at()),
+            lambda error: (
+                lambda v: record.plan_failed(
+                    v, plan_id=plan_id, at=self.at(), failure_class=None, evidence=None, error=error
+                )
+            ),
+            lambda: plan_id in self.view.plans and self.view.plans[plan_id].status == "requested",
+            observed.crash,
+        )
+
+    async def apply(self, plan_id: str) -> None:
+        await self.finish(
+            lambda v: record.apply_plan(v, plan_id=plan_id, at=self.at()),
+            lambda error: partial(
+                reject_plan,
+                plan_id=plan_id,
+                reason=f"governor could not apply it: {error}",
+                at=self.at(),
+                actor="governor",
+            ),
+            lambda: plan_id in self.view.plans and self.view.plans[plan_id].status == "proposed",
+        )
+
+    async def dispatch(self, work_ids: tuple[str, ...]) -> None:
+        """Start (or continue) the items' attempts as their calls get slots (in the order
+        they do: a call holding a slot never waits on one that has none), run them at
+        once, record the finishes in plan order. Starts cleared together are recorded in
+        one append, and so are finishes that arrive together."""
+        pending = []
+        for work_id in work_ids:
+            item = self.view.work[work_id]
+            run_id = f"r-{workflow.uuid4().hex[:16]}"
+            lost = (item.run_id,) if item.running and item.run_id is not None else ()
+            call = self.launch(self.request(work_id=work_id, run_id=run_id, lost=lost))
+            pending.append(Run(work_id, run_id, call))
+        started: list[Run] = []
+        while pending:
+            await workflow.wait_condition(lambda: any(r.call.settled() for r in pending))
+            ready = [r for r in pending if r.call.settled()]
+            pending[:] = [r for r in pending if r not in ready]
+            started += await self.begin_runs([r for r in ready if await r.call.cleared()])
+        order = sorted(started, key=lambda r: work_ids.index(r.work_id))
+        while order:
+            batch = [order.pop(0)]
+            observed = [await batch[0].call.result()]
+            while order and order[0].call.handle.done():
+                batch.append(order.pop(0))
+                observed.append(await batch[-1].call.result())
+            done = [
+                (r, o) for r, o in zip(batch, observed, strict=True) if o and (o.worker or o.crash)
+            ]
+            await self.finish_runs(done)
+
+    async def begin_runs(self, runs: list[Run]) -> list[Run]:
+        """Record the starts (or continuations) of cleared runs in one append; the runs
+        that may go on (the others' calls are cancelled)."""
+        begun: list[Run] = []
+        if runs:
+            await self.record(starts(runs, self.at(), begun))
+        for run in runs:
+            if run not in begun:
+                run.call.cancel()
+        return list(begun)
+
+    async def finish_runs(self, done: list[tuple[Run, Observed]]) -> None:
+        """Record what the runs came to, in one append (one at a time if the store refuses
+        the batch: the one it refuses is then recorded as the charged failure it is)."""
+        if not done:
+            return
+        at = self.at()
+        try:
+            await self.quietly(finishes(done, at))
+        except InputError as exc:  # the store refused an event (it would not read back)
+            if len(done) > 1:
+                for one in done:
+                    await self.finish_runs([one])
+                return
+            run, _ = done[0]
+            crash = crash_text(exc)
+            await self.quietly(finishes([(run, Observed(crash=crash))], at))
+
+    async def finish(
+        self,
+        outcome: Build | None,
+        failure: Callable[[str], Build],
+        in_flight: Callable[[], bool],
+        crash: str | None = None,
+    ) -> list[Event]:
+        """Record a run's outcome (or its crash); see the crash-loop guard in the rules."""
+        if outcome is not None:
+            try:
+                return await self.record(outcome)
+            except TakenOver:
+                raise
+            except GovernorError as exc:
+                if not in_flight():
+                    return []  # settled meanwhile (an operator's abandon, review or cancel)
+                crash = crash_text(exc)
+            except Exception as exc:  # a reply the core cannot record: charged, not looped
+                if not in_flight():
+                    return []
+                crash = crash_text(exc)
+        if crash is None or not in_flight():
+            return []
+        return await self.quietly(failure(crash))
+
+    # ------------------------------------------------------------ settling a decision
+
+    async def settle(self) -> Decision:
+        """The decision now, after clearing an environment stop whose binary came back and
+        probing the upstream the goal waits parked on when its probe is due (as
+        ``Runner.settle``)."""
+        decision = self.decide()
+        for _ in range(8):
+            if decision.is_stopped and decision.blocked_on == "environment":
+                work_id = decision.work_ids[0] if decision.work_ids else None
+                back = await self.store(
+                    "governor.reprobe", ReprobeRequest(self.goal_id, work_id), _RECOVERY
+                )
+                if back is not None and await self.quietly(
+                    partial(recovered, work_id=back.work_id, reason=back.reason, at=self.at())
+                ):
+                    decision = self.decide()
+                    continue
+            profile = _parked_profile(decision)
+            health = self.health.get(profile) if profile else None
+            if profile is None or health is None or not health.probe_claimable(workflow.now()):
+                return decision
+            probed = await self.store("governor.probe", ProbeRequest(self.goal_id, profile), Probed)
+            async with self.lock:
+                self.health = probed.health
+            decision = self.decide()
+            if not probed.probed:
+                return decision
+        return decision
+
+
+_RECOVERY: Final[Any] = Recovery | None
+
+
+def _accept(view: GoalView, *, work_id: str, at: datetime) -> list[Event]:
+    return accept_work(view, work_id=work_id, at=at, actor="governor")
+
+
+def _parked_profile(decision: Decision) -> str | None:
+    """The profile whose upstream a parked wait waits on (None for another decision)."""
+    outage = decision.outage
+    if decision.next_action != "wait" or outage is None or not outage.profiles:
+        return None
+    return outage.profiles[0]

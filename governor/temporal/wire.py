@@ -1,0 +1,183 @@
+"""The values that cross Temporal: the workflow's input and outcome, and each activity's
+request and answer. Plain dataclasses of governor's own values, so the pydantic data
+converter carries them (events, runs, health records, leases) as JSON.
+
+Rules:
+    * Activities answer with observations (what a run came to, what the store holds);
+      the workflow builds every event itself on its own view.
+    * Nothing here does I/O; the workflow imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from governor.core.events import Event
+from governor.core.summary import GoalSummary
+from governor.core.upstream import UpstreamHealth
+from governor.store.base import Lease
+from governor.workflow.run import PlannerRun, WorkerRun
+
+Health = dict[str, UpstreamHealth]
+"""Profile name -> the shared health record of the upstream it reaches (probe-able ones)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DriveSettings:
+    """How a goal's workflow drives it; fixed when it starts (``governor temporal start``)."""
+
+    lease_ttl_s: float = 300.0
+    """The goal's lease outlives a workflow nobody runs by this much (renewed every third)."""
+    call_heartbeat_s: float = 30.0
+    """An agent call not heard from for this long is lost (then continued, SPEC §6.3);
+    its worker kills the agent once it cannot reach the server for half of it."""
+    kill_grace_s: float = 10.0
+    """How long a continuation waits for a lost call's agent on another machine to go."""
+    reprobe_s: float = 60.0
+    """How often a goal stopped on a missing binary looks for it again."""
+    max_history: int = 4000
+    """Temporal history events after which the workflow continues as new."""
+    store_timeout_s: float = 60.0
+    """A store activity (an append, a load) not done in this long is tried again (it is
+    safe to: its worker may have died)."""
+    visibility: bool = True
+    """Keep the search attributes (``names.SEARCH_ATTRIBUTES``) and the memo."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoalStart:
+    """The workflow's input (also across continue-as-new)."""
+
+    goal_id: str
+    settings: DriveSettings = field(default_factory=DriveSettings)
+    lease: Lease | None = None
+    """The goal's lease, taken by whoever started the workflow (None: claim it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoalOutcome:
+    """How the workflow ended: the goal ended, or another driver took its lease."""
+
+    goal_id: str
+    status: str
+    reason: str
+    taken_over_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadRequest:
+    goal_id: str
+    after_seq: int
+    limit: int = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A page of the goal's events after ``after_seq``, and the health of its upstreams."""
+
+    events: list[Event]
+    more: bool
+    health: Health
+
+
+@dataclass(frozen=True, slots=True)
+class AppendRequest:
+    goal_id: str
+    expected_seq: int
+    events: list[Event]
+    lease: Lease
+    summary: GoalSummary
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """What became of an append.
+
+    ``done``: the events are in the store (now, or by an earlier try whose answer was
+    lost); ``newer`` are the events stored after them (or, when not done, after
+    ``expected_seq``: fold them and build again). ``taken_over_by`` names the holder of
+    the goal's lease when it is no longer ours; ``refused`` is the store's one-line
+    refusal of the events (and ``refused_as`` its error class).
+    """
+
+    done: bool
+    newer: list[Event]
+    health: Health
+    taken_over_by: str | None = None
+    refused: str | None = None
+    refused_as: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseAnswer:
+    """The lease renewed or claimed, or who holds it instead."""
+
+    lease: Lease | None
+    held_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallRequest:
+    """One planner run (``plan_id``) or one worker run (``work_id``, ``run_id``)."""
+
+    goal_id: str
+    lease: Lease
+    plan_id: str | None = None
+    work_id: str | None = None
+    run_id: str | None = None
+    lost: tuple[str, ...] = ()
+    """Runs (a plan id, a run id) that were lost: their agents must be gone first."""
+    kill_grace_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What a call came to: a planner's run, a worker's run, or the exception that ended
+    it (``crash``, recorded as the charged failure it is); ``held``: it did not run, its
+    upstream being known to fail; all None: the run was settled by someone else before it
+    started, so nothing ran."""
+
+    planner: PlannerRun | None = None
+    worker: WorkerRun | None = None
+    crash: str | None = None
+    held: str | None = None
+    """The call did not run: the upstream it would reach is failing (its name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReprobeRequest:
+    goal_id: str
+    work_id: str | None
+    """The item stopped on the environment (None: the planner)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """An environment stop whose cause is gone: the item (None: the planner) and why."""
+
+    work_id: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeRequest:
+    goal_id: str
+    profile: str
+    """The parked profile, whose upstream's probe is due."""
+
+
+@dataclass(frozen=True, slots=True)
+class Probed:
+    """Whether this goal ran the probe, and the health after it."""
+
+    probed: bool
+    health: Health
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRequest:
+    """Claim the goal's lease (``lease`` None), or renew ``lease``."""
+
+    goal_id: str
+    ttl_s: float
+    lease: Lease | None = None

@@ -1,0 +1,227 @@
+"""The goal's Temporal workflow: governor's pure core in workflow code (SPEC §12.11).
+
+Rules (decision record 0020):
+    * One workflow per goal; its id is the goal id. It holds the goal's lease (taken by
+      ``governor temporal start``; claimed here when the starter gave none), renews it
+      every third of its TTL, and releases it when the goal ended. Another driver taking
+      the lease over ends the workflow.
+    * The loop is ``governor run``'s: settle (re-probe an environment stop, probe the
+      upstream the goal is parked on when due), decide, route, act; ``now`` is
+      ``workflow.now()``. Waits are Temporal timers: a cooldown or a parked wait until
+      its ``not_before``, a stop until an operator's update (or, for a missing binary,
+      the next re-probe). A signal wakes a parked goal when its upstream's health
+      changed; ``governor.step`` makes a waiting goal look again now.
+    * Operator verbs are updates: the validator runs the same pure verb the CLI runs
+      (``governor.core.commands``) on the workflow's view, so a refusal goes back to the
+      caller with nothing recorded; the handler records it as the one writer. ``cancel``
+      cancels every call in flight (their agents die), ``work abandon`` that attempt's.
+    * Before the Temporal history grows long the workflow continues as new with the
+      lease, and the next run loads the goal from the store (the truth) again.
+    * Visibility: search attributes ``GovernorStatus``, ``GovernorBlockedOn``,
+      ``GovernorRule`` and a memo with the ledger, kept as the decision changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeKey
+from temporalio.exceptions import ApplicationError
+
+from governor.core.commands import OperatorVerb, apply_verb
+from governor.core.decision import Decision
+from governor.core.route import Action, Stop, Wait, acts, route
+from governor.core.summary import summarize
+from governor.errors import GovernorError
+from governor.temporal.names import (
+    READY_SIGNAL,
+    SEARCH_ATTRIBUTES,
+    STEP_UPDATE,
+    VERB_UPDATE,
+    WAKE_SIGNAL,
+    WORKFLOW,
+)
+from governor.temporal.steps import GoalDrive, TakenOver
+from governor.temporal.wire import GoalOutcome, GoalStart
+
+STATUS, BLOCKED_ON, RULE = (SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTES)
+
+
+def refusal(exc: GovernorError | TakenOver) -> ApplicationError:
+    """A governor error as the update's failure: its one line and its class name."""
+    return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
+
+
+@workflow.defn(name=WORKFLOW)
+class GoalWorkflow:
+    """One goal, driven to its end; see the module rules."""
+
+    @workflow.init
+    def __init__(self, start: GoalStart) -> None:
+        self.start = start
+        self.drive = GoalDrive(start)
+        self.changed = False
+        self.idle = False
+        self.cycles = 0
+        self.shown: tuple[Any, ...] = ()
+
+    @workflow.run
+    async def run(self, start: GoalStart) -> GoalOutcome:
+        d = self.drive
+        try:
+            await d.begin()
+            keeping = asyncio.ensure_future(self.keep_lease())
+            while d.view.ended is None and d.taken_over is None:
+                decision = await d.settle()
+                self.cycles += 1
+                self.publish(decision)
+                action = route(decision)
+                if acts(action):
+                    await d.act(action)
+                else:
+                    await self.pause(action, decision)
+                if self.history_is_long():
+                    keeping.cancel()
+                    await workflow.wait_condition(workflow.all_handlers_finished)
+                    workflow.continue_as_new(GoalStart(d.goal_id, d.settings, d.lease))
+            if d.taken_over is not None:
+                raise TakenOver(d.taken_over)
+        except TakenOver as exc:
+            d.cancel_calls()
+            return GoalOutcome(d.goal_id, "taken_over", str(exc), taken_over_by=exc.holder)
+        keeping.cancel()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        await d.release()
+        decision = d.decide()
+        self.publish(decision)
+        return GoalOutcome(d.goal_id, decision.status, decision.reason)
+
+    async def keep_lease(self) -> None:
+        """Renew the goal's lease every third of its TTL while the workflow runs."""
+        d = self.drive
+        try:
+            while True:
+                await workflow.sleep(timedelta(seconds=d.settings.lease_ttl_s / 3))
+                await d.renew()
+        except TakenOver:
+            d.cancel_calls()  # nothing of ours may run beside the new holder
+            self.changed = True
+        except asyncio.CancelledError:
+            return  # the run ends or continues as new
+
+    async def pause(self, action: Action, decision: Decision) -> None:
+        """Wait for the cooldown's end, an operator, a wake-up or the next re-probe — at
+        most a lease TTL, so a long wait still looks at the store and continues as new."""
+        d = self.drive
+        seconds = d.settings.lease_ttl_s
+        if isinstance(action, Wait) and action.until is not None:
+            seconds = min(seconds, (action.until - workflow.now()).total_seconds())
+        elif isinstance(action, Stop) and decision.blocked_on == "environment":
+            seconds = min(seconds, d.settings.reprobe_s)
+        if seconds > 0:
+            self.idle = True
+            try:
+                await workflow.wait_condition(
+                    lambda: self.changed or d.taken_over is not None,
+                    timeout=timedelta(seconds=seconds),
+                )
+            except TimeoutError:
+                pass
+            finally:
+                self.idle = False
+        self.changed = False
+        await d.refresh()
+
+    def history_is_long(self) -> bool:
+        info = workflow.info()
+        long = info.get_current_history_length() >= self.drive.settings.max_history
+        return long or info.is_continue_as_new_suggested()
+
+    def publish(self, decision: Decision) -> None:
+        """Keep the search attributes and the memo in step with the decision."""
+        d = self.drive
+        if not d.settings.visibility:
+            return
+        summary = summarize(d.view, workflow.now(), d.health)
+        memo = {
+            "status": decision.status,
+            "reason": decision.reason,
+            "seq": d.view.seq,
+            "replans": _usage(summary.replans),
+            "attempts": _usage(summary.attempts),
+            "runtime_s": round(d.view.runtime_s, 1),
+            "cost_usd": round(d.view.cost_usd, 4),
+        }
+        shown = (decision.status, decision.blocked_on, decision.rule, memo)
+        if shown == self.shown:
+            return
+        if shown[:3] != self.shown[:3]:
+            workflow.upsert_search_attributes(
+                [
+                    STATUS.value_set(decision.status),
+                    BLOCKED_ON.value_set(decision.blocked_on or "none"),
+                    RULE.value_set(decision.rule),
+                ]
+            )
+        if not self.shown or memo != self.shown[3]:
+            workflow.upsert_memo({"ledger": memo})
+        self.shown = shown
+
+    # ------------------------------------------------------------ operators
+
+    @workflow.update(name=VERB_UPDATE)
+    async def verb(self, verb: OperatorVerb) -> None:
+        """Record an operator verb (the validator has checked it); end the calls it settles."""
+        d = self.drive
+        await workflow.wait_condition(lambda: d.loaded)
+        try:
+            events = await d.record(lambda view: apply_verb(verb, view, d.at()))
+        except (GovernorError, TakenOver) as exc:
+            raise refusal(exc) from exc
+        if verb.verb == "cancel":
+            d.cancel_calls()
+        elif verb.verb == "work abandon":
+            d.cancel_calls({e.run_id for e in events if e.type == "attempt.finished"})
+        self.changed = True
+
+    @verb.validator
+    def check_verb(self, verb: OperatorVerb) -> None:
+        """Refuse, with the CLI's message, what the rules refuse now (nothing is recorded)."""
+        d = self.drive
+        if not d.loaded:
+            return  # the handler checks again once the goal is loaded
+        try:
+            apply_verb(verb, d.view, d.at())
+        except GovernorError as exc:
+            raise refusal(exc) from exc
+
+    @workflow.update(name=STEP_UPDATE)
+    async def step(self) -> None:
+        """Look again now (a re-probe, fresh health); returns once the goal was decided."""
+        d = self.drive
+        if not self.idle:
+            return
+        after = self.cycles + 1
+        self.changed = True
+        await workflow.wait_condition(
+            lambda: self.cycles >= after or d.view.ended is not None or d.taken_over is not None
+        )
+
+    @workflow.signal(name=READY_SIGNAL)
+    def ready(self, run: str) -> None:
+        """A call has its slot and its upstream is not failing: its run may be recorded."""
+        self.drive.ready[run] = True
+
+    @workflow.signal(name=WAKE_SIGNAL)
+    def wake(self) -> None:
+        """An upstream the goal may be parked on changed its health: look again."""
+        self.changed = True
+
+
+def _usage(usage: Any) -> str | None:
+    return (
+        None if usage is None else f"{usage.charged} charged of {usage.limit} ({usage.used} used)"
+    )
