@@ -150,3 +150,136 @@ def test_the_checker_sees_an_upward_import_inside_a_function(tmp_path: Path) -> 
         "store/x.py:4 (store) imports cli",
         "store/x.py:6 (store) imports drive",
     ]
+
+
+# --- the core's reading order ------------------------------------------------------------
+
+CORE = ROOT / "core"
+"""``governor/core``: its modules import only modules earlier in its reading order."""
+
+
+def core_order() -> list[str]:
+    """The reading order ``governor/core/__init__.py`` prints, bottom up: after "Read in
+    this order", one ``group: module, module`` line each, to the first blank line
+    (``wire.codec`` names ``governor/core/wire/codec.py``)."""
+    import governor.core
+
+    _, _, tail = (governor.core.__doc__ or "").partition("Read in this order")
+    assert tail, "governor/core/__init__.py prints its reading order"
+    order: list[str] = []
+    for line in tail.splitlines()[1:]:
+        if not line.strip():
+            break
+        _, _, names = line.partition(":")
+        order.extend(name.strip() for name in names.split(","))
+    return order
+
+
+def core_modules(root: Path = CORE) -> list[str]:
+    """Every module of the core, dotted below ``governor.core`` (no ``__init__``)."""
+    return sorted(
+        ".".join(p.relative_to(root).with_suffix("").parts)
+        for p in root.rglob("*.py")
+        if p.name != "__init__.py"
+    )
+
+
+def core_imports(source: str) -> set[str]:
+    """The core modules ``source`` imports anywhere (at the top, in a function, under
+    ``TYPE_CHECKING``), dotted below ``governor.core``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+            if node.module in ("governor.core", "governor.core.wire"):  # names modules
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+        for name in names:
+            if name.startswith("governor.core."):
+                found.add(name.removeprefix("governor.core."))
+    return found
+
+
+def core_graph(root: Path = CORE) -> dict[str, set[str]]:
+    graph = {}
+    for name in core_modules(root):
+        path = root.joinpath(*name.split(".")).with_suffix(".py")
+        graph[name] = core_imports(path.read_text()) - {name}
+    return graph
+
+
+def core_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: its strongly connected parts of two or more."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for near in sorted(graph.get(node, ())):
+            if near not in graph:
+                continue
+            if near not in index:
+                visit(near)
+                low[node] = min(low[node], low[near])
+            elif near in stack:
+                low[node] = min(low[node], index[near])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                circles.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def arrows_later(graph: dict[str, set[str]], order: list[str]) -> list[str]:
+    """The imports of a core module of a module not earlier in ``order``."""
+    place = {name: i for i, name in enumerate(order)}
+    return [
+        f"{name} imports {near}, later in the core's order"
+        for name in order
+        for near in sorted(graph.get(name, ()))
+        if place.get(near, len(order)) >= place[name]
+    ]
+
+
+def test_the_core_has_no_import_circle() -> None:
+    assert core_circles(core_graph()) == []
+
+
+def test_the_core_order_names_every_core_module_once() -> None:
+    order = core_order()
+    assert len(order) == len(set(order))
+    assert sorted(order) == core_modules()
+
+
+def test_each_core_module_imports_only_modules_read_before_it() -> None:
+    assert arrows_later(core_graph(), core_order()) == []
+
+
+def test_the_core_checker_sees_a_circle_and_a_later_import(tmp_path: Path) -> None:
+    root = tmp_path / "core"
+    (root / "wire").mkdir(parents=True)
+    (root / "a.py").write_text("from typing import TYPE_CHECKING\n")
+    (root / "b.py").write_text(
+        "from governor.core.a import x\nif TYPE_CHECKING:\n    from governor.core.wire.c import y\n"
+    )
+    (root / "wire" / "c.py").write_text("def f():\n    from governor.core import b\n")
+    graph = core_graph(root)
+    assert graph == {"a": set(), "b": {"a", "wire.c"}, "wire.c": {"b"}}
+    assert core_circles(graph) == [["b", "wire.c"]]
+    assert arrows_later(graph, ["a", "b", "wire.c"]) == [
+        "b imports wire.c, later in the core's order"
+    ]

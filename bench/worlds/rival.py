@@ -41,11 +41,11 @@ from datetime import UTC, datetime
 from typing import Final
 
 from governor.core import record
-from governor.core.budgets import milestones_left
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile, WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
+from governor.core.headroom import milestones_left
 from governor.core.policy import Policy
 from governor.core.route import Plan
 from governor.core.view import GoalView, project

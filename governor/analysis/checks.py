@@ -24,7 +24,6 @@ from datetime import datetime
 from typing import Final, cast
 
 from governor.analysis.simulate import Model, simulate_goal
-from governor.core.budgets import charged_replans
 from governor.core.events import (
     AttemptFinished,
     Event,
@@ -135,7 +134,7 @@ class _Reader:
         for work_id in self.after & set(self.first):
             b["after_failure"][FIRST_BINS[0] if self.first[work_id] else FIRST_BINS[1]] += 1
         if events:
-            replans = charged_replans(project(events))
+            replans = project(events).charged_replans
             b["replans_per_goal"][REPLAN_BINS[min(int(replans), 4)]] += 1
 
 

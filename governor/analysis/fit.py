@@ -27,7 +27,6 @@ from datetime import datetime
 from typing import Final
 
 from governor.analysis.simulate import Model
-from governor.core.budgets import must_say_complete
 from governor.core.events import (
     AttemptFinished,
     AttemptStarted,
@@ -37,6 +36,7 @@ from governor.core.events import (
     PlanRequested,
     WorkCreated,
 )
+from governor.core.headroom import must_say_complete
 from governor.core.numbers import later
 from governor.core.view import GoalView, evolve
 

@@ -34,7 +34,7 @@ from governor.analysis.whatif import (
     _retarget,
     first_difference,
 )
-from governor.core.budgets import BUDGETS, BY_FIELD, charged_attempts, charged_replans
+from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
@@ -208,9 +208,9 @@ def measure(view: GoalView, success: bool, *, censored: bool = False) -> Result:
     assert view.last_at is not None
     return Result(
         float(success),
-        charged_replans(view),
+        view.charged_replans,
         view.plans_uncharged,
-        charged_attempts(view),
+        view.charged_attempts,
         view.attempts_uncharged,
         (view.last_at - created.at).total_seconds(),
         view.cost_usd,

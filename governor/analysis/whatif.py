@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Literal, cast
 
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, Counter, outage_wait_s
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, Counter
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
@@ -41,6 +41,7 @@ from governor.core.events import (
     WorkAccepted,
     WorkCreated,
 )
+from governor.core.headroom import outage_wait_s
 from governor.core.history import HistoryChecker, check_decision, check_proposal, empty_history
 from governor.core.policy import Policy
 from governor.core.verbs import current_limit

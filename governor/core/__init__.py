@@ -6,4 +6,16 @@ Rules:
       keeps it so.
     * The shell loads events, the core decides, the shell acts, the core turns what
       was observed into events, and the shell appends them.
+    * No import circle: each module imports only modules before it in the reading order
+      below (``tests/test_layers.py`` keeps it so, ``TYPE_CHECKING`` imports included).
+
+Read in this order (bottom up; ``docs/architecture.md`` gives each module a line):
+    words and numbers: text, limits, numbers, durations, signature, credentials, upstream_text, remedy
+    limits: policy, budgets
+    what a run left: observation, evidence, classify, absence, reclassify, proof
+    events: events, decoder, upcast, codec
+    the fold: view, headroom, history, charges
+    recording: record
+    decisions: ledger, upstream, decision, work, memo, parking, decide, route, question, summary
+    operator verbs: verbs, commands
 """

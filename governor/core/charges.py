@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from governor.core.decision import last_line
 from governor.core.events import (
     AttemptFinished,
     AttemptStarted,
@@ -22,6 +21,7 @@ from governor.core.events import (
     PlanRequested,
 )
 from governor.core.evidence import Evidence, FailureClass, Tries, is_uncharged
+from governor.core.text import last_line
 from governor.core.view import GoalView
 
 RunEvent = PlanProposed | PlanFailed | AttemptFinished

@@ -36,10 +36,10 @@ from datetime import datetime
 from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
-from governor.core.budgets import (
+from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status, WorkDecision
+from governor.core.events import PlanTrigger
+from governor.core.headroom import (
     attempts_left_for,
-    charged_attempts,
-    charged_replans,
     cost_over,
     cost_within,
     plan_records_left,
@@ -51,22 +51,10 @@ from governor.core.budgets import (
     total_attempts_remaining,
     uncharged_window_full,
 )
-from governor.core.decision import (
-    Action,
-    BlockedOn,
-    Decision,
-    Exhausted,
-    Status,
-    WorkDecision,
-    count,
-    last_line,
-    same_way,
-    stamp,
-)
-from governor.core.events import PlanTrigger
 from governor.core.ledger import NO_LEDGER, Ledger
-from governor.core.memo import DecisionMemo
+from governor.core.memo import memo_of
 from governor.core.parking import Upstreams, fleet
+from governor.core.text import count, last_line, same_way, stamp
 from governor.core.view import GoalView, PlanState
 
 _new: Final = tuple.__new__
@@ -144,17 +132,17 @@ class _Ctx(NamedTuple):
         policy = self.view.policy
         if not attempts_left_for(self.view, trigger):
             why += (
-                f", but the goal's charged attempts are spent ({charged_attempts(self.view)} of "
+                f", but the goal's charged attempts are spent ({self.view.charged_attempts} of "
                 f"{policy.max_total_attempts}): a new plan would have none to run"
             )
             return self.out("budget_exhausted", "none", why, rule, exhausted="total_attempts")
         if not replans_left(self.view):
-            why += f", but its charged plans are spent ({charged_replans(self.view)} of {policy.max_replans})"
+            why += f", but its charged plans are spent ({self.view.charged_replans} of {policy.max_replans})"
             return self.out("budget_exhausted", "none", why, rule, exhausted="replans")
         if not plan_records_left(self.view):
             why += f", but the goal holds {count(self.view.plans_used, 'plan')}, its limit of plan records"
             return self.out("budget_exhausted", "none", why, rule, exhausted="plan_records")
-        used = f"charged {charged_replans(self.view)} of {policy.max_replans} used"
+        used = f"charged {self.view.charged_replans} of {policy.max_replans} used"
         return self.out("ready", "plan", f"{why}; plan ({trigger}, {used})", rule, trigger=trigger)
 
 
@@ -333,7 +321,7 @@ def _dispatch_head(
         return None
     if not total_attempts_left(view):
         why = (
-            f"the goal's charged attempts are spent ({charged_attempts(view)} of "
+            f"the goal's charged attempts are spent ({view.charged_attempts} of "
             f"{policy.max_total_attempts})"
         )
         return ("budget_exhausted", "none", why, None, None, "total_attempts"), ()
@@ -519,9 +507,7 @@ def decide(
     """
     active = view.active_plan
     active_ids = view.items_by_plan.get(active.plan_id, ()) if active else ()
-    decided = view.decided
-    if decided is None:
-        decided = view.decided = DecisionMemo()
+    decided = memo_of(view)
     if with_ledger:
         decided.update(view, now, None)
         ledger = decided.ledger(view)
@@ -597,9 +583,7 @@ def decide_head(view: GoalView, now: datetime) -> Head | None:
     keeps the scans: a replay repeats a few patterns). ``tests/test_lean_steps.py`` holds
     each head equal to ``decide``'s.
     """
-    decided = view.decided
-    if decided is None:
-        decided = view.decided = DecisionMemo()
+    decided = memo_of(view)
     decided.update(view, now, None)
     if view.parked is not None or not _goal_rules_pass(view):
         return None

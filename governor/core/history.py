@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Final
 
-from governor.core.budgets import ledger, must_say_complete
+from governor.core.budgets import ledger
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -43,6 +43,7 @@ from governor.core.events import (
     WorkCreated,
     WorkSpec,
 )
+from governor.core.headroom import must_say_complete
 from governor.core.policy import Policy
 from governor.core.view import GoalView, evolve
 from governor.errors import HistoryError

@@ -15,13 +15,7 @@ from collections.abc import Iterator, Mapping
 from itertools import islice
 from typing import Final, NamedTuple
 
-from governor.core.budgets import (
-    charged_attempts,
-    charged_replans,
-    item_remaining,
-    replans_remaining,
-    total_attempts_remaining,
-)
+from governor.core.headroom import item_remaining, replans_remaining, total_attempts_remaining
 from governor.core.view import GoalView, WorkState
 
 
@@ -137,7 +131,7 @@ def replan_ledger(view: GoalView) -> ReplanLedger:
         ReplanLedger,
         (
             view.plans_used,
-            charged_replans(view),
+            view.charged_replans,
             view.plans_uncharged,
             view.consecutive_uncharged_plans,
             view.policy.max_replans,
@@ -151,7 +145,7 @@ def attempt_ledger(view: GoalView) -> AttemptLedger:
         AttemptLedger,
         (
             view.attempts_used,
-            charged_attempts(view),
+            view.charged_attempts,
             view.policy.max_total_attempts,
             total_attempts_remaining(view),
         ),

@@ -264,3 +264,11 @@ class DecisionMemo:
         if self._attempts is None or self._attempts[0] != key:
             self._attempts = (key, attempt_ledger(view))
         return self._attempts[1]
+
+
+def memo_of(view: GoalView) -> DecisionMemo:
+    """The memo ``decide`` keeps on ``view`` (``GoalView.decided``), made on first use."""
+    memo = view.decided
+    if not isinstance(memo, DecisionMemo):
+        memo = view.decided = DecisionMemo()
+    return memo

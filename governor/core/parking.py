@@ -28,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from governor.core.budgets import item_attempts_left, outage_wait_over, outage_wait_s
-from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status, stamp
+from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status
 from governor.core.events import Event, GoalParked, GoalResumed, WorkRetried
+from governor.core.headroom import item_attempts_left, outage_wait_over, outage_wait_s
 from governor.core.record import event_head
+from governor.core.text import stamp
 from governor.core.upstream import Outage, UpstreamHealth, parked_reason, recovery_text
 from governor.core.view import GoalView
 

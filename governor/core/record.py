@@ -20,16 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from governor.core.budgets import (
-    attempts_left_for,
-    charged_attempts,
-    continuations_left,
-    item_attempts_left,
-    item_limits,
-    plan_records_left,
-    replans_left,
-    total_attempts_left,
-)
+from governor.core.budgets import item_limits
 from governor.core.classify import tail
 from governor.core.events import (
     AcceptanceReport,
@@ -51,6 +42,14 @@ from governor.core.events import (
     WorkSpec,
 )
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
+from governor.core.headroom import (
+    attempts_left_for,
+    continuations_left,
+    item_attempts_left,
+    plan_records_left,
+    replans_left,
+    total_attempts_left,
+)
 from governor.core.history import check_decision, check_proposal
 from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
 from governor.core.observation import NO_COST, Cost, Usage
@@ -388,7 +387,7 @@ def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) ->
         view,
         "total_attempts",
         f"the goal has spent its {view.policy.max_total_attempts} attempts "
-        f"({charged_attempts(view)} charged)",
+        f"({view.charged_attempts} charged)",
     )
     number = item.attempts_used + 1
     return [

@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final, Literal
 
-from governor.core.decision import count, stamp
 from governor.core.policy import UpstreamBackoff
+from governor.core.text import count, stamp
 
 DEFAULT_BACKOFF: Final = UpstreamBackoff.model_construct()  # ``UpstreamBackoff()`` (see policy.py)
 """The back-off of a record no refusal has set yet (the policy's default)."""

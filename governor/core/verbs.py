@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from governor.core import budgets
+from governor.core import budgets, headroom
 from governor.core.decide import decide
 from governor.core.events import (
     BudgetRaised,
@@ -126,7 +126,7 @@ def retry_work(
     stopped = item.outcome not in (None, "succeeded") or _in_review(view, item)
     if item.accepted or item.cancelled or item.running or not stopped:
         raise _refuse(view, f"{work_id} has no failed attempt to retry")
-    if not budgets.item_attempts_left(view, item):
+    if not headroom.item_attempts_left(view, item):
         raise _refuse(
             view,
             f"{work_id} has spent its {item.max_attempts} attempts; raise its budget first "
@@ -167,7 +167,7 @@ def resume_goal(view: GoalView, *, reason: str, at: datetime, actor: str) -> lis
         plan is None
         or plan.status != "failed"
         or plan.resumed
-        or (plan.failure_class is None and not budgets.repeats_itself(view))
+        or (plan.failure_class is None and not headroom.repeats_itself(view))
     ):
         raise _refuse(
             view, "there is no planner stop to clear (for a stopped work item use `work retry`)"

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
-from typing import TYPE_CHECKING, Literal, TypeVar, assert_never
+from typing import Literal, Protocol, Self, TypeVar, assert_never
 
 from governor.core.budgets import ledger
 from governor.core.events import (
@@ -48,10 +48,15 @@ from governor.core.evidence import Evidence, FailureClass, effective_class
 from governor.core.numbers import later
 from governor.core.policy import Policy, default_milestones
 
-if TYPE_CHECKING:
-    from governor.core.memo import DecisionMemo
-
 _State = TypeVar("_State")
+
+
+class Kept(Protocol):
+    """What ``decide`` keeps on a view between calls (``governor.core.memo.DecisionMemo``,
+    read above the view): the view only copies it with itself."""
+
+    def copy(self) -> Self: ...
+
 
 PlanStatus = Literal["requested", "proposed", "failed", "applied", "rejected", "completed"]
 
@@ -172,7 +177,7 @@ class GoalView:
     """Work id -> the items that depend on it (derived from ``work``)."""
     touched: set[str] = field(default_factory=set, compare=False, repr=False)
     """Work items whose decision may have changed since ``decide`` last took them in."""
-    decided: DecisionMemo | None = field(default=None, compare=False, repr=False)
+    decided: Kept | None = field(default=None, compare=False, repr=False)
     """The work item decisions last taken on this view (``decide`` keeps them)."""
 
     def copy(self) -> GoalView:
@@ -188,6 +193,22 @@ class GoalView:
         clone.touched = set(self.touched)
         clone.decided = self.decided.copy() if self.decided is not None else None
         return clone
+
+    @property
+    def charged_replans(self) -> int:
+        """Planner invocations that count: every plan but those that failed uncharged."""
+        return self.plans_used - self.plans_uncharged
+
+    @property
+    def charged_attempts(self) -> int:
+        """Worker attempts across the goal that count: every attempt but uncharged failures."""
+        return self.attempts_used - self.attempts_uncharged
+
+    @property
+    def plan_continuations(self) -> int:
+        """The latest plan's continuations (0 before the first plan)."""
+        latest = self.latest_plan
+        return latest.continuations if latest is not None else 0
 
     @property
     def ended(self) -> str | None:

@@ -30,8 +30,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from governor.core.budgets import item_attempts_left, item_uncharged_window_full, repeats_itself
-from governor.core.decision import WorkDecision, last_line, same_way, stamp
+from governor.core.decision import WorkDecision
+from governor.core.headroom import item_attempts_left, item_uncharged_window_full, repeats_itself
+from governor.core.text import last_line, same_way, stamp
 from governor.core.view import GoalView, WorkState
 
 WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from governor.core.decision import stamp
 from governor.core.durations import format_duration
+from governor.core.text import stamp
 
 if TYPE_CHECKING:
     from governor.core.events import Event

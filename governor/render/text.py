@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from governor.core.decision import count, stamp
+from governor.core.text import count, stamp
 
 if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
     from governor.analysis.explain import Explanation

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Final, TypeVar
 
 from governor.core.charges import is_charged_run
-from governor.core.decision import Decision, stamp
+from governor.core.decision import Decision
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -36,6 +36,7 @@ from governor.core.events import (
 )
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.route import Action, acts, name_of
+from governor.core.text import stamp
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.drive.upstreams import ChangeKind

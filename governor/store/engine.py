@@ -37,8 +37,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Final, Generic, Self, TypeVar
 
 from governor.clock import Clock, utc_now
-from governor.core.decision import stamp
 from governor.core.summary import GoalSummary, summarize
+from governor.core.text import stamp
 from governor.errors import (
     ConcurrencyConflictError,
     CorruptEventError,

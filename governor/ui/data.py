@@ -25,10 +25,11 @@ from typing import Final, Literal, get_args
 
 from governor.analysis.explain import Explanation, explain
 from governor.core.decide import decide
-from governor.core.decision import Decision, Status, count, stamp
+from governor.core.decision import Decision, Status
 from governor.core.events import Event
 from governor.core.question import question
 from governor.core.summary import GoalSummary
+from governor.core.text import count, stamp
 from governor.core.upstream import UpstreamHealth, shown_name
 from governor.core.view import GoalView, project
 from governor.errors import InputError
