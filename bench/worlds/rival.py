@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
 
-from governor.core import record
+from governor.core import record, record_work
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile, WorkSpec
@@ -367,7 +367,9 @@ class Episode(ModelledGoal):
         else:
             self.runs += 1
             run_id = f"run-{self.runs}"
-            self.add(record.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now))
+            self.add(
+                record_work.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now)
+            )
         task, m = self.goal.by_work[work_id], self.model
         if task.tool_missing:
             self.t += 0.5

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
 
-from governor.core import record
+from governor.core import record, record_work
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile, WorkSpec
@@ -364,7 +364,9 @@ class Episode(ModelledGoal):
             run_id = item.run_id
         else:
             run_id = self.w.run_id()
-            self.add(record.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now))
+            self.add(
+                record_work.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now)
+            )
         m = self.w.model
         refused, retry_after = self.refusal()
         if refused is not None:

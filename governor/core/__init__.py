@@ -12,10 +12,11 @@ Rules:
 Read in this order (bottom up; ``docs/architecture.md`` gives each module a line):
     words and numbers: text, limits, numbers, durations, signature, credentials, upstream_text, remedy
     limits: policy, budgets
+    upstream health: upstream
     what a run left: observation, evidence, classify, absence, reclassify, proof
     events: events, decoder, upcast, codec
     the fold: view, headroom, history, charges
-    recording: record
-    decisions: ledger, upstream, decision, work, memo, parking, decide, route, question, summary
+    recording: record_head, record, record_work, record_park
+    decisions: ledger, decision, work, memo, parking, decide, route, question, summary
     operator verbs: verbs, commands
 """

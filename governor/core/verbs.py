@@ -38,7 +38,8 @@ from governor.core.events import (
 )
 from governor.core.policy import LedgerName, check_policy_value
 from governor.core.question import question
-from governor.core.record import ensure_open, event_head, finish_attempt, work_item
+from governor.core.record_head import ensure_open, event_head
+from governor.core.record_work import finish_attempt, work_item
 from governor.core.view import GoalView, WorkState
 from governor.errors import CommandRefusedError, InputError, NotFoundError
 

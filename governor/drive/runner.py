@@ -42,13 +42,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from governor.clock import utc_now
-from governor.core import record, verbs
+from governor.core import record, record_work, verbs
 from governor.core.charges import RunEvent, describe
 from governor.core.classify import ENVIRONMENT_ERRNOS, tail
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
-from governor.core.parking import park_goal, resume_goal
+from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
 from governor.core.summary import summarize
 from governor.core.upstream import UpstreamHealth
@@ -446,7 +446,7 @@ class Runner:
                 finish_events, work_id=item, run_id=run_id, run=done, at=self.now()
             ),
             lambda error: partial(
-                record.finish_attempt,
+                record_work.finish_attempt,
                 work_id=item,
                 run_id=run_id,
                 at=self.now(),
@@ -522,7 +522,9 @@ class Runner:
         run_id = self.ids()
         if item.running:
             events = self.record(
-                lambda v: record.continue_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
+                lambda v: record_work.continue_attempt(
+                    v, work_id=work_id, run_id=run_id, at=self.now()
+                )
             )
             if not events:
                 return None
@@ -533,7 +535,7 @@ class Runner:
                 return None
             self.progress(f"{work_id} attempt {item.attempt} was lost; continuing it")
         elif self.record(
-            lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
+            lambda v: record_work.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
         ):
             self.progress(f"{work_id} attempt {self.view.work[work_id].attempt} started")
         else:

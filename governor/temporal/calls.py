@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from governor.core import record
+from governor.core import record_work
 from governor.core.classify import tail
 from governor.core.events import Event
 from governor.core.view import GoalView, fold
@@ -93,9 +93,9 @@ def starts(runs: list[Run], at: datetime, begun: list[Run]) -> Build:
             w, r = run.work_id, run.run_id
             try:
                 if scratch.work[w].running:
-                    events = record.continue_attempt(scratch, work_id=w, run_id=r, at=at)
+                    events = record_work.continue_attempt(scratch, work_id=w, run_id=r, at=at)
                 else:
-                    events = record.start_attempt(scratch, work_id=w, run_id=r, at=at)
+                    events = record_work.start_attempt(scratch, work_id=w, run_id=r, at=at)
             except CommandRefusedError:
                 continue
             fold(scratch, events)
@@ -134,7 +134,7 @@ def _finish(view: GoalView, run: Run, observed: Observed, at: datetime) -> list[
             )
         except Exception as exc:  # a reply the core cannot record: charged, not looped
             crash = crash_text(exc)
-    return record.finish_attempt(
+    return record_work.finish_attempt(
         view, work_id=run.work_id, run_id=run.run_id, at=at, outcome="failed", error=crash
     )
 

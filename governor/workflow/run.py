@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from governor.core import record
+from governor.core import record, record_work
 from governor.core.classify import SpawnResult
 from governor.core.events import AcceptanceReport, Event, Outcome
 from governor.core.evidence import Evidence, FailureClass, Tries
@@ -259,7 +259,7 @@ def attempt_events(
     view: GoalView, work_id: str, run_id: str, run: WorkerRun, at: datetime
 ) -> list[Event]:
     """The ``attempt.finished`` a finished worker run implies."""
-    return record.finish_attempt(
+    return record_work.finish_attempt(
         view,
         work_id=work_id,
         run_id=run_id,

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from governor.analysis.tune import candidates, split_grid
-from governor.core import record, verbs
+from governor.core import record, record_head, record_work, verbs
 from governor.core.codec import LineDecoder, decode, decode_upgraded, encode
 from governor.core.events import Event, PlanFailed, PlanProposed, WorkSpec
 from governor.core.history import FIRST_COMPLETE, check_history
@@ -46,7 +46,7 @@ AFTER_THE_END: dict[str, Callable[[Story], list[Event]]] = {
     "a plan request": lambda s: record.request_plan(
         s.view, plan_id="p9", trigger="replan", at=s.now
     ),
-    "an attempt start": lambda s: record.start_attempt(
+    "an attempt start": lambda s: record_work.start_attempt(
         s.view, work_id="p1-a", run_id="r9", at=s.now
     ),
     "a resume": lambda s: verbs.resume_goal(s.view, reason="go", at=s.now, actor="op"),
@@ -117,7 +117,7 @@ def _recorded_first_complete() -> tuple[Story, str]:
     s.tick().add(
         [
             PlanProposed(
-                **record.event_head(s.view, s.now, "governor"),
+                **record_head.event_head(s.view, s.now, "governor"),
                 plan_id=plan_id,
                 decision="complete",
                 rationale="nothing to do",
