@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from operator import itemgetter
+from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
 from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status, WorkDecision
@@ -57,10 +57,8 @@ from governor.core.parking import Upstreams, fleet
 from governor.core.text import count, last_line, same_way, stamp
 from governor.core.view import GoalView, PlanState
 
-_new: Final = tuple.__new__
-"""Makes a named tuple from all its fields in order, without a Python call."""
-_status: Final = itemgetter(1)
-"""A ``WorkDecision``'s status (by position, without a Python call)."""
+_status: Final = attrgetter("status")
+"""A ``WorkDecision``'s status."""
 
 
 Head = tuple[Status, Action, str, None, None, Exhausted | None]
@@ -90,25 +88,19 @@ class _Ctx(NamedTuple):
         plan_id: str | None = None,
         work_ids: tuple[str, ...] = (),
     ) -> Decision:
-        # ``tuple.__new__``: the named tuple's own ``__new__`` is a Python function, and a
-        # decision is made after every event of a replay (every field, in order)
-        return _new(
-            Decision,
-            (
-                status,
-                action,
-                reason,
-                rule,
-                self.ledger,
-                blocked_on,
-                not_before,
-                exhausted,
-                trigger,
-                plan_id,
-                work_ids,
-                self.items,
-                None,
-            ),
+        return Decision(
+            status=status,
+            next_action=action,
+            reason=reason,
+            rule=rule,
+            ledger=self.ledger,
+            blocked_on=blocked_on,
+            not_before=not_before,
+            exhausted=exhausted,
+            trigger=trigger,
+            plan_id=plan_id,
+            work_ids=work_ids,
+            items=self.items,
         )
 
     def gate(  # noqa: PLR0917 - the two outcomes of a human gate
@@ -271,23 +263,15 @@ def _dispatch_on(
     if taken is None:
         return None
     (status, action, why, _, _, exhausted), ids = taken
-    return _new(
-        Decision,
-        (
-            status,
-            action,
-            why,
-            "goal.8",
-            ledger,
-            None,
-            None,
-            exhausted,
-            None,
-            None,
-            ids,
-            items,
-            None,
-        ),
+    return Decision(
+        status=status,
+        next_action=action,
+        reason=why,
+        rule="goal.8",
+        ledger=ledger,
+        exhausted=exhausted,
+        work_ids=ids,
+        items=items,
     )
 
 
@@ -295,9 +279,8 @@ def _runnable(items: tuple[WorkDecision, ...], held: bool) -> list[str]:
     """The items rule 8 may run, in order: ready ones, and blocked ones to retry when
     ``held`` (``retry_blocked``)."""
     if held:
-        return [d[0] for d in items if d[1:3] in _RUNNABLE_OR_HELD]  # (id; status, action)
-    # (work_id, status, next_action): ready to run, without a slice of each item
-    return [d[0] for d in items if d[1] == "ready" and d[2] == "run"]
+        return [d.work_id for d in items if (d.status, d.next_action) in _RUNNABLE_OR_HELD]
+    return [d.work_id for d in items if d.status == "ready" and d.next_action == "run"]
 
 
 def _dispatch_head(
@@ -343,28 +326,19 @@ def _running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
     """Rule 9 with items running (``_in_flight``): wait on them."""
     running = _running_ids(items)
     why = f"{', '.join(running)} running"
-    return _new(
-        Decision,
-        (
-            "running",
-            "wait",
-            why,
-            "goal.9",
-            ledger,
-            None,
-            None,
-            None,
-            None,
-            None,
-            running,
-            items,
-            None,
-        ),
+    return Decision(
+        status="running",
+        next_action="wait",
+        reason=why,
+        rule="goal.9",
+        ledger=ledger,
+        work_ids=running,
+        items=items,
     )
 
 
 def _running_ids(items: tuple[WorkDecision, ...]) -> tuple[str, ...]:
-    return tuple([d[0] for d in items if d[1] == "running"])  # (work_id, status)
+    return tuple([d.work_id for d in items if d.status == "running"])
 
 
 def _in_flight(ctx: _Ctx) -> Decision | None:
@@ -527,7 +501,7 @@ def decide(
                 decision = _running_on(ledger, items)
             rules = AFTER_DISPATCH
     if decision is None:
-        ctx = _new(_Ctx, (view, now, ledger, items, statuses))
+        ctx = _Ctx(view=view, now=now, ledger=ledger, items=items, statuses=statuses)
         for rule in rules:  # pragma: no branch - the fallback rule always decides
             decision = rule(ctx)
             if decision is not None:
