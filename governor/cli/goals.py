@@ -170,7 +170,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_events(args: argparse.Namespace) -> int:
-    from governor.core.codec import to_dict  # noqa: PLC0415 - start-up
+    from governor.core.wire.codec import to_dict  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
 
     with store_from(args.store, read_only=True) as store:

@@ -14,7 +14,8 @@ Read in this order (bottom up; ``docs/architecture.md`` gives each module a line
     limits: policy, budgets
     upstream health: upstream
     what a run left: observation, evidence, classify, absence, reclassify, proof
-    events: events, decoder, upcast, codec
+    events: events
+    the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
     the fold: view, headroom, history, charges
     recording: record_head, record, record_work, record_park
     decisions: ledger, decision, work, memo, parking, decide, route, question, summary

@@ -7,9 +7,9 @@ Rules (SPEC §3):
       beside them at the top level.
     * Unknown types and unknown fields are rejected, in nested objects too.
     * A ``type`` string never changes once shipped; old shapes are upgraded by the
-      upcasters in ``governor.core.upcast``, never by loosening these models.
+      upcasters in ``governor.core.wire.upcast``, never by loosening these models.
 
-The JSON codec lives in ``governor.core.codec``; nothing else turns events into bytes.
+The JSON codec lives in ``governor.core.wire.codec``; nothing else turns events into bytes.
 """
 
 from __future__ import annotations

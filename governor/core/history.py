@@ -20,7 +20,7 @@ Rules (SPEC §3):
 The checker is a fold beside the view: it checks each event against the view of
 everything before it, then evolves the view. It stops at the first broken rule. Like the
 fold, it dispatches on ``event.type`` and reads only attributes, so an event's compiled
-struct is checked alike (``governor.core.decoder.decode_struct``).
+struct is checked alike (``governor.core.wire.decoder.decode_struct``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Rules:
       ``max_milestones`` is ``min(4, max_replans - 1)``. A ``Policy`` value may still hold
       a recorded policy that breaks the rule, read as recorded, but never one with more
       milestones than replans: that one is upgraded when it is read
-      (``governor.core.upcast``; decision record 0006).
+      (``governor.core.wire.upcast``; decision record 0006).
     * ``max_same_failures`` (SPEC §12.10) is 3 for a new goal (``new_goal_policy`` fills it
       in unless it was given); absent from a recorded policy it is ``None``, no limit, so
       a history recorded before the rule replays unchanged.

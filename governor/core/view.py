@@ -439,7 +439,7 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
     """Apply one event to the view, in place, and return it.
 
     Cases dispatch on ``event.type`` (the most frequent first) and read only attributes,
-    so an event's compiled struct (``governor.core.decoder.decode_struct``) folds alike.
+    so an event's compiled struct (``governor.core.wire.decoder.decode_struct``) folds alike.
     """
     view.seq = event.seq
     view.last_at = event.at

@@ -150,7 +150,7 @@ def refuse_secrets_in(
 
 
 def _built(verb: OperatorVerb, view: GoalView, at: datetime, reason_is: str) -> list[Event]:
-    from governor.core.codec import describe  # noqa: PLC0415 - start-up (see above)
+    from governor.core.wire.codec import describe  # noqa: PLC0415 - start-up (see above)
     from governor.drive.secrets import refuse_secrets  # noqa: PLC0415 - start-up (see above)
 
     try:

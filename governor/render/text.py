@@ -128,7 +128,7 @@ def format_summary_row(summary: GoalSummary) -> str:
 
 def format_event(event: Event) -> str:
     """One line of ``governor events``: seq, time, type, actor and what it says."""
-    from governor.core.codec import to_dict  # noqa: PLC0415 - start-up: list reads no event
+    from governor.core.wire.codec import to_dict  # noqa: PLC0415 - start-up: list reads no event
 
     detail = {k: v for k, v in to_dict(event).items() if k not in _COMMON}
     text = ", ".join(f"{k}={_short(v)}" for k, v in detail.items())

@@ -37,10 +37,10 @@ from temporalio import activity
 from temporalio.client import Client
 
 from governor.clock import utc_now
-from governor.core.codec import encode
 from governor.core.events import Event, Profile
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView, fold
+from governor.core.wire.codec import encode
 from governor.drive.runner import Runner, RunnerSettings
 from governor.drive.upstreams import MonitorSettings, UpstreamMonitor
 from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError

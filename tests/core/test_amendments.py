@@ -13,10 +13,10 @@ import pytest
 
 from governor.analysis.tune import candidates, split_grid
 from governor.core import record, record_head, record_work, verbs
-from governor.core.codec import LineDecoder, decode, decode_upgraded, encode
 from governor.core.events import Event, PlanFailed, PlanProposed, WorkSpec
 from governor.core.history import FIRST_COMPLETE, check_history
 from governor.core.policy import Policy, completion_problem, policy_from, with_overrides
+from governor.core.wire.codec import LineDecoder, decode, decode_upgraded, encode
 from governor.errors import BudgetExhaustedError, CommandRefusedError, HistoryError, PolicyError
 from governor.workflow.briefs import planner_prompt
 from governor.workflow.reply import parse_planner_reply

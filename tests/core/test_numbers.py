@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from governor.core.budgets import BUDGETS, Budget
-from governor.core.codec import LineDecoder, encode
 from governor.core.events import EVENT_CLASSES, AttemptFinished, BudgetRaised, Profile
 from governor.core.numbers import (
     MAX_COUNT,
@@ -30,6 +29,7 @@ from governor.core.numbers import (
     reported,
 )
 from governor.core.policy import Policy, UpstreamBackoff, check_policy_value, policy_from
+from governor.core.wire.codec import LineDecoder, encode
 from governor.errors import CommandRefusedError, HistoryError, PolicyError
 from tests.story import T0, Story
 

@@ -10,7 +10,6 @@ from datetime import timedelta
 import pytest
 
 from governor.core import record, record_park
-from governor.core.codec import decode, encode
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import WorkSpec
@@ -27,6 +26,7 @@ from governor.core.upstream import (
     observed,
     probed,
 )
+from governor.core.wire.codec import decode, encode
 from governor.errors import HistoryError
 from tests.story import T0, Story
 

@@ -36,12 +36,20 @@ def built_by_position(source: str) -> list[str]:
     """The lines that build one of ``NAMED`` positionally, or call ``tuple.__new__``."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and node.attr == "__new__":
-            if isinstance(node.value, ast.Name) and node.value.id == "tuple":
-                found.append(f"{node.lineno}: tuple.__new__")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in NAMED and node.args:
-                found.append(f"{node.lineno}: {node.func.id} built by position")
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "__new__"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "tuple"
+        ):
+            found.append(f"{node.lineno}: tuple.__new__")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in NAMED
+            and node.args
+        ):
+            found.append(f"{node.lineno}: {node.func.id} built by position")
     return found
 
 

@@ -22,13 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.history_gen import events as generated_events
-from governor.core.codec import LineDecoder, decode_lines
 from governor.core.decide import GOAL_RULES, _Ctx, decide
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.parking import Upstreams, fleet
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView, evolve
+from governor.core.wire.codec import LineDecoder, decode_lines
 from governor.core.work import decide_work, first_work_rule
 from tests.core.test_incremental import GOLDEN, golden_events
 from tests.core.test_parking import failing, healthy_record
