@@ -13,16 +13,11 @@ from typing import Any
 from governor.core import record, record_work, verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import (
-    AcceptanceReport,
-    Event,
-    GoalCreated,
-    PlanTrigger,
-    Profile,
-    WorkSpec,
-)
+from governor.core.event_fields import AcceptanceReport, PlanTrigger, Profile, WorkSpec
+from governor.core.events import Event, GoalCreated
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
-from governor.core.policy import MAX_SAME_FAILURES, Policy, completion_problem, policy_from
+from governor.core.policy import MAX_SAME_FAILURES, Policy, completion_problem
+from governor.core.policy_input import policy_from
 from governor.core.view import GoalView, fold, project
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

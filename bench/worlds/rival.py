@@ -43,7 +43,8 @@ from typing import Final
 from governor.core import record, record_work
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, Profile, WorkSpec
+from governor.core.event_fields import Profile, WorkSpec
+from governor.core.events import Event
 from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
 from governor.core.headroom import milestones_left
 from governor.core.policy import Policy

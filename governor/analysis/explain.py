@@ -27,7 +27,8 @@ from governor.core.charges import RunEvent, describe, describe_tries, explain_fa
 from governor.core.decision import Decision
 from governor.core.events import AttemptFinished, Event, PlanFailed, PlanProposed
 from governor.core.evidence import Evidence
-from governor.core.policy import Policy, completion_problem, with_overrides
+from governor.core.policy import Policy, completion_problem
+from governor.core.policy_input import with_overrides
 from governor.core.text import last_line
 from governor.errors import PolicyError
 

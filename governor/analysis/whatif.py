@@ -42,8 +42,9 @@ from governor.core.events import (
     WorkCreated,
 )
 from governor.core.headroom import outage_wait_s
-from governor.core.history import HistoryChecker, check_decision, check_proposal, empty_history
+from governor.core.history import HistoryChecker, empty_history
 from governor.core.policy import Policy
+from governor.core.proposal import check_decision, check_proposal
 from governor.core.verbs import current_limit
 from governor.core.view import GoalView, WorkState, evolve, fold
 

@@ -18,7 +18,8 @@ from governor.cli.values import positive_whole
 from governor.clock import utc_now
 from governor.core.decide import decide
 from governor.core.history import check_history
-from governor.core.policy import parse_assignments, recorded_policy_notes, with_overrides
+from governor.core.policy import recorded_policy_notes
+from governor.core.policy_input import parse_assignments, with_overrides
 from governor.core.wire.codec import LineDecoder
 from governor.errors import HistoryError, InputError, PolicyError
 from governor.render import records

@@ -11,13 +11,13 @@ Rules:
 
 Read in this order (bottom up; ``docs/architecture.md`` gives each module a line):
     words and numbers: text, limits, numbers, durations, signature, credentials, upstream_text, remedy
-    limits: policy, budgets
-    upstream health: upstream
+    limits: policy, policy_input, budgets
+    upstream health: upstream, outage_text
     what a run left: observation, evidence, classify, absence, reclassify, proof
-    events: events
+    events: event_fields, events
     the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
-    the fold: view, headroom, history, charges
+    the fold: view, headroom, proposal, history, charges
     recording: record_head, record, record_work, record_park
-    decisions: ledger, decision, work, memo, parking, decide, route, question, summary
+    decisions: ledger, decision, work, memo, parking, goal_rules, dispatch, decide, route, question, summary
     operator verbs: verbs, commands
 """

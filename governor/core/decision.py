@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 if TYPE_CHECKING:  # types only: ``list`` imports this module without the models (start-up)
-    from governor.core.events import PlanTrigger
+    from governor.core.event_fields import PlanTrigger
     from governor.core.ledger import Ledger
     from governor.core.upstream import Outage
 

@@ -30,8 +30,9 @@ from datetime import datetime
 
 from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status
 from governor.core.headroom import outage_wait_over, outage_wait_s
+from governor.core.outage_text import parked_reason, recovery_text
 from governor.core.text import stamp
-from governor.core.upstream import Outage, UpstreamHealth, parked_reason, recovery_text
+from governor.core.upstream import Outage, UpstreamHealth
 from governor.core.view import GoalView
 
 Upstreams = Mapping[str, UpstreamHealth]

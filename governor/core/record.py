@@ -21,6 +21,7 @@ from datetime import datetime
 
 from governor.core.budgets import item_limits
 from governor.core.classify import tail
+from governor.core.event_fields import PlanTrigger, Profile, WorkSpec
 from governor.core.events import (
     Event,
     GoalCreated,
@@ -30,10 +31,7 @@ from governor.core.events import (
     PlanFailed,
     PlanProposed,
     PlanRequested,
-    PlanTrigger,
-    Profile,
     WorkCreated,
-    WorkSpec,
 )
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
 from governor.core.headroom import (
@@ -42,10 +40,10 @@ from governor.core.headroom import (
     plan_records_left,
     replans_left,
 )
-from governor.core.history import check_decision, check_proposal
 from governor.core.numbers import MAX_WAIT_S, reported
 from governor.core.observation import NO_COST, Cost
 from governor.core.policy import Policy, new_goal_policy
+from governor.core.proposal import check_decision, check_proposal
 from governor.core.record_head import ensure_open, event_head, failure_signature, refuse_unless
 from governor.core.view import GoalView
 from governor.errors import CommandRefusedError, NotFoundError

@@ -15,14 +15,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from governor.core.classify import tail
-from governor.core.events import (
-    AcceptanceReport,
-    AttemptContinued,
-    AttemptFinished,
-    AttemptStarted,
-    Event,
-    Outcome,
-)
+from governor.core.event_fields import AcceptanceReport, Outcome
+from governor.core.events import AttemptContinued, AttemptFinished, AttemptStarted, Event
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.headroom import continuations_left, item_attempts_left, total_attempts_left
 from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported

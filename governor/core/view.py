@@ -31,17 +31,16 @@ from operator import attrgetter
 from typing import Literal, Protocol, Self, TypeVar, assert_never
 
 from governor.core.budgets import ledger
+from governor.core.event_fields import Outcome, PlanTrigger
 from governor.core.events import (
     AttemptFinished,
     AttemptStarted,
     BudgetRaised,
     Event,
     GoalCreated,
-    Outcome,
     PlanFailed,
     PlanProposed,
     PlanRequested,
-    PlanTrigger,
     WorkCreated,
 )
 from governor.core.evidence import Evidence, FailureClass, effective_class

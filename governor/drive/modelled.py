@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from governor.core import record, record_work, verbs
-from governor.core.events import Event, Outcome
+from governor.core.event_fields import Outcome
+from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Resume, Wait

@@ -47,7 +47,8 @@ from governor.core.charges import RunEvent, describe
 from governor.core.classify import ENVIRONMENT_ERRNOS, tail
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, Profile
+from governor.core.event_fields import Profile
+from governor.core.events import Event
 from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
 from governor.core.summary import summarize

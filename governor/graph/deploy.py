@@ -44,7 +44,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from governor.clock import utc_now
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.question import question
 from governor.core.route import Ask, Stop, Wait, route
 from governor.core.text import stamp

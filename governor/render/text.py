@@ -218,7 +218,7 @@ def format_service_status(status: ServiceStatus) -> str:
 
 
 def _upstream_lines(records: Sequence[UpstreamHealth]) -> list[str]:
-    from governor.core.upstream import shown_name  # noqa: PLC0415 - start-up (list)
+    from governor.core.outage_text import shown_name  # noqa: PLC0415 - start-up (list)
 
     lines = []
     for r in records:

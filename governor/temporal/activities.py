@@ -37,7 +37,8 @@ from temporalio import activity
 from temporalio.client import Client
 
 from governor.clock import utc_now
-from governor.core.events import Event, Profile
+from governor.core.event_fields import Profile
+from governor.core.events import Event
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView, fold
 from governor.core.wire.codec import encode

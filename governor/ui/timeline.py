@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Literal
 
 from governor.core.charges import charges
+from governor.core.event_fields import Profile
 from governor.core.events import (
     AttemptContinued,
     AttemptFinished,
@@ -32,7 +33,6 @@ from governor.core.events import (
     PlanProposed,
     PlanRejected,
     PlanRequested,
-    Profile,
     WorkAccepted,
     WorkCancelled,
     WorkCreated,

@@ -47,7 +47,7 @@ from tenacity import (
 from tenacity.stop import stop_base
 
 from governor.core.classify import SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import TRIES_LISTED, Evidence, Tries, TryOutcome, passes_gate
 from governor.core.observation import Usage, add_usage
 from governor.core.proof import AgentAttemptProof, AgentProof

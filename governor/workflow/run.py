@@ -32,7 +32,8 @@ from typing import Any
 
 from governor.core import record, record_work
 from governor.core.classify import SpawnResult
-from governor.core.events import AcceptanceReport, Event, Outcome
+from governor.core.event_fields import AcceptanceReport, Outcome
+from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass, Tries
 from governor.core.observation import Cost, Usage
 from governor.core.proof import RunProof, derive_run_class

@@ -22,7 +22,8 @@ from governor.analysis.tune import evaluate
 from governor.analysis.whatif import Trace, WhatIf, _fold, _retarget, differing
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.policy import Policy, with_overrides
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
 from governor.errors import HistoryError, PolicyError
 from governor.store.jsonl import read_history
 

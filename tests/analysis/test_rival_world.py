@@ -22,7 +22,8 @@ from governor.analysis.whatif import whatif
 from governor.core.decide import decide
 from governor.core.events import AttemptFinished, Event, PlanFailed, WorkCreated
 from governor.core.history import validate_events
-from governor.core.policy import Policy, with_overrides
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
 from governor.core.view import GoalView, fold
 from governor.core.wire.codec import encode
 from governor.store.jsonl import write_history

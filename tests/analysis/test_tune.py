@@ -21,7 +21,8 @@ from governor.analysis.tune import (
     recommend,
 )
 from governor.core.decide import decide
-from governor.core.policy import Policy, with_overrides
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
 from governor.core.view import project
 from governor.errors import PolicyError
 

@@ -11,7 +11,7 @@ from governor.analysis.replay import replay
 from governor.analysis.whatif import Trace, whatif
 from governor.core.budgets import BY_FIELD
 from governor.core.decide import decide
-from governor.core.policy import with_overrides
+from governor.core.policy_input import with_overrides
 from governor.store.jsonl import read_history
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

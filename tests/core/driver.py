@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from governor.core import record, record_work, verbs
 from governor.core.decision import Decision
-from governor.core.events import WorkSpec
+from governor.core.event_fields import WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
 from tests.story import Story
 

@@ -13,9 +13,12 @@ import pytest
 
 from governor.analysis.tune import candidates, split_grid
 from governor.core import record, record_head, record_work, verbs
-from governor.core.events import Event, PlanFailed, PlanProposed, WorkSpec
-from governor.core.history import FIRST_COMPLETE, check_history
-from governor.core.policy import Policy, completion_problem, policy_from, with_overrides
+from governor.core.event_fields import WorkSpec
+from governor.core.events import Event, PlanFailed, PlanProposed
+from governor.core.history import check_history
+from governor.core.policy import Policy, completion_problem
+from governor.core.policy_input import policy_from, with_overrides
+from governor.core.proposal import FIRST_COMPLETE
 from governor.core.wire.codec import LineDecoder, decode, decode_upgraded, encode
 from governor.errors import BudgetExhaustedError, CommandRefusedError, HistoryError, PolicyError
 from governor.workflow.briefs import planner_prompt

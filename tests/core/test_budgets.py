@@ -34,7 +34,8 @@ from governor.core.headroom import (
     total_attempts_left,
     total_attempts_remaining,
 )
-from governor.core.policy import LedgerName, Policy, new_goal_policy, with_overrides
+from governor.core.policy import LedgerName, Policy, new_goal_policy
+from governor.core.policy_input import with_overrides
 from governor.render.records import ledger_record
 from tests.story import Story
 

@@ -12,7 +12,7 @@ import pytest
 from governor.core import record, record_park
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import WorkSpec
+from governor.core.event_fields import WorkSpec
 from governor.core.history import validate_events
 from governor.core.policy import UpstreamBackoff
 from governor.core.route import Park, Resume, Wait, route

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from governor.clock import utc_now
-from governor.core.history import FIRST_COMPLETE
+from governor.core.proposal import FIRST_COMPLETE
 from governor.core.view import GoalView
 from governor.core.wire.codec import decode
 from governor.drive.append import append_folded

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from governor.core import record
-from governor.core.events import Harness, Profile
+from governor.core.event_fields import Harness, Profile
 from governor.core.evidence import UNKNOWN
 from governor.core.view import project
 from governor.workflow.briefs import planner_prompt, worker_prompt

@@ -26,7 +26,8 @@ import msgspec
 from pydantic import AfterValidator, BaseModel, BeforeValidator
 from pydantic.fields import FieldInfo
 
-from governor.core.events import EVENT_CLASSES, check_time_text, check_utc
+from governor.core.event_fields import check_time_text, check_utc
+from governor.core.events import EVENT_CLASSES
 from governor.core.wire.checks import Convert, Doubt, pattern_check, utc_time
 from governor.core.wire.forms import COMPILED, INLINE, CompiledModel, Form, OptionalForm, Value
 from governor.core.wire.generate import build_function, finish_function, finishes_nothing
