@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from governor.analysis.simulate import Model, simulate
+from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.summary import summarize
-from governor.core.view import project
 from governor.store.engine import BaseEventStore
 from governor.store.postgres import PostgresEventStore
 from governor.store.sqlite import SqliteEventStore

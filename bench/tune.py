@@ -56,9 +56,10 @@ from governor.analysis.tuning import tune_corpus
 from governor.analysis.whatif import Trace, _retarget
 from governor.core.decide import decide
 from governor.core.events import Event
+from governor.core.fold import evolve, project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
-from governor.core.view import GoalView, evolve, project
+from governor.core.view import GoalView
 from governor.store.jsonl import write_history
 
 OUT = Path(__file__).resolve().parent / "out"

@@ -16,9 +16,10 @@ from governor.core.decision import Decision
 from governor.core.event_fields import AcceptanceReport, PlanTrigger, Profile, WorkSpec
 from governor.core.events import Event, GoalCreated
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
+from governor.core.fold import fold, project
 from governor.core.policy import MAX_SAME_FAILURES, Policy, completion_problem
 from governor.core.policy_input import policy_from
-from governor.core.view import GoalView, fold, project
+from governor.core.view import GoalView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ABSENT = nothing_happened("test:probe", "observed nothing", rule="test")

@@ -51,7 +51,7 @@ def test_the_walk_goes_from_the_store_to_the_store() -> None:
     for step in (
         "governor.store.",
         "governor.core.wire.decoder.",
-        "governor.core.view.",
+        "governor.core.fold.",
         "governor.core.decide.",
         "governor.core.route.",
         "governor.drive.act.",

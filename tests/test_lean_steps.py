@@ -36,8 +36,9 @@ from bench.history_gen import events as generated_events
 from governor.analysis.replay import ReplayStep, replay
 from governor.core.decide import Head, decide, decide_head
 from governor.core.events import Event
+from governor.core.fold import evolve
 from governor.core.policy_input import with_overrides
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines, encode
 from governor.errors import HistoryError
 from governor.render import records

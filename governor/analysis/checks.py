@@ -31,8 +31,8 @@ from governor.core.events import (
     PlanProposed,
     WorkCreated,
 )
+from governor.core.fold import project
 from governor.core.policy import Policy
-from governor.core.view import project
 
 POOR_P: Final = 0.001
 POOR_DISTANCE: Final = 0.03

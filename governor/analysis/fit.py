@@ -36,9 +36,10 @@ from governor.core.events import (
     PlanRequested,
     WorkCreated,
 )
+from governor.core.fold import evolve
 from governor.core.headroom import must_say_complete
 from governor.core.numbers import later
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView
 
 
 @dataclass(slots=True)

@@ -38,10 +38,11 @@ from governor.core.decision import Decision
 from governor.core.event_fields import Profile, WorkSpec
 from governor.core.events import Event
 from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
+from governor.core.fold import project
 from governor.core.headroom import milestones_left
 from governor.core.policy import Policy
 from governor.core.route import Plan
-from governor.core.view import GoalView, project
+from governor.core.view import GoalView
 from governor.drive.act import follow
 from governor.drive.modelled import ModelledGoal
 

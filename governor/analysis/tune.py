@@ -38,6 +38,7 @@ from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
+from governor.core.fold import evolve, fold
 from governor.core.policy import (
     Policy,
     check_policy_value,
@@ -46,7 +47,7 @@ from governor.core.policy import (
     whole,
 )
 from governor.core.policy_input import with_overrides
-from governor.core.view import GoalView, evolve, fold
+from governor.core.view import GoalView
 from governor.errors import PolicyError
 
 Grid = dict[str, list[Any]]

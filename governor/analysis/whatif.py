@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Final, Literal, cast
 
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, Counter
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
@@ -41,12 +41,13 @@ from governor.core.events import (
     WorkAccepted,
     WorkCreated,
 )
+from governor.core.fold import evolve, fold
 from governor.core.headroom import outage_wait_s
 from governor.core.history import HistoryChecker, empty_history
 from governor.core.policy import Policy
 from governor.core.proposal import check_decision, check_proposal
 from governor.core.verbs import current_limit
-from governor.core.view import GoalView, WorkState, evolve, fold
+from governor.core.view import GoalView, WorkState
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 
@@ -246,7 +247,9 @@ class Demands:
 
 def _readers(
     budgets: Iterable[Budget], on_item: bool
-) -> tuple[tuple[tuple[str, Callable[[object], float]], ...], tuple[tuple[str, Counter], ...]]:
+) -> tuple[
+    tuple[tuple[str, Callable[[object], float]], ...], tuple[tuple[str, Callable[..., float]], ...]
+]:
     """How ``Demands.note`` reads these budgets' counters: (name, getter) of those that are
     one attribute (of the item, ``on_item``, else of the view: read without a call of ours),
     and (name, counter) of the others."""

@@ -6,9 +6,9 @@ Rules (SPEC §5, §6):
       counts whole numbers, the counter it bounds and the stop spending it causes. The
       ``budget.raised`` ledgers, what ``raise`` accepts, the what-if key and explain's
       search are all derived from it.
-    * Every counter is one attribute the fold keeps: of the work item (``on_item``) or of
-      the goal view (``on_view``); a per-run budget names both (the item's attempt in
-      flight, else the planner's run).
+    * Data only: every counter is one attribute the fold keeps, of the work item
+      (``on_item``) or of the goal view (``on_view``); a per-run budget names both (the
+      item's attempt in flight, else the planner's run). No core module is imported.
     * A budget is spent when its counter *reaches* its limit, except runtime and cost,
       which are spent only when *over* it ("over its limit" is strictly greater). A
       limit of ``None`` (no cost limit) is never spent.
@@ -17,8 +17,6 @@ Rules (SPEC §5, §6):
       item); a goal's come from the policy.
     * The named predicates (``replans_left``, ``uncharged_window_full``, …) are the only
       comparisons of a counter with its limit: ``governor.core.headroom``, above the view.
-    * Data only: this module reads the view through the attributes its rows name, and
-      imports no module of the core (the view and the events read it).
 """
 
 from __future__ import annotations
@@ -43,11 +41,6 @@ class Counted(Protocol):
 
     @property
     def policy(self) -> Policy: ...
-
-
-Counter = Callable[[Counted, "object | None"], float]
-"""A budget's counter read as a call: the view, and the work item for per-item and per-run
-budgets (``None`` for a per-run budget means the goal's latest plan): ``Budget.used``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +127,8 @@ class Budget:
         return max(0, limit - self.used(view, item))
 
     def bucket(self, limit: float | None, demand: float) -> object:
-        """The limit as far as a history that asked at most ``demand`` of it can tell.
-
-        Every limit above the demand behaves alike: it is never spent.
-        """
+        """The limit as far as a history that asked at most ``demand`` of it can tell
+        (every limit above the demand behaves alike: it is never spent)."""
         if self.over:
             return limit if limit is not None and limit < demand else None
         return limit if limit is None else min(limit, demand + 1)

@@ -42,9 +42,10 @@ from governor.core.events import (
     PlanRejected,
     WorkCreated,
 )
+from governor.core.fold import evolve
 from governor.core.policy import Policy
 from governor.core.proposal import FIRST_COMPLETE, check_proposal
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView
 from governor.errors import HistoryError
 
 _UNSET: Final = Policy.model_construct()

@@ -18,9 +18,10 @@ from governor.core import record, record_work, verbs
 from governor.core.event_fields import Outcome
 from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass
+from governor.core.fold import fold
 from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Resume, Wait
-from governor.core.view import GoalView, fold
+from governor.core.view import GoalView
 
 
 class ModelledGoal:

@@ -49,11 +49,12 @@ from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile
 from governor.core.events import Event
+from governor.core.fold import fold, project
 from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
 from governor.core.summary import summarize
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView, WorkState, fold, project
+from governor.core.view import GoalView, WorkState
 from governor.drive.agents import Agents
 from governor.drive.append import Build, append_built
 from governor.drive.calls import Calls

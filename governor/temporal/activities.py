@@ -39,8 +39,9 @@ from temporalio.client import Client
 from governor.clock import utc_now
 from governor.core.event_fields import Profile
 from governor.core.events import Event
+from governor.core.fold import fold
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView, fold
+from governor.core.view import GoalView
 from governor.core.wire.codec import encode
 from governor.drive.runner import Runner, RunnerSettings
 from governor.drive.upstreams import MonitorSettings, UpstreamMonitor

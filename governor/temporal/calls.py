@@ -24,7 +24,8 @@ from temporalio.exceptions import ActivityError
 from governor.core import record_work
 from governor.core.classify import tail
 from governor.core.events import Event
-from governor.core.view import GoalView, fold
+from governor.core.fold import fold
+from governor.core.view import GoalView
 from governor.drive.runner import finish_events
 from governor.errors import CommandRefusedError
 from governor.temporal.wire import Observed

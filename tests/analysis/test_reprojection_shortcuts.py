@@ -323,7 +323,8 @@ def test_demands_are_the_most_each_counter_took() -> None:
     budget's counter read after every event: on the goal, and on the item an event names."""
     from governor.analysis.whatif import Demands
     from governor.core.budgets import BUDGETS
-    from governor.core.view import GoalView, evolve
+    from governor.core.fold import evolve
+    from governor.core.view import GoalView
 
     grew = 0
     for _, history in _histories():

@@ -21,9 +21,9 @@ from governor.analysis.tune import (
     recommend,
 )
 from governor.core.decide import decide
+from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
-from governor.core.view import project
 from governor.errors import PolicyError
 
 GOALS, SEED = 600, 11

@@ -7,8 +7,8 @@ from governor.core import record
 from governor.core.event_fields import WorkSpec
 from governor.core.events import PlanFailed
 from governor.core.evidence import nothing_happened
+from governor.core.fold import project
 from governor.core.observation import Cost, Usage, add_usage
-from governor.core.view import project
 from governor.core.wire.codec import decode, encode
 from tests.story import Story
 

@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 
 from governor.core.decide import decide
 from governor.core.events import Event
+from governor.core.fold import evolve, project
 from governor.core.history import check_history
 from governor.core.policy import Policy
-from governor.core.view import GoalView, evolve, project
+from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines, encode
 from governor.core.wire.decoder import decode_struct, event_of
 from governor.errors import HistoryError

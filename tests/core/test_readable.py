@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -68,3 +69,29 @@ def test_the_checker_sees_a_positional_build() -> None:
         "1: tuple.__new__",
         "2: Decision built by position",
     ]
+
+
+LONG_ALLOWED: Final = {"wire/decoder.py"}
+"""The compiled decoder's readers: replay's generated line and chunk loops (issue 26 lets
+the generated-code half of the decoder run over 300 lines)."""
+
+
+def long_modules() -> set[str]:
+    """The core modules over 300 lines."""
+    return {
+        str(path.relative_to(CORE))
+        for path in core_sources()
+        if len(path.read_text().splitlines()) > 300
+    }
+
+
+def test_no_core_module_is_over_300_lines_but_the_ones_left() -> None:
+    assert long_modules() - LONG_ALLOWED <= {"events.py"}
+
+
+@pytest.mark.xfail(
+    reason="events.py (the twenty event models and their union, 359 lines) is not split yet",
+    strict=True,
+)
+def test_no_core_module_is_over_300_lines() -> None:
+    assert long_modules() <= LONG_ALLOWED

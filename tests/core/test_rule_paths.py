@@ -25,10 +25,11 @@ from bench.history_gen import events as generated_events
 from governor.core.decide import GOAL_RULES, decide
 from governor.core.decision import Decision
 from governor.core.events import Event
+from governor.core.fold import evolve
 from governor.core.goal_rules import Ctx
 from governor.core.parking import Upstreams, fleet
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines
 from governor.core.work import decide_work, first_work_rule
 from tests.core.test_incremental import GOLDEN, golden_events
