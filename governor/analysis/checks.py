@@ -24,15 +24,10 @@ from datetime import datetime
 from typing import Final, cast
 
 from governor.analysis.simulate import Model, simulate_goal
-from governor.core.events import (
-    AttemptFinished,
-    Event,
-    PlanFailed,
-    PlanProposed,
-    WorkCreated,
-)
+from governor.core.events import Event, PlanFailed, PlanProposed
 from governor.core.fold import project
 from governor.core.policy import Policy
+from governor.core.work_events import AttemptFinished, WorkCreated
 
 POOR_P: Final = 0.001
 POOR_DISTANCE: Final = 0.03

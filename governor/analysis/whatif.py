@@ -30,7 +30,6 @@ from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import (
     EVENT_CLASSES,
-    AttemptStarted,
     BudgetRaised,
     Event,
     GoalCreated,
@@ -38,8 +37,6 @@ from governor.core.events import (
     PlanCompleted,
     PlanProposed,
     PlanRequested,
-    WorkAccepted,
-    WorkCreated,
 )
 from governor.core.fold import evolve, fold
 from governor.core.headroom import outage_wait_s
@@ -48,6 +45,7 @@ from governor.core.policy import Policy
 from governor.core.proposal import check_decision, check_proposal
 from governor.core.verbs import current_limit
 from governor.core.view import GoalView, WorkState
+from governor.core.work_events import AttemptStarted, WorkAccepted, WorkCreated
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 

@@ -1,26 +1,12 @@
 """Goal decisions: SPEC §6.2 as one ordered table of named rules, with the full ledger.
 
-Rules (first match wins; rules 1-7 live in ``governor.core.goal_rules``, 8-12 in
-``governor.core.dispatch``, work item rules in ``governor.core.work``):
-    goal.1  cancelled -> cancelled; plan completed -> succeeded
-    goal.2  cumulative runtime or cost over its limit -> budget_exhausted
-    goal.3  latest plan proposed -> apply (or review_plan); rejected or failed charged
-            -> plan (retry); requested without outcome -> running/wait
-            (goal.same_failure: failed charged, and the planner's last max_same_failures
-            charged failures share one signature -> blocked on work, SPEC §12.10)
-    goal.4  latest plan failed uncharged and not resumed -> blocked on environment or
-            decision; upstream: blocked at the consecutive bound, waiting before
-            not_before, else fall through
-    goal.5  no applied plan -> plan (initial)
-    goal.6  every item of the active plan settled, one at least accepted -> plan (milestone)
-    goal.7  items in review -> accept, or awaiting_review/review_work
-    goal.8  dispatchable items and a free slot -> run (budget_exhausted at the total)
-    goal.9  items running -> running/wait; items cooling down -> waiting/wait
-    goal.10 an item stopped on environment, decision or the upstream bound -> blocked
-    goal.11 items out of budget -> plan (replan)
-    goal.12 fallback -> blocked on work: no legal progress action
-    fleet.* the shared health of the upstreams, over the rule that fired
-            (``governor.core.parking``): park, wait parked, resume
+Rules (first match wins; work item rules live in ``governor.core.work``):
+    goal.1-7   the goal's own state, its limits, its plans, milestones and reviews
+               (``governor.core.goal_rules``, which words each rule)
+    goal.8-12  running, waiting on and replanning around the active plan's items
+               (``governor.core.dispatch``)
+    fleet.*    the shared health of the upstreams, over the rule that fired
+               (``governor.core.parking``): park, wait parked, resume
 
 Wherever a rule says ``ready/plan``, charged replans must be below ``max_replans`` and
 the raw plan count below ``max_plan_records``; otherwise ``budget_exhausted`` naming

@@ -15,9 +15,16 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
-from governor.core.numbers import TimeoutS
+from governor.core.numbers import Position, TimeoutS
 from governor.core.signature import SIGNATURE_LIMIT
 
 ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
@@ -121,3 +128,26 @@ class AcceptanceReport(Frozen):
     satisfied: tuple[Text, ...] = ()
     unsatisfied: tuple[Text, ...] = ()
     unknown: tuple[Text, ...] = ()
+
+
+SCHEMA_VERSION: Final = 1
+
+
+class EventBase(Frozen):
+    """What every event carries (SPEC §3): its goal, its place in the stream, its time, its
+    actor and an optional reason."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    goal_id: Id
+    seq: Position
+    at: UtcTime
+    actor: Name = "governor"
+    reason: Reason | None = None
+
+
+class ReasonRequired(EventBase):
+    @model_validator(mode="after")
+    def _has_reason(self) -> ReasonRequired:
+        if not self.reason:
+            raise ValueError("a reason is required")
+        return self

@@ -9,6 +9,8 @@ Rules (SPEC §3):
     * A ``type`` string never changes once shipped; old shapes are upgraded by the
       upcasters in ``governor.core.wire.upcast``, never by loosening these models.
 
+A work item's events live in ``governor.core.work_events``, an event's parts and the
+fields every event carries in ``governor.core.event_fields``; the union holds them all.
 The JSON codec lives in ``governor.core.wire.codec``; nothing else turns events into bytes.
 """
 
@@ -24,15 +26,13 @@ from pydantic import (
 
 from governor.core.budgets import ledger
 from governor.core.event_fields import (
-    AcceptanceReport,
-    Frozen,
+    EventBase,
     Id,
     Milestone,
     Name,
-    Outcome,
     PlanTrigger,
     Profile,
-    Reason,
+    ReasonRequired,
     Sha256,
     Signature,
     Text,
@@ -41,31 +41,22 @@ from governor.core.event_fields import (
     WorkSpec,
 )
 from governor.core.evidence import Evidence, FailureClass
-from governor.core.numbers import MAX_RUNTIME_S, Count, PosCount, Position, Usd, WaitS
+from governor.core.numbers import MAX_RUNTIME_S, Position, Usd, WaitS
 from governor.core.observation import Usage
 from governor.core.policy import LedgerName, Policy, check_policy_value
-
-SCHEMA_VERSION: Final = 1
-
-
-class _Event(Frozen):
-    schema_version: Literal[1] = SCHEMA_VERSION
-    goal_id: Id
-    seq: Position
-    at: UtcTime
-    actor: Name = "governor"
-    reason: Reason | None = None
-
-
-class _ReasonRequired(_Event):
-    @model_validator(mode="after")
-    def _has_reason(self) -> _ReasonRequired:
-        if not self.reason:
-            raise ValueError("a reason is required")
-        return self
+from governor.core.work_events import (
+    AttemptContinued,
+    AttemptFinished,
+    AttemptStarted,
+    WorkAccepted,
+    WorkCancelled,
+    WorkCreated,
+    WorkReopened,
+    WorkRetried,
+)
 
 
-class GoalCreated(_Event):
+class GoalCreated(EventBase):
     type: Literal["goal.created"] = "goal.created"
     title: Name
     objective: Text
@@ -83,7 +74,7 @@ class GoalCreated(_Event):
         return self
 
 
-class PlanRequested(_Event):
+class PlanRequested(EventBase):
     type: Literal["plan.requested"] = "plan.requested"
     plan_id: Id
     sequence: Position
@@ -91,12 +82,12 @@ class PlanRequested(_Event):
     fingerprint: Sha256
 
 
-class PlanContinued(_Event):
+class PlanContinued(EventBase):
     type: Literal["plan.continued"] = "plan.continued"
     plan_id: Id
 
 
-class PlanProposed(_Event):
+class PlanProposed(EventBase):
     """The planner returned a valid proposal.
 
     ``evidence`` is set only when the planner run took more than one in-agent try: it
@@ -127,7 +118,7 @@ class PlanProposed(_Event):
         return self
 
 
-class PlanFailed(_Event):
+class PlanFailed(EventBase):
     """The planner run failed, or its reply failed validation.
 
     For a ``decision``, ``error`` carries the question the planner asks a person.
@@ -149,18 +140,18 @@ class PlanFailed(_Event):
     histories and from a planner run that was lost."""
 
 
-class PlanApplied(_Event):
+class PlanApplied(EventBase):
     type: Literal["plan.applied"] = "plan.applied"
     plan_id: Id
     work_ids: tuple[WorkId, ...] = ()
 
 
-class PlanRejected(_ReasonRequired):
+class PlanRejected(ReasonRequired):
     type: Literal["plan.rejected"] = "plan.rejected"
     plan_id: Id
 
 
-class PlanCompleted(_Event):
+class PlanCompleted(EventBase):
     """A ``complete`` proposal was accepted: the goal succeeded.
 
     ``cost_usd`` and ``usage`` are optional (SPEC §12.5); governor records a planner
@@ -173,86 +164,11 @@ class PlanCompleted(_Event):
     usage: Usage | None = None
 
 
-class WorkCreated(_Event):
-    type: Literal["work.created"] = "work.created"
-    work_id: WorkId
-    plan_id: Id
-    title: Name
-    objective: Text
-    acceptance: tuple[Text, ...] = ()
-    depends_on: tuple[WorkId, ...] = ()
-    profile: Name
-    max_attempts: PosCount
-    max_uncharged_attempts: Count
-
-
-class AttemptStarted(_Event):
-    type: Literal["attempt.started"] = "attempt.started"
-    work_id: WorkId
-    attempt: Position
-    run_id: Id
-    trigger: Literal["initial", "retry"] = "initial"
-
-
-class AttemptContinued(_Event):
-    type: Literal["attempt.continued"] = "attempt.continued"
-    work_id: WorkId
-    attempt: Position
-    run_id: Id
-
-
-class AttemptFinished(_Event):
-    """The terminal record of one run of a work item.
-
-    For a ``decision``, ``error`` carries the question the worker asks a person; the
-    worker's summary of what it did, when it gave one, is the event's ``reason``.
-    """
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    type: Literal["attempt.finished"] = "attempt.finished"
-    work_id: WorkId
-    attempt: Position
-    run_id: Id
-    outcome: Outcome
-    failure_class: FailureClass | None = Field(default=None, alias="class")
-    error: Text | None = None
-    evidence: Evidence | None = None
-    acceptance: AcceptanceReport | None = None
-    cost_usd: Usd | None = None
-    retry_after_s: WaitS | None = None
-    usage: Usage | None = None
-    """The tokens the vendor reported the run used (SPEC §12.5)."""
-    signature: Signature | None = None
-    """What makes this failure the same as another (SPEC §12.10): set on a ``failed`` or
-    ``timed_out`` run; absent from older histories."""
-
-
-class WorkAccepted(_Event):
-    type: Literal["work.accepted"] = "work.accepted"
-    work_id: WorkId
-
-
-class WorkCancelled(_Event):
-    type: Literal["work.cancelled"] = "work.cancelled"
-    work_id: WorkId
-
-
-class WorkReopened(_Event):
-    type: Literal["work.reopened"] = "work.reopened"
-    work_id: WorkId
-
-
-class WorkRetried(_ReasonRequired):
-    type: Literal["work.retried"] = "work.retried"
-    work_id: WorkId
-
-
-class GoalResumed(_ReasonRequired):
+class GoalResumed(ReasonRequired):
     type: Literal["goal.resumed"] = "goal.resumed"
 
 
-class GoalParked(_Event):
+class GoalParked(EventBase):
     """The goal waits, uncharged, because an upstream it would call is failing (SPEC §11.10).
 
     Recorded once per outage, when the upstream's shared health first stops the goal from
@@ -277,11 +193,11 @@ class GoalParked(_Event):
         return self
 
 
-class GoalCancelled(_Event):
+class GoalCancelled(EventBase):
     type: Literal["goal.cancelled"] = "goal.cancelled"
 
 
-class BudgetRaised(_ReasonRequired):
+class BudgetRaised(ReasonRequired):
     type: Literal["budget.raised"] = "budget.raised"
     ledger: LedgerName
     work_id: WorkId | None = None
@@ -329,7 +245,7 @@ Event = Annotated[
 ]
 """Any event of a goal's stream."""
 
-EVENT_CLASSES: Final[dict[str, type[_Event]]] = {
+EVENT_CLASSES: Final[dict[str, type[EventBase]]] = {
     cls.model_fields["type"].default: cls
     for cls in (
         GoalCreated,

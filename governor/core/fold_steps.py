@@ -15,18 +15,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from governor.core.budgets import ledger
-from governor.core.events import (
-    AttemptFinished,
-    AttemptStarted,
-    BudgetRaised,
-    PlanFailed,
-    PlanRequested,
-    WorkCreated,
-)
+from governor.core.events import BudgetRaised, PlanFailed, PlanRequested
 from governor.core.evidence import FailureClass, effective_class
 from governor.core.numbers import later
 from governor.core.policy import default_milestones
 from governor.core.view import GoalView, PlanState, WorkState
+from governor.core.work_events import AttemptFinished, AttemptStarted, WorkCreated
 
 
 def _elapsed(start: datetime | None, end: datetime) -> float:

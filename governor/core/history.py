@@ -31,21 +31,18 @@ from typing import Final
 
 from governor.core.budgets import ledger
 from governor.core.events import (
-    AttemptContinued,
-    AttemptFinished,
-    AttemptStarted,
     BudgetRaised,
     Event,
     GoalParked,
     PlanApplied,
     PlanCompleted,
     PlanRejected,
-    WorkCreated,
 )
 from governor.core.fold import evolve
 from governor.core.policy import Policy
 from governor.core.proposal import FIRST_COMPLETE, check_proposal
 from governor.core.view import GoalView
+from governor.core.work_events import AttemptContinued, AttemptFinished, AttemptStarted, WorkCreated
 from governor.errors import HistoryError
 
 _UNSET: Final = Policy.model_construct()

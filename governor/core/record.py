@@ -31,7 +31,6 @@ from governor.core.events import (
     PlanFailed,
     PlanProposed,
     PlanRequested,
-    WorkCreated,
 )
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
 from governor.core.headroom import (
@@ -46,6 +45,7 @@ from governor.core.policy import Policy, new_goal_policy
 from governor.core.proposal import check_decision, check_proposal
 from governor.core.record_head import ensure_open, event_head, failure_signature, refuse_unless
 from governor.core.view import GoalView
+from governor.core.work_events import WorkCreated
 from governor.errors import CommandRefusedError, NotFoundError
 
 

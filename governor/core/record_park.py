@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from governor.core.events import Event, GoalParked, GoalResumed, WorkRetried
+from governor.core.events import Event, GoalParked, GoalResumed
 from governor.core.headroom import item_attempts_left
 from governor.core.record_head import event_head
 from governor.core.upstream import Outage
 from governor.core.view import GoalView
+from governor.core.work_events import WorkRetried
 
 
 def park_goal(view: GoalView, outage: Outage, *, at: datetime) -> list[Event]:

@@ -16,13 +16,14 @@ from datetime import datetime
 
 from governor.core.classify import tail
 from governor.core.event_fields import AcceptanceReport, Outcome
-from governor.core.events import AttemptContinued, AttemptFinished, AttemptStarted, Event
+from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.headroom import continuations_left, item_attempts_left, total_attempts_left
 from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
 from governor.core.observation import Usage
 from governor.core.record_head import ensure_open, event_head, failure_signature, refuse_unless
 from governor.core.view import GoalView, WorkState
+from governor.core.work_events import AttemptContinued, AttemptFinished, AttemptStarted
 from governor.errors import CommandRefusedError, NotFoundError
 
 

@@ -22,15 +22,10 @@ from operator import attrgetter
 from typing import Literal, Protocol, Self, TypeVar
 
 from governor.core.event_fields import Outcome, PlanTrigger
-from governor.core.events import (
-    AttemptFinished,
-    GoalCreated,
-    PlanFailed,
-    PlanProposed,
-    WorkCreated,
-)
+from governor.core.events import GoalCreated, PlanFailed, PlanProposed
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.policy import Policy
+from governor.core.work_events import AttemptFinished, WorkCreated
 
 _State = TypeVar("_State")
 

@@ -20,9 +20,6 @@ from typing import Literal
 from governor.core.charges import charges
 from governor.core.event_fields import Profile
 from governor.core.events import (
-    AttemptContinued,
-    AttemptFinished,
-    AttemptStarted,
     BudgetRaised,
     Event,
     GoalCreated,
@@ -33,13 +30,18 @@ from governor.core.events import (
     PlanProposed,
     PlanRejected,
     PlanRequested,
+)
+from governor.core.evidence import Evidence
+from governor.core.work_events import (
+    AttemptContinued,
+    AttemptFinished,
+    AttemptStarted,
     WorkAccepted,
     WorkCancelled,
     WorkCreated,
     WorkReopened,
     WorkRetried,
 )
-from governor.core.evidence import Evidence
 
 IN_FLIGHT = "charged: in flight (a run counts as charged until it fails uncharged)"
 

@@ -472,7 +472,7 @@ def _cancelled_while_running(**policy: Any) -> Story:
 
 def _cancel(s: Story, work_id: str) -> Event:
     # work.cancelled of a running item: the verb refuses it, an imported history may hold it
-    from governor.core.events import WorkCancelled
+    from governor.core.work_events import WorkCancelled
 
     return WorkCancelled(
         goal_id="g", seq=s.view.seq + 1, at=s.now, actor="operator:test", work_id=work_id

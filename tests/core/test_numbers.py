@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from governor.core.budgets import BUDGETS, Budget
 from governor.core.event_fields import Profile
-from governor.core.events import EVENT_CLASSES, AttemptFinished, BudgetRaised
+from governor.core.events import EVENT_CLASSES, BudgetRaised
 from governor.core.numbers import (
     MAX_COUNT,
     MAX_FACTOR,
@@ -32,6 +32,7 @@ from governor.core.numbers import (
 from governor.core.policy import Policy, UpstreamBackoff, check_policy_value
 from governor.core.policy_input import policy_from
 from governor.core.wire.codec import LineDecoder, encode
+from governor.core.work_events import AttemptFinished
 from governor.errors import CommandRefusedError, HistoryError, PolicyError
 from tests.story import T0, Story
 
