@@ -16,7 +16,7 @@ Read in this order (bottom up; ``docs/architecture.md`` gives each module a line
     what a run left: observation, evidence, classify, absence, reclassify, proof
     events: event_fields, work_events, events
     the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
-    the fold: view, fold_steps, fold, headroom, proposal, history, charges
+    the fold: view, fold_steps, fold, hot, headroom, proposal, history, charges
     recording: record_head, record, record_work, record_park
     decisions: ledger, decision, work, memo, parking, goal_rules, dispatch, decide, route, question, summary
     operator verbs: verbs, commands

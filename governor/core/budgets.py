@@ -36,8 +36,7 @@ Scope = Literal["goal", "item", "run"]
 
 
 class Counted(Protocol):
-    """What a budget reads off the goal view: the policy's limits and the attributes its
-    rows name (``governor.core.view.GoalView``)."""
+    """What a budget reads off the goal view (``GoalView``): its policy, and attributes."""
 
     @property
     def policy(self) -> Policy: ...
@@ -57,10 +56,8 @@ class Budget:
     counter: str
     """What it bounds, in words (as the ledger of ``replay --json`` names it)."""
     stop: str
-    """What a decision names when it is spent: the ``exhausted`` ledger, ``upstream``
-    (``blocked_on``), ``lost`` (the run is finished as lost), ``complete`` (the planner
-    may only say ``complete``) or ``same_failures`` (an item exhausted, the planner's goal
-    blocked on ``work``: SPEC §12.10)."""
+    """What a decision names when it is spent: the ``exhausted`` ledger, ``upstream``,
+    ``lost``, ``complete`` or ``same_failures`` (SPEC §12.10)."""
     on_view: str | None = None
     """The view attribute holding its counter (a per-item budget has none)."""
     on_item: str | None = None
@@ -70,8 +67,7 @@ class Budget:
     over: bool = False
     """Spent only when strictly over the limit (runtime, cost), not when it reaches it."""
     per: int = 1
-    """For a budget that is not whole: the resolution a suggested limit is rounded up to
-    (1: whole seconds; 100: cents)."""
+    """Not whole: what a suggested limit is rounded up to (1: seconds; 100: cents)."""
 
     _limit_of: Callable[[object], float | None] = dataclass_field(
         init=False, repr=False, compare=False, hash=False
@@ -96,6 +92,10 @@ class Budget:
         """Its counter's getter off the work item (``on_item``) or off the view; None
         where it has no counter there."""
         return self._item_get if on_item else self._view_get
+
+    def limit_getter(self) -> Callable[[object], float | None]:
+        """Reads its limit off its holder: the policy, or the work item (per-item)."""
+        return self._limit_of
 
     def used(self, view: Counted, item: object | None = None) -> float:
         """Its counter now: on the item when it is counted there and one is given."""
