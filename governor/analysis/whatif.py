@@ -332,6 +332,8 @@ class Trace:
     """Event index -> whether its action was forced (``is_forced``, as asked)."""
     checked_at: list[int] | None = field(default=None, repr=False, compare=False)
     """The indices of the events a re-fold checks (``checks``)."""
+    last_view: GoalView | None = field(default=None, repr=False, compare=False)
+    """The recorded view after the last event (read only: copy it to act on it)."""
 
     def _parted(
         self, policy: Policy, index: int, event: Event, view: GoalView, ledger: bool
@@ -460,6 +462,7 @@ class Trace:
             refused_at=refused_at,
             raised_at=raised_at,
             snapshots=snapshots,
+            last_view=recorded,
         )
 
     def resume(self, policy: Policy, skip: int) -> tuple[GoalView, int]:

@@ -14,6 +14,7 @@ from governor.analysis.replay import ReplayStep, replay
 from governor.analysis.whatif import Trace, WhatIf
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out, write_lines
+from governor.cli.ui import store_arg
 from governor.cli.values import positive_whole
 from governor.clock import utc_now
 from governor.core.codec import LineDecoder
@@ -181,7 +182,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if now is None and not Path(args.goal).exists():
         now = utc_now()  # a goal in the store: why it stands where it does now
     # streamed: read once to analyse, once more per policy the search re-folds
-    ex = explain(lambda: corpus.events(0, checked=False), now=now, source=corpus.name(0))
+    ex = explain(
+        lambda: corpus.events(0, checked=False),
+        now=now,
+        source=corpus.name(0),
+        store_arg=store_arg(args.store),  # as the web view names it (no password)
+    )
     if args.json:
         json_line(records.explanation_record(ex))
     else:

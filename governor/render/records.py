@@ -217,6 +217,7 @@ def explanation_record(ex: Explanation) -> Record:
         if ex.change is None
         else {"field": ex.change.field, "from": ex.change.before, "to": ex.change.after},
         "advice": ex.advice,
+        "commands": list(ex.commands),
     }
 
 
