@@ -211,7 +211,8 @@ def test_a_run_of_the_same_planner_failure_is_never_advised_a_budget() -> None:
     assert s.decision().status == "budget_exhausted"
     explained = explain(s.events)
     assert explained.change is None
-    assert "fix the agent" in explained.advice and "raise" not in explained.advice
+    assert "fix the agent" in explained.advice
+    assert "raise" not in explained.advice
     assert explained.commands == ()  # resume would be refused: a budget is spent
 
 
@@ -226,7 +227,8 @@ def test_a_workers_question_is_answered_by_retrying_its_item_with_the_real_ids()
     line = "governor work retry g-ask p1-api --reason ANSWER --store '/srv/my store.db'"
     assert explained.commands == (line,)
     assert f"`{line}`" in explained.advice
-    assert "resume" not in explained.advice and "GOAL" not in explained.advice
+    assert "resume" not in explained.advice
+    assert "GOAL" not in explained.advice
 
 
 def test_a_raise_says_what_the_whatif_shows_would_follow() -> None:

@@ -59,7 +59,8 @@ def _run_printed(told: Told, tmp: Path) -> None:
     for index, line in enumerate(told.commands):
         words = shlex.split(line)
         assert words[0] == "governor", line
-        assert "GOAL" not in words and "ITEM" not in words, f"an id left as a placeholder: {line}"
+        assert "GOAL" not in words, f"an id left as a placeholder: {line}"
+        assert "ITEM" not in words, f"an id left as a placeholder: {line}"
         assert told.goal_id in words, line
         copy = tmp / f"{told.goal_id}-{index}.db"
         shutil.copyfile(told.db, copy)
