@@ -21,7 +21,8 @@ from datetime import datetime
 from typing import Final
 
 from governor.analysis.advice import Change, FailureNote, Situation, advise, person
-from governor.analysis.whatif import Trace, WhatIf
+from governor.analysis.divergence import WhatIf
+from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.charges import RunEvent, describe, describe_tries, explain_failure
 from governor.core.decision import Decision, last_line

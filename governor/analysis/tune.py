@@ -25,15 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from governor.analysis.demands import Demands, first_difference
+from governor.analysis.divergence import WhatIf, _diverges, _retarget
 from governor.analysis.simulate import T0, Episode, Model, Vendor, World
-from governor.analysis.whatif import (
-    Demands,
-    Trace,
-    WhatIf,
-    _diverges,
-    _retarget,
-    first_difference,
-)
+from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD, charged_attempts, charged_replans
 from governor.core.decide import decide
 from governor.core.decision import Decision

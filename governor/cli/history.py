@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from governor.analysis.corpus import Corpus, corpus_of
+from governor.analysis.divergence import WhatIf
 from governor.analysis.explain import explain
 from governor.analysis.replay import ReplayStep, replay
-from governor.analysis.whatif import Trace, WhatIf
+from governor.analysis.whatif import Trace
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out, write_lines
 from governor.cli.ui import store_arg
