@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # types only: a read command does not import the analyses (st
     from governor.analysis.outages import Savings
     from governor.analysis.replay import ReplayStep
     from governor.analysis.simulate import Model
-    from governor.analysis.tuning import TuneReport
+    from governor.analysis.tune_corpus import TuneReport
     from governor.core.decision import Decision
     from governor.core.ledger import AttemptLedger, Ledger, ReplanLedger, WorkLedger
     from governor.core.summary import GoalSummary
