@@ -20,7 +20,7 @@ from typing import Final, Literal
 
 from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.decide import decide
-from governor.core.decision import Decision
+from governor.core.decision import Decision, WorkDecision
 from governor.core.events import (
     AttemptStarted,
     BudgetRaised,
@@ -182,3 +182,31 @@ def _compare(final: Decision, recorded: Decision) -> Outcome:
     if final.is_stopped:
         return "stopped_earlier"
     return "censored"
+
+
+def _stop(item: WorkDecision) -> tuple[str | None, str] | None:
+    """What stops an item (as rule ``goal.10`` reads it), or None."""
+    stopped = (item.status, item.next_action) == ("blocked", "none") and item.blocked_on != "work"
+    return (item.blocked_on, item.reason) if stopped else None
+
+
+def stopped_by_change(mine: Decision, recorded: Decision) -> Decision:
+    """``mine`` (the other policy's decision) naming the item the change stops.
+
+    Rule ``goal.10`` names the first stopped item of the plan: one the recorded policy
+    (``recorded``: its decision at the same point) stopped the same way too says nothing
+    of the change. The first item the change stops (or stops otherwise) is named instead,
+    as rule ``goal.10`` words it.
+    """
+    if mine.rule != "goal.10" or not mine.work_ids:
+        return mine
+    before = {item.work_id: _stop(item) for item in recorded.items}
+    changed = [i for i in mine.items if _stop(i) is not None and before.get(i.work_id) != _stop(i)]
+    if not changed or mine.work_ids[0] in {i.work_id for i in changed}:
+        return mine
+    item = changed[0]
+    return mine._replace(
+        reason=f"{item.work_id}: {item.reason}",
+        blocked_on=item.blocked_on,
+        work_ids=(item.work_id,),
+    )

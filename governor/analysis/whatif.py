@@ -19,9 +19,10 @@ Rules (SPEC §9):
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from governor.analysis import riders
@@ -36,6 +37,7 @@ from governor.analysis.divergence import (
     _is_action,
     _resumable,
     _retarget,
+    stopped_by_change,
 )
 from governor.core.budgets import outage_wait_s
 from governor.core.decide import decide
@@ -373,6 +375,22 @@ class Trace:
             view,
         )
 
+    def named(self, result: WhatIf, events: Iterable[Event] | None = None) -> WhatIf:
+        """``result`` with its stop naming the item the other policy stops
+        (``stopped_by_change``: against the recorded decision at the same point; ``events``
+        again, to fold the record to there, when they were not kept)."""
+        if result.final.rule != "goal.10" or result.divergence is None:
+            return replace(result, final=stopped_by_change(result.final, self.recorded_final))
+        index = result.events - 1  # the divergence: the record before this event
+        if events is None:
+            recorded, event = self.snapshot(index).copy(), self.events[index]
+        else:
+            taken = list(itertools.islice(events, index + 1))
+            recorded, event = fold(self._empty(), taken[:index]), taken[index]
+        final = stopped_by_change(result.final, decide(recorded, event.at))
+        divergence = replace(result.divergence, decision=final)
+        return replace(result, final=final, divergence=divergence)
+
     def steps(self, policy: Policy) -> Iterator[tuple[Event, GoalView]]:
         """Every event re-folded under ``policy`` (no divergence check), with the view after it."""
         view = self._empty()
@@ -383,4 +401,5 @@ class Trace:
 
 def whatif(events: Iterable[Event], policy: Policy, *, now: datetime | None = None) -> WhatIf:
     """Re-fold ``events`` under ``policy`` and say where, and whether, the story changes."""
-    return Trace.of(events, now=now).under(policy, now=now)
+    trace = Trace.of(events, now=now)
+    return trace.named(trace.under(policy, now=now))

@@ -141,6 +141,7 @@ def _whatif_one(
     )
     policy = with_overrides(trace.policy, overrides)
     result = trace.under(policy, now=now, events=corpus.events(index))
+    result = trace.named(result, events=corpus.events(index, checked=False))
     if args.json:
         json_line(records.whatif_record(corpus.name(index), overrides, result))
     else:
