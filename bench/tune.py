@@ -52,7 +52,8 @@ from governor.analysis.corpus import Corpus, corpus_of
 from governor.analysis.divergence import _retarget
 from governor.analysis.fit import Tally
 from governor.analysis.grid import candidates, parse_grid
-from governor.analysis.simulate import Model, simulate
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
 from governor.analysis.tune import candidate_policies, evaluate
 from governor.analysis.tune_corpus import tune_corpus
 from governor.analysis.whatif import Trace

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from governor.analysis.demands import Demands
 from governor.analysis.divergence import WhatIf
 from governor.analysis.estimate import Result, measure
-from governor.analysis.simulate import T0, Episode, Model, Vendor, World
+from governor.analysis.model import Model, Vendor
+from governor.analysis.simulate import T0, Episode, World
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.view import GoalView, fold

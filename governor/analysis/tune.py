@@ -26,7 +26,7 @@ from typing import Any
 from governor.analysis.demands import Demands, first_difference
 from governor.analysis.divergence import WhatIf, _diverges, _retarget
 from governor.analysis.estimate import Result, Sums, measure
-from governor.analysis.simulate import Model
+from governor.analysis.model import Model
 from governor.analysis.tails import simulate_tail
 from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD

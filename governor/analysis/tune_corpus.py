@@ -22,7 +22,7 @@ from governor.analysis.corpus import Corpus
 from governor.analysis.estimate import Estimate, Sums, pareto, recommend
 from governor.analysis.fit import Tally
 from governor.analysis.grid import Grid, split_grid
-from governor.analysis.simulate import Model
+from governor.analysis.model import Model
 from governor.analysis.tune import Job, run_chunk
 from governor.core.events import Event, GoalCreated
 from governor.core.policy import Policy

@@ -23,9 +23,9 @@ if TYPE_CHECKING:  # types only: a read command does not import the analyses (st
     from governor.analysis.divergence import WhatIf
     from governor.analysis.explain import Explanation
     from governor.analysis.fleet import FleetRun
+    from governor.analysis.model import Model
     from governor.analysis.outages import Savings
     from governor.analysis.replay import ReplayStep
-    from governor.analysis.simulate import Model
     from governor.analysis.tune_corpus import TuneReport
     from governor.core.decision import Decision
     from governor.core.ledger import AttemptLedger, Ledger, ReplanLedger, WorkLedger

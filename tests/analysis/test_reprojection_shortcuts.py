@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from governor.analysis.divergence import WhatIf, _fold, _retarget, differing
-from governor.analysis.simulate import Model, simulate
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
 from governor.analysis.tune import evaluate
 from governor.analysis.whatif import Trace
 from governor.core.decide import decide

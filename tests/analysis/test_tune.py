@@ -13,7 +13,8 @@ import pytest
 from governor.analysis.estimate import aggregate, pareto, recommend
 from governor.analysis.fit import fit
 from governor.analysis.grid import candidates, parse_grid
-from governor.analysis.simulate import Model, simulate
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
 from governor.analysis.tune import evaluate
 from governor.core.decide import decide
 from governor.core.policy import Policy, with_overrides

@@ -23,7 +23,8 @@ from governor.analysis.estimate import (
 )
 from governor.analysis.fit import fit, kaplan_meier
 from governor.analysis.grid import candidates
-from governor.analysis.simulate import Model, simulate
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
 from governor.analysis.tails import complete
 from governor.analysis.tune import complete_all
 from governor.analysis.tune_corpus import tune_corpus
