@@ -65,29 +65,27 @@ class Advised:
         return command_line(store_arg, *self.words)
 
 
-def answer(goal_id: str, work_id: str | None) -> Advised:
-    """The verb that answers a question: ``work retry`` (a worker's), else ``resume``."""
+def _retry_or_resume(goal_id: str, work_id: str | None, text: str) -> Advised:
+    """``work retry`` of an item (``work_id``), else ``resume``, with ``text`` as the reason."""
     if work_id is not None:
         return Advised(
-            OperatorVerb("work retry", ADVISOR, reason=ANSWER, item=work_id),
-            ("work", "retry", goal_id, work_id, "--reason", ANSWER),
+            OperatorVerb("work retry", ADVISOR, reason=text, item=work_id),
+            ("work", "retry", goal_id, work_id, "--reason", text),
         )
     return Advised(
-        OperatorVerb("resume", ADVISOR, reason=ANSWER), ("resume", goal_id, "--reason", ANSWER)
+        OperatorVerb("resume", ADVISOR, reason=text), ("resume", goal_id, "--reason", text)
     )
+
+
+def answer(goal_id: str, work_id: str | None) -> Advised:
+    """The verb that answers a question: ``work retry`` (a worker's), else ``resume``."""
+    return _retry_or_resume(goal_id, work_id, ANSWER)
 
 
 def go_on(goal_id: str, work_id: str | None) -> Advised:
     """The verb that lets a stopped item (``work retry``) or planner (``resume``) go on once
     a person has fixed what stopped it."""
-    if work_id is not None:
-        return Advised(
-            OperatorVerb("work retry", ADVISOR, reason=REASON, item=work_id),
-            ("work", "retry", goal_id, work_id, "--reason", REASON),
-        )
-    return Advised(
-        OperatorVerb("resume", ADVISOR, reason=REASON), ("resume", goal_id, "--reason", REASON)
-    )
+    return _retry_or_resume(goal_id, work_id, REASON)
 
 
 def raise_to(goal_id: str, ledger: LedgerName, to: float, work_id: str | None) -> Advised:

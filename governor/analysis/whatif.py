@@ -1,19 +1,12 @@
 """What-if: re-fold a history's recorded outcomes under another policy, without running an agent.
 
 Rules (SPEC §9):
-    * The recorded *outcomes* (what planners and workers answered, how runs ended, what
-      operators did) are facts; the *actions* (requesting a plan, applying it, starting
-      an attempt, accepting work) were decisions of the recorded policy. Under another
-      policy each recorded action is checked against that policy's decision just before
-      it: the first action it would not have taken is the **divergence**.
-    * If the other policy stops there (a budget spent, an upstream bound reached), the
-      outcome is **known**: the goal would have stopped earlier, at that seq, for that
-      reason. If it would have done something else (waited longer, planned instead of
-      retrying), or would have gone on past the recorded end, what happens next was never
-      observed: the outcome is **censored**.
-    * The other policy replaces the recorded one in ``goal.created`` and in the limits
-      each ``work.created`` froze; a recorded ``budget.raised`` still raises, but never
-      lowers a limit the other policy already puts higher.
+    * The recorded outcomes are facts; each recorded action is checked against the other
+      policy's decision just before it, and the first it would not have taken is the
+      **divergence** (``governor.analysis.divergence``, which also retargets the limits).
+    * If the other policy stops there, the outcome is **known**: the goal would have
+      stopped earlier, at that seq, for that reason. If it would have done something else,
+      or gone on past the recorded end, what happens next was never observed: **censored**.
     * With the recorded policy nothing diverges and every decision is reproduced exactly.
 """
 
