@@ -23,7 +23,7 @@ from typing import Final
 from governor.core.commands import OperatorVerb, apply_verb
 from governor.core.policy import LedgerName
 from governor.core.view import GoalView
-from governor.errors import CommandRefusedError, InputError, NotFoundError
+from governor.errors import GovernorError
 
 ANSWER: Final = "ANSWER"
 """The placeholder for an answer a person writes (the only free-text placeholders)."""
@@ -105,5 +105,5 @@ def accepted(advised: Advised, view: GoalView | None, at: datetime | None) -> bo
         return False
     try:
         return bool(apply_verb(advised.verb, view, at))
-    except (CommandRefusedError, InputError, NotFoundError):
+    except GovernorError:  # refused, or an argument the verb takes no such value for
         return False
