@@ -136,6 +136,16 @@ def _cli_explain(fleet: Fleet, goal_id: str) -> Told:
     )
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
+    text = subprocess.run(
+        [GOVERNOR, "explain", goal_id, "--store", str(fleet.db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=fleet.root,
+    )
+    assert text.returncode == 0, text.stderr
+    for line in record["commands"]:  # the text prints the very commands --json lists
+        assert f"`{line}`" in text.stdout
     return Told(goal_id, fleet.db, tuple(record["commands"]), record["advice"])
 
 
