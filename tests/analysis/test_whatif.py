@@ -219,3 +219,31 @@ def test_the_whatif_command_names_the_item_the_change_stops(tmp_path: Path) -> N
     record = json.loads(done.stdout)
     assert record["final"]["reason"].startswith("p1-vendor: "), record["final"]
     assert record["final"]["blocked_on"] == "upstream"
+
+
+def test_a_whatif_names_the_item_the_change_stops_at_a_divergence(tmp_path: Path) -> None:
+    """The record ran p1-vendor again after its cooldown (p1-decide still asking): under
+    ``max_uncharged_attempts=0`` the goal stops before that run, on p1-vendor."""
+    s = _vendor_and_decide()
+    s.tick(120)
+    s.start("p1-vendor")
+    started = s.events[-1].seq
+    s.finish("p1-vendor", "succeeded")
+    policy = with_overrides(s.policy, {"max_uncharged_attempts": 0})
+    result = whatif(s.events, policy)
+    assert result.divergence is not None
+    assert result.divergence.seq == started
+    assert result.divergence.decision.work_ids == ("p1-vendor",)
+    assert result.final.reason.startswith("p1-vendor: ")
+    path = tmp_path / "two.jsonl"  # the command streams the history: the same naming
+    path.write_text("".join(e.model_dump_json(exclude_none=True) + "\n" for e in s.events))
+    done = subprocess.run(
+        [GOVERNOR, "replay", str(path), "--policy", "max_uncharged_attempts=0", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["divergence"]["seq"] == started
+    assert record["divergence"]["reason"].startswith("p1-vendor: "), record["divergence"]
