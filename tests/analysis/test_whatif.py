@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ from governor.analysis.replay import replay
 from governor.analysis.whatif import Trace, whatif
 from governor.core.budgets import BY_FIELD
 from governor.core.decide import decide
+from governor.core.events import Event
 from governor.core.evidence import nothing_happened
 from governor.core.policy import with_overrides
 from governor.store.jsonl import read_history
@@ -204,11 +206,10 @@ def test_a_whatif_names_the_item_the_changed_policy_stops() -> None:
     assert result.final.reason.startswith("p1-vendor: ")
 
 
-def test_the_whatif_command_names_the_item_the_change_stops(tmp_path: Path) -> None:
+def _whatif_command(events: list[Event], tmp_path: Path) -> dict[str, Any]:
+    """``governor replay FILE --policy max_uncharged_attempts=0 --json`` (it streams)."""
     path = tmp_path / "two.jsonl"
-    path.write_text(
-        "".join(e.model_dump_json(exclude_none=True) + "\n" for e in _vendor_and_decide().events)
-    )
+    path.write_text("".join(e.model_dump_json(exclude_none=True) + "\n" for e in events))
     done = subprocess.run(
         [GOVERNOR, "replay", str(path), "--policy", "max_uncharged_attempts=0", "--json"],
         capture_output=True,
@@ -216,7 +217,12 @@ def test_the_whatif_command_names_the_item_the_change_stops(tmp_path: Path) -> N
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    record = json.loads(done.stdout)
+    record: dict[str, Any] = json.loads(done.stdout)
+    return record
+
+
+def test_the_whatif_command_names_the_item_the_change_stops(tmp_path: Path) -> None:
+    record = _whatif_command(_vendor_and_decide().events, tmp_path)
     assert record["final"]["reason"].startswith("p1-vendor: "), record["final"]
     assert record["final"]["blocked_on"] == "upstream"
 
@@ -235,15 +241,6 @@ def test_a_whatif_names_the_item_the_change_stops_at_a_divergence(tmp_path: Path
     assert result.divergence.seq == started
     assert result.divergence.decision.work_ids == ("p1-vendor",)
     assert result.final.reason.startswith("p1-vendor: ")
-    path = tmp_path / "two.jsonl"  # the command streams the history: the same naming
-    path.write_text("".join(e.model_dump_json(exclude_none=True) + "\n" for e in s.events))
-    done = subprocess.run(
-        [GOVERNOR, "replay", str(path), "--policy", "max_uncharged_attempts=0", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    record = json.loads(done.stdout)
+    record = _whatif_command(s.events, tmp_path)  # streamed: the same naming
     assert record["divergence"]["seq"] == started
     assert record["divergence"]["reason"].startswith("p1-vendor: "), record["divergence"]
