@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
 
-from governor.analysis.simulate import Model
+from governor.analysis.model import Model
 from governor.core.events import Event, PlanFailed, PlanProposed, PlanRequested
 from governor.core.fold import evolve
 from governor.core.headroom import must_say_complete

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from governor.analysis.tune import candidates, split_grid
+from governor.analysis.grid import candidates, split_grid
 from governor.core import record, record_head, record_work, verbs
 from governor.core.event_fields import WorkSpec
 from governor.core.events import Event, PlanFailed, PlanProposed
