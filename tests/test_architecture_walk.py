@@ -1,7 +1,8 @@
-"""``docs/architecture.md``'s "Follow one event" names real functions.
+"""``docs/architecture.md`` tells the core as it is.
 
-Every ``governor.module.function`` (or ``module.Class.method``) the walk names is
-imported and must be a callable; the walk passes through each step it promises.
+Every ``governor.module.function`` (or ``module.Class.method``) its "Follow one event"
+names is imported and must be a callable, and the walk passes through each step it
+promises; its "Read in this order" table gives every core module a line.
 """
 
 from __future__ import annotations
@@ -63,3 +64,13 @@ def test_the_walk_goes_from_the_store_to_the_store() -> None:
 def test_a_name_that_is_gone_fails() -> None:
     with pytest.raises(AttributeError):
         resolve("governor.core.decide.no_such_function")
+
+
+def test_every_core_module_has_its_line() -> None:
+    from tests.test_layers import core_modules
+
+    text = DOC.read_text()
+    _, _, tail = text.partition("### Read in this order")
+    table = tail.split("\n#", 1)[0]
+    listed = set(re.findall(r"\| `([\w/]+)\.py` \|", table))
+    assert listed == {name.replace(".", "/") for name in core_modules()}
