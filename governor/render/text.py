@@ -154,10 +154,12 @@ def format_timeline(step: ReplayStep) -> str:
     )
 
 
-def format_whatif(result: WhatIf, overrides: dict[str, object]) -> str:
-    """A what-if result in a few lines."""
+def format_whatif(
+    result: WhatIf, overrides: dict[str, object], *, header: str | None = None
+) -> str:
+    """A what-if result in a few lines (``header``: instead of the overrides')."""
     changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
-    lines = [f"under {changed}:"]
+    lines = [header or f"under {changed}:"]
     if result.divergence is not None:
         d = result.divergence
         lines.append(
@@ -170,7 +172,8 @@ def format_whatif(result: WhatIf, overrides: dict[str, object]) -> str:
     }[result.outcome]
     lines.append(f"  {verdict}")
     lines.append(f"  recorded:    {format_decision(result.recorded_final)}")
-    lines.append(f"  other policy: {format_decision(result.final)}")
+    other = "today:      " if header else "other policy:"
+    lines.append(f"  {other} {format_decision(result.final)}")
     return "\n".join(lines)
 
 
