@@ -4,7 +4,7 @@ Rules (issue 25 §4; decision record 0021, which amends 0014):
     * Histories written before ``evidence.observation`` keep only verdicts: the class, the
       evidence (its ``ref`` names what the adapter saw and why it refused a claim) and the
       failure text. This reads back from those what it can — the vendor's status (the
-      ref's ``HTTP NNN``, codex's ``unexpected status NNN``), a code the CLI's own words
+      ref's ``HTTP NNN``, the text's ``status NNN``), a code the CLI's own words
       name (codex's "Quota exceeded. Check your plan and billing details": the account
       cannot pay; claude's "credit balance is too low"), an errno ``exec:spawn-errno``
       named — and builds the ``RawObservation`` today's classifier reads. The recorded
@@ -41,7 +41,8 @@ PLACEHOLDER_TOKENS_MAX: Final = 10
 two per begun request; claude re-requests an overload twice)."""
 
 _HTTP: Final = re.compile(r"\bHTTP (?P<status>[1-5]\d\d)\b")
-_UNEXPECTED: Final = re.compile(r"\bunexpected status (?P<status>[1-5]\d\d)\b")
+_STATUS: Final = re.compile(r"\bstatus (?P<status>[1-5]\d\d)\b")
+"""A status in the failure text: codex's ``unexpected status 503``, ``status 503 …``."""
 _LINES: Final = re.compile(r"^claude-stream:lines 0-(?P<last>\d{1,9})\b")
 _VERSION: Final = re.compile(r"; claude (?P<version>[^;]{1,40});")
 _TOKENS: Final = re.compile(r"^output tokens (?P<n>\d{1,9})$")
@@ -95,7 +96,7 @@ def legacy_reading(
 
 
 def _status(ref: str, error: str) -> int | None:
-    match = _HTTP.search(ref) or _UNEXPECTED.search(error)
+    match = _HTTP.search(ref) or _STATUS.search(error)
     return int(match["status"]) if match else None
 
 

@@ -61,7 +61,13 @@ class Judged:
 
     @property
     def changed(self) -> bool:
-        return self.recorded != self.today
+        """Whether its charge, or the class the rules act on, changed (a renamed rule, or
+        another class of a charged failure, is no change: ``effective_class``)."""
+        r, t = self.recorded, self.today
+        return (r.charged, r.charged or r.failure_class) != (
+            t.charged,
+            t.charged or t.failure_class,
+        )
 
 
 @dataclass(frozen=True, slots=True)
