@@ -129,9 +129,27 @@ def _window(text: str) -> tuple[float, float]:
     return window
 
 
+PLOT_EXTRA = "pip install 'governor[plot]'"
+
+
+def _can_plot() -> bool:
+    """Whether matplotlib (the ``plot`` extra) imports, asked before any work is done."""
+    try:
+        import matplotlib  # noqa: F401, PLC0415 - optional, and slow to import
+    except ImportError:
+        return False
+    return True
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
+    unplotted = None
     if args.plot:
         check_plot_target(args.plot)
+        if not _can_plot():  # say so now, and still print the table (issue 25 §5)
+            unplotted, args.plot = args.plot, None
+            err(
+                f"error: --plot needs the plot extra ({PLOT_EXTRA}): {unplotted} will not be written; the table follows"
+            )
     corpus = corpus_of(args.corpus, store_url=args.store)
     grid = parse_grid(args.grid)
     with Meter("evaluating", quiet=args.quiet) as meter:
@@ -155,7 +173,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         width = terminal_width()
         out(format_report(report, every=args.all, width=width))
         out("\n".join(fitted(format_savings(spared), width)))
-    return ExitCode.OK
+    return ExitCode.OK if unplotted is None else ExitCode.UNAVAILABLE
 
 
 MAX_GOALS: Final = 1_000_000
