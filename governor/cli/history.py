@@ -67,7 +67,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if args.json:
                 json_line(records.invalid_record(str(path), exc.line, exc.detail))
             else:
-                err(str(exc))
+                err(f"error: {exc}")  # as every other command's error (docs/cli.md)
             continue
         assert view is not None
         assert view.last_at is not None

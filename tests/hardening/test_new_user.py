@@ -46,3 +46,33 @@ def test_status_json_has_the_question_field_null_when_there_is_none(tmp_path: Pa
     status = project.status("g")
     assert "question" in status
     assert status["question"] is None
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def doc_block(doc: str, command: str) -> list[str]:
+    """The lines of the example in ``docs/<doc>`` that starts with ``$ <command>``."""
+    text = (REPO / "docs" / doc).read_text()
+    start = text.index(f"```\n$ {command}\n") + len(f"```\n$ {command}\n")
+    return text[start : text.index("```", start)].splitlines()
+
+
+def test_the_replay_example_of_the_cli_doc_is_what_replay_prints(tmp_path: Path) -> None:
+    shown = doc_block("cli.md", "governor replay examples/login-page.jsonl")
+    result = Project(REPO).gov("replay", "examples/login-page.jsonl")
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout.splitlines()
+    lines = [line for line in shown if line.strip() != "…"]
+    assert len(lines) >= 5
+    for line in lines:
+        assert line in printed
+
+
+def test_validate_errors_start_as_the_doc_shows(tmp_path: Path) -> None:
+    broken = (REPO / "tests" / "golden" / "corrupt_seq_gap.jsonl").read_text()
+    (tmp_path / "broken.jsonl").write_text(broken)
+    result = Project(tmp_path).gov("validate", "broken.jsonl")
+    assert result.returncode == 3
+    shown = doc_block("cli.md", "governor validate examples/login-page.jsonl")
+    assert result.stderr.splitlines() == [shown[-1]]
