@@ -55,7 +55,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "probe": ("agents", "run one agent call through a harness; show its class, evidence and rule"),
     "doctor": (
         "agents",
-        "check that the binaries goal files need are on PATH and run, and that python agents import",
+        "check that the binaries goal files need are on PATH (codex and claude answer "
+        "--version) and that python agents import",
     ),
     "demo": (
         "demo",

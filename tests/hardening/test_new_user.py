@@ -76,3 +76,42 @@ def test_validate_errors_start_as_the_doc_shows(tmp_path: Path) -> None:
     assert result.returncode == 3
     shown = doc_block("cli.md", "governor validate examples/login-page.jsonl")
     assert result.stderr.splitlines() == [shown[-1]]
+
+
+def test_doctor_help_does_not_say_it_runs_anything(tmp_path: Path) -> None:
+    for args in (("doctor", "--help"), ("--help",)):
+        result = Project(tmp_path).gov(*args)
+        assert result.returncode == 0, result.stderr
+        [line] = [
+            line
+            for line in result.stdout.splitlines()
+            if "doctor" in line or "binaries goal files need" in line
+        ][-1:]
+        assert " run" not in line
+        assert "on PATH and run" not in result.stdout
+    helped = Project(tmp_path).gov("doctor", "--help").stdout
+    assert "No agent session is started" in helped
+
+
+def test_probe_never_prints_none(tmp_path: Path) -> None:
+    result = Project(tmp_path).gov("probe", "command", "--arg", "false")
+    assert result.returncode == 8, result.stderr
+    assert "None" not in result.stdout
+    assert "evidence: effects=unknown output=unknown refusal=unknown\n" in result.stdout
+    assert "rule default" in result.stdout
+
+
+def test_a_mistyped_harness_gets_the_closest_name(tmp_path: Path) -> None:
+    probed = Project(tmp_path).gov("probe", "codx")
+    assert probed.returncode == 2
+    assert "(did you mean 'codex'?)" in probed.stderr
+    assert len(probed.stderr.splitlines()) == 1
+    (tmp_path / "g.toml").write_text(
+        'id = "g"\ntitle = "t"\nobjective = "o"\nacceptance = ["a"]\nplanner = "p"\n'
+        'worker = "p"\n[profiles.p]\nharness = "codx"\n'
+    )
+    created = Project(tmp_path).gov("new", "g.toml")
+    assert created.returncode == 3
+    assert created.stderr.endswith("(did you mean 'codex'?)\n")
+    far = Project(tmp_path).gov("probe", "zzzzz")
+    assert "did you mean" not in far.stderr
