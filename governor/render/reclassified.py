@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from governor.render.records import decision_record
+from governor.render.records import whatif_record
 from governor.render.text import format_ledger, format_whatif
 
 if TYPE_CHECKING:  # types only
@@ -14,6 +14,8 @@ NOTHING_WRITTEN: Final = (
     "nothing was written: keeping a reclassified history would be a separate, explicit "
     "`governor import` of it (reclassify never writes)"
 )
+PROJECTION: Final = ("outcome", "known", "divergence", "final", "recorded_final")
+"""The what-if's fields (``replay --policy --json``) a reclassification prints."""
 READINGS: Final = {
     "recorded": "from its recorded observation",
     "inferred": "inferred from what an old history recorded",
@@ -61,7 +63,7 @@ def _verdict_record(v: Verdict) -> dict[str, Any]:
 
 def reclassification_record(history: str, r: Reclassification) -> dict[str, Any]:
     """``reclassify --json``: one object per history."""
-    w, d = r.whatif, r.whatif.divergence
+    projected = whatif_record(history, {}, r.whatif)
     return {
         "history": history,
         "goal_id": r.goal_id,
@@ -80,12 +82,6 @@ def reclassification_record(history: str, r: Reclassification) -> dict[str, Any]
             for j in r.failures
         ],
         "changed": sum(j.changed for j in r.failures),
-        "outcome": w.outcome,
-        "known": w.known,
-        "divergence": None
-        if d is None
-        else {"seq": d.seq, "type": d.event_type, "kind": d.kind, **decision_record(d.decision)},
-        "final": decision_record(w.final),
-        "recorded_final": decision_record(w.recorded_final),
+        **{key: projected[key] for key in PROJECTION},
         "written": False,
     }
