@@ -84,6 +84,7 @@ def _histories(
 def cmd_simulate(args: argparse.Namespace) -> int:
     if args.plot and args.fleet is None:
         raise InputError("--plot draws a fleet outage: give --fleet aware or --fleet per-goal")
+    unplotted = _without_plot(args, "the histories are written all the same")
     model, policy = _model(args), policy_from(parse_assignments(args.policy or ""))
     policy = new_goal_policy(policy)  # simulated goals are new goals (SPEC §12.1)
     folder = Path(args.out)
@@ -117,7 +118,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
         if fleet is not None:
             out(format_fleet(fleet))
-    return ExitCode.OK
+    return ExitCode.OK if unplotted is None else ExitCode.UNAVAILABLE
 
 
 def _window(text: str) -> tuple[float, float]:
@@ -141,15 +142,22 @@ def _can_plot() -> bool:
     return True
 
 
+def _without_plot(args: argparse.Namespace, rest: str) -> str | None:
+    """The ``--plot`` file that cannot be drawn for want of the extra (None: it can, or
+    none was asked), said in one line before any work; the command does the rest."""
+    if not args.plot or _can_plot():
+        return None
+    unplotted, args.plot = args.plot, None
+    err(
+        f"error: --plot needs the plot extra ({PLOT_EXTRA}): {unplotted} will not be written; {rest}"
+    )
+    return str(unplotted)
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
-    unplotted = None
     if args.plot:
         check_plot_target(args.plot)
-        if not _can_plot():  # say so now, and still print the table (issue 25 §5)
-            unplotted, args.plot = args.plot, None
-            err(
-                f"error: --plot needs the plot extra ({PLOT_EXTRA}): {unplotted} will not be written; the table follows"
-            )
+    unplotted = _without_plot(args, "the table follows")
     corpus = corpus_of(args.corpus, store_url=args.store)
     grid = parse_grid(args.grid)
     with Meter("evaluating", quiet=args.quiet) as meter:

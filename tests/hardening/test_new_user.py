@@ -36,6 +36,13 @@ def test_tune_plot_without_the_extra_says_so_first_and_still_prints_the_table(
     assert "Traceback" not in tuned.stderr
     assert "recommended" in tuned.stdout  # the table, all the same
     assert not (tmp_path / "t.png").exists()
+    fleet = project.gov(
+        "simulate", "--fleet", "aware", "--goals", "2", "--out", "f", "--plot", "f.png"
+    )
+    assert fleet.returncode == 9, fleet.stderr
+    assert fleet.stderr.splitlines()[0].startswith("error: --plot needs the plot extra")
+    assert len(list((tmp_path / "f").glob("*.jsonl"))) == 2  # the histories, all the same
+    assert not (tmp_path / "f.png").exists()
 
 
 def test_status_json_has_the_question_field_null_when_there_is_none(tmp_path: Path) -> None:
