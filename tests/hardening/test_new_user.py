@@ -122,3 +122,13 @@ def test_a_mistyped_harness_gets_the_closest_name(tmp_path: Path) -> None:
     assert created.stderr.endswith("(did you mean 'codex'?)\n")
     far = Project(tmp_path).gov("probe", "zzzzz")
     assert "did you mean" not in far.stderr
+
+
+def test_the_concepts_policy_table_gives_the_switches_defaults() -> None:
+    from governor.core.policy import Policy  # noqa: PLC0415 - this test only
+
+    doc = (REPO / "docs" / "concepts.md").read_text()
+    for name in ("auto_apply", "accept_passing", "retry_blocked"):
+        [row] = [line for line in doc.splitlines() if line.startswith(f"| `{name}` |")]
+        default = "true" if getattr(Policy(), name) else "false"
+        assert row.rstrip().endswith(f"| {default} |"), row
