@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from governor.core.policy import Policy
 from tests.e2e.cli import Project
 
 
@@ -125,8 +126,6 @@ def test_a_mistyped_harness_gets_the_closest_name(tmp_path: Path) -> None:
 
 
 def test_the_concepts_policy_table_gives_the_switches_defaults() -> None:
-    from governor.core.policy import Policy  # noqa: PLC0415 - this test only
-
     doc = (REPO / "docs" / "concepts.md").read_text()
     for name in ("auto_apply", "accept_passing", "retry_blocked"):
         [row] = [line for line in doc.splitlines() if line.startswith(f"| `{name}` |")]
