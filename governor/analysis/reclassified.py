@@ -1,7 +1,7 @@
 """``governor reclassify``: today's classifier over a history's failures, and the goal
 re-projected under today's charges (issue 25 §4).
 
-Rules (decision records 0014 and 0021):
+Rules (decision records 0014 and 0022):
     * Every failure a history recorded (a ``plan.failed``, an ``attempt.finished`` that
       failed) is judged again from its recorded observation
       (``governor.core.reclassify.reclassify_event``); a failure recorded before
@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from governor.analysis.divergence import WhatIf
 from governor.analysis.legacy import legacy_reading
-from governor.analysis.whatif import Trace, WhatIf
+from governor.analysis.whatif import Trace
 from governor.core.events import AttemptFinished, Event, PlanFailed
 from governor.core.evidence import Evidence, FailureClass, is_uncharged
 from governor.core.reclassify import reclassify_event
