@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from governor import __version__
+from governor._version import __version__
 from governor.cli.exit_codes import ExitCode, exit_code_for
 from governor.cli.io import Parser, err, one_line
 from governor.errors import GovernorError

@@ -26,7 +26,6 @@ Rules (SPEC §8; the values and the contract are in ``governor.store.base``):
 
 from __future__ import annotations
 
-import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -50,7 +49,7 @@ from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import GoalOrder, GoalQuery, Lease, ascii_lower
 from governor.store.checks import StoreChecks
 from governor.store.health import HealthRecords
-from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
+from governor.store.stored import LeaseRecord, StoredEvent, StreamHead, chain
 
 if TYPE_CHECKING:  # the codec and the fold are imported where a store reads or writes
     # events, so that reading summaries (``governor list``) imports no model (start-up)
@@ -61,15 +60,6 @@ Tx = TypeVar("Tx")
 
 REGISTRY_KEY: Final = "service:registry"
 """The ``_write`` key of registry transactions: never a goal id (those hold no ``:``)."""
-
-
-def chain(previous: int, crcs: Iterable[int]) -> int:
-    """The checksum chain head after rows with ``crcs``, continuing from ``previous`` (0
-    before the first row): a CRC-32 over the rows' CRC-32s, in seq order."""
-    head = previous
-    for crc in crcs:
-        head = zlib.crc32(crc.to_bytes(4, "big"), head)
-    return head
 
 
 def _same(current: Lease | None, lease: Lease) -> bool:

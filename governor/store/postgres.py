@@ -40,6 +40,7 @@ from governor.store import listing
 from governor.store.base import GoalQuery, usage_row
 from governor.store.engine import BaseEventStore, read_only_error
 from governor.store.health import as_row
+from governor.store.masking import mask_password
 from governor.store.postgres_rows import TIMES, TIMESTAMPTZ, TolerantTimes
 from governor.store.postgres_schema import Conn, check_current, migrate, one_row
 from governor.store.sqlchecks import SqlCheckRows
@@ -56,7 +57,6 @@ from governor.store.tables import (
     wakeup_of,
     worker_of,
 )
-from governor.store.url import mask_password
 
 POOL_MAX_SIZE: Final = 10
 """Connections a store object keeps at most (one per concurrent transaction or read)."""
