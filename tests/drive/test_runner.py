@@ -1,0 +1,123 @@
+"""The runner, unit by unit: one goal against the in-memory store and the scripted
+harness (a real subprocess per agent call, the embedded scenario), driven through
+``drive.act.follow`` and ``goals.tick`` — no command, no graph unless a test compares
+with it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from governor.core.commands import OperatorVerb
+from governor.core.history import validate_events
+from governor.drive import goals
+from governor.drive.act import follow
+from governor.drive.goalfile import goal_from_mapping
+from governor.drive.runner import Runner, RunnerSettings
+from governor.errors import LeaseError
+from governor.render.records import run_record
+from governor.store.memory import MemoryEventStore
+
+GOAL = {
+    "id": "g",
+    "title": "Runner unit",
+    "objective": "o",
+    "acceptance": ["a"],
+    "planner": "p",
+    "worker": "p",
+    "profiles": {"p": {"harness": "scripted"}},
+}
+
+
+@pytest.fixture
+def store() -> Iterator[MemoryEventStore]:
+    memory = MemoryEventStore()
+    at = datetime.now(UTC)
+    goals.create_from(memory, goal_from_mapping(GOAL, base=Path.cwd(), where="goal", at=at))
+    yield memory
+    memory.close()
+
+
+def runner_of(store: MemoryEventStore, tmp_path: Path, holder: str = "t1") -> Runner:
+    settings = RunnerSettings(
+        workdir=tmp_path,
+        env=dict(os.environ),
+        state_dir=tmp_path / "state",
+        max_wait_s=0,
+        holder=holder,
+    )
+    return goals.runner(store, "g", settings)
+
+
+def cancel(store: MemoryEventStore) -> None:
+    goals.govern(store, "g", OperatorVerb("cancel", "operator:test", reason="enough"))
+
+
+def test_follow_drives_the_scripted_goal_to_success_under_the_lease(
+    store: MemoryEventStore, tmp_path: Path
+) -> None:
+    runner = runner_of(store, tmp_path)
+    runner.acquire()
+    try:
+        assert store.current_lease("g") is not None
+        decision, _ = follow(runner, runner.decide, max_steps=50)
+    finally:
+        runner.release()
+    assert decision.status == "succeeded"
+    assert store.current_lease("g") is None
+    history = list(store.load("g"))
+    validate_events(history)
+    types = [e.type for e in history]
+    assert types.count("attempt.started") == types.count("attempt.finished") == 1
+    assert types[-1] == "plan.completed"
+
+
+def test_tick_takes_one_step_and_releases_the_lease(
+    store: MemoryEventStore, tmp_path: Path
+) -> None:
+    report = goals.tick(runner_of(store, tmp_path))
+    assert [e.type for e in store.load("g")][-2:] == ["plan.requested", "plan.proposed"]
+    assert report.steps == 1
+    assert store.current_lease("g") is None
+
+
+def test_a_second_runner_is_refused_while_the_first_holds_the_lease(
+    store: MemoryEventStore, tmp_path: Path
+) -> None:
+    first = runner_of(store, tmp_path, "t1")
+    first.acquire()
+    try:
+        with pytest.raises(LeaseError, match="t1"):
+            goals.tick(runner_of(store, tmp_path, "t2"))
+    finally:
+        first.release()
+
+
+def test_a_goal_with_work_to_do_is_not_stopped_and_nothing_is_taken(
+    store: MemoryEventStore, tmp_path: Path
+) -> None:
+    before = store.last_seq("g")
+    assert goals.stopped(runner_of(store, tmp_path)) is None
+    assert store.last_seq("g") == before
+    assert store.current_lease("g") is None
+
+
+def test_a_stopped_goal_reports_as_the_graph_does_without_the_graph(
+    store: MemoryEventStore, tmp_path: Path
+) -> None:
+    from governor.graph.build import run
+
+    cancel(store)
+    report = goals.stopped(runner_of(store, tmp_path))
+    assert report is not None
+    assert store.current_lease("g") is None
+    graph = run(runner_of(store, tmp_path))
+    assert (report.outcome, report.steps, report.title) == ("stopped", 1, "Runner unit")
+    assert (graph.outcome, graph.steps, graph.title) == (report.outcome, 1, report.title)
+    assert run_record("g", report.outcome, report.decision) == run_record(
+        "g", graph.outcome, graph.decision
+    )
