@@ -56,8 +56,8 @@ from governor.core.view import GoalView, WorkState, fold, project
 from governor.drive.agents import Agents
 from governor.drive.append import Build, append_built
 from governor.drive.calls import Calls
+from governor.drive.monitor import MonitorSettings, OnChange, UpstreamMonitor
 from governor.drive.spans import record_event, record_run, span
-from governor.drive.upstreams import MonitorSettings, OnChange, UpstreamMonitor
 from governor.errors import CommandRefusedError, LeaseError, StoreError
 from governor.exec.call import CallInfo, in_context
 from governor.exec.environment import Redactor
