@@ -26,7 +26,7 @@ from governor.core import record
 from governor.core.classify import tail
 from governor.core.events import Event
 from governor.core.view import GoalView, fold
-from governor.drive.runner import finish_events
+from governor.drive.outcomes import finish_events
 from governor.errors import CommandRefusedError
 from governor.temporal.wire import Observed
 

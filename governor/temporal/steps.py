@@ -37,7 +37,7 @@ from governor.core.route import Accept, Action, Apply, Dispatch, Park, Plan, Res
 from governor.core.summary import summarize
 from governor.core.verbs import accept_work, reject_plan
 from governor.core.view import GoalView, fold
-from governor.drive.runner import recovered
+from governor.drive.reprobe import recovered
 from governor.errors import (
     CommandRefusedError,
     GovernorError,
