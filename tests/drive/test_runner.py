@@ -6,6 +6,7 @@ with it."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,3 +122,24 @@ def test_a_stopped_goal_reports_as_the_graph_does_without_the_graph(
     assert run_record("g", report.outcome, report.decision) == run_record(
         "g", graph.outcome, graph.decision
     )
+
+
+def test_the_heartbeat_renews_the_lease_until_it_is_given_back(
+    store: MemoryEventStore, tmp_path: Path
+) -> None:
+    runner = runner_of(store, tmp_path)
+    runner.settings.lease_ttl_s = runner.keeper.ttl_s = 0.3  # a beat every 0.1 s
+    first = runner.acquire()
+    try:
+        deadline = time.monotonic() + 60
+        while (current := store.current_lease("g")) is not None and (
+            current.expires_at <= first.expires_at
+        ):
+            assert time.monotonic() < deadline, "the lease was never renewed"
+            time.sleep(0.05)
+        assert current is not None
+        assert (current.holder, current.token) == (first.holder, first.token)
+    finally:
+        runner.release()
+    assert store.current_lease("g") is None
+    assert runner.lease is None

@@ -69,15 +69,20 @@ def test_the_command_is_the_first_word_past_the_options(
     assert command_of(argv) == command
 
 
-def _modules_after(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
+def _probe(script: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` run with the command's arguments in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *argv],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def _modules_after(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
+    done = _probe(PROBE, argv, cwd)
     return done.returncode, set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
@@ -191,14 +196,7 @@ print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)
 
 def _run(argv: list[str], cwd: Path) -> tuple[int, str, set[str]]:
     """A command's exit code, its output and the modules it imported."""
-    done = subprocess.run(
-        [sys.executable, "-c", RUN, *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _probe(RUN, argv, cwd)
     code, modules = json.loads(done.stderr.strip().splitlines()[-1])
     return code, done.stdout, set(modules)
 
