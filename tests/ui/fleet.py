@@ -258,6 +258,10 @@ ANSWERED: Final = {"decision": "apply", "rationale": "SQLite, as told", "work": 
 ASK: Final = {"reply": {"status": "decision", "question": "Postgres or SQLite?"}}
 
 
+ON_TEMPORAL = "temporal:default@127.0.0.1:7233"
+"""The lease holder of a goal a Temporal workflow drives (``governor.temporal.names``)."""
+
+
 def build_acting(root: Path) -> Fleet:
     """A store of goals for a person to act on from the page, each for one test: questions
     of a planner and of a worker, reviews of work and of plans, a blocked item, an
@@ -306,4 +310,6 @@ def build_acting(root: Path) -> Fleet:
     fleet.story(running)
     for n in range(1, 12):
         fleet.goal(f"ready-{n}")
+    fleet.goal("on-temporal")  # its workflow holds the lease, as `governor temporal start` takes it
+    fleet.store.acquire_lease("on-temporal", ON_TEMPORAL, ttl_s=7 * 24 * 3600)
     return fleet
