@@ -61,7 +61,7 @@ def store_arg(url: str | None) -> str | None:
     if url is None:
         return None
     if url.startswith(POSTGRES_SCHEMES):
-        from governor.store.postgres import describe_url  # noqa: PLC0415 - the postgres extra
+        from governor.store.postgres_driver import describe_url  # noqa: PLC0415 - postgres extra
 
         return describe_url(url)
     path = sqlite_path(url)

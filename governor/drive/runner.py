@@ -18,12 +18,9 @@ Rules (SPEC §6.3, §8):
     * A finished attempt the decision after it would accept on its own (``accept_passing``)
       is accepted in the finish's own append: one transaction, one fsync, fewer per call
       (issue 12); the events are those two appends would have written.
-    * The crash-loop guard: once a plan or attempt is in flight, an exception raised while
-      running its agent or recording what it came to (agent output governor cannot
-      record, a bug) is recorded as a charged failure of that run, with the exception as
-      its error, so the next step does not continue the run for free and fail the same
-      way. A store error is not the run's fault: it propagates, the run stays in flight.
-      A proposal that cannot be applied is rejected (charged) the same way.
+    * The crash-loop guard (``governor.drive.crashes``): an exception while a plan or
+      attempt is in flight is recorded as a charged failure of that run; a proposal that
+      cannot be applied is rejected (charged) the same way.
 """
 
 from __future__ import annotations
@@ -37,12 +34,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 from governor.clock import utc_now
 from governor.core import record, verbs
 from governor.core.charges import RunEvent
-from governor.core.classify import tail
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
@@ -55,14 +50,14 @@ from governor.drive.agents import Agents
 from governor.drive.append import Build, append_built
 from governor.drive.calling import AgentCaller, agent_env
 from governor.drive.calls import Calls
+from governor.drive.crashes import CrashGuard
 from governor.drive.lease import LeaseKeeper, holder_id
 from governor.drive.monitor import MonitorSettings, OnChange, UpstreamMonitor
 from governor.drive.outcomes import describe_run, finish_events
 from governor.drive.reprobe import environment_back, recovered
 from governor.drive.spans import record_event, span
-from governor.errors import CommandRefusedError, StoreError
+from governor.errors import CommandRefusedError
 from governor.exec.call import CallInfo, in_context
-from governor.exec.environment import Redactor
 from governor.exec.harness import Harness, harness_for
 from governor.store.base import EventStore, Lease
 from governor.workflow.run import (
@@ -72,7 +67,6 @@ from governor.workflow.run import (
     plan_events,
 )
 
-R = TypeVar("R")
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
 Observer = Callable[[Sequence[Event]], None]
@@ -157,6 +151,7 @@ class Runner:
             lock=self._lock,
             seq=lambda: self.view.seq,
         )
+        self.guard = CrashGuard(self.record, self.progress, settings.env)
         self.caller = AgentCaller(
             goal_id,
             lambda: self.view,
@@ -282,7 +277,7 @@ class Runner:
         assert created is not None
         info = CallInfo.of_planner(created, plan_id)
         with span("agent", info.metadata()) as current:
-            events = self._settle(
+            events = self.guard.settle(
                 f"plan {plan_id}",
                 self._run_planner(plan_id, trigger, info),
                 lambda run: lambda v: plan_events(v, plan_id, run, self.now()),
@@ -310,7 +305,7 @@ class Runner:
 
     def apply(self, action: Apply) -> None:
         plan_id = action.plan_id
-        events = self._settle(
+        events = self.guard.settle(
             f"plan {plan_id}",
             lambda: None,
             lambda _: lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()),
@@ -363,7 +358,7 @@ class Runner:
 
     def _finish(self, item: str, run_id: str, run: Future[WorkerRun]) -> None:
         """Record what an attempt's run came to (or the exception that ended it)."""
-        events = self._settle(
+        events = self.guard.settle(
             f"{item} attempt {self.view.work[item].attempt}",
             run.result,
             lambda done: partial(
@@ -385,43 +380,9 @@ class Runner:
         if events[-1].type == "work.accepted":
             self.progress(f"{item} accepted")
 
-    def _settle(
-        self,
-        what: str,
-        run: Callable[[], R],
-        outcome: Callable[[R], Build],
-        failure: Callable[[str], Build],
-        in_flight: Callable[[], bool],
-    ) -> list[Event]:
-        """Record ``outcome(run())``; see the crash-loop guard in the module rules.
-
-        Args:
-            what: the run, for the progress line ("p1", "p1-a attempt 2").
-            run: runs the agent (or waits for its thread) and returns what it came to.
-            outcome: builds the events that record it.
-            failure: builds the charged failure that records an exception instead.
-            in_flight: whether the run is still unrecorded (on the reloaded view).
-        """
-        try:
-            return self.record(outcome(run()))
-        except StoreError:
-            raise
-        except Exception as exc:
-            if not in_flight():
-                if isinstance(exc, CommandRefusedError):
-                    # settled meanwhile by an operator (an abandon, a review): go on from there
-                    self.progress(f"{what} was settled meanwhile; its outcome is not recorded")
-                    return []
-                raise
-            error = self.crash_text(exc)
-            self.progress(f"{what}: {error}; recorded as a charged failure")
-            return self.record(failure(error))
-
     def crash_text(self, exc: BaseException) -> str:
-        """An exception as a recordable error: redacted, surrogate-free, tail-preserved."""
-        text = f"governor could not record the run ({type(exc).__name__}: {exc})"
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-        return tail(Redactor(self.settings.env)(text))
+        """An exception as a recordable error (``governor.drive.crashes``)."""
+        return self.guard.crash_text(exc)
 
     def wait(self, action: Wait) -> bool:
         """Sleep through a cooldown of at most ``max_wait_s``; False for a longer (or no) end."""

@@ -28,19 +28,16 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from itertools import islice
 from types import TracebackType
 from typing import TYPE_CHECKING, Final, Generic, Self
 
 from governor.clock import Clock, utc_now
-from governor.core.decision import stamp
 from governor.core.summary import GoalSummary, summarize
 from governor.errors import (
     ConcurrencyConflictError,
     CorruptEventError,
-    LeaseError,
     NotFoundError,
     StoreError,
 )
@@ -48,8 +45,9 @@ from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import GoalOrder, GoalQuery, Lease, ascii_lower
 from governor.store.checks import StoreChecks
 from governor.store.health import HealthRecords
+from governor.store.leases import LeaseRecords
 from governor.store.primitives import StoragePrimitives, Tx
-from governor.store.stored import LeaseRecord, StreamHead, chain
+from governor.store.stored import StreamHead, chain
 
 if TYPE_CHECKING:  # the codec and the fold are imported where a store reads or writes
     # events, so that reading summaries (``governor list``) imports no model (start-up)
@@ -60,17 +58,9 @@ REGISTRY_KEY: Final = "service:registry"
 """The ``_write`` key of registry transactions: never a goal id (those hold no ``:``)."""
 
 
-def _same(current: Lease | None, lease: Lease) -> bool:
-    return current is not None and (current.holder, current.token) == (lease.holder, lease.token)
-
-
-def _whereabouts(current: Lease | None) -> str:
-    if current is None:
-        return "it was released"
-    return f"{current.holder} took it over with token {current.token}"
-
-
-class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], StoragePrimitives[Tx], ABC, Generic[Tx]):
+class BaseEventStore(
+    LeaseRecords[Tx], HealthRecords[Tx], StoreChecks[Tx], StoragePrimitives[Tx], ABC, Generic[Tx]
+):
     """The event store contract, implemented over a backend's storage primitives."""
 
     page_size: int = 1000
@@ -219,56 +209,6 @@ class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], StoragePrimitives[Tx], 
         with self._read() as tx:
             return self._soonest_wakeup(tx)
 
-    def acquire_lease(self, goal_id: str, holder: str, *, ttl_s: float) -> Lease:
-        """Take the goal's lease when it is free or expired (a takeover gets a new token).
-
-        Raises:
-            LeaseError: naming the holder and the expiry of a lease still live.
-        """
-        _check_ttl(ttl_s)
-        if not holder:
-            raise ValueError("a lease holder needs a name")
-        with self._write(goal_id) as tx:
-            now = self._clock()
-            record = self._lease_record(tx, goal_id)
-            current = record.lease if record else None
-            if current is not None and not current.is_expired(now):
-                raise LeaseError(
-                    goal_id,
-                    f"the lease is held by {current.holder} until {stamp(current.expires_at)}",
-                    holder=current.holder,
-                )
-            token = (record.token if record else 0) + 1
-            lease = Lease(goal_id, holder, token, now + timedelta(seconds=ttl_s))
-            self._put_lease(tx, goal_id, LeaseRecord(token, lease))
-        return lease
-
-    def renew_lease(self, lease: Lease, *, ttl_s: float) -> Lease:
-        """Extend a lease that is still the goal's current one, even if it has expired.
-
-        Raises:
-            LeaseError: when it was taken over or released.
-        """
-        _check_ttl(ttl_s)
-        with self._write(lease.goal_id) as tx:
-            self._check_current(
-                tx, lease, f"cannot renew the lease of {lease.holder} (token {lease.token}): {{}}"
-            )
-            renewed = replace(lease, expires_at=self._clock() + timedelta(seconds=ttl_s))
-            self._put_lease(tx, lease.goal_id, LeaseRecord(lease.token, renewed))
-        return renewed
-
-    def release_lease(self, lease: Lease) -> None:
-        """Give the lease up (its token stays spent); a no-op once it was taken over."""
-        with self._write(lease.goal_id) as tx:
-            if _same(self._current(tx, lease.goal_id), lease):
-                self._put_lease(tx, lease.goal_id, LeaseRecord(lease.token, None))
-
-    def current_lease(self, goal_id: str) -> Lease | None:
-        """The goal's lease, expired or not, until it is released or taken over."""
-        with self._read() as tx:
-            return self._current(tx, goal_id)
-
     def add_agent(self, agent: AgentRecord, *, lease: Lease | None = None) -> None:
         """Record an agent process of the goal, fenced like an append by ``lease``.
 
@@ -345,23 +285,6 @@ class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], StoragePrimitives[Tx], 
         self.close()
 
     # --- the rules behind the contract ------------------------------------------------
-
-    def _check_current(self, tx: Tx, lease: Lease, message: str) -> None:
-        """Refuse unless ``lease`` is still the goal's current lease (the fencing check).
-
-        ``message`` says what was refused; ``{}`` in it becomes where the lease went.
-        """
-        current = self._current(tx, lease.goal_id)
-        if not _same(current, lease):
-            raise LeaseError(
-                lease.goal_id,
-                message.format(_whereabouts(current)),
-                holder=current.holder if current else None,
-            )
-
-    def _current(self, tx: Tx, goal_id: str) -> Lease | None:
-        record = self._lease_record(tx, goal_id)
-        return record.lease if record else None
 
     def _checked_head(self, tx: Tx, goal_id: str) -> StreamHead:
         """The stream's head; ``CorruptEventError`` when it ends elsewhere than recorded."""
@@ -471,11 +394,6 @@ def _query(
     wanted = None if statuses is None else tuple(sorted(set(statuses)))
     needle = ascii_lower(search.strip()) if search and search.strip() else None
     return GoalQuery(wanted, needs_person, needle, order)
-
-
-def _check_ttl(ttl_s: float) -> None:
-    if not ttl_s > 0:
-        raise ValueError(f"a lease needs a positive ttl_s, not {ttl_s}")
 
 
 def _missing(goal_id: str, seq: int) -> CorruptEventError:
