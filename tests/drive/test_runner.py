@@ -143,3 +143,28 @@ def test_the_heartbeat_renews_the_lease_until_it_is_given_back(
         runner.release()
     assert store.current_lease("g") is None
     assert runner.lease is None
+
+
+def test_an_environment_stop_whose_binary_came_back_is_not_stopped(tmp_path: Path) -> None:
+    """The stopped report decides under the lease as the graph does: an environment stop
+    is re-probed there, cleared when its binary is back, and the goal goes on."""
+    agent = tmp_path / "agent"
+    memory = MemoryEventStore()
+    goal = {**GOAL, "profiles": {"p": {"harness": "command", "args": [str(agent)]}}}
+    at = datetime.now(UTC)
+    goals.create_from(memory, goal_from_mapping(goal, base=tmp_path, where="goal", at=at))
+    runner = runner_of(memory, tmp_path)
+    runner.acquire()
+    try:
+        decision, _ = follow(runner, runner.decide, max_steps=10)
+    finally:
+        runner.release()
+    assert (decision.status, decision.blocked_on) == ("blocked", "environment")
+    report = goals.stopped(runner_of(memory, tmp_path))  # still missing: stopped
+    assert report is not None
+    assert (report.outcome, report.decision.blocked_on) == ("stopped", "environment")
+    agent.write_text("#!/bin/sh\ncat >/dev/null\n")
+    agent.chmod(0o755)
+    assert goals.stopped(runner_of(memory, tmp_path)) is None
+    assert [e.type for e in memory.load("g")][-1] == "goal.resumed"
+    assert memory.current_lease("g") is None
