@@ -28,7 +28,7 @@ from governor.core.decision import Decision
 from governor.core.durations import parse_duration
 from governor.core.events import Event
 from governor.core.policy import LedgerName
-from governor.core.route import Action, Park, Resume, Stop, acts, route
+from governor.core.route import Action, Ask, Park, Resume, Stop, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
@@ -240,23 +240,26 @@ def stop_outcome(action: Stop) -> Outcome:
 
 
 def stopped(goal_runner: Runner) -> RunReport | None:
-    """The report of a drive of a goal that stops at once; None when there is something to
-    do (the graph drives it then). This is the graph's first ``assess`` taken without the
+    """The report of a drive of a goal that stops at once — it stopped, awaits a review,
+    or asks a question nobody here answers; None when there is something to do (the graph
+    drives it then). This is the graph's first ``assess`` (and ``ask``) taken without the
     graph, so ``governor run`` of a stopped goal imports no LangGraph: decided first
     without the lease, then, as the graph would, under it (an environment stop whose binary
     came back is cleared there, and the goal goes on)."""
-    if not isinstance(route(goal_runner.decide()), Stop):
+    if not isinstance(route(goal_runner.decide()), Stop | Ask):
         return None
     with goal_span(goal_runner.goal_id) as current:
         goal_runner.acquire()
         try:
             goal_runner.refresh()
             action = route(goal_runner.settle())
-            if not isinstance(action, Stop):
+            if isinstance(action, Stop):
+                outcome = stop_outcome(action)
+            elif isinstance(action, Ask) and not act(goal_runner, action):
+                outcome = "stopped"
+            else:
                 return None
-            report = RunReport(
-                goal_runner.decide(with_ledger=True), stop_outcome(action), 1, goal_runner.title
-            )
+            report = RunReport(goal_runner.decide(with_ledger=True), outcome, 1, goal_runner.title)
             record_goal(current, report.decision, report.outcome)
             return report
         finally:

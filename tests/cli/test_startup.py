@@ -231,3 +231,18 @@ def test_run_of_a_cancelled_goal_imports_no_langgraph(tmp_path: Path) -> None:
     assert code == STATUS_CODES["cancelled"]
     assert json.loads(text)["outcome"] == "stopped"
     assert not _graph_modules(modules)
+
+
+def test_run_of_a_goal_asking_a_question_imports_no_langgraph(tmp_path: Path) -> None:
+    """A goal blocked on a person's decision: ``run`` has nobody to ask, and says so
+    without the graph."""
+    store = str(tmp_path / "g.db")
+    history = Path(__file__).resolve().parents[1] / "golden" / "work_decision_blocked.jsonl"
+    code, _, _ = _run(["--store", store, "import", str(history)], tmp_path)
+    assert code == 0
+    code, text, modules = _run(
+        ["--store", store, "run", "g-work-decision-blocked", "--json"], tmp_path
+    )
+    assert code == STATUS_CODES["blocked"]
+    assert (json.loads(text)["outcome"], json.loads(text)["blocked_on"]) == ("stopped", "decision")
+    assert not _graph_modules(modules)

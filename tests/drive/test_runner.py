@@ -15,6 +15,7 @@ import pytest
 
 from governor.core.commands import OperatorVerb
 from governor.core.history import validate_events
+from governor.core.route import Ask, route
 from governor.drive import goals
 from governor.drive.act import follow
 from governor.drive.goalfile import goal_from_mapping
@@ -22,7 +23,9 @@ from governor.drive.runner import Runner, RunnerSettings
 from governor.errors import LeaseError
 from governor.render.records import run_record
 from governor.store.memory import MemoryEventStore
+from governor.store.transfer import import_history
 
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 GOAL = {
     "id": "g",
     "title": "Runner unit",
@@ -168,3 +171,27 @@ def test_an_environment_stop_whose_binary_came_back_is_not_stopped(tmp_path: Pat
     assert goals.stopped(runner_of(memory, tmp_path)) is None
     assert [e.type for e in memory.load("g")][-1] == "goal.resumed"
     assert memory.current_lease("g") is None
+
+
+def test_a_goal_asking_a_question_reports_as_the_graph_does_without_the_graph(
+    tmp_path: Path,
+) -> None:
+    from governor.graph.build import run
+
+    memory = MemoryEventStore()
+    import_history(memory, GOLDEN / "work_decision_blocked.jsonl")
+    goal_id = next(iter(memory.goals())).goal_id
+
+    def runner() -> Runner:
+        settings = RunnerSettings(workdir=tmp_path, env=dict(os.environ), max_wait_s=0)
+        return goals.runner(memory, goal_id, settings)
+
+    assert isinstance(route(runner().decide()), Ask)
+    report = goals.stopped(runner())
+    assert report is not None
+    graph = run(runner())
+    assert (report.outcome, report.steps) == (graph.outcome, graph.steps) == ("stopped", 1)
+    assert report.decision.blocked_on == "decision"
+    assert run_record(goal_id, report.outcome, report.decision) == run_record(
+        goal_id, graph.outcome, graph.decision
+    )
