@@ -40,7 +40,7 @@ from typing import Any
 
 from bench.service import store_url
 from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_fleet
-from governor.analysis.simulate import Model
+from governor.analysis.model import Model
 from governor.core import record
 from governor.core.events import BudgetRaised, Profile
 from governor.core.policy import Policy, UpstreamBackoff

@@ -29,7 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from governor.analysis.simulate import Model, simulate
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
 from governor.core.policy import Policy
 from governor.core.summary import summarize
 from governor.core.view import project

@@ -49,11 +49,14 @@ from types import ModuleType
 from typing import Any
 
 from governor.analysis.corpus import Corpus, corpus_of
+from governor.analysis.divergence import _retarget
 from governor.analysis.fit import Tally
-from governor.analysis.simulate import Model, simulate
-from governor.analysis.tune import candidate_policies, candidates, evaluate, parse_grid
-from governor.analysis.tuning import tune_corpus
-from governor.analysis.whatif import Trace, _retarget
+from governor.analysis.grid import candidates, parse_grid
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
+from governor.analysis.tune import candidate_policies, evaluate
+from governor.analysis.tune_corpus import tune_corpus
+from governor.analysis.whatif import Trace
 from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.policy import Policy, with_overrides

@@ -8,7 +8,7 @@ Method (docs/tuning.md, "Validation against an independent world"):
     1. **Corpus.** ``--goals`` histories from the world (``bench.worlds``: ``simulate``,
        governor's own model, or ``rival``, an independent one) under a tight recorded
        policy, written as JSON Lines to a scratch folder (``--out`` keeps them).
-    2. **Tune.** ``governor.analysis.tuning.tune_corpus`` - the library call behind
+    2. **Tune.** ``governor.analysis.tune_corpus.tune_corpus`` - the library call behind
        ``governor tune`` - over the grid (default: 120 points, max_replans 2..7 x
        max_uncharged_replans 0..4 x max_attempts 1..4, tighter and looser than the recorded
        3 / 2 / 2 in each dimension).
@@ -22,7 +22,7 @@ Method (docs/tuning.md, "Validation against an independent world"):
        truth inside its 95 % interval and the row flagged extrapolated (the estimate's
        ``basis``, when it has one); (b) at least 95 % of the intervals cover the truth;
        (c) the recommendation is on the true Pareto frontier (success against cost per goal,
-       as ``governor.analysis.tune.pareto`` defines it). Each is printed PASS or FAIL; a
+       as ``governor.analysis.estimate.pareto`` defines it). Each is printed PASS or FAIL; a
        completed run exits 0 whatever they say (it is a benchmark, not a test).
 
 Progress goes to stderr; ``--json`` prints one object (rows, summary, criteria, runtimes).
@@ -47,8 +47,8 @@ from typing import Any, Final
 
 from bench.worlds import WORLDS, GoalMaker, world
 from governor.analysis.corpus import corpus_of
-from governor.analysis.tune import candidates, parse_grid
-from governor.analysis.tuning import tune_corpus
+from governor.analysis.grid import candidates, parse_grid
+from governor.analysis.tune_corpus import tune_corpus
 from governor.core.decide import decide
 from governor.core.policy import Policy, with_overrides
 from governor.core.view import project
@@ -203,7 +203,7 @@ def _json(value: object) -> Any:
 
 def dominated(i: int, points: Sequence[tuple[float, float]]) -> list[int]:
     """The points that beat point ``i`` on both success (higher) and cost (lower), as
-    ``governor.analysis.tune.pareto`` defines the frontier."""
+    ``governor.analysis.estimate.pareto`` defines the frontier."""
     s, c = points[i]
     return [j for j, (s2, c2) in enumerate(points) if s2 >= s and c2 <= c and (s2 > s or c2 < c)]
 

@@ -20,7 +20,8 @@ from functools import partial
 from typing import Any, Final
 
 from bench.worlds.rival import RivalModel, rival_goal
-from governor.analysis.simulate import Model, simulate_goal
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate_goal
 from governor.core.events import Event
 from governor.core.policy import Policy
 from governor.errors import InputError

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, cast
 
-from governor.analysis.simulate import Model, simulate_goal
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate_goal
 from governor.core.budgets import charged_replans
 from governor.core.events import (
     AttemptFinished,

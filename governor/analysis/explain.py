@@ -7,26 +7,26 @@ Rules (SPEC §9):
       is raised step by step, and the history re-folded under it (``governor.analysis.
       whatif``), until the goal would have gone on past its recorded end. Fields named by
       the stop itself are preferred; then the smallest relative change.
-    * Environment and decision stops are not budget problems: "no policy change helps: a
-      person must act", with what the person must do. Nor is the same failure again (SPEC
-      §12.10): a budget only buys more of it, so ``max_same_failures`` is never advised and
-      a planner that repeats itself is told to be fixed.
+    * Environment and decision stops are not budget problems, nor is the same failure
+      again (SPEC §12.10): ``max_same_failures`` is never advised. The advice and its
+      commands (each one runnable as printed) are ``governor.analysis.advice``'s.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
+from governor.analysis.advice import Change, FailureNote, Situation, advise, person
+from governor.analysis.divergence import WhatIf
 from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.charges import RunEvent, describe, describe_tries, explain_failure
 from governor.core.decision import Decision, last_line
 from governor.core.events import AttemptFinished, Event, PlanFailed, PlanProposed
-from governor.core.evidence import Evidence
 from governor.core.policy import Policy, completion_problem, with_overrides
 from governor.errors import PolicyError
 
@@ -45,31 +45,14 @@ STEPS: Final = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100)
 
 
 @dataclass(frozen=True, slots=True)
-class FailureNote:
-    seq: int
-    what: str
-    failure_class: str | None
-    rule: str | None
-    charged: bool
-    why: str
-    evidence: Evidence | None
-    error: str
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    field: str
-    before: Any
-    after: Any
-
-
-@dataclass(frozen=True, slots=True)
 class Explanation:
     goal_id: str
     decision: Decision
     failures: tuple[FailureNote, ...]
     change: Change | None
     advice: str
+    commands: tuple[str, ...] = ()
+    """The command lines the advice quotes, each one runnable as printed."""
 
 
 class LastFailures:
@@ -135,10 +118,26 @@ Reread = Callable[[], Iterable[Event]]
 """A fresh pass over a history each call (a long history is re-read, never held)."""
 
 
-def _continues(trace: Trace, policy: Policy, again: Reread | None) -> bool:
+def _continues(trace: Trace, policy: Policy, again: Reread | None) -> str | None:
+    """What would follow under ``policy`` when the goal would go on under it (else None)."""
     result = trace.under(policy, events=again() if again else None)
-    return result.outcome == "censored" and not (
-        result.divergence and result.divergence.kind == "stop"
+    if result.outcome != "censored" or (result.divergence and result.divergence.kind == "stop"):
+        return None
+    return follows(result)
+
+
+def follows(result: WhatIf) -> str:
+    """What a what-if that goes on shows: where it parts from the record and how it
+    decides there (what comes after was never observed)."""
+    parted, final = result.divergence, result.final
+    if parted is not None:
+        return (
+            f"under it the goal would act otherwise at seq {parted.seq} "
+            f"({final.next_action}: {final.reason}); what would have followed was never observed"
+        )
+    return (
+        f"under it the goal would continue after seq {result.view.seq} "
+        f"({final.next_action}: {final.reason}); what would have followed was never observed"
     )
 
 
@@ -166,92 +165,16 @@ def smallest_change(trace: Trace, again: Reread | None = None) -> Change | None:
                 break
             if trace.demands.key(policy) == recorded:
                 continue
-            if _continues(trace, policy, again):
+            follow = _continues(trace, policy, again)
+            if follow is not None:
                 relative = (
                     (after - before) / max(before, 1) if isinstance(before, int | float) else 0.0
                 )
-                found.append((0 if field in direct else 1, relative, Change(field, before, after)))
+                found.append(
+                    (0 if field in direct else 1, relative, Change(field, before, after, follow))
+                )
                 break
     return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
-
-
-def _stopped_by(decision: Decision, notes: Sequence[FailureNote]) -> str | None:
-    """The classification rule of the failure a stopped goal stopped on, if still noted."""
-    if decision.rule == "goal.4":
-        prefix = "plan "
-    elif decision.rule == "goal.10" and decision.work_ids:
-        prefix = f"{decision.work_ids[0]} attempt "
-    else:
-        return None
-    last = next((n for n in reversed(notes) if n.what.startswith(prefix)), None)
-    return last.rule if last is not None and last.failure_class == decision.blocked_on else None
-
-
-PERSON_MUST: Final = {
-    "credential": "fix the credential",
-    "billing": "add credit or quota to the vendor account",
-    "no-response": "make the vendor reachable (its base URL, the network, the proxy)",
-}
-"""What a person must do about an environment stop, by the rule that classified it."""
-
-
-def _person(decision: Decision, notes: Sequence[FailureNote]) -> str:
-    rule = _stopped_by(decision, notes) if decision.blocked_on == "environment" else None
-    if rule in PERSON_MUST:
-        return (
-            f"no policy change helps: a person must act — {PERSON_MUST[rule]} ({decision.reason}); "
-            "then `governor resume GOAL --reason …` (a planner stop) or "
-            "`governor work retry GOAL ITEM --reason …` (a work item)"
-        )
-    if decision.blocked_on == "environment":
-        return (
-            f"no policy change helps: a person must act — install what is missing ({decision.reason}); "
-            "the runner re-probes and resumes by itself once it is there"
-        )
-    if decision.rule == "goal.same_failure":
-        return (
-            f"no policy change helps: a person must act — {decision.reason}; fix the agent, "
-            "its prompt or its environment, then `governor resume GOAL --reason …` saying what "
-            "changed (the reason reaches the next prompt)"
-        )
-    if decision.blocked_on == "decision":
-        return (
-            f"no policy change helps: a person must act — answer the question ({decision.reason}) with "
-            "`governor resume GOAL --reason ANSWER` or `governor work retry GOAL ITEM --reason ANSWER`"
-        )
-    return ""
-
-
-def advise(decision: Decision, change: Change | None, notes: Sequence[FailureNote] = ()) -> str:
-    """One sentence of advice for a final decision and the change found (if any)."""
-    if not decision.is_stopped:
-        waiting = {
-            "waiting": "it waits for an outside service",
-            "running": "a run is in flight",
-            "awaiting_review": "it awaits an operator's review",
-            "ready": "it is ready to go on",
-        }
-        return f"the goal has not stopped: {waiting.get(decision.status, decision.status)}"
-    if decision.status in ("succeeded", "cancelled"):
-        return f"the goal {decision.status}; nothing to change"
-    person = _person(decision, notes)
-    if person:
-        return person
-    if change is None:
-        return "no single budget change lets it go on: a person must act (see the reason)"
-    return (
-        f"raise {change.field} from {change.before} to {change.after}: {_command(decision, change)}; "
-        "what would have followed was never observed"
-    )
-
-
-def _command(decision: Decision, change: Change) -> str:
-    budget = BY_FIELD[change.field]
-    per_item = budget.scope == "item"
-    if not budget.raisable or (per_item and not decision.work_ids):
-        return f"set {change.field} = {change.after} in the goal file of new goals"
-    item = f" --work {decision.work_ids[0]}" if per_item else ""
-    return f"governor raise GOAL --ledger {budget.name}{item} --to {change.after} --reason …"
 
 
 def explain(
@@ -259,6 +182,7 @@ def explain(
     *,
     now: datetime | None = None,
     source: str | None = None,
+    store_arg: str | None = None,
 ) -> Explanation:
     """Why the history ended where it did, and what would have let it go on — decided at
     its last event, or at ``now`` (a goal in the store: a park may have outlasted its
@@ -266,7 +190,9 @@ def explain(
 
     ``events`` is the history, or a function that reads it afresh on each call: then it
     is streamed (read once to analyse it, once more per policy the search re-folds), so
-    a history of any length is explained in bounded memory.
+    a history of any length is explained in bounded memory. The commands the advice
+    quotes name ``store_arg`` (``--store``) when given, and are each one the core takes
+    on the goal as it stands (``governor.analysis.advice``).
 
     Raises:
         HistoryError: when the history breaks the history format (``source`` names it).
@@ -275,12 +201,17 @@ def explain(
     first = events() if callable(events) else events
     gathered = LastFailures()
     trace = Trace.of(gathered.tap(first), now=now, keep=again is None, source=source)
-    decision = trace.recorded_final
-    searchable = (
-        decision.is_stopped
-        and decision.status not in ("succeeded", "cancelled")
-        and not _person(decision, gathered.notes)
+    decision, last = trace.recorded_final, trace.last_view
+    at = Situation(
+        trace.goal_id,
+        last.copy() if last is not None else None,
+        trace.now or (last.last_at if last is not None else None),
+        store_arg,
     )
-    change = smallest_change(trace, again) if searchable else None
-    advice = advise(decision, change, gathered.notes)
-    return Explanation(trace.goal_id, decision, gathered.notes, change, advice)
+    stopped = decision.is_stopped and decision.status not in ("succeeded", "cancelled")
+    needed = person(decision, gathered.notes, at) if stopped else None
+    change = smallest_change(trace, again) if stopped and needed is None else None
+    advice = needed or advise(decision, change, gathered.notes, at)
+    return Explanation(
+        trace.goal_id, decision, gathered.notes, change, advice.text, advice.commands
+    )

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
 
-from governor.analysis.simulate import Model
+from governor.analysis.model import Model
 from governor.core.budgets import must_say_complete
 from governor.core.events import (
     AttemptFinished,

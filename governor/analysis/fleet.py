@@ -28,7 +28,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Final, Literal
 
-from governor.analysis.simulate import T0, Episode, Model, Vendor, World, new_goal, world
+from governor.analysis.model import Model, Vendor
+from governor.analysis.simulate import T0, Episode, World, new_goal, world
 from governor.core import verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision

@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from governor.analysis.corpus import Corpus, corpus_of
+from governor.analysis.divergence import WhatIf
 from governor.analysis.explain import explain
 from governor.analysis.replay import ReplayStep, replay
-from governor.analysis.whatif import Trace, WhatIf
+from governor.analysis.tries import parse_profiles, under_profiles
+from governor.analysis.whatif import Trace
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out, write_lines
+from governor.cli.ui import store_arg
 from governor.cli.values import positive_whole
 from governor.clock import utc_now
 from governor.core.codec import LineDecoder
@@ -132,13 +135,21 @@ def _notes(name: str, decoder: LineDecoder) -> None:
 def _whatif_one(
     corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None
 ) -> WhatIf:
-    overrides = parse_assignments(args.policy)
-    # two streamed passes, nothing held; the first checks the history
-    trace = Trace.of(
-        corpus.events(index, checked=False), now=now, keep=False, source=corpus.name(index)
-    )
-    policy = with_overrides(trace.policy, overrides)
-    result = trace.under(policy, now=now, events=corpus.events(index))
+    overrides = parse_assignments(args.policy or "")
+    if args.profile:  # the recorded in-agent tries, cut (one held pass: histories are short)
+        profiles = parse_profiles(args.profile)
+        result = under_profiles(
+            corpus.events(index), profiles, overrides, now=now, source=corpus.name(index)
+        )
+        overrides = {**overrides, **{f"{n}.max_attempts": v for n, v in profiles.items()}}
+    else:
+        # two streamed passes, nothing held; the first checks the history
+        trace = Trace.of(
+            corpus.events(index, checked=False), now=now, keep=False, source=corpus.name(index)
+        )
+        policy = with_overrides(trace.policy, overrides)
+        result = trace.under(policy, now=now, events=corpus.events(index))
+        result = trace.named(result, events=corpus.events(index, checked=False))
     if args.json:
         json_line(records.whatif_record(corpus.name(index), overrides, result))
     else:
@@ -149,6 +160,12 @@ def _whatif_one(
 def cmd_replay(args: argparse.Namespace) -> int:
     """Step through histories (or re-fold them under another policy)."""
     now = parse_time(args.now) if args.now else None
+    if args.profile:
+        parse_profiles(args.profile)  # named before any history is read
+        if args.at is not None:
+            raise InputError(
+                "--at does not apply to a what-if (--profile); replay without it for --at"
+            )
     if args.policy is not None:
         if not parse_assignments(args.policy):
             raise PolicyError("--policy: give at least one field=value, e.g. max_replans=8")
@@ -159,7 +176,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
     corpus = corpus_of([args.history], store_url=args.store, allow_torn=True)
     for index in range(len(corpus)):
-        if args.policy is not None:
+        if args.policy is not None or args.profile:
             _whatif_one(corpus, index, args, now)
             continue
         if not args.json and len(corpus) > 1:
@@ -181,7 +198,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if now is None and not Path(args.goal).exists():
         now = utc_now()  # a goal in the store: why it stands where it does now
     # streamed: read once to analyse, once more per policy the search re-folds
-    ex = explain(lambda: corpus.events(0, checked=False), now=now, source=corpus.name(0))
+    ex = explain(
+        lambda: corpus.events(0, checked=False),
+        now=now,
+        source=corpus.name(0),
+        store_arg=store_arg(args.store),  # as the web view names it (no password)
+    )
     if args.json:
         json_line(records.explanation_record(ex))
     else:
@@ -216,6 +238,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--policy",
         metavar="K=V,…",
         help="re-fold the recorded outcomes under this policy (what-if)",
+    )
+    p.add_argument(
+        "--profile",
+        action="append",
+        metavar="NAME.max_attempts=V",
+        help="what-if a profile's in-agent tries were fewer: each run is cut at its recorded "
+        "tries (repeatable)",
     )
     p.add_argument("--json", action="store_true", help="print JSON Lines, one object per event")
     p.set_defaults(func=cmd_replay)

@@ -12,10 +12,11 @@ from typing import Final
 
 from governor.analysis.corpus import corpus_of
 from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_fleet
+from governor.analysis.grid import parse_grid
+from governor.analysis.model import Model
 from governor.analysis.outages import savings
-from governor.analysis.simulate import Model, simulate
-from governor.analysis.tune import parse_grid
-from governor.analysis.tuning import (
+from governor.analysis.simulate import simulate
+from governor.analysis.tune_corpus import (
     BOOTSTRAP,
     MAX_BOOTSTRAP,
     check_plot_target,

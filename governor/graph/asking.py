@@ -25,6 +25,7 @@ from typing import Any, Final
 from langgraph.errors import GraphInterrupt
 from langgraph.types import interrupt
 
+from governor.analysis import runnable
 from governor.core.question import Question, question
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
 from governor.drive import goals
@@ -124,11 +125,6 @@ def identity(asked: Question) -> dict[str, Any]:
 
 def question_record(asked: Question) -> dict[str, Any]:
     """The interrupt's value: Agent Inbox's ``HumanInterrupt``, and the question's keys."""
-    words = (
-        ["work", "retry", asked.goal_id, asked.work_id]
-        if asked.work_id
-        else ["resume", asked.goal_id]
-    )
     keys = {
         "goal_id": asked.goal_id,
         "asker": asked.asker,
@@ -136,7 +132,7 @@ def question_record(asked: Question) -> dict[str, Any]:
         "work_id": asked.work_id,
         "plan_id": asked.plan_id,
         "attempt": asked.attempt,
-        "answer_with": " ".join(["governor", *words, "--reason", "ANSWER"]),
+        "answer_with": runnable.answer(asked.goal_id, asked.work_id).line(None),
     }
     who = f"the worker of {asked.work_id}" if asked.work_id else "the planner"
     return {

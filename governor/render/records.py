@@ -20,13 +20,13 @@ from governor.core.decision import stamp
 if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
     from datetime import datetime
 
+    from governor.analysis.divergence import WhatIf
     from governor.analysis.explain import Explanation
     from governor.analysis.fleet import FleetRun
+    from governor.analysis.model import Model
     from governor.analysis.outages import Savings
     from governor.analysis.replay import ReplayStep
-    from governor.analysis.simulate import Model
-    from governor.analysis.tuning import TuneReport
-    from governor.analysis.whatif import WhatIf
+    from governor.analysis.tune_corpus import TuneReport
     from governor.core.decision import Decision
     from governor.core.ledger import AttemptLedger, Ledger, ReplanLedger, WorkLedger
     from governor.core.summary import GoalSummary
@@ -217,6 +217,7 @@ def explanation_record(ex: Explanation) -> Record:
         if ex.change is None
         else {"field": ex.change.field, "from": ex.change.before, "to": ex.change.after},
         "advice": ex.advice,
+        "commands": list(ex.commands),
     }
 
 

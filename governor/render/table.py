@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from governor.analysis.tune import Estimate
-    from governor.analysis.tuning import TuneReport
+    from governor.analysis.estimate import Estimate
+    from governor.analysis.tune_corpus import TuneReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from governor.core.decision import count, stamp
 
 if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
+    from governor.analysis.divergence import WhatIf
     from governor.analysis.explain import Explanation
     from governor.analysis.fleet import FleetRun
     from governor.analysis.outages import Savings
     from governor.analysis.replay import ReplayStep
-    from governor.analysis.whatif import WhatIf
     from governor.core.classify import SpawnResult
     from governor.core.decision import Decision
     from governor.core.events import Event

@@ -13,8 +13,6 @@ Rules:
 from __future__ import annotations
 
 import math
-import re
-import shlex
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -24,6 +22,7 @@ from datetime import datetime
 from typing import Final, Literal, get_args
 
 from governor.analysis.explain import Explanation, explain
+from governor.analysis.runnable import command_line, naming_store
 from governor.core.decide import decide
 from governor.core.decision import Decision, Status, count, stamp
 from governor.core.events import Event
@@ -141,40 +140,8 @@ class GoalPage:
     pending: Pending | None
     events: int
     advice: str | None = None
-    """``explain``'s advice with the goal's real ids (``with_ids``); None while it is
-    worked out."""
-
-
-_PLACEHOLDER: Final = re.compile(r"\b(GOAL|ITEM)\b")
-_COMMAND: Final = re.compile(r"`(governor [^`]*)`")
-
-
-def with_ids(
-    advice: str, goal_id: str, work_ids: Sequence[str], store_arg: str | None = None
-) -> str:
-    """``explain``'s advice as a person can run it: ``GOAL`` is the goal's id, ``ITEM`` the
-    work item the decision names (when it names one), and every quoted ``governor``
-    command names the store the view shows (``--store``) when it was given one."""
-
-    def real(found: re.Match[str]) -> str:
-        if found.group(1) == "GOAL":
-            return goal_id
-        return work_ids[0] if len(work_ids) == 1 else found.group(1)
-
-    text = _PLACEHOLDER.sub(real, advice)
-    if store_arg is None:
-        return text
-    store = shlex.join(["--store", store_arg])
-    return _COMMAND.sub(
-        lambda m: f"`{m.group(1)}`" if "--store" in m.group(1) else f"`{m.group(1)} {store}`",
-        text,
-    )
-
-
-def command_line(store_arg: str | None, *words: str) -> str:
-    """A ``governor`` command line, quoted for a POSIX shell, naming the store if needed."""
-    store = ["--store", store_arg] if store_arg else []
-    return shlex.join(["governor", *words, *store])
+    """``explain``'s advice, its commands naming the store (``naming_store``); None while
+    it is worked out."""
 
 
 def pending(
@@ -290,9 +257,7 @@ def goal_page(
         explanation=explained,
         pending=pending(goal_id, view, decision, store_arg),
         events=len(events),
-        advice=None
-        if explained is None
-        else with_ids(explained.advice, goal_id, explained.decision.work_ids, store_arg),
+        advice=None if explained is None else naming_store(explained.advice, store_arg),
     )
 
 

@@ -196,3 +196,44 @@ def test_a_recorded_policy_without_a_completion_call_is_advised_more_replans() -
     assert explained.change is not None
     assert explained.change.field == "max_replans"
     assert explained.change.after >= 2
+
+
+# --- advice a person can run (issue 25 §2) -------------------------------------------------
+
+
+def test_a_run_of_the_same_planner_failure_is_never_advised_a_budget() -> None:
+    """Seen: three identical "no JSON object" planner failures ran out of replans, and
+    explain said "raise max_replans from 3 to 4". The same failure again is the agent's to
+    fix (SPEC §12.10), whichever rule stopped the goal first."""
+    s = Story(max_replans=2)
+    for _ in range(2):
+        s.plan_fails(error="the reply could not be used: no JSON object found")
+    assert s.decision().status == "budget_exhausted"
+    explained = explain(s.events)
+    assert explained.change is None
+    assert "fix the agent" in explained.advice
+    assert "raise" not in explained.advice
+    assert explained.commands == ()  # resume would be refused: a budget is spent
+
+
+def test_a_workers_question_is_answered_by_retrying_its_item_with_the_real_ids() -> None:
+    """Seen: "`governor resume GOAL --reason ANSWER` or `governor work retry GOAL ITEM …`":
+    placeholders, and resume is refused on a worker's question."""
+    s = Story("g-ask")
+    s.plan("api")
+    s.start("p1-api")
+    s.finish("p1-api", "failed", failure_class="decision", error="OAuth or passwords?")
+    explained = explain(s.events, store_arg="/srv/my store.db")
+    line = "governor work retry g-ask p1-api --reason ANSWER --store '/srv/my store.db'"
+    assert explained.commands == (line,)
+    assert f"`{line}`" in explained.advice
+    assert "resume" not in explained.advice
+    assert "GOAL" not in explained.advice
+
+
+def test_a_raise_says_what_the_whatif_shows_would_follow() -> None:
+    explained = explain([e for _, e in read_history(GOLDEN / "replans_exhausted.jsonl")])
+    assert explained.commands == (
+        "governor raise g-replans-exhausted --ledger replans --to 3 --reason REASON",
+    )
+    assert "would continue after seq 5 (plan: " in explained.advice

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from governor.analysis.fleet import FleetRun, FleetSettings, parked_over_time, simulate_fleet
+from governor.analysis.model import Model
 from governor.analysis.outages import savings, steps_within
-from governor.analysis.simulate import Model
 from governor.core.history import validate_events
 from governor.core.policy import Policy
 

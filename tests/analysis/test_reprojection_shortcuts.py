@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
-from governor.analysis.simulate import Model, simulate
+from governor.analysis.divergence import WhatIf, _fold, _retarget, differing
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
 from governor.analysis.tune import evaluate
-from governor.analysis.whatif import Trace, WhatIf, _fold, _retarget, differing
+from governor.analysis.whatif import Trace
 from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.policy import Policy, with_overrides
@@ -320,7 +322,7 @@ def test_riders_that_cannot_yet_be_told_apart_share_a_decision(
 def test_demands_are_the_most_each_counter_took() -> None:
     """``Demands.note`` (one-attribute counters read by their getters) against every
     budget's counter read after every event: on the goal, and on the item an event names."""
-    from governor.analysis.whatif import Demands
+    from governor.analysis.demands import Demands
     from governor.core.budgets import BUDGETS
     from governor.core.view import GoalView, evolve
 

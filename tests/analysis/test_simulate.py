@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from governor.analysis.fit import fit
-from governor.analysis.simulate import Model, simulate, simulate_goal
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate, simulate_goal
 from governor.analysis.whatif import whatif
 from governor.core.codec import encode
 from governor.core.history import validate_events

@@ -10,16 +10,12 @@ import random
 
 import pytest
 
+from governor.analysis.estimate import aggregate, pareto, recommend
 from governor.analysis.fit import fit
-from governor.analysis.simulate import Model, simulate
-from governor.analysis.tune import (
-    aggregate,
-    candidates,
-    evaluate,
-    pareto,
-    parse_grid,
-    recommend,
-)
+from governor.analysis.grid import candidates, parse_grid
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
+from governor.analysis.tune import evaluate
 from governor.core.decide import decide
 from governor.core.policy import Policy, with_overrides
 from governor.core.view import project

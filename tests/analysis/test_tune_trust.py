@@ -11,22 +11,23 @@ import pytest
 
 from governor.analysis.checks import Stats, compare, replicate
 from governor.analysis.corpus import corpus_of
-from governor.analysis.fit import fit, kaplan_meier
-from governor.analysis.simulate import Model, simulate
-from governor.analysis.tune import (
+from governor.analysis.estimate import (
     Estimate,
     Result,
     Sums,
     as_good,
     basis_of,
-    candidates,
-    complete,
-    complete_all,
     interval,
     recommend,
     wilson,
 )
-from governor.analysis.tuning import tune_corpus
+from governor.analysis.fit import fit, kaplan_meier
+from governor.analysis.grid import candidates
+from governor.analysis.model import Model
+from governor.analysis.simulate import simulate
+from governor.analysis.tails import complete
+from governor.analysis.tune import complete_all
+from governor.analysis.tune_corpus import tune_corpus
 from governor.analysis.whatif import Trace
 from governor.core.decide import decide
 from governor.core.events import Event

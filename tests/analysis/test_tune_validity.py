@@ -17,7 +17,7 @@ import pytest
 
 from bench.tune_validity import GRID, RECORDED, compare, dominated, grid_of, summarise
 from bench.worlds import world
-from governor.analysis.tune import candidates, parse_grid
+from governor.analysis.grid import candidates, parse_grid
 from governor.core.events import PlanFailed
 from governor.errors import InputError
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,8 +13,12 @@ from governor.analysis.replay import replay
 from governor.analysis.whatif import Trace, whatif
 from governor.core.budgets import BY_FIELD
 from governor.core.decide import decide
+from governor.core.events import Event
+from governor.core.evidence import nothing_happened
 from governor.core.policy import with_overrides
 from governor.store.jsonl import read_history
+from tests.story import Story
+from tests.ui.serve import GOVERNOR
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 VALID = sorted(
@@ -173,3 +179,68 @@ def test_policies_with_the_same_key_refold_a_history_identically(
 
 def _demand(trace: Trace, field: str) -> float:
     return trace.demands.most[BY_FIELD[field].name]
+
+
+def _vendor_and_decide() -> Story:
+    """p1-decide asked a person; p1-vendor's vendor refused it once (uncharged): the goal
+    waits out p1-vendor's cooldown."""
+    s = Story("g-two", max_parallel_work=2)
+    s.plan("decide", "vendor")
+    s.start("p1-decide")
+    s.start("p1-vendor")
+    refused = nothing_happened("vendor", "503", rule="vendor-status")
+    s.finish("p1-vendor", "failed", failure_class="upstream", evidence=refused, error="503")
+    s.finish("p1-decide", "failed", failure_class="decision", error="OAuth or passwords?")
+    return s
+
+
+def test_a_whatif_names_the_item_the_changed_policy_stops() -> None:
+    """Seen: ``--policy max_uncharged_attempts=0`` reported p1-decide, which stopped under
+    the recorded policy too, when the change stops p1-vendor."""
+    s = _vendor_and_decide()
+    assert s.decision().status == "waiting"
+    result = whatif(s.events, with_overrides(s.policy, {"max_uncharged_attempts": 0}))
+    assert result.outcome == "stopped_earlier"
+    assert result.final.work_ids == ("p1-vendor",)
+    assert result.final.blocked_on == "upstream"
+    assert result.final.reason.startswith("p1-vendor: ")
+
+
+def _whatif_command(events: list[Event], tmp_path: Path) -> dict[str, Any]:
+    """``governor replay FILE --policy max_uncharged_attempts=0 --json`` (it streams)."""
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(e.model_dump_json(exclude_none=True) + "\n" for e in events))
+    done = subprocess.run(
+        [GOVERNOR, "replay", str(path), "--policy", "max_uncharged_attempts=0", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    record: dict[str, Any] = json.loads(done.stdout)
+    return record
+
+
+def test_the_whatif_command_names_the_item_the_change_stops(tmp_path: Path) -> None:
+    record = _whatif_command(_vendor_and_decide().events, tmp_path)
+    assert record["final"]["reason"].startswith("p1-vendor: "), record["final"]
+    assert record["final"]["blocked_on"] == "upstream"
+
+
+def test_a_whatif_names_the_item_the_change_stops_at_a_divergence(tmp_path: Path) -> None:
+    """The record ran p1-vendor again after its cooldown (p1-decide still asking): under
+    ``max_uncharged_attempts=0`` the goal stops before that run, on p1-vendor."""
+    s = _vendor_and_decide()
+    s.tick(120)
+    s.start("p1-vendor")
+    started = s.events[-1].seq
+    s.finish("p1-vendor", "succeeded")
+    policy = with_overrides(s.policy, {"max_uncharged_attempts": 0})
+    result = whatif(s.events, policy)
+    assert result.divergence is not None
+    assert result.divergence.seq == started
+    assert result.divergence.decision.work_ids == ("p1-vendor",)
+    assert result.final.reason.startswith("p1-vendor: ")
+    record = _whatif_command(s.events, tmp_path)  # streamed: the same naming
+    assert record["divergence"]["seq"] == started
+    assert record["divergence"]["reason"].startswith("p1-vendor: "), record["divergence"]

@@ -106,7 +106,7 @@ def test_a_read_command_imports_neither_the_graph_nor_the_runner(
         "langgraph",
         "governor.drive.runner",
         "governor.workflow.agent",
-        "governor.analysis.tuning",
+        "governor.analysis.tune_corpus",
         "governor.analysis.tune",
         "governor.cli.history",
         "governor.cli.operator",

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from governor.analysis.tune import candidates, split_grid
+from governor.analysis.grid import candidates, split_grid
 from governor.core import record, verbs
 from governor.core.codec import LineDecoder, decode, decode_upgraded, encode
 from governor.core.events import Event, PlanFailed, PlanProposed, WorkSpec

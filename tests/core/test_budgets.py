@@ -13,8 +13,8 @@ from typing import get_args
 
 import pytest
 
+from governor.analysis.demands import Demands
 from governor.analysis.explain import DIRECT, NEVER_ADVISED, SEARCHED
-from governor.analysis.whatif import Demands
 from governor.core.budgets import (
     ATTEMPTS,
     BUDGETS,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from governor.analysis.tune import parse_grid
+from governor.analysis.grid import parse_grid
 from governor.cli.values import seconds, wait_seconds
 from governor.core.durations import format_duration, parse_duration, policy_durations
 from governor.core.policy import parse_assignments, policy_from

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from governor.analysis.runnable import naming_store
 from governor.core.evidence import Evidence, Tries
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Seen, Upstream, UpstreamHealth, observed
@@ -28,7 +29,6 @@ from governor.ui.data import (
     goal_page,
     pending,
     upstream_rows,
-    with_ids,
 )
 from governor.ui.goal_page import goal_main
 from governor.ui.list_page import list_main, list_url
@@ -342,19 +342,16 @@ def test_a_planner_runs_cost_is_shown_like_a_workers() -> None:
 # --- a goal's page: its header, its advice with real ids --------------------------------------
 
 
-def test_advice_names_the_goal_the_item_and_the_store() -> None:
-    advice = "answer with `governor resume GOAL --reason ANSWER` or `governor work retry GOAL ITEM --reason ANSWER`"
-    assert with_ids(advice, "g-1", ["p1-api"], "/srv/my store.db") == (
-        "answer with `governor resume g-1 --reason ANSWER --store '/srv/my store.db'` or "
-        "`governor work retry g-1 p1-api --reason ANSWER --store '/srv/my store.db'`"
+def test_advice_names_the_store() -> None:
+    """explain names the real ids itself; the page adds the store it shows to each command."""
+    advice = "answer with `governor resume g-1 --reason ANSWER` (or `governor status g-1`)"
+    assert naming_store(advice, "/srv/my store.db") == (
+        "answer with `governor resume g-1 --reason ANSWER --store '/srv/my store.db'` "
+        "(or `governor status g-1 --store '/srv/my store.db'`)"
     )
-    assert with_ids(advice, "g-1", [], None) == (
-        "answer with `governor resume g-1 --reason ANSWER` or "
-        "`governor work retry g-1 ITEM --reason ANSWER`"
-    )  # no item named: ITEM stays, and no store was named
+    assert naming_store(advice, None) == advice  # no store was named
     told = "`governor raise g-1 --ledger replans --to 6 --store x.db`"
-    assert with_ids(told, "g-1", [], "x.db") == told  # already real: unchanged
-    assert with_ids("GOALS and ITEMS stay", "g-1", ["p1-a"]) == "GOALS and ITEMS stay"
+    assert naming_store(told, "x.db") == told  # already named: unchanged
 
 
 def test_a_goal_page_has_a_header_with_start_last_update_duration_and_cost() -> None:

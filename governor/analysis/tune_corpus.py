@@ -19,18 +19,11 @@ from typing import Any, Final
 
 from governor.analysis.checks import Check, Stats, compare, replicate
 from governor.analysis.corpus import Corpus
+from governor.analysis.estimate import Estimate, Sums, pareto, recommend
 from governor.analysis.fit import Tally
-from governor.analysis.simulate import Model
-from governor.analysis.tune import (
-    Estimate,
-    Grid,
-    Job,
-    Sums,
-    pareto,
-    recommend,
-    run_chunk,
-    split_grid,
-)
+from governor.analysis.grid import Grid, split_grid
+from governor.analysis.model import Model
+from governor.analysis.tune import Job, run_chunk
 from governor.core.events import Event, GoalCreated
 from governor.core.policy import Policy
 from governor.errors import InputError
@@ -193,7 +186,7 @@ def tune_corpus(
     progress: Progress | None = None,
     checks: bool = True,
 ) -> TuneReport:
-    """Estimate every candidate policy of ``grid`` on ``corpus`` (see ``governor.analysis.tune``).
+    """Estimate every candidate policy of ``grid`` on ``corpus`` (see ``governor.analysis.tune``, ``estimate``).
 
     ``bootstrap``: replicates (0: one model fitted to the whole corpus, Wilson intervals);
     ``checks``: run the model checks (a poor one widens the extrapolated intervals).
