@@ -36,9 +36,9 @@ from governor.core.ledger import Ledger
 from governor.core.policy import LedgerName
 from governor.core.question import Question, question
 from governor.drive import goals
-from governor.drive.actor import default_actor
 from governor.drive.goalfile import goal_from_file, goal_from_mapping
 from governor.drive.goals import Outcome
+from governor.drive.identity import default_actor
 from governor.drive.runner import RunnerSettings
 from governor.errors import InputError
 from governor.render.records import decision_record, question_record

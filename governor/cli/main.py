@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from governor import __version__
+from governor._version import __version__
 from governor.cli.exit_codes import ExitCode, exit_code_for
 from governor.cli.io import Parser, err, one_line
 from governor.errors import GovernorError
@@ -172,7 +172,7 @@ def _exit_after_temporal(code: int) -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
-    from governor.drive.actor import default_actor  # noqa: PLC0415 - start-up (see above)
+    from governor.drive.identity import default_actor  # noqa: PLC0415 - start-up (see above)
     from governor.drive.spans import instrument_from  # noqa: PLC0415 - start-up (see above)
 
     args.store = getattr(args, "store", None)
