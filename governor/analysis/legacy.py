@@ -1,6 +1,6 @@
 """The legacy reading: the raw observation of a failure recorded before observations were.
 
-Rules (issue 25 §4; decision record 0022, which amends 0014):
+Rules (issue 25 §4; decision record 0023, which amends 0014):
     * Histories written before ``evidence.observation`` keep only verdicts: the class, the
       evidence (its ``ref`` names what the adapter saw and why it refused a claim) and the
       failure text. This reads back from those what it can — the vendor's status (the

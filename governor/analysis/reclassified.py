@@ -1,7 +1,7 @@
 """``governor reclassify``: today's classifier over a history's failures, and the goal
 re-projected under today's charges (issue 25 §4).
 
-Rules (decision records 0014 and 0022):
+Rules (decision records 0014 and 0023):
     * Every failure a history recorded (a ``plan.failed``, an ``attempt.finished`` that
       failed) is judged again from its recorded observation
       (``governor.core.reclassify.reclassify_event``); a failure recorded before

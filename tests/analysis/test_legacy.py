@@ -1,4 +1,4 @@
-"""The legacy reading (issue 25 §4, decision record 0022): what an old failure's verdict,
+"""The legacy reading (issue 25 §4, decision record 0023): what an old failure's verdict,
 evidence ref and text say, read back as the observation today's classifier needs; and
 ``judge``'s three readings."""
 
