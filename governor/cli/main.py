@@ -46,12 +46,17 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "validate": ("history", "check history files (JSONL) against the history format"),
     "replay": ("history", "step through a history: the decision after each event (or a what-if)"),
     "explain": ("history", "why a goal stopped, and the smallest policy change that lets it go on"),
+    "reclassify": (
+        "history",
+        "today's classifier over a history's failures, and the goal re-projected",
+    ),
     "simulate": ("tuning", "write synthetic goal histories from a stated generative model"),
     "tune": ("tuning", "estimate candidate policies on a corpus of histories; recommend one"),
     "probe": ("agents", "run one agent call through a harness; show its class, evidence and rule"),
     "doctor": (
         "agents",
-        "check that the binaries goal files need are on PATH and run, and that python agents import",
+        "check that the binaries goal files need are on PATH (codex and claude answer "
+        "--version) and that python agents import",
     ),
     "demo": (
         "demo",
