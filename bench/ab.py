@@ -52,7 +52,7 @@ try:
     from governor.core.fold import evolve
 except ImportError:  # a tree from before issue 26
     from governor.core.codec import decode
-    from governor.core.view import evolve
+    from governor.core.fold import evolve
 from governor.core.decide import decide
 from governor.core.view import GoalView
 with open(sys.argv[1], "rb") as f:

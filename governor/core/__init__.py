@@ -10,7 +10,7 @@ Rules:
       below (``tests/test_layers.py`` keeps it so, ``TYPE_CHECKING`` imports included).
 
 Read in this order (bottom up; ``docs/architecture.md`` gives each module a line):
-    words and numbers: text, limits, numbers, durations, signature, credentials, upstream_text, remedy
+    words and numbers: text, spelling, limits, numbers, durations, signature, credentials, upstream_text, remedy
     limits: policy, policy_input, budgets
     upstream health: upstream, outage_text
     what a run left: observation, evidence, classify, absence, reclassify, proof

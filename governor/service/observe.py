@@ -31,7 +31,7 @@ from governor.core.text import stamp
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.core.work_events import AttemptContinued, AttemptFinished, AttemptStarted
-from governor.drive.upstreams import ChangeKind
+from governor.drive.monitor import ChangeKind
 from governor.service.logs import JsonLog
 
 Labels = tuple[tuple[str, str], ...]
