@@ -280,64 +280,23 @@ def core_modules(root: Path = CORE) -> list[str]:
     )
 
 
-def core_imports(source: str) -> set[str]:
-    """The core modules ``source`` imports anywhere (at the top, in a function, under
-    ``TYPE_CHECKING``), dotted below ``governor.core``."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-            if node.module in ("governor.core", "governor.core.wire"):  # names modules
-                names = [f"{node.module}.{alias.name}" for alias in node.names]
-        for name in names:
-            if name.startswith("governor.core."):
-                found.add(name.removeprefix("governor.core."))
-    return found
-
-
-def core_graph(root: Path = CORE) -> dict[str, set[str]]:
-    graph = {}
-    for name in core_modules(root):
-        path = root.joinpath(*name.split(".")).with_suffix(".py")
-        graph[name] = core_imports(path.read_text()) - {name}
-    return graph
+def core_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each core module (dotted below ``governor.core``) and the core modules it imports
+    (``module_graph``: at the top, in a function, under ``TYPE_CHECKING``)."""
+    prefix, modules = "governor.core.", set(core_modules(root / "core"))
+    return {
+        name.removeprefix(prefix): {
+            t.removeprefix(prefix) for t in targets if t.removeprefix(prefix) in modules
+        }
+        - {name.removeprefix(prefix)}
+        for name, targets in module_graph(root).items()
+        if name.removeprefix(prefix) in modules and name.startswith(prefix)
+    }
 
 
 def core_circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The import circles of ``graph``: its strongly connected parts of two or more."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    circles: list[list[str]] = []
-
-    def visit(node: str) -> None:  # Tarjan
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for near in sorted(graph.get(node, ())):
-            if near not in graph:
-                continue
-            if near not in index:
-                visit(near)
-                low[node] = min(low[node], low[near])
-            elif near in stack:
-                low[node] = min(low[node], index[near])
-        if low[node] == index[node]:
-            part = []
-            while True:
-                top = stack.pop()
-                part.append(top)
-                if top == node:
-                    break
-            if len(part) > 1:
-                circles.append(sorted(part))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return circles
+    """The import circles of the core's graph (``circles``, none tolerated)."""
+    return [sorted(c) for c in circles(graph, core_allowed=False)]
 
 
 def arrows_later(graph: dict[str, set[str]], order: list[str]) -> list[str]:
@@ -366,14 +325,17 @@ def test_each_core_module_imports_only_modules_read_before_it() -> None:
 
 
 def test_the_core_checker_sees_a_circle_and_a_later_import(tmp_path: Path) -> None:
-    root = tmp_path / "core"
+    governor = tmp_path / "governor"
+    root = governor / "core"
     (root / "wire").mkdir(parents=True)
+    for package in (governor, root, root / "wire"):
+        (package / "__init__.py").write_text("")
     (root / "a.py").write_text("from typing import TYPE_CHECKING\n")
     (root / "b.py").write_text(
         "from governor.core.a import x\nif TYPE_CHECKING:\n    from governor.core.wire.c import y\n"
     )
     (root / "wire" / "c.py").write_text("def f():\n    from governor.core import b\n")
-    graph = core_graph(root)
+    graph = core_graph(governor)
     assert graph == {"a": set(), "b": {"a", "wire.c"}, "wire.c": {"b"}}
     assert core_circles(graph) == [["b", "wire.c"]]
     assert arrows_later(graph, ["a", "b", "wire.c"]) == [
