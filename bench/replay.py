@@ -54,12 +54,14 @@ from governor.store.jsonl import iter_raw_lines, read_history
 OUT = Path(__file__).resolve().parent / "out"
 
 
-def history(n: int) -> tuple[Path, int]:
+def history(n: int, cycles: int = 400) -> tuple[Path, int]:
+    """About ``n`` events; ``cycles`` rounds per item (400: ~375 items per 10**6 events;
+    25: ~1,150 items per 2 * 10**5)."""
     OUT.mkdir(exist_ok=True)
-    path = OUT / f"replay-{n}.jsonl"
+    path = OUT / (f"replay-{n}.jsonl" if cycles == 400 else f"replay-{n}-c{cycles}.jsonl")
     if not path.exists():
         print(f"generating {path.name} …", file=sys.stderr)
-        write(path, n)
+        write(path, n, cycles=cycles)
     with path.open("rb") as f:
         count = sum(1 for _ in f)
     return path, count
@@ -200,12 +202,19 @@ def main(argv: list[str] | None = None) -> None:
         help="also time `governor replay --json` on a history of --events events over 10 items",
     )
     parser.add_argument("--json-only", action="store_true", help="only the `replay --json` timing")
+    parser.add_argument(
+        "--cycles",
+        type=int,
+        default=400,
+        help="history shape of the passes: rounds per item (400: ~375 items per 10**6 "
+        "events; 25: ~1,150 items per 2 * 10**5)",
+    )
     args = parser.parse_args(argv)
     if args.json_rate or args.json_only:
         json_rate(args.events, args.repeat)
     if args.json_only:
         return
-    path, n = history(args.events)
+    path, n = history(args.events, args.cycles)
     print(f"history: {path.name}: {n} events, {path.stat().st_size / n:.0f} bytes/event")
     timed, walls = rounds(passes(path), args.repeat)
     print(f"  {args.repeat} rounds, CPU time; x bare: each round's ratio to that round's bare pass")
