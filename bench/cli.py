@@ -12,6 +12,9 @@ Method (figures go to docs/performance.md):
     2. Run each command as a real process (the installed ``governor`` script), ``--repeat``
        times, interleaved so the machine's noise falls on all alike: ``python -c pass``,
        ``governor --help``, ``governor status GOAL``, ``governor list``.
+    2b. With ``--stopped-run``: also ``governor run GOAL`` on a second goal, cancelled
+       first (a goal that has already stopped: issue 26 wants no graph import and at most
+       2x ``status``), and its ratio to ``status``.
     3. Print each one's median wall time, its spread, its median CPU time and the median
        wall time over ``python -c pass``'s; against the targets of issue 12 (``--help``
        <= 0.15 s, ``status`` and ``list`` <= 0.3 s).
@@ -51,10 +54,13 @@ TARGETS = {"--help": 0.15, "status": 0.3, "list": 0.3}
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of ``argv`` (output discarded; it must succeed)."""
+    """Wall and CPU seconds of one run of ``argv`` (output discarded; it must succeed, or
+    for ``run`` of the cancelled goal exit 13, the code of a cancelled goal)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+    code = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, check=False).returncode
+    if code not in ((0, 13) if "bench-stopped" in argv else (0,)):
+        raise SystemExit(f"{' '.join(argv)}: exit {code}")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -63,6 +69,9 @@ def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--stopped-run", action="store_true", help="also `governor run` of a cancelled goal"
+    )
     args = parser.parse_args(argv)
     governor = str(Path(sys.executable).parent / "governor")
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as folder:
@@ -88,11 +97,27 @@ def main(argv: list[str] | None = None) -> None:
             "status": [governor, *env_store, "status", "bench-cli"],
             "list": [governor, *env_store, "list"],
         }
+        if args.stopped_run:
+            (cwd / "stopped.toml").write_text(GOAL.replace("bench-cli", "bench-stopped"))
+            for step in (["new", "stopped.toml"], ["cancel", "bench-stopped"]):
+                subprocess.run(
+                    [governor, *env_store, *step], cwd=cwd, stdout=subprocess.DEVNULL, check=True
+                )
+            commands["run (stopped)"] = [governor, *env_store, "run", "bench-stopped", "--quiet"]
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.repeat):
             for name, command in commands.items():
                 runs[name].append(timed(command, cwd))
     base = statistics.median(w for w, _ in runs["python -c pass"])
+    if args.stopped_run:
+        pairs = sorted(
+            r[0] / s[0] for r, s in zip(runs["run (stopped)"], runs["status"], strict=True)
+        )
+        print(
+            f"run (stopped) / status, wall, per round: median {statistics.median(pairs):.2f}x "
+            f"(spread {pairs[0]:.2f} to {pairs[-1]:.2f}); target <= 2x; load average "
+            + " ".join(f"{x:.1f}" for x in os.getloadavg())
+        )
     print(f"start-up, {args.repeat} interleaved runs each (wall: median, spread; CPU: median)")
     for name, measured in runs.items():
         walls = sorted(w for w, _ in measured)
