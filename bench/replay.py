@@ -7,6 +7,7 @@ Method (the figures go to docs/performance.md):
     2. In one process, run ``repeat`` rounds, each timing every pass once in turn (the
        machine is shared and noisy; interleaving spreads the noise):
          bare      read every line and ``orjson.loads`` it (the floor of any replay)
+         plain     the same through a plain ``for line in f`` (no 16 MiB line bound)
          structs   read + decode every line into the compiled msgspec structs only
          pydantic  read + decode + validate every line with the pydantic models alone
          decode    read + decode every line into pydantic events (``LineDecoder``: the
@@ -73,6 +74,12 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
         for line in iter_raw_lines(path):
             loads(line)
 
+    def plain() -> None:  # issue 26's baseline: a plain ``for line in f``, no line bound
+        loads = orjson.loads
+        with path.open("rb") as f:
+            for line in f:
+                loads(line)
+
     def structs() -> None:
         decode_structs = compiled().decoder.decode
         for line in iter_raw_lines(path):
@@ -102,6 +109,7 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
 
     return {
         "bare": bare,
+        "plain": plain,
         "structs": structs,
         "pydantic": pydantic,
         "decode": decode,
@@ -233,6 +241,11 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"ratio full replay / bare parse (CPU): median {statistics.median(full):.2f} "
         f"(spread {full[0]:.2f} to {full[-1]:.2f}; target >= 0.5)"
+    )
+    plain = sorted(t["plain"] / t["full"] for t in timed)
+    print(
+        f"ratio full replay / plain `for line in f` parse (CPU): median "
+        f"{statistics.median(plain):.2f} (spread {plain[0]:.2f} to {plain[-1]:.2f}; issue 26: >= 0.5)"
     )
     wall = sorted(t["bare"] / t["full"] for t in walls)
     print(
