@@ -54,9 +54,9 @@ from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.view import project
 from governor.store import summarize
-from governor.store.engine import chain
 from governor.store.rows import StoredEvent, to_rows
 from governor.store.sqlite import SqliteEventStore
+from governor.store.stored import chain
 from governor.ui.data import goal_page
 from governor.ui.goal_page import goal_main
 from governor.ui.timeline import timeline

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Final
 
-__version__ = "0.1.0"
+from governor._version import __version__
 
 _NAMES: Final[dict[str, str]] = {
     "AgentContext": "governor.exec.call",

@@ -36,12 +36,12 @@ from governor.core.ledger import Ledger
 from governor.core.policy import LedgerName
 from governor.core.question import Question, question
 from governor.drive import goals
-from governor.drive.actor import default_actor
 from governor.drive.goalfile import goal_from_file, goal_from_mapping
 from governor.drive.goals import Outcome
+from governor.drive.identity import default_actor
 from governor.drive.runner import RunnerSettings
 from governor.errors import InputError
-from governor.render.records import decision_record
+from governor.render.records import decision_record, question_record
 from governor.store.base import EventStore
 from governor.store.url import open_store
 
@@ -77,21 +77,12 @@ class GoalStatus:
 
     def to_dict(self) -> dict[str, Any]:
         """The status as JSON values, as ``governor status --json`` prints them, with the question."""
-        asked = self.question
         return {
             "goal_id": self.goal_id,
             "title": self.title,
             "seq": self.seq,
             **decision_record(self.decision),
-            "question": None
-            if asked is None
-            else {
-                "asker": asked.asker,
-                "text": asked.text,
-                "work_id": asked.work_id,
-                "plan_id": asked.plan_id,
-                "attempt": asked.attempt,
-            },
+            "question": question_record(self.question),
         }
 
 

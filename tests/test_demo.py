@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.test_cli import governor
+from tests.cli.test_cli import governor
 
 
 def test_the_same_failure_demo_stops_a_planner_that_repeats_itself_and_advises_a_fix(

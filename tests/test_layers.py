@@ -1,12 +1,15 @@
-"""The package import graph has no upward arrow: each package imports only those below it.
+"""The package import graph has no upward arrow and no circle.
 
-Every module of ``governor`` is read as source; every import counts — at the top, inside
-a function, under ``TYPE_CHECKING``. ``docs/architecture.md`` draws the same layers.
+Each package imports only those below it, nothing imports the facade (``governor``), and
+no two modules import each other, directly or round a loop. Every module of ``governor``
+is read as source; every import counts — at the top, inside a function, under
+``TYPE_CHECKING``. ``docs/architecture.md`` draws the same layers.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -15,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "governor"
 
 LAYERS: Final[tuple[tuple[str, ...], ...]] = (
-    ("errors", "clock", "registry"),  # dependency-free: errors, the clock, registry records
+    ("errors", "clock", "registry", "_version"),  # dependency-free values and the version
     ("core",),  # pure: events, policy, budgets, rules, decisions, routing
     ("store", "exec"),  # the event store; running processes and agent CLIs
     ("workflow",),  # one planner or worker run
@@ -50,7 +53,22 @@ FACADE_NAMES: Final[dict[str, str]] = {
     "planning_graph": "graph",
     "uninstrument": "drive",
 }
-"""The facade's names and the unit each comes from (``__version__`` is its own)."""
+"""The facade's names and the unit each comes from (``__version__`` from ``_version``)."""
+
+FACADE_OWN: Final = frozenset({"_version"})
+"""Units the facade imports at import time (the version string)."""
+
+CORE_CIRCLES_ALLOWED: Final = True
+"""Whether a circle wholly inside ``governor/core`` is tolerated (the core's own check
+owns it: issue 26 turns this off once the core has none). Every other circle fails."""
+
+ANALYSIS_CIRCLES_ALLOWED: Final = True
+"""Whether the known circles wholly inside ``governor/analysis`` are tolerated (the
+analysis half of issue 26 owns them and turns this off once there are none); a circle
+there that is not in ``KNOWN_ANALYSIS_CIRCLES`` fails all the same."""
+
+KNOWN_ANALYSIS_CIRCLES: Final = (["governor.analysis.riders", "governor.analysis.whatif"],)
+"""``riders`` names ``whatif.Trace`` under ``TYPE_CHECKING``; ``whatif`` imports ``riders``."""
 
 LAYER_OF: Final = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
 
@@ -108,15 +126,93 @@ def arrows_up(path: Path, root: Path = ROOT) -> list[str]:
     unit = FACADE if rel == Path("__init__.py") else rel.parts[0].removesuffix(".py")
     bad = []
     for line, target in imported_units(path.read_text(), root):
-        if target in (unit, FACADE):
+        if target == unit:
             continue
         if unit == FACADE:
-            ok = target in FACADE_NAMES.values()
+            ok = target in FACADE_NAMES.values() or target in FACADE_OWN
+        elif target == FACADE:
+            ok = False  # the facade is the top: nothing inside imports it
         else:
             ok = LAYER_OF[target] < LAYER_OF[unit]
         if not ok:
             bad.append(f"{rel}:{line} ({unit}) imports {target}")
     return bad
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """``governor/store/url.py`` -> ``governor.store.url`` (a package is its ``__init__``)."""
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, known: Collection[str], root: Path = ROOT) -> set[str]:
+    """The modules of ``governor`` one module imports, anywhere in it: ``from p import m``
+    names the module ``p.m`` when there is one, else ``p`` itself."""
+
+    def known_part(name: str) -> str | None:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str | None] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {known_part(a.name) for a in node.names if a.name.split(".")[0] == "governor"}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                head = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*head, base] if base else head)
+            if base.split(".")[0] == "governor":
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    found.add(sub if sub in known else known_part(base))
+    return {m for m in found if m is not None and m != name}
+
+
+def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Every module of ``governor`` and the modules it imports."""
+    paths = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    return {name: imported_modules(path, paths, root) for name, path in paths.items()}
+
+
+def circles(
+    graph: Mapping[str, Collection[str]],
+    *,
+    core_allowed: bool,
+    known: Collection[list[str]] = (),
+) -> list[list[str]]:
+    """The import circles of a module graph: its strongly connected components of more
+    than one module (Tarjan), those wholly inside ``governor.core`` left out when
+    ``core_allowed``, and those in ``known``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = [stack.pop()]
+            while component[-1] != node:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    in_core = lambda ms: all(m.startswith("governor.core.") for m in ms)  # noqa: E731
+    return sorted(c for c in found if not (core_allowed and in_core(c)) and c not in known)
 
 
 def test_the_facade_names_are_the_public_api() -> None:
@@ -150,3 +246,42 @@ def test_the_checker_sees_an_upward_import_inside_a_function(tmp_path: Path) -> 
         "store/x.py:4 (store) imports cli",
         "store/x.py:6 (store) imports drive",
     ]
+
+
+def test_no_import_circle() -> None:
+    known = KNOWN_ANALYSIS_CIRCLES if ANALYSIS_CIRCLES_ALLOWED else ()
+    assert circles(module_graph(), core_allowed=CORE_CIRCLES_ALLOWED, known=known) == []
+
+
+def test_the_checker_sees_a_circle_through_a_function_and_type_checking(tmp_path: Path) -> None:
+    root = tmp_path / "governor"
+    for folder in ("store", "core"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "store" / "a.py").write_text("from governor.store.b import X\n")
+    (root / "store" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from governor.store import c\n"
+    )
+    (root / "store" / "c.py").write_text("def f():\n    from . import a\n")
+    (root / "core" / "d.py").write_text("import governor.core.e\n")
+    (root / "core" / "e.py").write_text("from governor.core import d\n")
+    graph = module_graph(root)
+    assert graph["governor.store.c"] == {"governor.store.a"}
+    ring = ["governor.store.a", "governor.store.b", "governor.store.c"]
+    assert circles(graph, core_allowed=True) == [ring]
+    assert circles(graph, core_allowed=False) == [["governor.core.d", "governor.core.e"], ring]
+    assert circles(graph, core_allowed=True, known=[ring]) == []
+
+
+def test_the_checker_sees_an_import_of_the_facade(tmp_path: Path) -> None:
+    root = tmp_path / "governor"
+    for unit in ("drive", "exec"):
+        (root / unit).mkdir(parents=True)
+    (root / "_version.py").write_text("__version__ = '0'\n")
+    (root / "drive" / "x.py").write_text("def f():\n    from governor import __version__\n")
+    (root / "exec" / "y.py").write_text(
+        "import governor\nfrom governor._version import __version__\n"
+    )
+    assert arrows_up(root / "drive" / "x.py", root) == ["drive/x.py:2 (drive) imports governor"]
+    assert arrows_up(root / "exec" / "y.py", root) == ["exec/y.py:1 (exec) imports governor"]

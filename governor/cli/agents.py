@@ -27,6 +27,10 @@ from governor.render.text import format_probe
 DEFAULT_PROMPT: Final = (
     'Reply with exactly this JSON object and nothing else: {"status": "done", "summary": "probe"}'
 )
+DOCTOR_HELP: Final = (
+    "check that the binaries goal files need are on PATH (codex and claude answer "
+    "--version) and that python agents import"
+)
 INSTALL: Final = {
     "codex": "npm install -g @openai/codex",
     "claude": "npm install -g @anthropic-ai/claude-code",
@@ -177,7 +181,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser(
         "doctor",
-        help="check that the binaries goal files need are on PATH and run, and that python agents import",
+        help=DOCTOR_HELP,
+        description=DOCTOR_HELP + ". No agent session is started and no goal changes.",
     )
     p.add_argument(
         "goal_files",
@@ -185,5 +190,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="GOAL_FILE",
         help="goal files (default: check codex and claude)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object per check")
     p.set_defaults(func=cmd_doctor)

@@ -98,7 +98,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         return watch(args, as_run=True)
     from governor.cli.temporal import temporal_driver, to_follow  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
-    from governor.graph.build import run  # noqa: PLC0415 - langgraph takes 0.3 s to import
 
     with store_from(args.store) as store:
         goals.exists(store, args.goal)
@@ -108,7 +107,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return watch(args, as_run=True)
     with store_from(args.store) as store, live_run(args.quiet) as (shown, calls):
         runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
-        report = run(runner)
+        report = goals.stopped(runner)  # a stopped goal's run never loads LangGraph
+        if report is None:
+            from governor.graph.build import run  # noqa: PLC0415 - langgraph: 0.3 s to import
+
+            report = run(runner)
     return _report(args, args.goal, report)
 
 

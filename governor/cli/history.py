@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if args.json:
                 json_line(records.invalid_record(str(path), exc.line, exc.detail))
             else:
-                err(str(exc))
+                err(f"error: {exc}")  # as every other command's error (docs/cli.md)
             continue
         assert view is not None
         assert view.last_at is not None
@@ -211,6 +212,27 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_reclassify(args: argparse.Namespace) -> int:
+    """Today's classifier over a history's failures, and the goal re-projected; never writes."""
+    from governor.analysis.reclassified import reclassify_history  # noqa: PLC0415 - start-up
+    from governor.render.reclassified import (  # noqa: PLC0415 - start-up
+        format_reclassification,
+        reclassification_record,
+    )
+
+    corpus = corpus_of([args.history], store_url=args.store)
+    now = parse_time(args.now) if args.now else None
+    for index in range(len(corpus)):
+        name = corpus.name(index)
+        events = partial(corpus.events, index, checked=False)
+        result = reclassify_history(events, now=now, source=name)
+        if args.json:
+            json_line(reclassification_record(name, result))
+        else:
+            out(("" if index == 0 else "\n") + format_reclassification(result))
+    return ExitCode.OK
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("validate", help="check history files (JSONL) against the history format")
     p.add_argument("paths", nargs="+", metavar="FILE", help="history files or folders of *.jsonl")
@@ -260,3 +282,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("reclassify", help=RECLASSIFY_HELP)
+    p.add_argument(
+        "history",
+        metavar="HISTORY|GOAL",
+        help="a history file, a folder of them, or a goal id in the store",
+    )
+    p.add_argument(
+        "--now", metavar="TIME", help="decide at this RFC 3339 time instead of the last event's"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object per history")
+    p.set_defaults(func=cmd_reclassify)
+
+
+RECLASSIFY_HELP = "today's classifier over a history's failures, and the goal re-projected"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -45,10 +46,22 @@ def one_line(message: str, store_url: str | None = None) -> str:
     return joined(message, store_url)
 
 
+_INVALID_CHOICE: Final = re.compile(
+    r"invalid choice: '(?P<word>[^']*)' \(choose from (?P<choices>.*)\)"
+)
+"""argparse's message for a word not among a closed set of choices."""
+
+
 class Parser(argparse.ArgumentParser):
     """The argument parser of every command: a usage error is one line (exit 2)."""
 
     def error(self, message: str) -> NoReturn:
+        typo = _INVALID_CHOICE.search(message)
+        if typo:  # argparse names the word and the choices: suggest the closest
+            from governor.core.spelling import did_you_mean  # noqa: PLC0415 - errors only
+
+            choices = re.findall(r"'([^']*)'", typo["choices"])
+            message += did_you_mean(typo["word"], choices)
         line = one_line(f"{self.prog}: error: {message} (see {self.prog} --help)")
         self.exit(2, printable(line) + "\n")
 

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from governor import __version__
+from governor._version import __version__
 from governor.cli.exit_codes import ExitCode, exit_code_for
 from governor.cli.io import Parser, err, one_line
 from governor.errors import GovernorError
@@ -46,12 +46,17 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "validate": ("history", "check history files (JSONL) against the history format"),
     "replay": ("history", "step through a history: the decision after each event (or a what-if)"),
     "explain": ("history", "why a goal stopped, and the smallest policy change that lets it go on"),
+    "reclassify": (
+        "history",
+        "today's classifier over a history's failures, and the goal re-projected",
+    ),
     "simulate": ("tuning", "write synthetic goal histories from a stated generative model"),
     "tune": ("tuning", "estimate candidate policies on a corpus of histories; recommend one"),
     "probe": ("agents", "run one agent call through a harness; show its class, evidence and rule"),
     "doctor": (
         "agents",
-        "check that the binaries goal files need are on PATH and run, and that python agents import",
+        "check that the binaries goal files need are on PATH (codex and claude answer "
+        "--version) and that python agents import",
     ),
     "demo": (
         "demo",
@@ -167,7 +172,7 @@ def _exit_after_temporal(code: int) -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
-    from governor.drive.actor import default_actor  # noqa: PLC0415 - start-up (see above)
+    from governor.drive.identity import default_actor  # noqa: PLC0415 - start-up (see above)
     from governor.drive.spans import instrument_from  # noqa: PLC0415 - start-up (see above)
 
     args.store = getattr(args, "store", None)

@@ -13,7 +13,7 @@ from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out, store_from
 from governor.cli.live import is_terminal, screen
 from governor.render.checks import finding_record, format_progress, format_tally, tally_record
-from governor.store.checks import CheckTally
+from governor.store.findings import CheckTally
 
 
 def cmd_store_check(args: argparse.Namespace) -> int:

@@ -85,6 +85,7 @@ def _histories(
 def cmd_simulate(args: argparse.Namespace) -> int:
     if args.plot and args.fleet is None:
         raise InputError("--plot draws a fleet outage: give --fleet aware or --fleet per-goal")
+    unplotted = _without_plot(args, "the histories are written all the same")
     model, policy = _model(args), policy_from(parse_assignments(args.policy or ""))
     policy = new_goal_policy(policy)  # simulated goals are new goals (SPEC §12.1)
     folder = Path(args.out)
@@ -118,7 +119,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
         if fleet is not None:
             out(format_fleet(fleet))
-    return ExitCode.OK
+    return ExitCode.OK if unplotted is None else ExitCode.UNAVAILABLE
 
 
 def _window(text: str) -> tuple[float, float]:
@@ -130,9 +131,34 @@ def _window(text: str) -> tuple[float, float]:
     return window
 
 
+PLOT_EXTRA = "pip install 'governor[plot]'"
+
+
+def _can_plot() -> bool:
+    """Whether matplotlib (the ``plot`` extra) imports, asked before any work is done."""
+    try:
+        import matplotlib  # noqa: F401, PLC0415 - optional, and slow to import
+    except ImportError:
+        return False
+    return True
+
+
+def _without_plot(args: argparse.Namespace, rest: str) -> str | None:
+    """The ``--plot`` file that cannot be drawn for want of the extra (None: it can, or
+    none was asked), said in one line before any work; the command does the rest."""
+    if not args.plot or _can_plot():
+        return None
+    unplotted, args.plot = args.plot, None
+    err(
+        f"error: --plot needs the plot extra ({PLOT_EXTRA}): {unplotted} will not be written; {rest}"
+    )
+    return str(unplotted)
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     if args.plot:
         check_plot_target(args.plot)
+    unplotted = _without_plot(args, "the table follows")
     corpus = corpus_of(args.corpus, store_url=args.store)
     grid = parse_grid(args.grid)
     with Meter("evaluating", quiet=args.quiet) as meter:
@@ -156,7 +182,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         width = terminal_width()
         out(format_report(report, every=args.all, width=width))
         out("\n".join(fitted(format_savings(spared), width)))
-    return ExitCode.OK
+    return ExitCode.OK if unplotted is None else ExitCode.UNAVAILABLE
 
 
 MAX_GOALS: Final = 1_000_000

@@ -15,7 +15,7 @@ from governor.errors import UnavailableError
 from governor.store.url import DEFAULT_PATH, ENV_VAR, POSTGRES_SCHEMES, open_store, sqlite_path
 
 if TYPE_CHECKING:  # the ui extra is imported by the command, never at start-up
-    from governor.ui.server import UiSettings
+    from governor.ui.settings import UiSettings
 
 MAX_PAGE: Final = 10_000
 """The most goals one page of the list shows."""
@@ -61,7 +61,7 @@ def store_arg(url: str | None) -> str | None:
     if url is None:
         return None
     if url.startswith(POSTGRES_SCHEMES):
-        from governor.store.postgres import describe_url  # noqa: PLC0415 - the postgres extra
+        from governor.store.postgres_driver import describe_url  # noqa: PLC0415 - postgres extra
 
         return describe_url(url)
     path = sqlite_path(url)
@@ -125,8 +125,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace, port: int, tls: bool) -> UiSettings:
     from governor.ui.keys import ActionKeys  # noqa: PLC0415 - the ui extra (see cmd_ui)
-    from governor.ui.server import UiSettings  # noqa: PLC0415 - as above
     from governor.ui.serving import allowed_hosts_for  # noqa: PLC0415 - as above
+    from governor.ui.settings import UiSettings  # noqa: PLC0415 - as above
 
     shown = store_arg(args.store)  # commands name the store only when it was named
     keys = ActionKeys() if args.allow_actions else None

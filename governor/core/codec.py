@@ -13,6 +13,7 @@ This module only turns bytes into events and back; opening files is the shell's 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any, Final
@@ -27,6 +28,7 @@ from governor.core.decoder import (
     reader,
 )
 from governor.core.events import EVENT_TYPES, Event
+from governor.core.spelling import did_you_mean
 from governor.core.upcast import Upcaster
 from governor.errors import HistoryError
 
@@ -103,6 +105,8 @@ def describe(exc: ValidationError) -> str:  # noqa: PLR0911 - one sentence per k
     if kind in ("model_type", "model_attributes_type", "dict_type") and not path:
         return "an event must be a JSON object"
     message = err["msg"].removeprefix("Value error, ")
+    if kind == "literal_error" and isinstance(err.get("input"), str):  # a typo'd name
+        message += did_you_mean(err["input"], re.findall(r"'([^']*)'", err["ctx"]["expected"]))
     return f"field '{path}'{where}: {message}" if path else f"{message}{where}"
 
 

@@ -28,7 +28,7 @@ from governor.core.decision import Decision
 from governor.core.durations import parse_duration
 from governor.core.events import Event
 from governor.core.policy import LedgerName
-from governor.core.route import Action, Park, Resume, acts, route
+from governor.core.route import Action, Ask, Park, Resume, Stop, acts, route
 from governor.core.view import GoalView, project
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
@@ -37,8 +37,8 @@ from governor.errors import CommandRefusedError, ConcurrencyConflictError, Input
 
 if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
     from governor.drive.calls import Calls
+    from governor.drive.monitor import OnChange
     from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
-    from governor.drive.upstreams import OnChange
     from governor.store.base import EventStore
 
 Outcome = Literal["stopped", "waiting", "review", "steps"]
@@ -232,6 +232,38 @@ def outcome_of(decision: Decision) -> Outcome:
     if decision.status in ("waiting", "running"):
         return "waiting"
     return "review" if decision.status == "awaiting_review" else "stopped"
+
+
+def stop_outcome(action: Stop) -> Outcome:
+    """How a drive whose goal routes to ``action`` ended."""
+    return "review" if action.reason == "review" else "stopped"
+
+
+def stopped(goal_runner: Runner) -> RunReport | None:
+    """The report of a drive of a goal that stops at once — it stopped, awaits a review,
+    or asks a question nobody here answers; None when there is something to do (the graph
+    drives it then). This is the graph's first ``assess`` (and ``ask``) taken without the
+    graph, so ``governor run`` of a stopped goal imports no LangGraph: decided first
+    without the lease, then, as the graph would, under it (an environment stop whose binary
+    came back is cleared there, and the goal goes on)."""
+    if not isinstance(route(goal_runner.decide()), Stop | Ask):
+        return None
+    with goal_span(goal_runner.goal_id) as current:
+        goal_runner.acquire()
+        try:
+            goal_runner.refresh()
+            action = route(goal_runner.settle())
+            if isinstance(action, Stop):
+                outcome = stop_outcome(action)
+            elif isinstance(action, Ask) and not act(goal_runner, action):
+                outcome = "stopped"
+            else:
+                return None
+            report = RunReport(goal_runner.decide(with_ledger=True), outcome, 1, goal_runner.title)
+            record_goal(current, report.decision, report.outcome)
+            return report
+        finally:
+            goal_runner.release()
 
 
 def needs_step(goal_runner: Runner) -> bool:

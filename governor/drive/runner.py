@@ -8,28 +8,23 @@ Rules (SPEC §6.3, §8):
     * A plan or attempt found started but unfinished was lost (nodes run to completion
       while the lease is held): it is continued under the same id or number, free,
       until ``max_continuations``.
-    * Every append carries the lease, so a runner whose lease was taken over cannot write.
-    * The lease's heartbeat also reads what was appended since the view: when an operator
-      ended the goal (``goal.cancelled``) or abandoned an attempt in flight, the agents
-      of what was settled are killed (SPEC §11.11), since nothing they do could be
-      recorded; the run's own outcome is then dropped and the runner goes on.
+    * Every append carries the lease (``governor.drive.lease``: taken, renewed by a
+      heartbeat, given back), so a runner whose lease was taken over cannot write. When
+      the heartbeat finds the goal ended or an attempt settled by an operator, it kills
+      their agents (SPEC §11.11); the run's own outcome is then dropped and the runner
+      goes on.
     * Events are built against the current view by a function, so a conflicting append
       (an operator verb landing meanwhile) is rebuilt on the fresh view, not replayed stale.
     * A finished attempt the decision after it would accept on its own (``accept_passing``)
       is accepted in the finish's own append: one transaction, one fsync, fewer per call
       (issue 12); the events are those two appends would have written.
-    * The crash-loop guard: once a plan or attempt is in flight, an exception raised while
-      running its agent or recording what it came to (agent output governor cannot
-      record, a bug) is recorded as a charged failure of that run, with the exception as
-      its error, so the next step does not continue the run for free and fail the same
-      way. A store error is not the run's fault: it propagates, the run stays in flight.
-      A proposal that cannot be applied is rejected (charged) the same way.
+    * The crash-loop guard (``governor.drive.crashes``): an exception while a plan or
+      attempt is in flight is recorded as a charged failure of that run; a proposal that
+      cannot be applied is rejected (charged) the same way.
 """
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
 import time
 import uuid
@@ -39,12 +34,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 from governor.clock import utc_now
 from governor.core import record, verbs
-from governor.core.charges import RunEvent, describe
-from governor.core.classify import ENVIRONMENT_ERRNOS, tail
+from governor.core.charges import RunEvent
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, Profile
@@ -52,32 +45,28 @@ from governor.core.parking import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
 from governor.core.summary import summarize
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView, WorkState, fold, project
+from governor.core.view import GoalView, fold, project
 from governor.drive.agents import Agents
 from governor.drive.append import Build, append_built
+from governor.drive.calling import AgentCaller, agent_env
 from governor.drive.calls import Calls
-from governor.drive.spans import record_event, record_run, span
-from governor.drive.upstreams import MonitorSettings, OnChange, UpstreamMonitor
-from governor.errors import CommandRefusedError, LeaseError, StoreError
+from governor.drive.crashes import CrashGuard
+from governor.drive.lease import LeaseKeeper, holder_id
+from governor.drive.monitor import MonitorSettings, OnChange, UpstreamMonitor
+from governor.drive.outcomes import describe_run, finish_events
+from governor.drive.reprobe import environment_back, recovered
+from governor.drive.spans import record_event, span
+from governor.errors import CommandRefusedError
 from governor.exec.call import CallInfo, in_context
-from governor.exec.environment import Redactor
 from governor.exec.harness import Harness, harness_for
-from governor.exec.process import watching
-from governor.exec.startable import startable
 from governor.store.base import EventStore, Lease
-from governor.workflow.agent import AgentCall
-from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.run import (
     PlannerRun,
     Runtime,
     WorkerRun,
-    attempt_events,
     plan_events,
-    run_planner,
-    run_worker,
 )
 
-R = TypeVar("R")
 HarnessFactory = Callable[[Profile, Path], Harness]
 Progress = Callable[[str], None]
 Observer = Callable[[Sequence[Event]], None]
@@ -86,12 +75,6 @@ Observer = Callable[[Sequence[Event]], None]
 
 def new_run_id() -> str:
     return f"r-{uuid.uuid4().hex[:16]}"
-
-
-def holder_id(role: str = "") -> str:
-    """This process as a lease holder (and a service worker's id): ``[role:]host:pid``."""
-    where = f"{socket.gethostname()}:{os.getpid()}"
-    return f"{role}:{where}" if role else where
 
 
 @dataclass(slots=True)
@@ -142,16 +125,15 @@ class Runner:
         self.progress = progress or (lambda _message: None)
         self.view = project(store.load(goal_id)) if view is None else view
         """The goal folded from the store (``view``: one folded already, brought up to date)."""
+        env = agent_env(settings.env, settings.state_dir, goal_id)
         self.monitor = UpstreamMonitor(
             store,
-            MonitorSettings(settings.workdir, self._env(), settings.holder),
+            MonitorSettings(settings.workdir, env, settings.holder),
             clock=clock,
             harnesses=harnesses,
             on_change=on_upstream,
         )
-        self.lease: Lease | None = None
         self._lock = threading.RLock()
-        self._heartbeat: threading.Event | None = None
         self.agents = Agents(
             store,
             goal_id,
@@ -159,6 +141,29 @@ class Runner:
             lease=lambda: self.lease,
             clock=clock,
             progress=self.progress,
+        )
+        self.keeper = LeaseKeeper(
+            store,
+            goal_id,
+            settings.holder,
+            settings.lease_ttl_s,
+            agents=self.agents,
+            lock=self._lock,
+            seq=lambda: self.view.seq,
+        )
+        self.guard = CrashGuard(self.record, self.progress, settings.env)
+        self.caller = AgentCaller(
+            goal_id,
+            lambda: self.view,
+            settings.workdir,
+            env,
+            lock=self._lock,
+            monitor=self.monitor,
+            harnesses=harnesses,
+            agents=self.agents,
+            calls=self.calls,
+            runtime=self.runtime,
+            clock=clock,
         )
         if view is not None:
             self.refresh()
@@ -232,96 +237,21 @@ class Runner:
                 self.observer(events)
             return events
 
+    @property
+    def lease(self) -> Lease | None:
+        """The lease every append carries (None while none is held)."""
+        return self.keeper.lease
+
+    @lease.setter
+    def lease(self, lease: Lease | None) -> None:
+        self.keeper.lease = lease
+
     def acquire(self) -> Lease:
-        """Take the goal's lease, end the agents a previous holder left running, and keep
-        the lease alive with a heartbeat thread."""
-        self.lease = self.store.acquire_lease(
-            self.goal_id, self.settings.holder, ttl_s=self.settings.lease_ttl_s
-        )
-        try:
-            self.agents.end_previous()
-        except BaseException:
-            self.store.release_lease(self.lease)
-            self.lease = None
-            raise
-        stop = self._heartbeat = threading.Event()
-        threading.Thread(
-            target=self._beat, args=(stop,), daemon=True, name=f"lease:{self.goal_id}"
-        ).start()
-        return self.lease
-
-    def _beat(self, stop: threading.Event) -> None:
-        while not stop.wait(self.settings.lease_ttl_s / 3):
-            try:
-                with self._lock:
-                    if self.lease is not None:
-                        self.lease = self.store.renew_lease(
-                            self.lease, ttl_s=self.settings.lease_ttl_s
-                        )
-                self._end_settled_agents()
-            except LeaseError:
-                # Taken over: the next append is refused by the fencing token, and no agent
-                # of ours may run beside the new holder's.
-                self.agents.end_own()
-                return
-            except StoreError:
-                continue  # the store is away; a takeover meanwhile fences us out all the same
-
-    def _end_settled_agents(self) -> None:
-        """Kill the agents whose run someone else settled after the view's last event:
-        every agent when the goal ended (an operator's ``goal.cancelled``), an attempt's
-        agent when an operator abandoned it. Nothing they do could be recorded, so their
-        attempt is over (SPEC §11.11). Reads only what was appended since."""
-        with self._lock:
-            seq = self.view.seq
-        finished: set[str] = set()
-        for event in self.store.load(self.goal_id, after_seq=seq):
-            if event.type in ("goal.cancelled", "plan.completed"):
-                self.agents.end_own(f"the goal ended meanwhile ({event.type})")
-                return
-            if event.type == "attempt.finished":
-                finished.add(event.run_id)
-        if finished:
-            self.agents.end_own("an operator finished the attempt meanwhile", runs=finished)
+        """Take the goal's lease and keep it alive (``governor.drive.lease``)."""
+        return self.keeper.acquire()
 
     def release(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.set()
-        with self._lock:
-            if self.lease is not None:
-                self.store.release_lease(self.lease)
-                self.lease = None
-
-    # ------------------------------------------------------------ agents
-
-    def _profile(self, name: str) -> Profile:
-        created = self.view.created
-        assert created is not None
-        return created.profiles[name]
-
-    def _env(self) -> dict[str, str]:
-        env = dict(self.settings.env)
-        if self.settings.state_dir is not None:
-            env["GOVERNOR_SCRIPTED_STATE"] = str(self.settings.state_dir / self.goal_id)
-        return env
-
-    def _call(self, agent: str, profile_name: str, prompt: str, info: CallInfo) -> AgentCall:
-        profile = self._profile(profile_name)
-        backoff = self.view.policy.upstream_backoff
-        harness = self.monitor.wrap(
-            self.harnesses(profile, self.settings.workdir), profile, backoff
-        )
-        return AgentCall(
-            agent,
-            harness,
-            profile,
-            prompt,
-            self.settings.workdir,
-            self._env(),
-            profile_name,
-            info,
-            parked=lambda: self.monitor.is_failing(profile),
-        )
+        self.keeper.release()
 
     # ------------------------------------------------------------ actions
 
@@ -347,7 +277,7 @@ class Runner:
         assert created is not None
         info = CallInfo.of_planner(created, plan_id)
         with span("agent", info.metadata()) as current:
-            events = self._settle(
+            events = self.guard.settle(
                 f"plan {plan_id}",
                 self._run_planner(plan_id, trigger, info),
                 lambda run: lambda v: plan_events(v, plan_id, run, self.now()),
@@ -368,25 +298,14 @@ class Runner:
             if events and isinstance(events[-1], RunEvent):
                 record_event(current, events[-1])
         if events:
-            self.progress(f"plan {plan_id}: {_describe(events[-1])}")
+            self.progress(f"plan {plan_id}: {describe_run(events[-1])}")
 
     def _run_planner(self, plan_id: str, trigger: str, info: CallInfo) -> Callable[[], PlannerRun]:
-        def run() -> PlannerRun:
-            created = self.view.created
-            assert created is not None
-            prompt = planner_prompt(self.view, trigger, self.clock())
-            call = self._call("planner", created.planner, prompt, info)
-            with (
-                watching(self.agents.watch(plan_id)),
-                self.calls.running(plan_id, f"plan {plan_id}"),
-            ):
-                return run_planner(call, self.view, runtime=self.runtime)
-
-        return run
+        return partial(self.caller.planner, plan_id, trigger, info)
 
     def apply(self, action: Apply) -> None:
         plan_id = action.plan_id
-        events = self._settle(
+        events = self.guard.settle(
             f"plan {plan_id}",
             lambda: None,
             lambda _: lambda v: record.apply_plan(v, plan_id=plan_id, at=self.now()),
@@ -439,7 +358,7 @@ class Runner:
 
     def _finish(self, item: str, run_id: str, run: Future[WorkerRun]) -> None:
         """Record what an attempt's run came to (or the exception that ended it)."""
-        events = self._settle(
+        events = self.guard.settle(
             f"{item} attempt {self.view.work[item].attempt}",
             run.result,
             lambda done: partial(
@@ -457,47 +376,13 @@ class Runner:
         )
         if not events:
             return
-        self.progress(f"{item} attempt {self.view.work[item].attempt}: {_describe(events[0])}")
+        self.progress(f"{item} attempt {self.view.work[item].attempt}: {describe_run(events[0])}")
         if events[-1].type == "work.accepted":
             self.progress(f"{item} accepted")
 
-    def _settle(
-        self,
-        what: str,
-        run: Callable[[], R],
-        outcome: Callable[[R], Build],
-        failure: Callable[[str], Build],
-        in_flight: Callable[[], bool],
-    ) -> list[Event]:
-        """Record ``outcome(run())``; see the crash-loop guard in the module rules.
-
-        Args:
-            what: the run, for the progress line ("p1", "p1-a attempt 2").
-            run: runs the agent (or waits for its thread) and returns what it came to.
-            outcome: builds the events that record it.
-            failure: builds the charged failure that records an exception instead.
-            in_flight: whether the run is still unrecorded (on the reloaded view).
-        """
-        try:
-            return self.record(outcome(run()))
-        except StoreError:
-            raise
-        except Exception as exc:
-            if not in_flight():
-                if isinstance(exc, CommandRefusedError):
-                    # settled meanwhile by an operator (an abandon, a review): go on from there
-                    self.progress(f"{what} was settled meanwhile; its outcome is not recorded")
-                    return []
-                raise
-            error = self.crash_text(exc)
-            self.progress(f"{what}: {error}; recorded as a charged failure")
-            return self.record(failure(error))
-
     def crash_text(self, exc: BaseException) -> str:
-        """An exception as a recordable error: redacted, surrogate-free, tail-preserved."""
-        text = f"governor could not record the run ({type(exc).__name__}: {exc})"
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-        return tail(Redactor(self.settings.env)(text))
+        """An exception as a recordable error (``governor.drive.crashes``)."""
+        return self.guard.crash_text(exc)
 
     def wait(self, action: Wait) -> bool:
         """Sleep through a cooldown of at most ``max_wait_s``; False for a longer (or no) end."""
@@ -541,24 +426,7 @@ class Runner:
         return work_id, run_id
 
     def _work(self, started: tuple[str, str]) -> WorkerRun:
-        work_id, run_id = started
-        with self._lock:
-            item: WorkState = self.view.work[work_id]
-            prompt = worker_prompt(self.view, item)
-            profile = item.spec.profile
-            info = CallInfo.of_worker(self.goal_id, item, run_id)
-        with (
-            span("agent", info.metadata()) as current,
-            watching(self.agents.watch(run_id)),
-            self.calls.running(run_id, work_id, info.attempt),
-        ):
-            run = run_worker(
-                self._call(f"worker:{work_id}", profile, prompt, info),
-                item.spec.acceptance,
-                runtime=self.runtime,
-            )
-            record_run(current, run.outcome, run.failure_class, run.outcome_evidence, run.error)
-        return run
+        return self.caller.worker(*started)
 
     def reprobe(self, decision: Decision) -> bool:
         """Clear an environment stop whose binary can start now; True if cleared."""
@@ -573,40 +441,9 @@ class Runner:
         return True
 
     def environment_back(self, work_id: str | None) -> tuple[str | None, str] | None:
-        """Whether the environment stop of ``work_id`` (None: of the planner) is gone:
-        the item (None for the planner) and the reason to record, or None.
-
-        A binary that was missing (``ENOENT``), not executable (``EACCES``) or of a format
-        the kernel refused (``ENOEXEC``) is looked at again (never run) by
-        ``governor.exec.startable``; once the cause is gone the stop may be cleared.
-        """
-        item = self.view.work.get(work_id) if work_id else None
-        failure = (
-            item.finish
-            if item
-            else (self.view.latest_plan.failure if self.view.latest_plan else None)
-        )
-        created = self.view.created
-        if (
-            failure is None
-            or created is None
-            or failure.evidence is None
-            or failure.evidence.ref not in ENVIRONMENT_ERRNOS
-        ):
-            return None
-        cause = failure.evidence.ref
-        profile = self._profile(item.spec.profile if item else created.planner)
-        binary = self.harnesses(profile, self.settings.workdir).binary(profile)
-        path = self.settings.env.get("PATH")
-        found = binary and startable(binary, path, errno=cause)
-        if not binary or not found:
-            return None
-        where = "" if found == binary else f" ({found})"
-        now = {"ENOENT": "is there now", "EACCES": "is executable now"}.get(
-            cause, "begins as a script or binary now"
-        )
-        reason = f"re-probed the environment ({cause} before): {binary} {now}{where}"
-        return (item.work_id if item else None), reason
+        """Whether the environment stop of ``work_id`` (None: of the planner) is gone
+        (``governor.drive.reprobe.environment_back``)."""
+        return environment_back(self.view, work_id, self.harnesses, self.settings)
 
     def call_planner(self, plan_id: str) -> PlannerRun:
         """Run the planner of the plan in flight (its request is recorded); what it came to."""
@@ -619,50 +456,3 @@ class Runner:
     def call_worker(self, work_id: str, run_id: str) -> WorkerRun:
         """Run the worker of the item's attempt in flight under ``run_id``; what it came to."""
         return self._work((work_id, run_id))
-
-
-def recovered(view: GoalView, work_id: str | None, reason: str, *, at: datetime) -> list[Event]:
-    """What clears an environment stop whose cause is gone (``environment_back``): the
-    item's ``work.retried``, or ``goal.resumed`` for the planner, by ``governor``."""
-    if work_id is None:
-        return verbs.resume_goal(view, reason=reason, at=at, actor="governor")
-    return verbs.retry_work(view, work_id=work_id, reason=reason, at=at, actor="governor")
-
-
-def finish_events(
-    view: GoalView, *, work_id: str, run_id: str, run: WorkerRun, at: datetime
-) -> list[Event]:
-    """A finished worker run's events: its ``attempt.finished``, and its acceptance when
-    it is automatic (``auto_accepted``)."""
-    finished = attempt_events(view, work_id=work_id, run_id=run_id, run=run, at=at)
-    return auto_accepted(view, finished, work_id)
-
-
-def auto_accepted(view: GoalView, finished: list[Event], work_id: str) -> list[Event]:
-    """``finished`` (built on ``view``), and the item's ``work.accepted`` when the decision
-    right after them accepts it without an operator (``accept_passing``): what the next
-    step would append on its own, in the same transaction."""
-    last = finished[-1] if finished else None
-    if (
-        last is None
-        or last.type != "attempt.finished"
-        or last.outcome != "succeeded"
-        or not view.policy.accept_passing
-    ):
-        return finished
-    after = fold(view.copy(), finished)
-    # the upstreams' health does not bear on an acceptance (it calls no agent); a park does,
-    # and the view holds it
-    decision = decide(after, last.at, with_ledger=False)
-    if decision.status != "ready" or decision.next_action != "accept":
-        return finished
-    if work_id not in decision.work_ids:
-        return finished
-    return [*finished, *verbs.accept_work(after, work_id=work_id, at=last.at, actor="governor")]
-
-
-def _describe(event: Event) -> str:
-    """The progress line's account of a finished run (charged or not, its tries)."""
-    if isinstance(event, RunEvent):
-        return describe(event)
-    return event.type  # pragma: no cover - a run always ends in one of RunEvent

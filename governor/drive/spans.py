@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from governor._version import __version__
 from governor.errors import UnavailableError
 
 if TYPE_CHECKING:  # the core is imported when a span records a run: every command calls
@@ -76,7 +77,6 @@ def instrument(tracer_provider: Any = None) -> None:
             "OpenTelemetry spans need the otel extra: pip install 'governor[otel]'",
             what="the otel extra",
         ) from exc
-    from governor import __version__  # noqa: PLC0415 - the facade's version string
 
     _tracer = trace.get_tracer("governor", __version__, tracer_provider=tracer_provider)
 

@@ -64,7 +64,7 @@ from governor.exec.codex_trace import CodexTrace, parse_codex_trace, without_tra
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import decode, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
-from governor.exec.upstream import upstream_of
+from governor.exec.vendor_health import upstream_of
 
 CODEX_BINARY: Final = "codex"
 CODEX_PASS: Final = ("CODEX_HOME", "OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Protocol
 
+from governor.exec.capture import Capture, Lines, Listener
 from governor.exec.guard import GUARD, spawning
 from governor.exec.procinfo import start_ticks
 
@@ -82,8 +83,6 @@ def watching(watch: SpawnWatch) -> Iterator[None]:
         _WATCH.reset(token)
 
 
-Listener = Callable[[bytes], None]
-"""Told of every chunk a child writes on stdout or stderr."""
 _LISTENER: ContextVar[Listener | None] = ContextVar("governor_output_listener", default=None)
 
 
@@ -136,84 +135,6 @@ class ProcessResult:
     def stdout_complete(self) -> bool:
         """Whether ``stdout_head`` holds all of stdout."""
         return len(self.stdout_head) == self.stdout_bytes
-
-
-class _Lines:
-    """Splits a byte stream into lines, each cut to ``limit`` bytes, for a callback."""
-
-    def __init__(self, emit: Callable[[bytes], None], limit: int) -> None:
-        self._emit = emit
-        self._limit = limit
-        self._pending = bytearray()
-        self._open = False
-
-    def feed(self, data: bytes) -> None:
-        start = 0
-        while (end := data.find(b"\n", start)) >= 0:
-            self._keep(data[start:end])
-            self._flush()
-            start = end + 1
-        if start < len(data):
-            self._keep(data[start:])
-            self._open = True
-
-    def finish(self) -> None:
-        """Deliver an unterminated last line, if there is one."""
-        if self._open:
-            self._flush()
-
-    def _keep(self, piece: bytes) -> None:
-        room = self._limit - len(self._pending)
-        if room > 0:
-            self._pending += piece[:room]
-
-    def _flush(self) -> None:
-        line = bytes(self._pending)
-        self._pending.clear()
-        self._open = False
-        self._emit(line)
-
-
-class _Capture:
-    """Bounded capture of one stream: head, tail, byte count and sha256."""
-
-    def __init__(
-        self,
-        head_limit: int,
-        tail_limit: int,
-        lines: _Lines | None = None,
-        listener: Listener | None = None,
-    ) -> None:
-        self.listener = listener
-        self.head = bytearray()
-        self.total = 0
-        self.sha = hashlib.sha256()
-        self._head_limit = head_limit
-        self._tail_limit = tail_limit
-        self._tail = bytearray()
-        self._lines = lines
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        self.sha.update(data)
-        room = self._head_limit - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-        if self._tail_limit > 0:
-            self._tail += data
-            if len(self._tail) > 2 * self._tail_limit:
-                del self._tail[: -self._tail_limit]
-        if self._lines is not None:
-            self._lines.feed(data)
-        if self.listener is not None:
-            self.listener(data)
-
-    def finish(self) -> None:
-        if self._lines is not None:
-            self._lines.finish()
-
-    def tail(self) -> bytes:
-        return bytes(self._tail[-self._tail_limit :]) if self._tail_limit > 0 else b""
 
 
 def run_process(
@@ -277,10 +198,10 @@ def run_process(
             )
     except OSError as exc:
         return _never_started(args, exc, clock() - started)
-    lines = _Lines(on_stdout_line, head_bytes) if on_stdout_line is not None else None
+    lines = Lines(on_stdout_line, head_bytes) if on_stdout_line is not None else None
     listener = _LISTENER.get()
-    out = _Capture(head_bytes, tail_bytes, lines, listener)
-    err = _Capture(0, tail_bytes, listener=listener)
+    out = Capture(head_bytes, tail_bytes, lines, listener)
+    err = Capture(0, tail_bytes, listener=listener)
     supervisor = _Supervisor(proc, out, err, clock, kill_grace_s, stop=stop)
     ticks, watch = start_ticks(proc.pid), _WATCH.get()
     GUARD.watch(proc.pid)
@@ -336,8 +257,8 @@ class _Supervisor:
     def __init__(
         self,
         proc: subprocess.Popen[bytes],
-        out: _Capture,
-        err: _Capture,
+        out: Capture,
+        err: Capture,
         clock: Callable[[], float],
         kill_grace_s: float,
         *,
@@ -350,7 +271,7 @@ class _Supervisor:
         self._clock = clock
         self._grace_s = kill_grace_s
         self._sel = selectors.DefaultSelector()
-        self._readers: dict[int, _Capture] = {}
+        self._readers: dict[int, Capture] = {}
         for pipe, capture in ((proc.stdout, out), (proc.stderr, err)):
             assert pipe is not None
             self._readers[pipe.fileno()] = capture

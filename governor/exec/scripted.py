@@ -27,7 +27,6 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-import governor
 from governor.core.classify import SpawnResult
 from governor.core.events import Profile
 from governor.core.evidence import Evidence, Partial
@@ -41,7 +40,7 @@ DEFAULT_SCENARIO: Final = Path(__file__).with_name("scenarios") / "default.json"
 """The embedded scenario played when a profile names none."""
 PLAYER_MODULE: Final = "governor.exec.scripted_player"
 SOURCE: Final = "scripted:envelope"
-_IMPORT_ROOT: Final = str(Path(governor.__file__).resolve().parent.parent)
+_IMPORT_ROOT: Final = str(Path(__file__).resolve().parents[2])
 
 
 class _Output(BaseModel):

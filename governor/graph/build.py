@@ -23,7 +23,7 @@ from langgraph.graph import END, START, StateGraph
 
 from governor.core.route import ACTING, Action, Ask, Stop, Wait, name_of, route
 from governor.drive.act import act
-from governor.drive.goals import Outcome, RunReport
+from governor.drive.goals import Outcome, RunReport, stop_outcome
 from governor.drive.runner import Runner
 from governor.drive.spans import goal_span, record_goal
 
@@ -56,7 +56,7 @@ def build_graph(runner: Runner, *, max_steps: int = 10_000) -> Any:
         steps = state.get("steps", 0) + 1
         update: GraphState = {"action": action, "steps": steps}
         if isinstance(action, Stop):
-            update["outcome"] = "review" if action.reason == "review" else "stopped"
+            update["outcome"] = stop_outcome(action)
         elif steps > max_steps:
             update["outcome"] = "steps"
         return update

@@ -51,7 +51,8 @@ from governor.core.route import Ask, Stop, Wait, route
 from governor.drive import goals
 from governor.drive.act import act
 from governor.drive.goalfile import goal_from_mapping, profiles_from_file
-from governor.drive.runner import Runner, RunnerSettings, holder_id
+from governor.drive.lease import holder_id
+from governor.drive.runner import Runner, RunnerSettings
 from governor.drive.spans import instrument_from
 from governor.errors import GovernorError, InputError, LeaseError
 from governor.graph.asking import DEFAULT_ACTOR, GraphActor, identity

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from governor.store.checks import CheckTally, Finding
+from governor.store.findings import CheckTally, Finding
 
 TABLE_NAMES = {
     "upstreams": "upstream health records",

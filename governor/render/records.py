@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # types only: a read command does not import the analyses (st
     from governor.analysis.tune_corpus import TuneReport
     from governor.core.decision import Decision
     from governor.core.ledger import AttemptLedger, Ledger, ReplanLedger, WorkLedger
+    from governor.core.question import Question
     from governor.core.summary import GoalSummary
     from governor.core.upstream import UpstreamHealth
     from governor.core.view import GoalView
@@ -127,13 +128,29 @@ def verb_record(goal_id: str, decision: Decision) -> Record:
     return {"goal_id": goal_id, **decision_record(decision)}
 
 
+def question_record(asked: Question | None) -> Record | None:
+    """The question a goal waits on (None: none), as ``status --json`` and the API show it."""
+    if asked is None:
+        return None
+    return {
+        "asker": asked.asker,
+        "text": asked.text,
+        "work_id": asked.work_id,
+        "plan_id": asked.plan_id,
+        "attempt": asked.attempt,
+    }
+
+
 def status_record(view: GoalView, decision: Decision, lease: Lease | None) -> Record:
-    """``status GOAL --json``."""
+    """``status GOAL --json``: the decision, its question (null when none) and the lease."""
+    from governor.core.question import question  # noqa: PLC0415 - start-up (a read command)
+
     return {
         "goal_id": view.goal_id,
         "title": view.created.title if view.created else "",
         "seq": view.seq,
         **decision_record(decision),
+        "question": question_record(question(view, decision)),
         "lease": None
         if lease is None
         else {"holder": lease.holder, "expires_at": stamp(lease.expires_at)},

@@ -154,10 +154,12 @@ def format_timeline(step: ReplayStep) -> str:
     )
 
 
-def format_whatif(result: WhatIf, overrides: dict[str, object]) -> str:
-    """A what-if result in a few lines."""
+def format_whatif(
+    result: WhatIf, overrides: dict[str, object], *, header: str | None = None
+) -> str:
+    """A what-if result in a few lines (``header``: instead of the overrides')."""
     changed = ", ".join(f"{k}={v}" for k, v in overrides.items())
-    lines = [f"under {changed}:"]
+    lines = [header or f"under {changed}:"]
     if result.divergence is not None:
         d = result.divergence
         lines.append(
@@ -170,7 +172,8 @@ def format_whatif(result: WhatIf, overrides: dict[str, object]) -> str:
     }[result.outcome]
     lines.append(f"  {verdict}")
     lines.append(f"  recorded:    {format_decision(result.recorded_final)}")
-    lines.append(f"  other policy: {format_decision(result.final)}")
+    other = "today:      " if header else "other policy:"
+    lines.append(f"  {other} {format_decision(result.final)}")
     return "\n".join(lines)
 
 
@@ -286,9 +289,10 @@ def format_probe(result: SpawnResult) -> str:
         return f"ok in {result.duration_s:.1f}s: {reply[:300]}"
     e = result.evidence
     charged = "uncharged" if is_uncharged("failed", result.failure_class, e) else "charged"
+    declared = "".join(f" {k}={v}" for k, v in (("source", e.source), ("ref", e.ref)) if v)
     lines = [
-        f"failed: class {result.failure_class or 'none'} ({charged}), rule {e.rule}",
-        f"evidence: effects={e.effects} output={e.output} refusal={e.refusal} source={e.source} ref={e.ref}",
+        f"failed: class {result.failure_class or 'none'} ({charged}), rule {e.rule or 'none'}",
+        f"evidence: effects={e.effects} output={e.output} refusal={e.refusal}{declared}",
     ]
     if result.retry_after_s is not None:
         lines.append(f"retry after: {result.retry_after_s:g}s")
@@ -298,5 +302,6 @@ def format_probe(result: SpawnResult) -> str:
         lines.append(f"out of credit or quota: {result.billing or GENERIC_BILLING_REMEDY}")
     if result.rule == "no-response" and result.failure_class == "environment":
         lines.append(never_reached_line(result.endpoint))
-    lines.append("error: " + (result.error or "").strip().replace("\n", "\n       "))
+    if result.error:
+        lines.append("error: " + result.error.strip().replace("\n", "\n       "))
     return "\n".join(lines)

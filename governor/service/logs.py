@@ -32,7 +32,8 @@ import orjson
 from governor.core.decision import stamp
 from governor.errors import InputError
 from governor.exec.environment import Redactor
-from governor.store.url import ENV_VAR, mask_password
+from governor.store.masking import mask_password
+from governor.store.url import ENV_VAR
 
 LOGGER: Final = logging.getLogger("governor.service")
 """Where every service log record goes."""

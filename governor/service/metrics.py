@@ -41,7 +41,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.exposition import choose_encoder, generate_latest
 
-from governor import __version__
+from governor._version import __version__
 from governor.core.decision import Status
 from governor.core.upstream import UpstreamHealth, shown_name
 from governor.service.observe import COUNTERS, HISTOGRAMS, Histograms, Snapshot

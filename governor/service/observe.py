@@ -38,7 +38,7 @@ from governor.core.evidence import Evidence, FailureClass
 from governor.core.route import Action, acts, name_of
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
-from governor.drive.upstreams import ChangeKind
+from governor.drive.monitor import ChangeKind
 from governor.service.logs import JsonLog
 
 Labels = tuple[tuple[str, str], ...]

@@ -39,7 +39,8 @@ from multiprocessing.queues import Queue
 from typing import Final
 
 from governor.clock import utc_now
-from governor.drive.runner import HarnessFactory, holder_id
+from governor.drive.lease import holder_id
+from governor.drive.runner import HarnessFactory
 from governor.drive.spans import instrument_from
 from governor.errors import InputError, UnavailableError
 from governor.exec.harness import harness_for

@@ -33,7 +33,8 @@ from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.route import Action, acts, name_of
 from governor.drive import goals
-from governor.drive.runner import HarnessFactory, Runner, holder_id
+from governor.drive.lease import holder_id
+from governor.drive.runner import HarnessFactory, Runner
 from governor.errors import LeaseError
 from governor.exec.harness import harness_for
 from governor.registry import ServiceError, WorkerBeat

@@ -34,7 +34,7 @@ from governor.registry import AgentRecord, ServiceError, WorkerBeat
 if TYPE_CHECKING:  # types only: ``list`` opens a store without the models (start-up)
     from governor.core.events import Event
     from governor.core.upstream import UpstreamHealth
-    from governor.store.checks import CheckTally, Finding
+    from governor.store.findings import CheckTally, Finding
 
 
 @dataclass(frozen=True, slots=True)

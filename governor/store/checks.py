@@ -27,7 +27,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -35,7 +35,8 @@ from governor.clock import Clock
 from governor.errors import CorruptEventError, DamagedRowError
 from governor.store.columns import Table, Times, shown
 from governor.store.compare import differences, rebuilt, shown_value
-from governor.store.stored import LeaseRecord, StreamHead
+from governor.store.findings import CheckTally, Finding
+from governor.store.stored import LeaseRecord, StreamHead, chain
 from governor.store.tables import (
     AGENTS,
     LEASES,
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
 
 Tx = TypeVar("Tx")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-RESTORE = "restore the store from a backup or an export (a check never changes events)"
 REBUILD = "rebuilt from its events"
 RETRIES = 3
 """Walks of a goal a check makes at most while a runner keeps writing it."""
@@ -69,53 +69,6 @@ _BUILDERS: dict[str, Callable[[Sequence[object], Times], object]] = {
     SERVICE_ERRORS.name: error_of,
     AGENTS.name: agent_of,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One difference a check found, and what ``--repair`` does (or did) about it."""
-
-    table: str
-    key: str
-    detail: str
-    fix: str | None
-    """What a repair does (``rebuilt from its events``, ``dropped``); None: nothing can."""
-    repaired: bool = False
-
-    @property
-    def line(self) -> str:
-        """The finding as the one line ``governor store check`` prints."""
-        if self.fix is None:
-            then = RESTORE
-        elif self.repaired:
-            then = f"repaired: {self.fix}"
-        else:
-            then = f"--repair: {self.fix}"
-        return f"{self.table} row {self.key}: {self.detail}; {then}"
-
-
-@dataclass
-class CheckTally:
-    """What a check has looked at so far (for the progress line and the summary line)."""
-
-    goals: int = 0
-    events: int = 0
-    rows: dict[str, int] = field(default_factory=dict)
-    """Rows of the other tables checked, by table."""
-    expected_goals: int = 0
-    """Summary rows when the check began: about how many goals it will walk."""
-    findings: int = 0
-    repaired: int = 0
-    busy: int = 0
-    """Goals a runner wrote during every walk of them: not compared this time."""
-    mendable: int = 0
-    """Findings a repair would mend (not repaired in this check)."""
-
-    def add(self, finding: Finding) -> Finding:
-        self.findings += 1
-        self.repaired += finding.repaired
-        self.mendable += finding.fix is not None and not finding.repaired
-        return finding
 
 
 @dataclass(slots=True)
@@ -213,7 +166,6 @@ class StoreChecks(ABC, Generic[Tx]):
     def _walk(self, goal_id: str, tally: CheckTally) -> _Stream:
         """Read the whole stream: numbering, checksums, goal and seq of each row, its fold."""
         from governor.core.view import GoalView, evolve  # noqa: PLC0415 - the check only
-        from governor.store.engine import chain  # noqa: PLC0415 - the engine includes this
         from governor.store.rows import read_row  # noqa: PLC0415 - start-up: imports models
 
         found = _Stream(view=GoalView())

@@ -26,23 +26,18 @@ Rules (SPEC §8; the values and the contract are in ``governor.store.base``):
 
 from __future__ import annotations
 
-import zlib
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from itertools import islice
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, Self
 
 from governor.clock import Clock, utc_now
-from governor.core.decision import stamp
 from governor.core.summary import GoalSummary, summarize
 from governor.errors import (
     ConcurrencyConflictError,
     CorruptEventError,
-    LeaseError,
     NotFoundError,
     StoreError,
 )
@@ -50,39 +45,22 @@ from governor.registry import ERRORS_KEPT, AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import GoalOrder, GoalQuery, Lease, ascii_lower
 from governor.store.checks import StoreChecks
 from governor.store.health import HealthRecords
-from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
+from governor.store.leases import LeaseRecords
+from governor.store.primitives import StoragePrimitives, Tx
+from governor.store.stored import StreamHead, chain
 
 if TYPE_CHECKING:  # the codec and the fold are imported where a store reads or writes
     # events, so that reading summaries (``governor list``) imports no model (start-up)
     from governor.core.events import Event
 
-Tx = TypeVar("Tx")
-"""A backend's handle on an open transaction (a connection, a cursor, the store itself)."""
 
 REGISTRY_KEY: Final = "service:registry"
 """The ``_write`` key of registry transactions: never a goal id (those hold no ``:``)."""
 
 
-def chain(previous: int, crcs: Iterable[int]) -> int:
-    """The checksum chain head after rows with ``crcs``, continuing from ``previous`` (0
-    before the first row): a CRC-32 over the rows' CRC-32s, in seq order."""
-    head = previous
-    for crc in crcs:
-        head = zlib.crc32(crc.to_bytes(4, "big"), head)
-    return head
-
-
-def _same(current: Lease | None, lease: Lease) -> bool:
-    return current is not None and (current.holder, current.token) == (lease.holder, lease.token)
-
-
-def _whereabouts(current: Lease | None) -> str:
-    if current is None:
-        return "it was released"
-    return f"{current.holder} took it over with token {current.token}"
-
-
-class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], ABC, Generic[Tx]):
+class BaseEventStore(
+    LeaseRecords[Tx], HealthRecords[Tx], StoreChecks[Tx], StoragePrimitives[Tx], ABC, Generic[Tx]
+):
     """The event store contract, implemented over a backend's storage primitives."""
 
     page_size: int = 1000
@@ -231,56 +209,6 @@ class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], ABC, Generic[Tx]):
         with self._read() as tx:
             return self._soonest_wakeup(tx)
 
-    def acquire_lease(self, goal_id: str, holder: str, *, ttl_s: float) -> Lease:
-        """Take the goal's lease when it is free or expired (a takeover gets a new token).
-
-        Raises:
-            LeaseError: naming the holder and the expiry of a lease still live.
-        """
-        _check_ttl(ttl_s)
-        if not holder:
-            raise ValueError("a lease holder needs a name")
-        with self._write(goal_id) as tx:
-            now = self._clock()
-            record = self._lease_record(tx, goal_id)
-            current = record.lease if record else None
-            if current is not None and not current.is_expired(now):
-                raise LeaseError(
-                    goal_id,
-                    f"the lease is held by {current.holder} until {stamp(current.expires_at)}",
-                    holder=current.holder,
-                )
-            token = (record.token if record else 0) + 1
-            lease = Lease(goal_id, holder, token, now + timedelta(seconds=ttl_s))
-            self._put_lease(tx, goal_id, LeaseRecord(token, lease))
-        return lease
-
-    def renew_lease(self, lease: Lease, *, ttl_s: float) -> Lease:
-        """Extend a lease that is still the goal's current one, even if it has expired.
-
-        Raises:
-            LeaseError: when it was taken over or released.
-        """
-        _check_ttl(ttl_s)
-        with self._write(lease.goal_id) as tx:
-            self._check_current(
-                tx, lease, f"cannot renew the lease of {lease.holder} (token {lease.token}): {{}}"
-            )
-            renewed = replace(lease, expires_at=self._clock() + timedelta(seconds=ttl_s))
-            self._put_lease(tx, lease.goal_id, LeaseRecord(lease.token, renewed))
-        return renewed
-
-    def release_lease(self, lease: Lease) -> None:
-        """Give the lease up (its token stays spent); a no-op once it was taken over."""
-        with self._write(lease.goal_id) as tx:
-            if _same(self._current(tx, lease.goal_id), lease):
-                self._put_lease(tx, lease.goal_id, LeaseRecord(lease.token, None))
-
-    def current_lease(self, goal_id: str) -> Lease | None:
-        """The goal's lease, expired or not, until it is released or taken over."""
-        with self._read() as tx:
-            return self._current(tx, goal_id)
-
     def add_agent(self, agent: AgentRecord, *, lease: Lease | None = None) -> None:
         """Record an agent process of the goal, fenced like an append by ``lease``.
 
@@ -358,23 +286,6 @@ class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], ABC, Generic[Tx]):
 
     # --- the rules behind the contract ------------------------------------------------
 
-    def _check_current(self, tx: Tx, lease: Lease, message: str) -> None:
-        """Refuse unless ``lease`` is still the goal's current lease (the fencing check).
-
-        ``message`` says what was refused; ``{}`` in it becomes where the lease went.
-        """
-        current = self._current(tx, lease.goal_id)
-        if not _same(current, lease):
-            raise LeaseError(
-                lease.goal_id,
-                message.format(_whereabouts(current)),
-                holder=current.holder if current else None,
-            )
-
-    def _current(self, tx: Tx, goal_id: str) -> Lease | None:
-        record = self._lease_record(tx, goal_id)
-        return record.lease if record else None
-
     def _checked_head(self, tx: Tx, goal_id: str) -> StreamHead:
         """The stream's head; ``CorruptEventError`` when it ends elsewhere than recorded."""
         head = self._head(tx, goal_id)
@@ -451,101 +362,6 @@ class BaseEventStore(HealthRecords[Tx], StoreChecks[Tx], ABC, Generic[Tx]):
                 yield event
                 expected += 1
 
-    # --- storage primitives: no checks, no decisions ------------------------------------
-
-    @abstractmethod
-    def _write(self, goal_id: str) -> AbstractContextManager[Tx]:
-        """A write transaction that serialises every writer of ``goal_id``.
-
-        Commits when the block ends normally; rolls back, writing nothing, when it raises.
-        """
-
-    @abstractmethod
-    def _read(self) -> AbstractContextManager[Tx]:
-        """A context for reads (each primitive call sees committed data)."""
-
-    @abstractmethod
-    def _head(self, tx: Tx, goal_id: str) -> StreamHead:
-        """The highest stored seq of the goal (0 when none), with the seq and chain head
-        its summary row recorded, read together (one statement: one snapshot)."""
-
-    @abstractmethod
-    def _rows(
-        self, tx: Tx, goal_id: str, after_seq: int, limit: int
-    ) -> list[tuple[int, bytes | str, int]]:
-        """Up to ``limit`` stored ``(seq, body, crc)`` rows with seq above ``after_seq``, in order."""
-
-    @abstractmethod
-    def _insert(self, tx: Tx, goal_id: str, rows: Sequence[StoredEvent]) -> None:
-        """Store the rows."""
-
-    @abstractmethod
-    def _put_summary(self, tx: Tx, summary: GoalSummary, chain: int) -> None:
-        """Insert or replace the goal's summary, with the chain head at its seq."""
-
-    @abstractmethod
-    def _summaries(
-        self, tx: Tx, query: GoalQuery, offset: int, limit: int | None
-    ) -> list[GoalSummary]:
-        """The summaries ``query`` names, in its order, skipping ``offset`` and returning
-        at most ``limit`` (all when None)."""
-
-    @abstractmethod
-    def _count(self, tx: Tx, query: GoalQuery) -> int:
-        """How many summaries ``query`` names."""
-
-    @abstractmethod
-    def _due(self, tx: Tx, now: datetime, limit: int) -> list[GoalSummary]:
-        """Summaries for which ``GoalSummary.is_due(now)``, by ``due_at`` then goal id."""
-
-    @abstractmethod
-    def _goal_counts(self, tx: Tx) -> dict[str, int]:
-        """Goal status -> how many goals have it (only statuses that occur)."""
-
-    @abstractmethod
-    def _soonest_wakeup(self, tx: Tx) -> datetime | None:
-        """The smallest ``due_at`` among goals whose status is ``waiting``."""
-
-    @abstractmethod
-    def _put_worker(self, tx: Tx, worker: WorkerBeat) -> None:
-        """Insert or replace the worker's row."""
-
-    @abstractmethod
-    def _delete_worker(self, tx: Tx, worker_id: str) -> None:
-        """Delete the worker's row if there is one."""
-
-    @abstractmethod
-    def _workers(self, tx: Tx) -> list[WorkerBeat]:
-        """Every worker row, ordered by worker id."""
-
-    @abstractmethod
-    def _insert_error(self, tx: Tx, error: ServiceError, keep: int) -> None:
-        """Store the error, then delete all but the ``keep`` most recently inserted."""
-
-    @abstractmethod
-    def _errors(self, tx: Tx, limit: int) -> list[ServiceError]:
-        """Up to ``limit`` errors, the most recently inserted first."""
-
-    @abstractmethod
-    def _put_agent(self, tx: Tx, agent: AgentRecord) -> None:
-        """Insert or replace the agent's row."""
-
-    @abstractmethod
-    def _delete_agent(self, tx: Tx, agent: AgentRecord) -> None:
-        """Delete the agent's row (same goal, host, boot id, pid and start) if there is one."""
-
-    @abstractmethod
-    def _agents(self, tx: Tx, goal_id: str) -> list[AgentRecord]:
-        """The goal's agent rows, by ``started_at`` then pid."""
-
-    @abstractmethod
-    def _lease_record(self, tx: Tx, goal_id: str) -> LeaseRecord | None:
-        """The goal's lease record, None when no lease was ever granted."""
-
-    @abstractmethod
-    def _put_lease(self, tx: Tx, goal_id: str, record: LeaseRecord) -> None:
-        """Insert or replace the goal's lease record."""
-
 
 def _check_companions(
     goal_id: str, last: int, lease: Lease | None, summary: GoalSummary | None
@@ -578,11 +394,6 @@ def _query(
     wanted = None if statuses is None else tuple(sorted(set(statuses)))
     needle = ascii_lower(search.strip()) if search and search.strip() else None
     return GoalQuery(wanted, needs_person, needle, order)
-
-
-def _check_ttl(ttl_s: float) -> None:
-    if not ttl_s > 0:
-        raise ValueError(f"a lease needs a positive ttl_s, not {ttl_s}")
 
 
 def _missing(goal_id: str, seq: int) -> CorruptEventError:

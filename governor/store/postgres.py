@@ -12,7 +12,7 @@ Rules (SPEC §8; the contract and its checks live in ``governor.store.engine``):
       snapshot would predate the wait and the checks would read stale rows.)
     * The schema is the append-only ``MIGRATIONS`` list of ``postgres_schema``, applied
       when a store opens; a database newer than the code is refused.
-    * ``psycopg`` errors are translated to ``StoreError`` in one place (``_translate``).
+    * ``psycopg`` errors are translated to ``StoreError`` in one place (``governor.store.postgres_driver``).
     * The injected clock is the only time source: no ``now()`` in SQL.
     * A connection pool: one store object may be shared by any number of threads; each
       transaction or read borrows a connection for its duration only.
@@ -20,26 +20,24 @@ Rules (SPEC §8; the contract and its checks live in ``governor.store.engine``):
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final
 
 import psycopg
-from psycopg import errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
+from psycopg_pool import ConnectionPool
 
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
-from governor.errors import StoreError
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
 from governor.store import listing
 from governor.store.base import GoalQuery, usage_row
 from governor.store.engine import BaseEventStore, read_only_error
 from governor.store.health import as_row
+from governor.store.postgres_driver import describe_url, goal_lock_key, same_time, translated
 from governor.store.postgres_rows import TIMES, TIMESTAMPTZ, TolerantTimes
 from governor.store.postgres_schema import Conn, check_current, migrate, one_row
 from governor.store.sqlchecks import SqlCheckRows
@@ -56,7 +54,6 @@ from governor.store.tables import (
     wakeup_of,
     worker_of,
 )
-from governor.store.url import mask_password
 
 POOL_MAX_SIZE: Final = 10
 """Connections a store object keeps at most (one per concurrent transaction or read)."""
@@ -156,66 +153,6 @@ _PUT_LEASE: Final = """INSERT INTO leases (goal_id, token, holder, expires_at)
         token = EXCLUDED.token, holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at"""
 
 
-def goal_lock_key(goal_id: str) -> int:
-    """The advisory lock key of a goal: a signed 64-bit hash every client computes alike.
-
-    Two goals may share a key; they then merely queue behind each other's writes.
-    """
-    digest = hashlib.blake2b(goal_id.encode(), digest_size=8, person=b"governor.goal").digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-def describe_url(url: str) -> str:
-    """The URL without its password, for messages: ``postgresql://user@host:port/dbname``.
-
-    Raises:
-        StoreError: when libpq cannot parse the URL.
-    """
-    try:
-        params = conninfo_to_dict(url)
-    except psycopg.Error as exc:
-        raise StoreError(f"not a valid PostgreSQL URL: {mask_password(str(exc), url)}") from exc
-    user = f"{params['user']}@" if params.get("user") else ""
-    port = f":{params['port']}" if params.get("port") else ""
-    return f"postgresql://{user}{params.get('host', '')}{port}/{params.get('dbname', '')}"
-
-
-def _translate(exc: psycopg.Error, where: str) -> StoreError:
-    """The one translation of psycopg's errors into governor's."""
-    text = " ".join(mask_password(str(exc)).split())  # one line, no password
-    if isinstance(exc, PoolClosed):
-        return StoreError(f"{where}: the store is closed")
-    if isinstance(exc, PoolTimeout):
-        return StoreError(
-            f"{where}: no connection became free in time; every connection of the pool is "
-            f"busy or the server is unreachable ({text})"
-        )
-    if isinstance(exc, errors.LockNotAvailable):
-        return StoreError(
-            f"{where}: the goal stayed locked by another writer for longer than the lock "
-            f"timeout; try again ({text})"
-        )
-    if isinstance(exc, psycopg.OperationalError):
-        return StoreError(
-            f"{where}: cannot talk to PostgreSQL; is the server running, and do the URL's "
-            f"user and database exist? ({text})"
-        )
-    return StoreError(f"{where}: {type(exc).__name__}: {text}")
-
-
-@contextmanager
-def _translated(where: str) -> Iterator[None]:
-    try:
-        yield
-    except psycopg.Error as exc:
-        raise _translate(exc, where) from exc
-
-
-def _same_time(when: datetime | None) -> datetime | None:
-    """PostgreSQL stores times as they are (``TIMESTAMPTZ``)."""
-    return when
-
-
 class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
     """The event store in a PostgreSQL database, reached through a connection pool.
 
@@ -254,7 +191,7 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
         conninfo = url
         if "connect_timeout" not in conninfo_to_dict(url):  # libpq would wait forever
             conninfo = make_conninfo(url, connect_timeout=max(2, int(timeout_s)))
-        with _translated(self._where):
+        with translated(self._where):
             with psycopg.connect(conninfo, autocommit=True) as conn:
                 self._configure(conn)
                 if read_only:
@@ -304,13 +241,13 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
     def _write(self, goal_id: str) -> Iterator[Conn]:
         if self.read_only:
             raise read_only_error(self._where)
-        with _translated(self._where), self._pool.connection() as conn, conn.transaction():
+        with translated(self._where), self._pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (goal_lock_key(goal_id),))
             yield conn
 
     @contextmanager
     def _read(self) -> Iterator[Conn]:
-        with _translated(self._where), self._pool.connection() as conn:
+        with translated(self._where), self._pool.connection() as conn:
             yield conn
 
     def _query(self, tx: Conn, sql: str, params: Sequence[object] = ()) -> list[Any]:
@@ -440,7 +377,7 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
         return [upstream_of(row, TIMES) for row in rows]
 
     def _put_upstream(self, tx: Conn, record: UpstreamHealth) -> None:
-        tx.execute(_PUT_UPSTREAM, as_row(record, _same_time))
+        tx.execute(_PUT_UPSTREAM, as_row(record, same_time))
 
     def _move_parked(self, tx: Conn, upstream: str, due: datetime, reason: str) -> None:
         tx.execute(_MOVE_PARKED, (due, due, reason, upstream))

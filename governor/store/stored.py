@@ -7,6 +7,8 @@ summaries (``governor list``) imports no model (start-up, issue 12).
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
@@ -43,3 +45,12 @@ class StreamHead:
     """The last seq the goal's summary row recorded; None when there is no summary row."""
     chain: int | None
     """The checksum chain head recorded with it; None when recorded before chains."""
+
+
+def chain(previous: int, crcs: Iterable[int]) -> int:
+    """The checksum chain head after rows with ``crcs``, continuing from ``previous`` (0
+    before the first row): a CRC-32 over the rows' CRC-32s, in seq order."""
+    head = previous
+    for crc in crcs:
+        head = zlib.crc32(crc.to_bytes(4, "big"), head)
+    return head

@@ -41,8 +41,8 @@ from governor.core.codec import encode
 from governor.core.events import Event, Profile
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView, fold
+from governor.drive.monitor import MonitorSettings, UpstreamMonitor
 from governor.drive.runner import Runner, RunnerSettings
-from governor.drive.upstreams import MonitorSettings, UpstreamMonitor
 from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError
 from governor.exec.harness import harness_for
 from governor.exec.procinfo import this_machine

@@ -15,8 +15,9 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -25,20 +26,28 @@ from governor.core import record
 from governor.core.classify import tail
 from governor.core.events import Event
 from governor.core.view import GoalView, fold
-from governor.drive.runner import finish_events
+from governor.drive.outcomes import finish_events
 from governor.errors import CommandRefusedError
 from governor.temporal.wire import Observed
 
-if TYPE_CHECKING:
-    from governor.temporal.steps import Build, GoalDrive
+Build = Callable[[GoalView], list[Event]]
+"""Events built on a view (the goal's, or a scratch copy of it)."""
+
+
+class Drive(Protocol):
+    """What a call reads of the goal's drive (``steps.GoalDrive``)."""
+
+    goal_id: str
+    calls: dict[str, workflow.ActivityHandle[Observed]]
+    ready: dict[str, bool]
+
+    async def refresh(self) -> None: ...
 
 
 class Call:
     """A call in flight: cleared to run (or not), then its result (the module rules)."""
 
-    def __init__(
-        self, drive: GoalDrive, name: str, handle: workflow.ActivityHandle[Observed]
-    ) -> None:
+    def __init__(self, drive: Drive, name: str, handle: workflow.ActivityHandle[Observed]) -> None:
         self.drive, self.name, self.handle = drive, name, handle
 
     def settled(self) -> bool:

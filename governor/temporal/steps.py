@@ -37,14 +37,14 @@ from governor.core.route import Accept, Action, Apply, Dispatch, Park, Plan, Res
 from governor.core.summary import summarize
 from governor.core.verbs import accept_work, reject_plan
 from governor.core.view import GoalView, fold
-from governor.drive.runner import recovered
+from governor.drive.reprobe import recovered
 from governor.errors import (
     CommandRefusedError,
     GovernorError,
     InputError,
     NotFoundError,
 )
-from governor.temporal.calls import Call, Run, crash_text, finishes, starts
+from governor.temporal.calls import Build, Call, Run, crash_text, finishes, starts
 from governor.temporal.names import agents_queue
 from governor.temporal.wire import (
     Appended,
@@ -64,7 +64,6 @@ from governor.temporal.wire import (
 from governor.workflow.run import plan_events
 
 T = TypeVar("T")
-Build = Callable[[GoalView], list[Event]]
 STORE_RETRY: Final = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),

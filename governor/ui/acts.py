@@ -48,7 +48,7 @@ from governor.ui.forms import Acting
 from governor.ui.keys import same_origin
 
 if TYPE_CHECKING:
-    from governor.ui.server import UiSettings
+    from governor.ui.settings import UiSettings
 
 MOST_BYTES: Final = 64 * 1024
 """The largest form taken (an answer is at most 2,000 characters)."""

@@ -31,7 +31,8 @@ import uvicorn
 
 from governor.errors import InputError, UnavailableError
 from governor.store.base import EventStore
-from governor.ui.server import LOOPBACK_NAMES, UiSettings, make_app
+from governor.ui.server import make_app
+from governor.ui.settings import LOOPBACK_NAMES, UiSettings
 
 
 def is_loopback(host: str) -> bool:

@@ -29,7 +29,8 @@ from governor.workflow.prompts import render
 PLANNER_SCHEMA = """{"decision": "apply" | "complete",
  "rationale": "why this plan",
  "work": [{"key": "short-key", "title": "…", "objective": "…",
-           "acceptance": ["…"], "depends_on": ["an earlier key or an accepted work id"]}],
+           "acceptance": ["…"], "depends_on": ["an earlier key or an accepted work id"],
+           "profile": "optional: the goal's profile that runs this item"}],
  "milestone": {"title": "…", "objective": "…"}}
 or, when a person must decide before you can plan: {"status": "decision", "question": "…"}"""
 
@@ -126,6 +127,11 @@ def _planner_prior(view: GoalView) -> str:
     return "\n".join(lines) or "Nothing has failed yet."
 
 
+def _profiles(view: GoalView) -> str:
+    names = sorted(view.created.profiles) if view.created else []
+    return ", ".join(f"'{name}'" for name in names)
+
+
 def _rules(view: GoalView, trigger: str) -> str:
     policy = view.policy
     lines = [
@@ -134,6 +140,8 @@ def _rules(view: GoalView, trigger: str) -> str:
         "- Keys are lowercase letters, digits and dashes; depends_on names earlier keys of this "
         "proposal or accepted work ids shown above.",
         "- Every work item needs acceptance criteria a worker can check.",
+        f"- An item may name the profile that runs it: one of {_profiles(view)}; without one, "
+        f"'{view.created.worker if view.created else 'worker'}' runs it.",
     ]
     if must_say_complete(view):
         lines.append("- The goal has used all its milestones: your decision must be 'complete'.")

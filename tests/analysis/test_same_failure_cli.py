@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 
-from tests.test_cli import governor
+from tests.cli.test_cli import governor
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 PLANNER = GOLDEN / "planner_same_failure.jsonl"

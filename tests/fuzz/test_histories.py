@@ -32,6 +32,8 @@ READERS = [
     ("replay", "{h}", "--policy", "max_uncharged_replans=5", "--json"),
     ("explain", "{h}"),
     ("explain", "{h}", "--json"),
+    ("reclassify", "{h}"),
+    ("reclassify", "{h}", "--json"),
     ("tune", "{h}", "--grid", "max_replans=1..3", "--workers", "1", "--quiet", "--json"),
     ("import", "{h}"),
 ]
@@ -41,6 +43,7 @@ STORED = [
     ("export", "{g}"),
     ("replay", "{g}"),
     ("explain", "{g}"),
+    ("reclassify", "{g}", "--json"),
     ("list",),
 ]
 

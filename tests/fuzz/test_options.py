@@ -69,6 +69,7 @@ BASES: Final[dict[str, tuple[str, ...]]] = {
     "validate": ("h.jsonl",),
     "replay": ("h.jsonl",),
     "explain": ("h.jsonl",),
+    "reclassify": ("h.jsonl",),
     "simulate": ("--goals", "2", "--out", "sim-out"),
     "tune": ("sim", "--grid", "max_replans=1..2", "--workers", "1", "--quiet"),
     "doctor": ("goal.toml",),

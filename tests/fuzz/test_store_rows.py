@@ -58,6 +58,7 @@ READS: Final = (
     ("export", "done"),
     ("replay", "first"),
     ("explain", "first"),
+    ("reclassify", "first"),
     ("upstreams",),
     ("upstreams", "--json"),
     ("service", "status"),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from governor.store.url import mask_password
+from governor.store.masking import mask_password
 from tests.hardening.run import assert_one_line, governor
 
 SECRET = "Sup3rS3cret"

@@ -18,14 +18,8 @@ from governor.core.summary import ACTIVE_STATUSES, attention
 from governor.errors import DamagedRowError, LeaseError, StoreError
 from governor.store import listing, open_store
 from governor.store.base import GoalQuery
-from governor.store.postgres import (
-    _DUE,
-    _GOALS,
-    _SOONEST,
-    PostgresEventStore,
-    describe_url,
-    goal_lock_key,
-)
+from governor.store.postgres import _DUE, _GOALS, _SOONEST, PostgresEventStore
+from governor.store.postgres_driver import describe_url, goal_lock_key
 from governor.store.postgres_schema import MIGRATIONS, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_listing import COMBINATIONS

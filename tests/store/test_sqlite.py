@@ -16,7 +16,8 @@ from governor.errors import StoreError
 from governor.store import listing
 from governor.store.base import GoalQuery
 from governor.store.rows import to_rows
-from governor.store.sqlite import _DUE, _GOALS, _SOONEST, MIGRATIONS, SqliteEventStore, migrate
+from governor.store.sqlite import _DUE, _GOALS, _SOONEST, SqliteEventStore
+from governor.store.sqlite_schema import MIGRATIONS, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_listing import COMBINATIONS
 from tests.store.contract_procs import ProcessCases

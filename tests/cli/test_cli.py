@@ -14,7 +14,7 @@ import pytest
 from governor.core.codec import encode
 from tests.story import Story
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "login-page.jsonl"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "login-page.jsonl"
 
 
 def governor(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -258,7 +258,7 @@ def test_validate_notes_a_recorded_policy_without_a_completion_call_and_replay_r
 ) -> None:
     """SPEC §12.1: a recorded ``goal.created`` whose policy breaks the rule is read exactly
     as recorded (its replay is unchanged) and ``validate`` adds a note."""
-    history = Path(__file__).resolve().parent / "golden" / "reopened_spent_item.jsonl"
+    history = Path(__file__).resolve().parents[1] / "golden" / "reopened_spent_item.jsonl"
     result = governor("validate", str(history), "--json")
     assert result.returncode == 0, result.stderr
     record = orjson.loads(result.stdout)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from governor.cli.exit_codes import STATUS_CODES
 from governor.cli.main import COMMANDS, build_parser, command_of
 
 PROBE = """
@@ -68,15 +69,20 @@ def test_the_command_is_the_first_word_past_the_options(
     assert command_of(argv) == command
 
 
-def _modules_after(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
+def _probe(script: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` run with the command's arguments in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *argv],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def _modules_after(argv: list[str], cwd: Path) -> tuple[int, set[str]]:
+    done = _probe(PROBE, argv, cwd)
     return done.returncode, set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
@@ -178,3 +184,65 @@ def test_status_of_a_valid_goal_builds_no_pydantic_validator(
     assert "g1" in done.stdout
     assert built == []
     assert not metadata
+
+
+RUN = """
+import json, sys
+from governor.cli.main import main
+code = main(sys.argv[1:])
+print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)
+"""
+
+
+def _run(argv: list[str], cwd: Path) -> tuple[int, str, set[str]]:
+    """A command's exit code, its output and the modules it imported."""
+    done = _probe(RUN, argv, cwd)
+    code, modules = json.loads(done.stderr.strip().splitlines()[-1])
+    return code, done.stdout, set(modules)
+
+
+def _graph_modules(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in ("langgraph", "langchain_core")}
+
+
+def test_run_of_a_stopped_goal_decides_from_the_store_without_langgraph(tmp_path: Path) -> None:
+    """``run`` of a goal that has stopped finds nothing to do before it imports the graph
+    (issue 26): no LangGraph, no LangChain. The first run, with work to do, is driven by
+    the graph (the embedded scenario succeeds); the next ones find the goal succeeded."""
+    store = _store_with_a_goal(tmp_path)
+    code, first, modules = _run(["--store", store, "run", "g1", "--json"], tmp_path)
+    assert (code, json.loads(first)["status"]) == (0, "succeeded")
+    assert _graph_modules(modules)
+    code, again, modules = _run(["--store", store, "run", "g1", "--json"], tmp_path)
+    assert (code, again) == (0, first)
+    assert not _graph_modules(modules)
+    assert "governor.drive.runner" in modules  # decided under the lease, as the graph does
+    code, text, modules = _run(["--store", store, "run", "g1"], tmp_path)
+    assert code == 0
+    assert "succeeded" in text
+    assert not _graph_modules(modules)
+
+
+def test_run_of_a_cancelled_goal_imports_no_langgraph(tmp_path: Path) -> None:
+    store = _store_with_a_goal(tmp_path)
+    code, _, _ = _run(["--store", store, "cancel", "g1"], tmp_path)
+    assert code == 0
+    code, text, modules = _run(["--store", store, "run", "g1", "--json"], tmp_path)
+    assert code == STATUS_CODES["cancelled"]
+    assert json.loads(text)["outcome"] == "stopped"
+    assert not _graph_modules(modules)
+
+
+def test_run_of_a_goal_asking_a_question_imports_no_langgraph(tmp_path: Path) -> None:
+    """A goal blocked on a person's decision: ``run`` has nobody to ask, and says so
+    without the graph."""
+    store = str(tmp_path / "g.db")
+    history = Path(__file__).resolve().parents[1] / "golden" / "work_decision_blocked.jsonl"
+    code, _, _ = _run(["--store", store, "import", str(history)], tmp_path)
+    assert code == 0
+    code, text, modules = _run(
+        ["--store", store, "run", "g-work-decision-blocked", "--json"], tmp_path
+    )
+    assert code == STATUS_CODES["blocked"]
+    assert (json.loads(text)["outcome"], json.loads(text)["blocked_on"]) == ("stopped", "decision")
+    assert not _graph_modules(modules)

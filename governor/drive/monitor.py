@@ -2,7 +2,7 @@
 
 Rules:
     * Each profile of the goal is resolved once to the upstream it reaches
-      (``governor.exec.upstream.upstream_of``) — or, once one of its failures names an
+      (``governor.exec.vendor_health.upstream_of``) — or, once one of its failures names an
       upstream (a command envelope's ``upstream``, SPEC §12.9), to that one. Every agent
       call goes through ``ObservedHarness``, which records what the call said about its
       upstream with the core's transition: the store writes only when the record changes.
@@ -37,7 +37,7 @@ from governor.core.events import Profile
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Upstream, UpstreamHealth, claimed, observed, probed
 from governor.exec.harness import Harness
-from governor.exec.upstream import PROBE_PROMPT, named, probe_profile, seen, upstream_of
+from governor.exec.vendor_health import PROBE_PROMPT, named, probe_profile, seen, upstream_of
 from governor.store.base import EventStore
 
 HarnessFactory = Callable[[Profile, Path], Harness]
