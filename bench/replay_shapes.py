@@ -24,14 +24,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from bench.replay import history
+from bench.replay import _timed_child, history
 
 BARE = (
     "import sys, orjson\n"
@@ -44,13 +41,8 @@ BARE = (
 
 def child(argv: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of one child process (stdout to /dev/null; it must succeed)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        subprocess.run(argv, stdout=sink, check=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    wall, cpu, _ = _timed_child(argv)
+    return wall, cpu
 
 
 def _spread(values: list[float], fmt: str = "{:.3f}") -> str:
