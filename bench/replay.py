@@ -7,6 +7,7 @@ Method (the figures go to docs/performance.md):
     2. In one process, run ``repeat`` rounds, each timing every pass once in turn (the
        machine is shared and noisy; interleaving spreads the noise):
          bare      read every line and ``orjson.loads`` it (the floor of any replay)
+         plain     the same through a plain ``for line in f`` (no 16 MiB line bound)
          structs   read + decode every line into the compiled msgspec structs only
          pydantic  read + decode + validate every line with the pydantic models alone
          decode    read + decode every line into pydantic events (``LineDecoder``: the
@@ -55,12 +56,14 @@ from governor.store.jsonl import iter_raw_lines, read_history
 OUT = Path(__file__).resolve().parent / "out"
 
 
-def history(n: int) -> tuple[Path, int]:
+def history(n: int, cycles: int = 400) -> tuple[Path, int]:
+    """About ``n`` events; ``cycles`` rounds per item (400: ~375 items per 10**6 events;
+    25: ~1,150 items per 2 * 10**5)."""
     OUT.mkdir(exist_ok=True)
-    path = OUT / f"replay-{n}.jsonl"
+    path = OUT / (f"replay-{n}.jsonl" if cycles == 400 else f"replay-{n}-c{cycles}.jsonl")
     if not path.exists():
         print(f"generating {path.name} …", file=sys.stderr)
-        write(path, n)
+        write(path, n, cycles=cycles)
     with path.open("rb") as f:
         count = sum(1 for _ in f)
     return path, count
@@ -71,6 +74,12 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
         loads = orjson.loads
         for line in iter_raw_lines(path):
             loads(line)
+
+    def plain() -> None:  # issue 26's baseline: a plain ``for line in f``, no line bound
+        loads = orjson.loads
+        with path.open("rb") as f:
+            for line in f:
+                loads(line)
 
     def structs() -> None:
         decode_structs = compiled().decoder.decode
@@ -101,6 +110,7 @@ def passes(path: Path) -> dict[str, Callable[[], None]]:
 
     return {
         "bare": bare,
+        "plain": plain,
         "structs": structs,
         "pydantic": pydantic,
         "decode": decode,
@@ -201,12 +211,19 @@ def main(argv: list[str] | None = None) -> None:
         help="also time `governor replay --json` on a history of --events events over 10 items",
     )
     parser.add_argument("--json-only", action="store_true", help="only the `replay --json` timing")
+    parser.add_argument(
+        "--cycles",
+        type=int,
+        default=400,
+        help="history shape of the passes: rounds per item (400: ~375 items per 10**6 "
+        "events; 25: ~1,150 items per 2 * 10**5)",
+    )
     args = parser.parse_args(argv)
     if args.json_rate or args.json_only:
         json_rate(args.events, args.repeat)
     if args.json_only:
         return
-    path, n = history(args.events)
+    path, n = history(args.events, args.cycles)
     print(f"history: {path.name}: {n} events, {path.stat().st_size / n:.0f} bytes/event")
     timed, walls = rounds(passes(path), args.repeat)
     print(f"  {args.repeat} rounds, CPU time; x bare: each round's ratio to that round's bare pass")
@@ -225,6 +242,11 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"ratio full replay / bare parse (CPU): median {statistics.median(full):.2f} "
         f"(spread {full[0]:.2f} to {full[-1]:.2f}; target >= 0.5)"
+    )
+    plain = sorted(t["plain"] / t["full"] for t in timed)
+    print(
+        f"ratio full replay / plain `for line in f` parse (CPU): median "
+        f"{statistics.median(plain):.2f} (spread {plain[0]:.2f} to {plain[-1]:.2f}; issue 26: >= 0.5)"
     )
     wall = sorted(t["bare"] / t["full"] for t in walls)
     print(
