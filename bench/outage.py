@@ -42,7 +42,8 @@ from bench.service import store_url
 from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_fleet
 from governor.analysis.model import Model
 from governor.core import record
-from governor.core.events import BudgetRaised, Profile
+from governor.core.event_fields import Profile
+from governor.core.events import BudgetRaised
 from governor.core.policy import Policy, UpstreamBackoff
 from governor.core.upstream import Seen, Upstream, UpstreamHealth, observed
 from governor.store import open_store

@@ -29,7 +29,7 @@ from typing import Any
 
 from governor.core.classify import SpawnResult
 from governor.core.decision import Decision
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.drive import goals
 from governor.drive.act import follow
 from governor.drive.runner import Runner, RunnerSettings

@@ -46,10 +46,11 @@ from pathlib import Path
 import orjson
 
 from bench.history_gen import write
-from governor.core.codec import LineDecoder, decode_lines
-from governor.core.decoder import compiled
+from governor.core.fold import evolve, project
 from governor.core.history import check_history
-from governor.core.view import GoalView, evolve, project
+from governor.core.view import GoalView
+from governor.core.wire.codec import LineDecoder, decode_lines
+from governor.core.wire.derive import compiled
 from governor.store.jsonl import iter_raw_lines, read_history
 
 OUT = Path(__file__).resolve().parent / "out"

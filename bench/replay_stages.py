@@ -34,10 +34,11 @@ import orjson
 from bench.replay import history
 from governor.analysis.replay import replay
 from governor.cli import history as cli_history
-from governor.core.codec import LineDecoder
-from governor.core.decoder import compiled
+from governor.core.fold import evolve
 from governor.core.history import HistoryChecker
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView
+from governor.core.wire.codec import LineDecoder
+from governor.core.wire.derive import compiled
 from governor.store.jsonl import iter_raw_chunks, read_history
 
 

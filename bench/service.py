@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from governor.core import record
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.summary import ACTIVE_STATUSES
 from governor.drive import goals
 from governor.service.status import service_status

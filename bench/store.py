@@ -41,10 +41,10 @@ import orjson
 import psycopg
 
 from bench.history_gen import events as generate
-from governor.core.codec import decode
 from governor.core.events import Event, GoalResumed
+from governor.core.fold import project
 from governor.core.summary import summarize
-from governor.core.view import project
+from governor.core.wire.codec import decode
 from governor.store.engine import BaseEventStore
 from governor.store.postgres import PostgresEventStore
 from governor.store.sqlite import SqliteEventStore

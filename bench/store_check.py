@@ -31,9 +31,9 @@ from typing import Any
 
 from governor.analysis.model import Model
 from governor.analysis.simulate import simulate
+from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.summary import summarize
-from governor.core.view import project
 from governor.store.engine import BaseEventStore
 from governor.store.postgres import PostgresEventStore
 from governor.store.sqlite import SqliteEventStore

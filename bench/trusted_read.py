@@ -30,8 +30,8 @@ import orjson
 from pydantic import BaseModel
 
 from bench.store import history
-from governor.core.codec import decode, encode
 from governor.core.events import EVENT_CLASSES, Event
+from governor.core.wire.codec import decode, encode
 
 Convert = Callable[[Any], Any]
 

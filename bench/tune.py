@@ -59,8 +59,10 @@ from governor.analysis.tune_corpus import tune_corpus
 from governor.analysis.whatif import Trace
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.policy import Policy, with_overrides
-from governor.core.view import GoalView, evolve, project
+from governor.core.fold import evolve, project
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
+from governor.core.view import GoalView
 from governor.store.jsonl import write_history
 
 OUT = Path(__file__).resolve().parent / "out"

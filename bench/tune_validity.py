@@ -50,8 +50,9 @@ from governor.analysis.corpus import corpus_of
 from governor.analysis.grid import candidates, parse_grid
 from governor.analysis.tune_corpus import tune_corpus
 from governor.core.decide import decide
-from governor.core.policy import Policy, with_overrides
-from governor.core.view import project
+from governor.core.fold import project
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
 from governor.errors import GovernorError, InputError
 from governor.store.jsonl import write_history
 

@@ -52,7 +52,7 @@ from bench.service import median_ms
 from governor.analysis.explain import explain
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.view import project
+from governor.core.fold import project
 from governor.store import summarize
 from governor.store.rows import StoredEvent, to_rows
 from governor.store.sqlite import SqliteEventStore

@@ -10,20 +10,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from governor.core import record, verbs
+from governor.core import record, record_work, verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import (
-    AcceptanceReport,
-    Event,
-    GoalCreated,
-    PlanTrigger,
-    Profile,
-    WorkSpec,
-)
+from governor.core.event_fields import AcceptanceReport, PlanTrigger, Profile, WorkSpec
+from governor.core.events import Event, GoalCreated
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happened
-from governor.core.policy import MAX_SAME_FAILURES, Policy, completion_problem, policy_from
-from governor.core.view import GoalView, fold, project
+from governor.core.fold import fold, project
+from governor.core.policy import MAX_SAME_FAILURES, Policy, completion_problem
+from governor.core.policy_input import policy_from
+from governor.core.view import GoalView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ABSENT = nothing_happened("test:probe", "observed nothing", rule="test")
@@ -151,7 +147,7 @@ class Story:
         self._runs += 1
         run_id = f"r{self._runs}"
         self.tick().add(
-            record.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now)
+            record_work.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now)
         )
         return run_id
 
@@ -172,7 +168,7 @@ class Story:
             AcceptanceReport(satisfied=(f"{work_id} works",)) if outcome == "succeeded" else None
         )
         return self.tick(run_s).add(
-            record.finish_attempt(
+            record_work.finish_attempt(
                 self.view,
                 work_id=work_id,
                 run_id=item.run_id,
@@ -204,7 +200,7 @@ class Story:
     def continue_(self, work_id: str) -> Story:
         self._runs += 1
         return self.tick().add(
-            record.continue_attempt(
+            record_work.continue_attempt(
                 self.view, work_id=work_id, run_id=f"r{self._runs}", at=self.now
             )
         )

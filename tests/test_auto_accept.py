@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from governor.core.events import AttemptFinished, Event, WorkAccepted
+from governor.core.events import Event
 from governor.core.history import validate_events
+from governor.core.work_events import AttemptFinished, WorkAccepted
 from governor.drive import goals
 from governor.drive.runner import RunnerSettings
 from governor.graph.build import run

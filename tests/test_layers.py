@@ -58,9 +58,9 @@ FACADE_NAMES: Final[dict[str, str]] = {
 FACADE_OWN: Final = frozenset({"_version"})
 """Units the facade imports at import time (the version string)."""
 
-CORE_CIRCLES_ALLOWED: Final = True
-"""Whether a circle wholly inside ``governor/core`` is tolerated (the core's own check
-owns it: issue 26 turns this off once the core has none). Every other circle fails."""
+CORE_CIRCLES_ALLOWED: Final = False
+"""Whether a circle wholly inside ``governor/core`` is tolerated: no longer (issue 26: the
+core has none, and its reading order, below, keeps it so). Every circle fails."""
 
 ANALYSIS_CIRCLES_ALLOWED: Final = True
 """Whether the known circles wholly inside ``governor/analysis`` are tolerated (the
@@ -245,6 +245,101 @@ def test_the_checker_sees_an_upward_import_inside_a_function(tmp_path: Path) -> 
     assert arrows_up(root / "store" / "x.py", root) == [
         "store/x.py:4 (store) imports cli",
         "store/x.py:6 (store) imports drive",
+    ]
+
+
+# --- the core's reading order ------------------------------------------------------------
+
+CORE = ROOT / "core"
+"""``governor/core``: its modules import only modules earlier in its reading order."""
+
+
+def core_order() -> list[str]:
+    """The reading order ``governor/core/__init__.py`` prints, bottom up: after "Read in
+    this order", one ``group: module, module`` line each, to the first blank line
+    (``wire.codec`` names ``governor/core/wire/codec.py``)."""
+    import governor.core
+
+    _, _, tail = (governor.core.__doc__ or "").partition("Read in this order")
+    assert tail, "governor/core/__init__.py prints its reading order"
+    order: list[str] = []
+    for line in tail.splitlines()[1:]:
+        if not line.strip():
+            break
+        _, _, names = line.partition(":")
+        order.extend(name.strip() for name in names.split(","))
+    return order
+
+
+def core_modules(root: Path = CORE) -> list[str]:
+    """Every module of the core, dotted below ``governor.core`` (no ``__init__``)."""
+    return sorted(
+        ".".join(p.relative_to(root).with_suffix("").parts)
+        for p in root.rglob("*.py")
+        if p.name != "__init__.py"
+    )
+
+
+def core_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each core module (dotted below ``governor.core``) and the core modules it imports
+    (``module_graph``: at the top, in a function, under ``TYPE_CHECKING``)."""
+    prefix, modules = "governor.core.", set(core_modules(root / "core"))
+    return {
+        name.removeprefix(prefix): {
+            t.removeprefix(prefix) for t in targets if t.removeprefix(prefix) in modules
+        }
+        - {name.removeprefix(prefix)}
+        for name, targets in module_graph(root).items()
+        if name.removeprefix(prefix) in modules and name.startswith(prefix)
+    }
+
+
+def core_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of the core's graph (``circles``, none tolerated)."""
+    return [sorted(c) for c in circles(graph, core_allowed=False)]
+
+
+def arrows_later(graph: dict[str, set[str]], order: list[str]) -> list[str]:
+    """The imports of a core module of a module not earlier in ``order``."""
+    place = {name: i for i, name in enumerate(order)}
+    return [
+        f"{name} imports {near}, later in the core's order"
+        for name in order
+        for near in sorted(graph.get(name, ()))
+        if place.get(near, len(order)) >= place[name]
+    ]
+
+
+def test_the_core_has_no_import_circle() -> None:
+    assert core_circles(core_graph()) == []
+
+
+def test_the_core_order_names_every_core_module_once() -> None:
+    order = core_order()
+    assert len(order) == len(set(order))
+    assert sorted(order) == core_modules()
+
+
+def test_each_core_module_imports_only_modules_read_before_it() -> None:
+    assert arrows_later(core_graph(), core_order()) == []
+
+
+def test_the_core_checker_sees_a_circle_and_a_later_import(tmp_path: Path) -> None:
+    governor = tmp_path / "governor"
+    root = governor / "core"
+    (root / "wire").mkdir(parents=True)
+    for package in (governor, root, root / "wire"):
+        (package / "__init__.py").write_text("")
+    (root / "a.py").write_text("from typing import TYPE_CHECKING\n")
+    (root / "b.py").write_text(
+        "from governor.core.a import x\nif TYPE_CHECKING:\n    from governor.core.wire.c import y\n"
+    )
+    (root / "wire" / "c.py").write_text("def f():\n    from governor.core import b\n")
+    graph = core_graph(governor)
+    assert graph == {"a": set(), "b": {"a", "wire.c"}, "wire.c": {"b"}}
+    assert core_circles(graph) == [["b", "wire.c"]]
+    assert arrows_later(graph, ["a", "b", "wire.c"]) == [
+        "b imports wire.c, later in the core's order"
     ]
 
 

@@ -34,11 +34,12 @@ from hypothesis import strategies as st
 import governor.render.lines as lines_module
 from bench.history_gen import events as generated_events
 from governor.analysis.replay import ReplayStep, replay
-from governor.core.codec import LineDecoder, decode_lines, encode
 from governor.core.decide import Head, decide, decide_head
 from governor.core.events import Event
-from governor.core.policy import with_overrides
-from governor.core.view import GoalView, evolve
+from governor.core.fold import evolve
+from governor.core.policy_input import with_overrides
+from governor.core.view import GoalView
+from governor.core.wire.codec import LineDecoder, decode_lines, encode
 from governor.errors import HistoryError
 from governor.render import records
 from governor.render.lines import StepLines

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from bench.history_gen import events
 from governor.analysis.replay import replay
-from governor.core.codec import LineDecoder, decode_lines, encode
 from governor.core.events import Event
+from governor.core.wire.codec import LineDecoder, decode_lines, encode
 from governor.errors import HistoryError
 from governor.render import records
 from governor.render.lines import _HEADS_KEPT, StepLines

@@ -40,15 +40,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
 
-from governor.core import record
-from governor.core.budgets import milestones_left
+from governor.core import record, record_work
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, Profile, WorkSpec
+from governor.core.event_fields import Profile, WorkSpec
+from governor.core.events import Event
 from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
+from governor.core.fold import project
+from governor.core.headroom import milestones_left
 from governor.core.policy import Policy
 from governor.core.route import Plan
-from governor.core.view import GoalView, project
+from governor.core.view import GoalView
 from governor.drive.act import follow
 from governor.drive.modelled import ModelledGoal
 
@@ -367,7 +369,9 @@ class Episode(ModelledGoal):
         else:
             self.runs += 1
             run_id = f"run-{self.runs}"
-            self.add(record.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now))
+            self.add(
+                record_work.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now)
+            )
         task, m = self.goal.by_work[work_id], self.model
         if task.tool_missing:
             self.t += 0.5

@@ -25,16 +25,10 @@ from typing import Final, cast
 
 from governor.analysis.model import Model
 from governor.analysis.simulate import simulate_goal
-from governor.core.budgets import charged_replans
-from governor.core.events import (
-    AttemptFinished,
-    Event,
-    PlanFailed,
-    PlanProposed,
-    WorkCreated,
-)
+from governor.core.events import Event, PlanFailed, PlanProposed
+from governor.core.fold import project
 from governor.core.policy import Policy
-from governor.core.view import project
+from governor.core.work_events import AttemptFinished, WorkCreated
 
 POOR_P: Final = 0.001
 POOR_DISTANCE: Final = 0.03
@@ -136,7 +130,7 @@ class _Reader:
         for work_id in self.after & set(self.first):
             b["after_failure"][FIRST_BINS[0] if self.first[work_id] else FIRST_BINS[1]] += 1
         if events:
-            replans = charged_replans(project(events))
+            replans = project(events).charged_replans
             b["replans_per_goal"][REPLAN_BINS[min(int(replans), 4)]] += 1
 
 

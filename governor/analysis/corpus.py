@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from governor.core.codec import LineDecoder
 from governor.core.events import Event
 from governor.core.history import check_history
+from governor.core.wire.codec import LineDecoder
 from governor.errors import NotFoundError
 from governor.store.jsonl import history_files, read_history
 from governor.store.url import open_store

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final, cast
 
 from governor.analysis.divergence import differing
-from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget, Counter
+from governor.core.budgets import BUDGETS, BY_FIELD, BY_NAME, Budget
 from governor.core.events import EVENT_CLASSES, Event
 from governor.core.policy import Policy
 from governor.core.view import GoalView, WorkState
@@ -114,7 +114,9 @@ class Demands:
 
 def _readers(
     budgets: Iterable[Budget], on_item: bool
-) -> tuple[tuple[tuple[str, Callable[[object], float]], ...], tuple[tuple[str, Counter], ...]]:
+) -> tuple[
+    tuple[tuple[str, Callable[[object], float]], ...], tuple[tuple[str, Callable[..., float]], ...]
+]:
     """How ``Demands.note`` reads these budgets' counters: (name, getter) of those that are
     one attribute (of the item, ``on_item``, else of the view: read without a call of ours),
     and (name, counter) of the others."""

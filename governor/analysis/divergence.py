@@ -22,7 +22,6 @@ from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.decide import decide
 from governor.core.decision import Decision, WorkDecision
 from governor.core.events import (
-    AttemptStarted,
     BudgetRaised,
     Event,
     GoalCreated,
@@ -30,13 +29,13 @@ from governor.core.events import (
     PlanCompleted,
     PlanProposed,
     PlanRequested,
-    WorkAccepted,
-    WorkCreated,
 )
-from governor.core.history import check_decision, check_proposal
+from governor.core.fold import evolve
 from governor.core.policy import Policy
+from governor.core.proposal import check_decision, check_proposal
 from governor.core.verbs import current_limit
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView
+from governor.core.work_events import AttemptStarted, WorkAccepted, WorkCreated
 
 Outcome = Literal["same", "stopped_earlier", "censored"]
 

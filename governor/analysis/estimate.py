@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from governor.core.budgets import charged_attempts, charged_replans
 from governor.core.view import GoalView
 
 
@@ -62,9 +61,9 @@ def measure(view: GoalView, success: bool, *, censored: bool = False) -> Result:
     assert view.last_at is not None
     return Result(
         float(success),
-        charged_replans(view),
+        view.charged_replans,
         view.plans_uncharged,
-        charged_attempts(view),
+        view.charged_attempts,
         view.attempts_uncharged,
         (view.last_at - created.at).total_seconds(),
         view.cost_usd,

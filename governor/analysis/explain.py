@@ -25,9 +25,12 @@ from governor.analysis.divergence import WhatIf
 from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.charges import RunEvent, describe, describe_tries, explain_failure
-from governor.core.decision import Decision, last_line
-from governor.core.events import AttemptFinished, Event, PlanFailed, PlanProposed
-from governor.core.policy import Policy, completion_problem, with_overrides
+from governor.core.decision import Decision
+from governor.core.events import Event, PlanFailed, PlanProposed
+from governor.core.policy import Policy, completion_problem
+from governor.core.policy_input import with_overrides
+from governor.core.text import last_line
+from governor.core.work_events import AttemptFinished
 from governor.errors import PolicyError
 
 NEVER_ADVISED: Final = ("max_same_failures",)

@@ -27,18 +27,12 @@ from datetime import datetime
 from typing import Final
 
 from governor.analysis.model import Model
-from governor.core.budgets import must_say_complete
-from governor.core.events import (
-    AttemptFinished,
-    AttemptStarted,
-    Event,
-    PlanFailed,
-    PlanProposed,
-    PlanRequested,
-    WorkCreated,
-)
+from governor.core.events import Event, PlanFailed, PlanProposed, PlanRequested
+from governor.core.fold import evolve
+from governor.core.headroom import must_say_complete
 from governor.core.numbers import later
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView
+from governor.core.work_events import AttemptFinished, AttemptStarted, WorkCreated
 
 
 @dataclass(slots=True)

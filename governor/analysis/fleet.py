@@ -33,11 +33,12 @@ from governor.analysis.simulate import T0, Episode, World, new_goal, world
 from governor.core import verbs
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import AttemptFinished, Event, PlanFailed
+from governor.core.events import Event, PlanFailed
+from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.route import Action, Dispatch, Park, Plan, Resume, Stop, Wait, route
 from governor.core.upstream import Seen, Upstream, UpstreamHealth, claimed, observed, probed
-from governor.core.view import project
+from governor.core.work_events import AttemptFinished
 from governor.drive.act import act
 
 Mode = Literal["aware", "per-goal"]

@@ -57,7 +57,7 @@ def _checked(name: str, text: str) -> list[Any]:
 
 def _values(name: str, text: str) -> list[Any]:
     from governor.core.durations import duration_or_same  # noqa: PLC0415 - with the parser
-    from governor.core.policy import parse_assignments  # noqa: PLC0415 - one parser of values
+    from governor.core.policy_input import parse_assignments  # noqa: PLC0415 - one parser of values
 
     read = duration_or_same if name.endswith("_s") else (lambda value: value)
     if ".." in text:

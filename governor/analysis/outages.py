@@ -19,8 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from governor.core.events import AttemptFinished, Event, GoalCreated, PlanFailed, WorkCreated
+from governor.core.events import Event, GoalCreated, PlanFailed
 from governor.core.policy import UpstreamBackoff
+from governor.core.work_events import AttemptFinished, WorkCreated
 
 
 @dataclass(frozen=True, slots=True)

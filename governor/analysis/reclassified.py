@@ -26,9 +26,10 @@ from typing import Literal
 from governor.analysis.divergence import WhatIf
 from governor.analysis.legacy import legacy_reading
 from governor.analysis.whatif import Trace
-from governor.core.events import AttemptFinished, Event, PlanFailed
+from governor.core.events import Event, PlanFailed
 from governor.core.evidence import Evidence, FailureClass, is_uncharged
 from governor.core.reclassify import reclassify_event
+from governor.core.work_events import AttemptFinished
 
 Reading = Literal["recorded", "inferred", "not recorded"]
 """Where today's verdict came from: the recorded observation, the legacy reading, nothing."""

@@ -19,9 +19,9 @@ from typing import NamedTuple
 
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.decoder import event_of
 from governor.core.events import Event
 from governor.core.history import HistoryChecker, check_history, empty_history
+from governor.core.wire.decoder import event_of
 
 
 class ReplayStep(NamedTuple):

@@ -20,8 +20,9 @@ from governor.analysis.divergence import WhatIf, _compare, _goal_only, differing
 from governor.core.budgets import BY_FIELD
 from governor.core.decide import decide
 from governor.core.events import GoalCreated
+from governor.core.fold import fold
 from governor.core.policy import Policy
-from governor.core.view import GoalView, fold
+from governor.core.view import GoalView
 
 if TYPE_CHECKING:
     from governor.analysis.whatif import Trace

@@ -32,15 +32,17 @@ from datetime import UTC, datetime
 from typing import Final
 
 from governor.analysis.model import Model, Vendor
-from governor.core import record
-from governor.core.budgets import milestones_left
+from governor.core import record, record_work
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, Profile, WorkSpec
+from governor.core.event_fields import Profile, WorkSpec
+from governor.core.events import Event
 from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
+from governor.core.fold import project
+from governor.core.headroom import milestones_left
 from governor.core.policy import Policy
 from governor.core.route import Plan
-from governor.core.view import GoalView, project
+from governor.core.view import GoalView
 from governor.drive.act import follow
 from governor.drive.modelled import ModelledGoal
 
@@ -217,7 +219,9 @@ class Episode(ModelledGoal):
             run_id = item.run_id
         else:
             run_id = self.w.run_id()
-            self.add(record.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now))
+            self.add(
+                record_work.start_attempt(self.view, work_id=work_id, run_id=run_id, at=self.now)
+            )
         m = self.w.model
         refused, retry_after = self.refusal()
         if refused is not None:

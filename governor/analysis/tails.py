@@ -18,7 +18,8 @@ from governor.analysis.model import Model, Vendor
 from governor.analysis.simulate import T0, Episode, World
 from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.view import GoalView, fold
+from governor.core.fold import fold
+from governor.core.view import GoalView
 
 
 def posterior(model: Model) -> Callable[[GoalView, str, random.Random], float]:

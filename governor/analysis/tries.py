@@ -23,18 +23,14 @@ from typing import Any, Final
 
 from governor.analysis.divergence import Divergence, Outcome, WhatIf, _kind
 from governor.analysis.whatif import Trace
-from governor.core import record
-from governor.core.events import (
-    AttemptFinished,
-    Event,
-    GoalCreated,
-    PlanFailed,
-    PlanProposed,
-    WorkCreated,
-)
+from governor.core import record, record_work
+from governor.core.events import Event, GoalCreated, PlanFailed, PlanProposed
 from governor.core.evidence import Evidence, Tries, TryOutcome
-from governor.core.policy import Policy, with_overrides
-from governor.core.view import GoalView, evolve
+from governor.core.fold import evolve
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
+from governor.core.view import GoalView
+from governor.core.work_events import AttemptFinished, WorkCreated
 from governor.errors import InputError
 
 FIELDS: Final = ("max_attempts",)
@@ -121,7 +117,7 @@ def _failed(
     error = left.last_error or f"in-agent try {left.count} came to {left.classes[-1]}"
     at: datetime = event.at
     if isinstance(event, AttemptFinished):
-        return record.finish_attempt(
+        return record_work.finish_attempt(
             view,
             work_id=event.work_id,
             run_id=event.run_id,

@@ -33,11 +33,10 @@ from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.policy import (
-    Policy,
-    with_overrides,
-)
-from governor.core.view import GoalView, evolve
+from governor.core.fold import evolve
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
+from governor.core.view import GoalView
 
 
 @dataclass(slots=True)

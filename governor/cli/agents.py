@@ -15,7 +15,8 @@ from typing import Final
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out
 from governor.cli.values import seconds
-from governor.core.events import GoalCreated, Profile
+from governor.core.event_fields import Profile
+from governor.core.events import GoalCreated
 from governor.drive.goalfile import goal_from_file
 from governor.exec.environment import scrubbed_env
 from governor.exec.harness import harness_for

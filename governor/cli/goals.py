@@ -12,7 +12,8 @@ from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import err, json_line, out, progress, store_from
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
-from governor.core.decision import Status, stamp
+from governor.core.decision import Status
+from governor.core.text import stamp
 from governor.errors import InputError
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summaries
@@ -172,7 +173,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_events(args: argparse.Namespace) -> int:
-    from governor.core.codec import to_dict  # noqa: PLC0415 - start-up
+    from governor.core.wire.codec import to_dict  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
 
     with store_from(args.store, read_only=True) as store:

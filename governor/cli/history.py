@@ -20,10 +20,11 @@ from governor.cli.io import err, json_line, out, write_lines
 from governor.cli.ui import store_arg
 from governor.cli.values import positive_whole
 from governor.clock import utc_now
-from governor.core.codec import LineDecoder
 from governor.core.decide import decide
 from governor.core.history import check_history
-from governor.core.policy import parse_assignments, recorded_policy_notes, with_overrides
+from governor.core.policy import recorded_policy_notes
+from governor.core.policy_input import parse_assignments, with_overrides
+from governor.core.wire.codec import LineDecoder
 from governor.errors import HistoryError, InputError, PolicyError
 from governor.render import records
 from governor.render.lines import StepLines

@@ -206,7 +206,7 @@ def _refused_value(exc: Exception) -> str | None:
     pydantic_core = sys.modules.get("pydantic_core")
     if pydantic_core is None or not isinstance(exc, pydantic_core.ValidationError):
         return None
-    from governor.core.codec import describe  # noqa: PLC0415 - only for that error
+    from governor.core.wire.codec import describe  # noqa: PLC0415 - only for that error
 
     return describe(exc)
 

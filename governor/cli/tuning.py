@@ -29,8 +29,9 @@ from governor.cli.live import Meter, terminal_width
 from governor.cli.values import natural, number_in, wait_seconds, whole_in
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.policy import Policy, new_goal_policy, parse_assignments, policy_from
-from governor.core.view import project
+from governor.core.fold import project
+from governor.core.policy import Policy, new_goal_policy
+from governor.core.policy_input import parse_assignments, policy_from
 from governor.errors import InputError
 from governor.render import records
 from governor.render.table import fitted, format_report

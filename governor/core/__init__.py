@@ -6,4 +6,18 @@ Rules:
       keeps it so.
     * The shell loads events, the core decides, the shell acts, the core turns what
       was observed into events, and the shell appends them.
+    * No import circle: each module imports only modules before it in the reading order
+      below (``tests/test_layers.py`` keeps it so, ``TYPE_CHECKING`` imports included).
+
+Read in this order (bottom up; ``docs/architecture.md`` gives each module a line):
+    words and numbers: text, spelling, limits, numbers, durations, signature, credentials, upstream_text, remedy
+    limits: policy, policy_input, budgets
+    upstream health: upstream, outage_text
+    what a run left: observation, evidence, classify, absence, reclassify, proof
+    events: event_fields, work_events, events
+    the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
+    the fold: view, fold_steps, fold, hot, headroom, proposal, history, charges
+    recording: record_head, record, record_work, record_park
+    decisions: ledger, decision, work, memo, parking, goal_rules, dispatch, decide, route, question, summary
+    operator verbs: verbs, commands
 """

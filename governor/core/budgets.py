@@ -6,15 +6,17 @@ Rules (SPEC §5, §6):
       counts whole numbers, the counter it bounds and the stop spending it causes. The
       ``budget.raised`` ledgers, what ``raise`` accepts, the what-if key and explain's
       search are all derived from it.
+    * Data only: every counter is one attribute the fold keeps, of the work item
+      (``on_item``) or of the goal view (``on_view``); a per-run budget names both (the
+      item's attempt in flight, else the planner's run). No core module is imported.
     * A budget is spent when its counter *reaches* its limit, except runtime and cost,
       which are spent only when *over* it ("over its limit" is strictly greater). A
       limit of ``None`` (no cost limit) is never spent.
     * ``charged = raw - uncharged``; ``remaining = max(0, limit - charged)``. A work
       item's limits are its own (frozen from the policy when it was created, raised per
       item); a goal's come from the policy.
-    * The named predicates at the end (``replans_left``, ``uncharged_window_full``, …)
-      are the only comparisons of a counter with its limit: the decision rules, the
-      recorders, the operator verbs, the prompts and the analysis all call them.
+    * The named predicates (``replans_left``, ``uncharged_window_full``, …) are the only
+      comparisons of a counter with its limit: ``governor.core.headroom``, above the view.
 """
 
 from __future__ import annotations
@@ -24,62 +26,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from operator import attrgetter
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from governor.core.policy import Policy
-    from governor.core.view import GoalView, WorkState
 
 Scope = Literal["goal", "item", "run"]
 """Where a budget is kept: the goal's policy, each work item, or each planner or worker run."""
-Counter = Callable[["GoalView", "WorkState | None"], float]
-"""A budget's counter: the view, and the work item for per-item and per-run budgets
-(``None`` for a per-run budget means the goal's latest plan)."""
 
 
-class _Read:
-    """A counter that is one attribute: of the work item (``on_item``), else of the view.
+class Counted(Protocol):
+    """What a budget reads off the goal view (``GoalView``): its policy, and attributes."""
 
-    The budget predicates read it without calling it (``Budget.spent``, ``remaining``:
-    a few are taken after every event of a replay); called, it is an ordinary counter.
-    """
-
-    __slots__ = ("attr", "get", "on_item")
-
-    def __init__(self, attr: str, *, on_item: bool = False) -> None:
-        self.attr, self.on_item = attr, on_item
-        self.get: Callable[[object], float] = attrgetter(attr)
-
-    def __call__(self, view: GoalView, item: WorkState | None) -> float:
-        return self.get(_item(item) if self.on_item else view)
-
-
-def charged_replans(view: GoalView, _item: WorkState | None = None) -> int:
-    """Planner invocations that count: every plan but those that failed uncharged."""
-    return view.plans_used - view.plans_uncharged
-
-
-def charged_attempts(view: GoalView, _item: WorkState | None = None) -> int:
-    """Worker attempts across the goal that count: every attempt but the uncharged failures."""
-    return view.attempts_used - view.attempts_uncharged
-
-
-def _item(item: WorkState | None) -> WorkState:
-    assert item is not None, "a per-item budget is counted on a work item"
-    return item
-
-
-def _continuations(view: GoalView, item: WorkState | None) -> int:
-    if item is not None:
-        return item.continuations
-    return view.latest_plan.continuations if view.latest_plan is not None else 0
-
-
-def _same_failures(view: GoalView, item: WorkState | None) -> int:
-    """The item's charged failures in a row with one signature, else the planner's."""
-    return item.same_failures if item is not None else view.same_plan_failures
+    @property
+    def policy(self) -> Policy: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,49 +55,61 @@ class Budget:
     """Counts whole numbers (a raise must be an integer)."""
     counter: str
     """What it bounds, in words (as the ledger of ``replay --json`` names it)."""
-    used: Counter
     stop: str
-    """What a decision names when it is spent: the ``exhausted`` ledger, ``upstream``
-    (``blocked_on``), ``lost`` (the run is finished as lost), ``complete`` (the planner
-    may only say ``complete``) or ``same_failures`` (an item exhausted, the planner's goal
-    blocked on ``work``: SPEC §12.10)."""
+    """What a decision names when it is spent: the ``exhausted`` ledger, ``upstream``,
+    ``lost``, ``complete`` or ``same_failures`` (SPEC §12.10)."""
+    on_view: str | None = None
+    """The view attribute holding its counter (a per-item budget has none)."""
+    on_item: str | None = None
+    """The work item attribute holding its counter (a per-goal budget has none)."""
     raisable: bool = True
     """``budget.raised`` may lift it (its name is then a ledger)."""
     over: bool = False
     """Spent only when strictly over the limit (runtime, cost), not when it reaches it."""
     per: int = 1
-    """For a budget that is not whole: the resolution a suggested limit is rounded up to
-    (1: whole seconds; 100: cents)."""
+    """Not whole: what a suggested limit is rounded up to (1: seconds; 100: cents)."""
 
     _limit_of: Callable[[object], float | None] = dataclass_field(
         init=False, repr=False, compare=False, hash=False
     )
-    """Reads the limit off its holder (the policy, or the work item): one is read per
-    budget predicate, and a decision is taken after every event of a replay."""
-    _per_item: bool = dataclass_field(init=False, repr=False, compare=False, hash=False)
-    _read: _Read | None = dataclass_field(init=False, repr=False, compare=False, hash=False)
-    """The counter when it is one attribute (``_Read``): read without a call."""
+    _view_get: Callable[[object], float] | None = dataclass_field(
+        init=False, repr=False, compare=False, hash=False
+    )
+    _item_get: Callable[[object], float] | None = dataclass_field(
+        init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
+        assert (self.on_view is None) == (self.scope == "item"), f"{self.name}: on the view"
+        assert (self.on_item is None) == (self.scope == "goal"), f"{self.name}: on the item"
+        view_get = attrgetter(self.on_view) if self.on_view is not None else None
+        item_get = attrgetter(self.on_item) if self.on_item is not None else None
         object.__setattr__(self, "_limit_of", attrgetter(self.field))
-        object.__setattr__(self, "_per_item", self.scope == "item")
-        object.__setattr__(self, "_read", self.used if isinstance(self.used, _Read) else None)
-
-    def _holder(self, view: GoalView, item: WorkState | None) -> object:
-        if not self._per_item:
-            return view.policy
-        assert item is not None, "a per-item budget is counted on a work item"
-        return item
+        object.__setattr__(self, "_view_get", view_get)
+        object.__setattr__(self, "_item_get", item_get)
 
     def getter(self, on_item: bool) -> Callable[[object], float] | None:
-        """Its counter's getter when the counter is one attribute of the work item
-        (``on_item``) or of the view (else None: call ``used``)."""
-        read = self._read
-        return read.get if read is not None and read.on_item == on_item else None
+        """Its counter's getter off the work item (``on_item``) or off the view; None
+        where it has no counter there."""
+        return self._item_get if on_item else self._view_get
 
-    def limit(self, view: GoalView, item: WorkState | None = None) -> float | None:
+    def limit_getter(self) -> Callable[[object], float | None]:
+        """Reads its limit off its holder: the policy, or the work item (per-item)."""
+        return self._limit_of
+
+    def used(self, view: Counted, item: object | None = None) -> float:
+        """Its counter now: on the item when it is counted there and one is given."""
+        if item is not None and self._item_get is not None:
+            return self._item_get(item)
+        assert self._view_get is not None, "a per-item budget is counted on a work item"
+        return self._view_get(view)
+
+    def limit(self, view: Counted, item: object | None = None) -> float | None:
         """Its limit now: the item's own for a per-item budget, else the policy's."""
-        return self._limit_of(self._holder(view, item))
+        if self.scope != "item":
+            return self._limit_of(view.policy)
+        assert item is not None, "a per-item budget is counted on a work item"
+        return self._limit_of(item)
 
     def is_spent(self, used: float, limit: float | None) -> bool:
         """Whether ``used`` spends ``limit`` (reached, or for runtime and cost: over it)."""
@@ -145,36 +117,18 @@ class Budget:
             return False
         return used > limit if self.over else used >= limit
 
-    def spent(self, view: GoalView, item: WorkState | None = None) -> bool:
-        # ``limit`` and ``is_spent`` inline (a few of these per decision)
-        if self._per_item:
-            assert item is not None, "a per-item budget is counted on a work item"
-            limit = self._limit_of(item)
-        else:
-            limit = self._limit_of(view.policy)
-        if limit is None:
-            return False
-        read = self._read  # the counter's attribute read inline, when it is one
-        used = self.used(view, item) if read is None else read.get(item if read.on_item else view)
-        return used > limit if self.over else used >= limit
+    def spent(self, view: Counted, item: object | None = None) -> bool:
+        return self.is_spent(self.used(view, item), self.limit(view, item))
 
-    def remaining(self, view: GoalView, item: WorkState | None = None) -> float:
-        if self._per_item:
-            assert item is not None, "a per-item budget is counted on a work item"
-            limit = self._limit_of(item)
-        else:
-            limit = self._limit_of(view.policy)
+    def remaining(self, view: Counted, item: object | None = None) -> float:
+        limit = self.limit(view, item)
         if limit is None:
             return math.inf
-        read = self._read
-        used = self.used(view, item) if read is None else read.get(item if read.on_item else view)
-        return max(0, limit - used)
+        return max(0, limit - self.used(view, item))
 
     def bucket(self, limit: float | None, demand: float) -> object:
-        """The limit as far as a history that asked at most ``demand`` of it can tell.
-
-        Every limit above the demand behaves alike: it is never spent.
-        """
+        """The limit as far as a history that asked at most ``demand`` of it can tell
+        (every limit above the demand behaves alike: it is never spent)."""
         if self.over:
             return limit if limit is not None and limit < demand else None
         return limit if limit is None else min(limit, demand + 1)
@@ -189,7 +143,13 @@ class Budget:
 
 
 REPLANS: Final = Budget(
-    "replans", "max_replans", "goal", True, "replans.charged", charged_replans, "replans"
+    "replans",
+    "max_replans",
+    "goal",
+    True,
+    "replans.charged",
+    "replans",
+    on_view="charged_replans",
 )
 UNCHARGED_REPLANS: Final = Budget(
     "uncharged_replans",
@@ -197,8 +157,8 @@ UNCHARGED_REPLANS: Final = Budget(
     "goal",
     True,
     "replans.consecutive_uncharged",
-    _Read("consecutive_uncharged_plans"),
     "upstream",
+    on_view="consecutive_uncharged_plans",
 )
 PLAN_RECORDS: Final = Budget(
     "plan_records",
@@ -206,8 +166,8 @@ PLAN_RECORDS: Final = Budget(
     "goal",
     True,
     "replans.used",
-    _Read("plans_used"),
     "plan_records",
+    on_view="plans_used",
 )
 TOTAL_ATTEMPTS: Final = Budget(
     "total_attempts",
@@ -215,8 +175,8 @@ TOTAL_ATTEMPTS: Final = Budget(
     "goal",
     True,
     "attempts.charged",
-    charged_attempts,
     "total_attempts",
+    on_view="charged_attempts",
 )
 ATTEMPTS: Final = Budget(
     "attempts",
@@ -224,8 +184,8 @@ ATTEMPTS: Final = Budget(
     "item",
     True,
     "work.charged_attempts",
-    _Read("charged_attempts", on_item=True),
     "attempts",
+    on_item="charged_attempts",
 )
 UNCHARGED_ATTEMPTS: Final = Budget(
     "uncharged_attempts",
@@ -233,8 +193,8 @@ UNCHARGED_ATTEMPTS: Final = Budget(
     "item",
     True,
     "work.consecutive_uncharged",
-    _Read("consecutive_uncharged", on_item=True),
     "upstream",
+    on_item="consecutive_uncharged",
 )
 RUNTIME: Final = Budget(
     "runtime",
@@ -242,8 +202,8 @@ RUNTIME: Final = Budget(
     "goal",
     False,
     "runtime_s",
-    _Read("runtime_s"),
     "runtime",
+    on_view="runtime_s",
     over=True,
 )
 COST: Final = Budget(
@@ -252,8 +212,8 @@ COST: Final = Budget(
     "goal",
     False,
     "cost_usd",
-    _Read("cost_usd"),
     "cost",
+    on_view="cost_usd",
     over=True,
     per=100,
 )
@@ -263,8 +223,8 @@ OUTAGE_WAIT: Final = Budget(
     "goal",
     False,
     "outage_wait_s",
-    _Read("outage_wait_s"),
     "outage_wait",
+    on_view="outage_wait_s",
     over=True,
 )
 """Time parked on failing upstreams (SPEC §11.10). Its counter holds the parks that ended;
@@ -275,8 +235,9 @@ CONTINUATIONS: Final = Budget(
     "run",
     True,
     "work.continuations",
-    _continuations,
     "lost",
+    on_view="plan_continuations",
+    on_item="continuations",
     raisable=False,
 )
 MILESTONES: Final = Budget(
@@ -285,8 +246,8 @@ MILESTONES: Final = Budget(
     "goal",
     True,
     "applied plans that completed (items all settled, one accepted)",
-    _Read("milestones"),
     "complete",
+    on_view="milestones",
     raisable=False,
 )
 
@@ -296,8 +257,9 @@ SAME_FAILURES: Final = Budget(
     "run",
     True,
     "charged failures in a row with one signature (of an item, or of the planner)",
-    _same_failures,
     "same_failures",
+    on_view="same_plan_failures",
+    on_item="same_failures",
     raisable=False,
 )
 """The same failure again (SPEC §12.10): its limit is the policy's (``None``: no limit), its
@@ -336,202 +298,3 @@ def ledger(name: str) -> Budget:
     budget = BY_NAME[name]
     assert budget.raisable, f"{name} is not raised by budget.raised"
     return budget
-
-
-# --- the named predicates: the only comparisons of a counter with its limit -------------
-
-
-NEEDS_ATTEMPTS: Final = frozenset({"milestone", "replan"})
-"""Plan triggers that go on with work, so they need goal attempts left (SPEC §11.4)."""
-
-
-def attempts_left_for(view: GoalView, trigger: str) -> bool:
-    """A plan that goes on with work (``milestone``, ``replan``) needs charged goal attempts
-    below ``max_total_attempts``: else it would have none to run (SPEC §11.4)."""
-    return trigger not in NEEDS_ATTEMPTS or total_attempts_left(view)
-
-
-def replans_left(view: GoalView) -> bool:
-    """Charged plans are below ``max_replans``: the planner may be asked again."""
-    return not REPLANS.spent(view)
-
-
-def replans_remaining(view: GoalView) -> int:
-    return int(REPLANS.remaining(view))
-
-
-def plan_records_left(view: GoalView) -> bool:
-    """The raw plan count is below ``max_plan_records``."""
-    return not PLAN_RECORDS.spent(view)
-
-
-def uncharged_window_full(view: GoalView) -> bool:
-    """Consecutive uncharged planner failures reached ``max_uncharged_replans``."""
-    return UNCHARGED_REPLANS.spent(view)
-
-
-def _left_of_goal(
-    budget: Budget, charged: tuple[str, str] | None = None
-) -> Callable[[GoalView], bool]:
-    """``not budget.spent(view)`` for a budget of the goal, in one call (its limit and
-    counter read as ``Budget.spent`` reads them): a few of these predicates are taken
-    after every event of a replay (``tests/core/test_budgets.py`` holds them equal).
-    ``charged`` names the view's raw count and its uncharged part when the budget's
-    counter is their difference (``charged_attempts``): read inline."""
-    limit_of, over, used, read = budget._limit_of, budget.over, budget.used, budget._read
-    assert not budget._per_item, f"{budget.name} is kept per item"
-    if charged is not None:
-        raw, less = attrgetter(charged[0]), attrgetter(charged[1])
-
-        def charged_left(view: GoalView) -> bool:
-            limit = limit_of(view.policy)
-            if limit is None:
-                return True
-            count = raw(view) - less(view)
-            return not (count > limit if over else count >= limit)
-
-        return charged_left
-    if read is not None:
-        get = read.get
-
-        def left(view: GoalView) -> bool:
-            limit = limit_of(view.policy)
-            if limit is None:
-                return True
-            count = get(view)
-            return not (count > limit if over else count >= limit)
-
-        return left
-
-    def counted_left(view: GoalView) -> bool:
-        limit = limit_of(view.policy)
-        if limit is None:
-            return True
-        count = used(view, None)
-        return not (count > limit if over else count >= limit)
-
-    return counted_left
-
-
-def _remaining_of_goal(budget: Budget, charged: tuple[str, str]) -> Callable[[GoalView], int]:
-    """``int(budget.remaining(view))`` for a budget of the goal whose counter is the
-    difference ``charged`` names (see ``_left_of_goal``), in one call."""
-    limit_of, raw, less = budget._limit_of, attrgetter(charged[0]), attrgetter(charged[1])
-    assert not budget._per_item, f"{budget.name} is kept per item"
-
-    def remaining(view: GoalView) -> int:
-        limit = limit_of(view.policy)
-        if limit is None:
-            return int(math.inf)  # OverflowError, as ``int(Budget.remaining)``
-        return int(max(0, limit - (raw(view) - less(view))))
-
-    return remaining
-
-
-def _item_counter(budget: Budget) -> Callable[[object], float]:
-    """The getter of a budget counted on one attribute of the item (the one-call predicates')."""
-    read = budget._read
-    assert budget._per_item, f"{budget.name} is kept per goal"
-    assert read is not None, f"{budget.name} is not counted on one attribute"
-    assert read.on_item, f"{budget.name} is not counted on the item"
-    return read.get
-
-
-def _item_left(budget: Budget) -> Callable[[GoalView, WorkState], bool]:
-    """``not budget.spent(view, item)`` for a budget counted on the item, in one call."""
-    limit_of, over, get = budget._limit_of, budget.over, _item_counter(budget)
-
-    def left(view: GoalView, item: WorkState) -> bool:
-        limit = limit_of(item)
-        if limit is None:
-            return True
-        count = get(item)
-        return not (count > limit if over else count >= limit)
-
-    return left
-
-
-def _item_remaining_of(budget: Budget) -> Callable[[GoalView, WorkState], int]:
-    """``int(budget.remaining(view, item))`` for a budget counted on the item, in one call."""
-    limit_of, get = budget._limit_of, _item_counter(budget)
-
-    def remaining(view: GoalView, item: WorkState) -> int:
-        limit = limit_of(item)
-        if limit is None:
-            return int(math.inf)  # OverflowError, as ``int(Budget.remaining)``
-        return int(max(0, limit - get(item)))
-
-    return remaining
-
-
-_CHARGED_ATTEMPTS: Final = ("attempts_used", "attempts_uncharged")
-"""``charged_attempts``: the view's attempts less its uncharged ones."""
-total_attempts_left: Final = _left_of_goal(TOTAL_ATTEMPTS, _CHARGED_ATTEMPTS)
-"""Charged attempts across the goal are below ``max_total_attempts``."""
-total_attempts_remaining: Final = _remaining_of_goal(TOTAL_ATTEMPTS, _CHARGED_ATTEMPTS)
-item_attempts_left: Final = _item_left(ATTEMPTS)
-"""The item's charged attempts are below its own ``max_attempts``."""
-item_remaining: Final = _item_remaining_of(ATTEMPTS)
-runtime_within: Final = _left_of_goal(RUNTIME)
-"""Cumulative runtime is not over ``max_runtime_s`` (``not runtime_over``)."""
-cost_within: Final = _left_of_goal(COST)
-"""Cumulative cost is not over ``max_cost_usd`` (``not cost_over``)."""
-
-
-def item_uncharged_window_full(view: GoalView, item: WorkState) -> bool:
-    """The item's consecutive uncharged attempts reached its ``max_uncharged_attempts``."""
-    return UNCHARGED_ATTEMPTS.spent(view, item)
-
-
-def runtime_over(view: GoalView) -> bool:
-    return not runtime_within(view)
-
-
-def cost_over(view: GoalView) -> bool:
-    return not cost_within(view)
-
-
-def outage_wait_s(view: GoalView, now: datetime) -> float:
-    """Seconds the goal has waited parked on failing upstreams, the open park up to ``now``."""
-    parked = view.parked
-    open_s = max((now - parked.at).total_seconds(), 0.0) if parked is not None else 0.0
-    return view.outage_wait_s + open_s
-
-
-def outage_wait_over(view: GoalView, now: datetime) -> bool:
-    """The goal's parked time is over ``max_outage_wait_s``."""
-    return OUTAGE_WAIT.is_spent(outage_wait_s(view, now), OUTAGE_WAIT.limit(view))
-
-
-def continuations_left(view: GoalView, item: WorkState | None = None) -> bool:
-    """The run in flight (the item's attempt, else the latest plan) may be continued again."""
-    return not CONTINUATIONS.spent(view, item)
-
-
-def repeats_itself(view: GoalView, item: WorkState | None = None) -> bool:
-    """The item's (else the planner's) last ``max_same_failures`` charged failures share
-    one signature: more tries will not help (SPEC §12.10)."""
-    return SAME_FAILURES.spent(view, item)
-
-
-def milestones_left(view: GoalView) -> bool:
-    """Fewer than ``max_milestones`` plans have been worked through: the planner may
-    propose another one instead of saying ``complete``."""
-    return not MILESTONES.spent(view)
-
-
-def must_say_complete(view: GoalView) -> bool:
-    """The planner is asked at a milestone — the active plan completed: its items all
-    settled, one at least accepted (goal rule 6) — and ``max_milestones`` plans have
-    completed: it may only say ``complete`` (SPEC §5: "the milestone prompt allows only
-    complete"). A first plan, or a replan around exhausted items, is no milestone prompt:
-    it may still apply (with ``max_milestones`` 0 the first plan applies, the next one
-    completes)."""
-    active = view.active_plan
-    at_milestone = (
-        active is not None
-        and active.status == "applied"
-        and not active.open_items
-        and active.accepted_items > 0
-    )
-    return at_milestone and not milestones_left(view)

@@ -12,17 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from governor.core.decision import last_line
-from governor.core.events import (
-    AttemptFinished,
-    AttemptStarted,
-    Event,
-    PlanFailed,
-    PlanProposed,
-    PlanRequested,
-)
+from governor.core.events import Event, PlanFailed, PlanProposed, PlanRequested
 from governor.core.evidence import Evidence, FailureClass, Tries, is_uncharged
+from governor.core.text import last_line
 from governor.core.view import GoalView
+from governor.core.work_events import AttemptFinished, AttemptStarted
 
 RunEvent = PlanProposed | PlanFailed | AttemptFinished
 """The events that finish a planner or worker run."""

@@ -20,88 +20,35 @@ Rules (SPEC §3):
 The checker is a fold beside the view: it checks each event against the view of
 everything before it, then evolves the view. It stops at the first broken rule. Like the
 fold, it dispatches on ``event.type`` and reads only attributes, so an event's compiled
-struct is checked alike (``governor.core.decoder.decode_struct``).
+struct is checked alike (``governor.core.wire.decoder.decode_struct``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Final
 
-from governor.core.budgets import ledger, must_say_complete
+from governor.core.budgets import ledger
 from governor.core.events import (
-    AttemptContinued,
-    AttemptFinished,
-    AttemptStarted,
     BudgetRaised,
     Event,
     GoalParked,
     PlanApplied,
     PlanCompleted,
     PlanRejected,
-    WorkCreated,
-    WorkSpec,
 )
+from governor.core.fold import evolve
 from governor.core.policy import Policy
-from governor.core.view import GoalView, evolve
+from governor.core.proposal import FIRST_COMPLETE, check_proposal
+from governor.core.view import GoalView
+from governor.core.work_events import AttemptContinued, AttemptFinished, AttemptStarted, WorkCreated
 from governor.errors import HistoryError
 
 _UNSET: Final = Policy.model_construct()
 """The policy of a view before its ``goal.created`` (which sets the goal's; nothing reads it
 before): built once, as building a policy costs a third of checking a short history
 (``Policy`` is frozen, so every checker may share it)."""
-
-
-def check_proposal(view: GoalView, work: Sequence[WorkSpec]) -> list[str]:
-    """Problems with a proposal's work against the goal's policy and graph (empty: none).
-
-    Used for planner replies and for recorded ``plan.proposed`` events alike.
-    """
-    policy, problems = view.policy, []
-    if len(work) > policy.max_work_items_per_plan:
-        problems.append(
-            f"the proposal has {len(work)} work items; at most "
-            f"{policy.max_work_items_per_plan} are allowed per plan"
-        )
-    if len(view.work) + len(work) > policy.max_total_work_items:
-        problems.append(
-            f"the goal would hold {len(view.work) + len(work)} work items; at most "
-            f"{policy.max_total_work_items} are allowed"
-        )
-    profiles = view.created.profiles if view.created else {}
-    seen: set[str] = set()
-    for spec in work:
-        for dep in spec.depends_on:
-            if dep not in seen and not (dep in view.work and view.work[dep].accepted):
-                problems.append(
-                    f"work '{spec.key}' depends on '{dep}', which is neither an earlier key "
-                    "of this proposal nor an accepted work item"
-                )
-        if spec.profile is not None and spec.profile not in profiles:
-            problems.append(f"work '{spec.key}' names unknown profile '{spec.profile}'")
-        seen.add(spec.key)
-    return problems
-
-
-FIRST_COMPLETE: Final = "complete before any work was done"
-"""Why a ``complete`` is refused while no plan has been applied (SPEC §11.3)."""
-
-
-def check_decision(view: GoalView, decision: str) -> list[str]:
-    """Problems with a *new* proposal's decision against the goal's progress (empty: none).
-
-    Used for planner replies and for proposals being recorded, not for recorded history
-    (a history recorded before these rules stays readable):
-        * ``complete`` while no plan has been applied yet (SPEC §11.3);
-        * ``apply`` at a milestone once ``max_milestones`` plans have been worked through
-          (SPEC §5: the milestone prompt allows only ``complete``; ``must_say_complete``).
-    """
-    if decision == "complete" and view.active_plan is None:
-        return [FIRST_COMPLETE]
-    if decision == "apply" and must_say_complete(view):
-        return ["the goal has used all its milestones: the decision must be 'complete'"]
-    return []
 
 
 class HistoryChecker:

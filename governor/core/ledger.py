@@ -15,13 +15,7 @@ from collections.abc import Iterator, Mapping
 from itertools import islice
 from typing import Final, NamedTuple
 
-from governor.core.budgets import (
-    charged_attempts,
-    charged_replans,
-    item_remaining,
-    replans_remaining,
-    total_attempts_remaining,
-)
+from governor.core.headroom import item_remaining, replans_remaining, total_attempts_remaining
 from governor.core.view import GoalView, WorkState
 
 
@@ -129,52 +123,46 @@ class Ledger(NamedTuple):
     cost_usd: float
 
 
-_new: Final = tuple.__new__
-
-
 def replan_ledger(view: GoalView) -> ReplanLedger:
-    return _new(  # every field in order (see ``work_ledger``)
-        ReplanLedger,
-        (
-            view.plans_used,
-            charged_replans(view),
-            view.plans_uncharged,
-            view.consecutive_uncharged_plans,
-            view.policy.max_replans,
-            replans_remaining(view),
-        ),
+    return ReplanLedger(
+        used=view.plans_used,
+        charged=view.charged_replans,
+        uncharged=view.plans_uncharged,
+        consecutive_uncharged=view.consecutive_uncharged_plans,
+        limit=view.policy.max_replans,
+        remaining=replans_remaining(view),
     )
 
 
 def attempt_ledger(view: GoalView) -> AttemptLedger:
-    return _new(  # every field in order (see ``work_ledger``): one per attempt event
-        AttemptLedger,
-        (
-            view.attempts_used,
-            charged_attempts(view),
-            view.policy.max_total_attempts,
-            total_attempts_remaining(view),
-        ),
+    return AttemptLedger(
+        used=view.attempts_used,
+        charged=view.charged_attempts,
+        limit=view.policy.max_total_attempts,
+        remaining=total_attempts_remaining(view),
     )
 
 
 def work_ledger(view: GoalView, item: WorkState, status: str, next_action: str) -> WorkLedger:
-    # every field in order, without the named tuple's Python ``__new__``: one is made per
-    # event of a replay
-    return _new(
-        WorkLedger,
-        (
-            status,
-            next_action,
-            item.attempts_used,
-            item.charged_attempts,
-            item.consecutive_uncharged,
-            item.continuations,
-            item.max_attempts,
-            item_remaining(view, item),
-        ),
+    return WorkLedger(
+        status=status,
+        next_action=next_action,
+        attempts_used=item.attempts_used,
+        charged_attempts=item.charged_attempts,
+        consecutive_uncharged=item.consecutive_uncharged,
+        continuations=item.continuations,
+        limit=item.max_attempts,
+        remaining=item_remaining(view, item),
     )
 
 
-NO_LEDGER = Ledger(ReplanLedger(0, 0, 0, 0, 0, 0), AttemptLedger(0, 0, 0, 0), {}, 0.0, 0.0)
+NO_LEDGER = Ledger(
+    replans=ReplanLedger(
+        used=0, charged=0, uncharged=0, consecutive_uncharged=0, limit=0, remaining=0
+    ),
+    attempts=AttemptLedger(used=0, charged=0, limit=0, remaining=0),
+    work={},
+    runtime_s=0.0,
+    cost_usd=0.0,
+)
 """The ledger of a decision taken with ``with_ledger=False``: not computed (all zeros)."""

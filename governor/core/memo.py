@@ -41,9 +41,6 @@ from governor.core.policy import Policy
 from governor.core.view import GoalView
 from governor.core.work import POLICY_READ, decide_work
 
-_new: Final = tuple.__new__
-
-
 _read: Final = attrgetter(*POLICY_READ)
 """The fields item decisions read, off a policy at once (one value, or a tuple of them)."""
 
@@ -140,7 +137,7 @@ class DecisionMemo:
         for work_id in todo:
             item = work[work_id]
             decisions[work_id] = decision = decide_work(view, item, now)
-            pairs[work_id] = decision[1] + "/" + decision[2]  # (status, next_action)
+            pairs[work_id] = decision.status + "/" + decision.next_action
             if (until := item.not_before) is None:
                 timed.pop(work_id, None)
             else:
@@ -187,15 +184,12 @@ class DecisionMemo:
 
     def ledger(self, view: GoalView) -> Ledger:
         """The full ledger, after an ``update`` of every item."""
-        return _new(
-            Ledger,
-            (
-                self.replans(view),
-                self.attempts(view),
-                self.work_ledgers(view),
-                view.runtime_s,
-                view.cost_usd,
-            ),
+        return Ledger(
+            replans=self.replans(view),
+            attempts=self.attempts(view),
+            work=self.work_ledgers(view),
+            runtime_s=view.runtime_s,
+            cost_usd=view.cost_usd,
         )
 
     def work_ledgers(self, view: GoalView) -> WorkLedgers:
@@ -264,3 +258,11 @@ class DecisionMemo:
         if self._attempts is None or self._attempts[0] != key:
             self._attempts = (key, attempt_ledger(view))
         return self._attempts[1]
+
+
+def memo_of(view: GoalView) -> DecisionMemo:
+    """The memo ``decide`` keeps on ``view`` (``GoalView.decided``), made on first use."""
+    memo = view.decided
+    if not isinstance(memo, DecisionMemo):
+        memo = view.decided = DecisionMemo()
+    return memo

@@ -28,11 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from governor.core.budgets import item_attempts_left, outage_wait_over, outage_wait_s
-from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status, stamp
-from governor.core.events import Event, GoalParked, GoalResumed, WorkRetried
-from governor.core.record import event_head
-from governor.core.upstream import Outage, UpstreamHealth, parked_reason, recovery_text
+from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status
+from governor.core.headroom import outage_wait_over, outage_wait_s
+from governor.core.outage_text import parked_reason, recovery_text
+from governor.core.text import stamp
+from governor.core.upstream import Outage, UpstreamHealth
 from governor.core.view import GoalView
 
 Upstreams = Mapping[str, UpstreamHealth]
@@ -200,49 +200,3 @@ def fleet(view: GoalView, now: datetime, d: Decision, upstreams: Upstreams | Non
     first = upstreams[down[0]]
     same = tuple(p for p in down if upstreams[p].upstream == first.upstream)
     return _park(view, now, d, first, same)
-
-
-# --- recording ---------------------------------------------------------------------------
-
-
-def park_goal(view: GoalView, outage: Outage, *, at: datetime) -> list[Event]:
-    """``goal.parked`` on the outage's upstream (nothing when the goal is parked already)."""
-    if view.parked is not None:
-        return []
-    until = max(outage.until or at, outage.since)
-    head = event_head(view, at, "governor", reason=outage.reason)
-    return [
-        GoalParked(
-            **head,
-            upstream=outage.upstream,
-            profile=outage.profiles[0],
-            since=outage.since,
-            until=until,
-        )
-    ]
-
-
-def resume_goal(view: GoalView, outage: Outage, *, at: datetime) -> list[Event]:
-    """The events that resume a goal whose upstream is back: ``goal.resumed`` when it was
-    parked or its planner stopped on it, ``work.retried`` for each item it refused.
-
-    Nothing is charged: the uncharged windows start again, the budgets stay as they are.
-    """
-    reason = outage.reason
-    events: list[Event] = []
-    plan = view.latest_plan
-    planner_hit = (
-        plan is not None
-        and plan.status == "failed"
-        and plan.failure_class == "upstream"
-        and not plan.resumed
-    )
-    if view.parked is not None or planner_hit:
-        events.append(GoalResumed(**event_head(view, at, "governor", reason=reason)))
-    for item in view.items_of(view.active_plan):
-        refused = item.failure_class == "upstream" and item.spec.profile in outage.profiles
-        settled = item.accepted or item.cancelled or item.running or item.fresh
-        if refused and not settled and item_attempts_left(view, item):
-            head = event_head(view, at, "governor", offset=len(events) + 1, reason=reason)
-            events.append(WorkRetried(**head, work_id=item.work_id))
-    return events

@@ -1,15 +1,15 @@
-"""Recording: turn what the runner decided and observed into events, checking budgets first.
+"""Recording a goal and its plans: turn what the runner decided and observed into events.
 
 Rules (SPEC §6.3, §8):
-    * The budget is checked before anything is created: a refused plan or attempt
-      creates no event (``BudgetExhaustedError`` / ``CommandRefusedError``).
-    * ``plan.requested`` and ``attempt.started`` are recorded *before* the agent runs.
-    * A run found started but unfinished is continued under the same number with a new
-      run id, at no charge, at most ``max_continuations`` times; then it is finished as
-      ``lost`` (an attempt, charged) or failed with no class (a plan, charged).
+    * The budget is checked before anything is created: a refused plan creates no event
+      (``BudgetExhaustedError`` / ``CommandRefusedError``).
+    * ``plan.requested`` is recorded *before* the planner runs.
+    * A plan found requested but unfinished is continued under the same id, at no charge,
+      at most ``max_continuations`` times; then it is failed with no class (charged).
     * Every function takes the view, the time and the ids it needs, and returns the
-      events to append, numbered after ``view.seq``. None of them reads a clock.
-    * Nothing is recorded once the goal has ended (SPEC §11.2).
+      events to append (``governor.core.record_head``). None of them reads a clock.
+    * Attempts are recorded by ``governor.core.record_work``, parks by
+      ``governor.core.record_park``.
 """
 
 from __future__ import annotations
@@ -18,77 +18,35 @@ import hashlib
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from governor.core.budgets import (
-    attempts_left_for,
-    charged_attempts,
-    continuations_left,
-    item_attempts_left,
-    item_limits,
-    plan_records_left,
-    replans_left,
-    total_attempts_left,
-)
+from governor.core.budgets import item_limits
 from governor.core.classify import tail
+from governor.core.event_fields import PlanTrigger, Profile, WorkSpec
 from governor.core.events import (
-    AcceptanceReport,
-    AttemptContinued,
-    AttemptFinished,
-    AttemptStarted,
     Event,
     GoalCreated,
-    Outcome,
     PlanApplied,
     PlanCompleted,
     PlanContinued,
     PlanFailed,
     PlanProposed,
     PlanRequested,
-    PlanTrigger,
-    Profile,
-    WorkCreated,
-    WorkSpec,
 )
 from governor.core.evidence import UNKNOWN, Evidence, FailureClass
-from governor.core.history import check_decision, check_proposal
-from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
-from governor.core.observation import NO_COST, Cost, Usage
+from governor.core.headroom import (
+    attempts_left_for,
+    continuations_left,
+    plan_records_left,
+    replans_left,
+)
+from governor.core.numbers import MAX_WAIT_S, reported
+from governor.core.observation import NO_COST, Cost
 from governor.core.policy import Policy, new_goal_policy
-from governor.core.signature import signature
-from governor.core.view import GoalView, WorkState
-from governor.errors import BudgetExhaustedError, CommandRefusedError, NotFoundError
-
-
-def ensure_open(view: GoalView) -> None:
-    """Refuse to record anything once the goal has ended (SPEC §11.2)."""
-    if view.ended == "goal.cancelled":
-        raise CommandRefusedError("the goal is cancelled", goal_id=view.goal_id)
-    if view.ended == "plan.completed":
-        raise CommandRefusedError("the goal has succeeded", goal_id=view.goal_id)
-
-
-def event_head(
-    view: GoalView, at: datetime, actor: str, offset: int = 1, reason: str | None = None
-) -> dict[str, Any]:
-    """The common fields of the next event (``offset`` numbers events of one batch).
-
-    Raises:
-        CommandRefusedError: when the goal has ended: nothing may follow its end.
-    """
-    if view.created is None:
-        raise CommandRefusedError("the goal has no goal.created event")
-    ensure_open(view)
-    # a recorder whose clock runs behind the last event's never writes time backwards
-    if view.last_at is not None and at < view.last_at:
-        at = view.last_at
-    return {
-        "goal_id": view.goal_id,
-        "seq": view.seq + offset,
-        "at": at,
-        "actor": actor,
-        "reason": reason,
-    }
+from governor.core.proposal import check_decision, check_proposal
+from governor.core.record_head import ensure_open, event_head, failure_signature, refuse_unless
+from governor.core.view import GoalView
+from governor.core.work_events import WorkCreated
+from governor.errors import CommandRefusedError, NotFoundError
 
 
 def create_goal(
@@ -139,15 +97,6 @@ def fingerprint(view: GoalView) -> str:
     return hashlib.sha256(json.dumps(state, separators=(",", ":")).encode()).hexdigest()
 
 
-def _refuse_unless(left: bool, view: GoalView, ledger: str, spent: str) -> None:
-    """The budget check before anything is created: nothing is, when ``ledger`` is spent."""
-    if not left:
-        raise BudgetExhaustedError(spent, ledger=ledger, goal_id=view.goal_id)
-
-
-# ---------------------------------------------------------------- plans
-
-
 def request_plan(
     view: GoalView, *, plan_id: str, trigger: PlanTrigger, at: datetime
 ) -> list[Event]:
@@ -158,20 +107,20 @@ def request_plan(
         raise CommandRefusedError(
             f"plan {latest.plan_id} is still {latest.status}", goal_id=view.goal_id
         )
-    _refuse_unless(
+    refuse_unless(
         attempts_left_for(view, trigger),
         view,
         "total_attempts",
         f"the goal has spent its {view.policy.max_total_attempts} attempts; a {trigger} "
         "plan would have none to run",
     )
-    _refuse_unless(
+    refuse_unless(
         replans_left(view),
         view,
         "replans",
         f"its charged plans are spent ({view.policy.max_replans} allowed)",
     )
-    _refuse_unless(
+    refuse_unless(
         plan_records_left(view),
         view,
         "plan_records",
@@ -233,17 +182,10 @@ def plan_failed(
                 "evidence": evidence,
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
                 **cost.fields(),
-                "signature": _signature(failure_class, evidence, text) if signed else None,
+                "signature": failure_signature(failure_class, evidence, text) if signed else None,
             }
         )
     ]
-
-
-def _signature(
-    failure_class: FailureClass | None, evidence: Evidence | None, error: str | None
-) -> str:
-    """The recorded failure's signature: its class, the rule that classed it, its error."""
-    return signature(failure_class, evidence.rule if evidence else None, error)
 
 
 def plan_proposed(
@@ -353,121 +295,3 @@ def apply_plan(
         )
     )
     return events
-
-
-# ---------------------------------------------------------------- attempts
-
-
-def work_item(view: GoalView, work_id: str) -> WorkState:
-    item = view.work.get(work_id)
-    if item is None:
-        raise NotFoundError(f"{view.goal_id}: no work item {work_id}")
-    return item
-
-
-def start_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
-    """Start the next attempt of an item, refusing when a budget is spent or it is not runnable."""
-    ensure_open(view)
-    item = work_item(view, work_id)
-    if item.running:
-        raise CommandRefusedError(
-            f"attempt {item.attempt} of {work_id} is still running", goal_id=view.goal_id
-        )
-    if item.accepted or item.cancelled:
-        raise CommandRefusedError(
-            f"{work_id} is {'accepted' if item.accepted else 'cancelled'}", goal_id=view.goal_id
-        )
-    _refuse_unless(
-        item_attempts_left(view, item),
-        view,
-        "attempts",
-        f"{work_id} has spent its {item.max_attempts} attempts",
-    )
-    _refuse_unless(
-        total_attempts_left(view),
-        view,
-        "total_attempts",
-        f"the goal has spent its {view.policy.max_total_attempts} attempts "
-        f"({charged_attempts(view)} charged)",
-    )
-    number = item.attempts_used + 1
-    return [
-        AttemptStarted(
-            **event_head(view, at, "governor"),
-            work_id=work_id,
-            attempt=number,
-            run_id=run_id,
-            trigger="initial" if number == 1 else "retry",
-        )
-    ]
-
-
-def continue_attempt(view: GoalView, *, work_id: str, run_id: str, at: datetime) -> list[Event]:
-    """Resume a lost run as a continuation, or finish it as ``lost`` once continuations are spent."""
-    ensure_open(view)
-    item = work_item(view, work_id)
-    if not item.running or item.run_id is None:
-        raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
-    if not continuations_left(view, item):
-        return finish_attempt(
-            view,
-            work_id=work_id,
-            run_id=item.run_id,
-            at=at,
-            outcome="lost",
-            error=f"the run was lost {item.continuations + 1} times (max_continuations is "
-            f"{view.policy.max_continuations})",
-        )
-    return [
-        AttemptContinued(
-            **event_head(view, at, "governor"), work_id=work_id, attempt=item.attempt, run_id=run_id
-        )
-    ]
-
-
-def finish_attempt(
-    view: GoalView,
-    *,
-    work_id: str,
-    run_id: str,
-    at: datetime,
-    outcome: Outcome,
-    failure_class: FailureClass | None = None,
-    error: str | None = None,
-    evidence: Evidence | None = None,
-    acceptance: AcceptanceReport | None = None,
-    cost_usd: float | None = None,
-    retry_after_s: float | None = None,
-    summary: str | None = None,
-    actor: str = "governor",
-    usage: Usage | None = None,
-) -> list[Event]:
-    """The terminal record of a run. A success is never classed. A run that failed or timed
-    out carries its signature (a lost or abandoned one is the runner's or an operator's
-    doing, not the agent's: SPEC §12.10)."""
-    ensure_open(view)
-    item = work_item(view, work_id)
-    if not item.running:
-        raise CommandRefusedError(f"{work_id} has no attempt in flight", goal_id=view.goal_id)
-    failure_class = None if outcome == "succeeded" else failure_class
-    text = tail(error) if error else None
-    signed = outcome in ("failed", "timed_out")
-    return [
-        AttemptFinished.model_validate(
-            {
-                **event_head(view, at, actor, reason=tail(summary) if summary else None),
-                "work_id": work_id,
-                "attempt": item.attempt,
-                "run_id": run_id,
-                "outcome": outcome,
-                "class": failure_class,
-                "error": text,
-                "evidence": evidence,
-                "acceptance": acceptance,
-                "cost_usd": reported(cost_usd, MAX_USD),
-                "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
-                "usage": usage,
-                "signature": _signature(failure_class, evidence, text) if signed else None,
-            }
-        )
-    ]

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Final, Literal
 
 from governor.core.decision import Decision
-from governor.core.events import PlanTrigger
+from governor.core.event_fields import PlanTrigger
 from governor.core.upstream import Outage
 
 

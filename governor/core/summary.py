@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from governor.core.budgets import charged_attempts, charged_replans
-
 if TYPE_CHECKING:  # types only: a store reads its summaries without the models (start-up)
     from governor.core.decision import Decision
     from governor.core.parking import Upstreams
@@ -132,8 +130,8 @@ def summarize(view: GoalView, now: datetime, upstreams: Upstreams | None = None)
         updated_at=view.last_at,
         rule=decision.rule,
         reason=decision.reason,
-        replans=Usage(view.plans_used, charged_replans(view), view.policy.max_replans),
-        attempts=Usage(view.attempts_used, charged_attempts(view), view.policy.max_total_attempts),
+        replans=Usage(view.plans_used, view.charged_replans, view.policy.max_replans),
+        attempts=Usage(view.attempts_used, view.charged_attempts, view.policy.max_total_attempts),
         upstream=parked_on(decision),
     )
 

@@ -29,13 +29,11 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final, Literal
 
-from governor.core.decision import count, stamp
 from governor.core.policy import UpstreamBackoff
 
 DEFAULT_BACKOFF: Final = UpstreamBackoff.model_construct()  # ``UpstreamBackoff()`` (see policy.py)
@@ -285,50 +283,3 @@ class Outage:
     """Its next probe (None for a resume)."""
     reason: str
     """For a resume: how it came back (``recovery_text``); else why the goal waits."""
-
-
-# --- what a person reads ----------------------------------------------------------------
-
-_PATH: Final = re.compile(r"(?<!\S)/\S+")
-
-
-def shown_name(name: str) -> str:
-    """A record's name as a person reads it: an absolute path in it (a record named before
-    SPEC §12.9, when a command's upstream was its executable's path) shown as its last part
-    and a digest of all of it, as new records are named."""
-
-    def short(found: re.Match[str]) -> str:
-        path = found.group(0)
-        digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:10]
-        return f"{path.rstrip('/').rsplit('/', 1)[-1] or '/'}#{digest}"
-
-    return _PATH.sub(short, name)
-
-
-def failing_text(record: UpstreamHealth) -> str:
-    """``<upstream> has been failing since <t> (last status 503)``."""
-    status = f" (last status {record.last_status})" if record.last_status else ""
-    since = stamp(record.failing_since) if record.failing_since else "?"
-    return f"{record.upstream} has been failing since {since}{status}"
-
-
-def parked_reason(record: UpstreamHealth) -> str:
-    """Why a goal waits on a failing upstream, naming it and its next probe."""
-    due = record.probe_due_at
-    probe = f"its next probe at {stamp(due)}" if due else "its next probe"
-    return f"parked: {failing_text(record)}; no call until {probe}"
-
-
-def recovery_text(record: UpstreamHealth) -> str:
-    """How an upstream came back: the probe (or call) that was answered, and the outage span."""
-    end = record.recovered_at
-    start = record.outage_started
-    what = "its probe" if record.recovered_by == "probe" else "a call"
-    when = stamp(end) if end else "?"
-    span = (
-        f"the outage lasted from {stamp(start)} to {when} ({(end - start).total_seconds():.0f}s, "
-        f"{count(record.refusals, 'refused call')})"
-        if start and end
-        else "the outage is over"
-    )
-    return f"{record.upstream} is back: {what} at {when} was answered; {span}"

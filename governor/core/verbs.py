@@ -23,23 +23,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from governor.core import budgets
+from governor.core import budgets, headroom
 from governor.core.decide import decide
-from governor.core.events import (
-    BudgetRaised,
-    Event,
-    GoalCancelled,
-    GoalResumed,
-    PlanRejected,
-    WorkAccepted,
-    WorkCancelled,
-    WorkReopened,
-    WorkRetried,
-)
+from governor.core.events import BudgetRaised, Event, GoalCancelled, GoalResumed, PlanRejected
 from governor.core.policy import LedgerName, check_policy_value
 from governor.core.question import question
-from governor.core.record import ensure_open, event_head, finish_attempt, work_item
+from governor.core.record_head import ensure_open, event_head
+from governor.core.record_work import finish_attempt, work_item
 from governor.core.view import GoalView, WorkState
+from governor.core.work_events import WorkAccepted, WorkCancelled, WorkReopened, WorkRetried
 from governor.errors import CommandRefusedError, InputError, NotFoundError
 
 
@@ -126,7 +118,7 @@ def retry_work(
     stopped = item.outcome not in (None, "succeeded") or _in_review(view, item)
     if item.accepted or item.cancelled or item.running or not stopped:
         raise _refuse(view, f"{work_id} has no failed attempt to retry")
-    if not budgets.item_attempts_left(view, item):
+    if not headroom.item_attempts_left(view, item):
         raise _refuse(
             view,
             f"{work_id} has spent its {item.max_attempts} attempts; raise its budget first "
@@ -167,7 +159,7 @@ def resume_goal(view: GoalView, *, reason: str, at: datetime, actor: str) -> lis
         plan is None
         or plan.status != "failed"
         or plan.resumed
-        or (plan.failure_class is None and not budgets.repeats_itself(view))
+        or (plan.failure_class is None and not headroom.repeats_itself(view))
     ):
         raise _refuse(
             view, "there is no planner stop to clear (for a stopped work item use `work retry`)"

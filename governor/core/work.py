@@ -30,8 +30,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from governor.core.budgets import item_attempts_left, item_uncharged_window_full, repeats_itself
-from governor.core.decision import WorkDecision, last_line, same_way, stamp
+from governor.core.decision import WorkDecision
+from governor.core.headroom import item_attempts_left, item_uncharged_window_full, repeats_itself
+from governor.core.text import last_line, same_way, stamp
 from governor.core.view import GoalView, WorkState
 
 WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
@@ -41,10 +42,6 @@ POLICY_READ: Final = ("accept_passing", "max_same_failures")
 frozen at ``work.created``): a policy that differs in none of them decides every item
 alike, so the memo keeps its decisions (``governor.core.memo``;
 ``tests/core/test_incremental.py``)."""
-
-_new: Final = tuple.__new__
-"""Makes a ``WorkDecision`` from all its fields in order, without the named tuple's Python
-``__new__`` (the usual outcomes: one is made after every event of a replay)."""
 
 
 def exhausted_its(max_attempts: int) -> str:
@@ -56,9 +53,21 @@ def exhausted_its(max_attempts: int) -> str:
 
 def _settled(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     if item.accepted:
-        return WorkDecision(item.work_id, "succeeded", "none", "accepted", "work.1")
+        return WorkDecision(
+            work_id=item.work_id,
+            status="succeeded",
+            next_action="none",
+            reason="accepted",
+            rule="work.1",
+        )
     if item.cancelled:
-        return WorkDecision(item.work_id, "cancelled", "none", "cancelled", "work.1")
+        return WorkDecision(
+            work_id=item.work_id,
+            status="cancelled",
+            next_action="none",
+            reason="cancelled",
+            rule="work.1",
+        )
     return None
 
 
@@ -69,7 +78,13 @@ def _dependencies(view: GoalView, item: WorkState, now: datetime) -> WorkDecisio
     if not pending:
         return None
     why = f"waiting for {', '.join(pending)}"
-    return WorkDecision(item.work_id, "waiting", "wait_for_dependencies", why, "work.2")
+    return WorkDecision(
+        work_id=item.work_id,
+        status="waiting",
+        next_action="wait_for_dependencies",
+        reason=why,
+        rule="work.2",
+    )
 
 
 def _fresh(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
@@ -77,10 +92,17 @@ def _fresh(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | Non
         return None
     if item_attempts_left(view, item):
         why = f"ready for attempt {item.attempts_used + 1}"
-        return _new(WorkDecision, (item.work_id, "ready", "run", why, "work.3", None, None, None))
+        return WorkDecision(
+            work_id=item.work_id, status="ready", next_action="run", reason=why, rule="work.3"
+        )
     why = exhausted_its(item.max_attempts)
     return WorkDecision(
-        item.work_id, "budget_exhausted", "none", why, "work.3", exhausted="attempts"
+        work_id=item.work_id,
+        status="budget_exhausted",
+        next_action="none",
+        reason=why,
+        rule="work.3",
+        exhausted="attempts",
     )
 
 
@@ -88,7 +110,9 @@ def _running(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | N
     if not item.running:
         return None
     why = f"attempt {item.attempt} is running"
-    return _new(WorkDecision, (item.work_id, "running", "wait", why, "work.4", None, None, None))
+    return WorkDecision(
+        work_id=item.work_id, status="running", next_action="wait", reason=why, rule="work.4"
+    )
 
 
 def _passed(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
@@ -96,9 +120,22 @@ def _passed(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | No
         return None
     why = f"attempt {item.attempt} passed its acceptance criteria"
     if view.policy.accept_passing:
-        return WorkDecision(item.work_id, "in_review", "accept", why, "work.5")
+        return WorkDecision(
+            work_id=item.work_id,
+            status="in_review",
+            next_action="accept",
+            reason=why,
+            rule="work.5",
+        )
     why += "; awaiting review"
-    return WorkDecision(item.work_id, "in_review", "review", why, "work.5", "operator")
+    return WorkDecision(
+        work_id=item.work_id,
+        status="in_review",
+        next_action="review",
+        reason=why,
+        rule="work.5",
+        blocked_on="operator",
+    )
 
 
 def _environment(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
@@ -107,7 +144,14 @@ def _environment(view: GoalView, item: WorkState, now: datetime) -> WorkDecision
     ref = item.finish.evidence.ref if item.finish and item.finish.evidence else None
     missing = last_line(item.finish.error if item.finish else None, ref or "unknown")
     why = f"attempt {item.attempt} could not start; a required precondition is missing: {missing}"
-    return WorkDecision(item.work_id, "blocked", "none", why, "work.6", "environment")
+    return WorkDecision(
+        work_id=item.work_id,
+        status="blocked",
+        next_action="none",
+        reason=why,
+        rule="work.6",
+        blocked_on="environment",
+    )
 
 
 def _decision(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
@@ -115,7 +159,14 @@ def _decision(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | 
         return None
     question = last_line(item.finish.error if item.finish else None, "no question given")
     why = f"attempt {item.attempt} needs a person to decide: {question}"
-    return WorkDecision(item.work_id, "blocked", "none", why, "work.7", "decision")
+    return WorkDecision(
+        work_id=item.work_id,
+        status="blocked",
+        next_action="none",
+        reason=why,
+        rule="work.7",
+        blocked_on="decision",
+    )
 
 
 def _upstream(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
@@ -124,17 +175,32 @@ def _upstream(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | 
     n, bound = item.consecutive_uncharged, item.max_uncharged_attempts
     if item_uncharged_window_full(view, item):
         why = f"blocked waiting on an outside service after {n} consecutive uncharged attempts"
-        return WorkDecision(item.work_id, "blocked", "none", why, "work.8", "upstream")
+        return WorkDecision(
+            work_id=item.work_id,
+            status="blocked",
+            next_action="none",
+            reason=why,
+            rule="work.8",
+            blocked_on="upstream",
+        )
     if item.not_before is not None and now < item.not_before:
         why = (
             f"the outside service refused attempt {item.attempt} (uncharged); "
             f"waiting until {stamp(item.not_before)}"
         )
         return WorkDecision(
-            item.work_id, "waiting", "wait", why, "work.8", "upstream", item.not_before
+            work_id=item.work_id,
+            status="waiting",
+            next_action="wait",
+            reason=why,
+            rule="work.8",
+            blocked_on="upstream",
+            not_before=item.not_before,
         )
     why = f"the outside service refused attempt {item.attempt} (uncharged, {n} of {bound} in a row); retry"
-    return _new(WorkDecision, (item.work_id, "blocked", "retry", why, "work.8", None, None, None))
+    return WorkDecision(
+        work_id=item.work_id, status="blocked", next_action="retry", reason=why, rule="work.8"
+    )
 
 
 def _charged(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
@@ -143,20 +209,25 @@ def _charged(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | N
         if item.same_failures and repeats_itself(view, item):  # SPEC §12.10: stop early
             why = same_way(item.same_failures, item.finish.error if item.finish else None)
             return WorkDecision(
-                item.work_id,
-                "budget_exhausted",
-                "none",
-                why,
-                "work.same_failure",
+                work_id=item.work_id,
+                status="budget_exhausted",
+                next_action="none",
+                reason=why,
+                rule="work.same_failure",
                 exhausted="same_failures",
             )
         why = f"attempt {item.attempt} {outcome} (charged {item.charged_attempts} of {item.max_attempts}); retry"
-        return _new(
-            WorkDecision, (item.work_id, "blocked", "retry", why, "work.9", None, None, None)
+        return WorkDecision(
+            work_id=item.work_id, status="blocked", next_action="retry", reason=why, rule="work.9"
         )
     why = f"{exhausted_its(item.max_attempts)} (attempt {item.attempt} {outcome})"
     return WorkDecision(
-        item.work_id, "budget_exhausted", "none", why, "work.9", exhausted="attempts"
+        work_id=item.work_id,
+        status="budget_exhausted",
+        next_action="none",
+        reason=why,
+        rule="work.9",
+        exhausted="attempts",
     )
 
 

@@ -18,8 +18,9 @@ from datetime import datetime
 
 from governor.clock import Clock
 from governor.core.events import Event
+from governor.core.fold import fold, project
 from governor.core.summary import summarize
-from governor.core.view import GoalView, fold, project
+from governor.core.view import GoalView
 from governor.errors import ConcurrencyConflictError
 from governor.store.base import EventStore, Lease
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.view import GoalView, WorkState
 from governor.drive.agents import Agents
 from governor.drive.calls import Calls

@@ -31,10 +31,11 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from governor.core import record
-from governor.core.codec import describe
 from governor.core.durations import duration_or_same
-from governor.core.events import ID_PATTERN, Event, Profile
-from governor.core.policy import policy_from
+from governor.core.event_fields import ID_PATTERN, Profile
+from governor.core.events import Event
+from governor.core.policy_input import policy_from
+from governor.core.wire.codec import describe
 from governor.errors import GoalFileError, InputError, NotFoundError, PolicyError, did_you_mean
 from governor.exec.harness import args_problem
 from governor.exec.load import module_file

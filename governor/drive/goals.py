@@ -27,9 +27,10 @@ from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.durations import parse_duration
 from governor.core.events import Event
+from governor.core.fold import project
 from governor.core.policy import LedgerName
 from governor.core.route import Action, Ask, Park, Resume, Stop, acts, route
-from governor.core.view import GoalView, project
+from governor.core.view import GoalView
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
 from governor.drive.spans import goal_span, record_goal
@@ -150,7 +151,7 @@ def refuse_secrets_in(
 
 
 def _built(verb: OperatorVerb, view: GoalView, at: datetime, reason_is: str) -> list[Event]:
-    from governor.core.codec import describe  # noqa: PLC0415 - start-up (see above)
+    from governor.core.wire.codec import describe  # noqa: PLC0415 - start-up (see above)
     from governor.drive.secrets import refuse_secrets  # noqa: PLC0415 - start-up (see above)
 
     try:

@@ -14,12 +14,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from governor.core import record, verbs
-from governor.core.events import Event, Outcome
+from governor.core import record, record_work, verbs
+from governor.core.event_fields import Outcome
+from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass
-from governor.core.parking import park_goal, resume_goal
+from governor.core.fold import fold
+from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Resume, Wait
-from governor.core.view import GoalView, fold
+from governor.core.view import GoalView
 
 
 class ModelledGoal:
@@ -62,7 +64,7 @@ class ModelledGoal:
     def finish(self, work_id: str, run_id: str, outcome: Outcome, **fields: Any) -> None:
         """Record the attempt's finish as the world decided it."""
         self.add(
-            record.finish_attempt(
+            record_work.finish_attempt(
                 self.view, work_id=work_id, run_id=run_id, at=self.now, outcome=outcome, **fields
             )
         )

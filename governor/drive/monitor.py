@@ -33,7 +33,7 @@ from typing import Final, Literal
 
 from governor.core.classify import SpawnResult, classify
 from governor.core.decision import Decision
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Upstream, UpstreamHealth, claimed, observed, probed
 from governor.exec.harness import Harness

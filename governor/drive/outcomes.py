@@ -10,7 +10,8 @@ from governor.core import verbs
 from governor.core.charges import RunEvent, describe
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.view import GoalView, fold
+from governor.core.fold import fold
+from governor.core.view import GoalView
 from governor.workflow.run import WorkerRun, attempt_events
 
 

@@ -16,7 +16,8 @@ from typing import Protocol
 
 from governor.core import verbs
 from governor.core.classify import ENVIRONMENT_ERRNOS
-from governor.core.events import Event, Profile
+from governor.core.event_fields import Profile
+from governor.core.events import Event
 from governor.core.view import GoalView
 from governor.exec.harness import Harness
 from governor.exec.startable import startable

@@ -36,16 +36,18 @@ from functools import partial
 from pathlib import Path
 
 from governor.clock import utc_now
-from governor.core import record, verbs
+from governor.core import record, record_work, verbs
 from governor.core.charges import RunEvent
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import Event, Profile
-from governor.core.parking import park_goal, resume_goal
+from governor.core.event_fields import Profile
+from governor.core.events import Event
+from governor.core.fold import fold, project
+from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
 from governor.core.summary import summarize
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView, fold, project
+from governor.core.view import GoalView
 from governor.drive.agents import Agents
 from governor.drive.append import Build, append_built
 from governor.drive.calling import AgentCaller, agent_env
@@ -365,7 +367,7 @@ class Runner:
                 finish_events, work_id=item, run_id=run_id, run=done, at=self.now()
             ),
             lambda error: partial(
-                record.finish_attempt,
+                record_work.finish_attempt,
                 work_id=item,
                 run_id=run_id,
                 at=self.now(),
@@ -407,7 +409,9 @@ class Runner:
         run_id = self.ids()
         if item.running:
             events = self.record(
-                lambda v: record.continue_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
+                lambda v: record_work.continue_attempt(
+                    v, work_id=work_id, run_id=run_id, at=self.now()
+                )
             )
             if not events:
                 return None
@@ -418,7 +422,7 @@ class Runner:
                 return None
             self.progress(f"{work_id} attempt {item.attempt} was lost; continuing it")
         elif self.record(
-            lambda v: record.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
+            lambda v: record_work.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
         ):
             self.progress(f"{work_id} attempt {self.view.work[work_id].attempt} started")
         else:

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
-from governor.core.codec import encode
 from governor.core.events import Event
+from governor.core.wire.codec import encode
 from governor.errors import InputError
 from governor.exec.environment import is_secret_name, secret_values
 

@@ -25,7 +25,8 @@ from governor.clock import utc_now
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.view import GoalView, fold, project
+from governor.core.fold import fold, project
+from governor.core.view import GoalView
 from governor.drive.calls import RunningCall
 from governor.drive.goals import exists
 from governor.store.base import EventStore

@@ -47,7 +47,7 @@ from governor.core.absence import (
     claude_not_logged_in,
 )
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import Evidence
 from governor.core.numbers import MAX_USD, reported
 from governor.core.observation import KINDS_KEPT, STATUSES_KEPT, ClaudeFacts, Connection, counted

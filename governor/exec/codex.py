@@ -56,7 +56,7 @@ from typing import Final
 
 from governor.core.absence import codex_absence, codex_proves_absence
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import Evidence
 from governor.core.observation import BILLING_CODES, STATUSES_KEPT, CodexFacts, Connection, counted
 from governor.exec.codex_events import CodexEvents, CodexRun

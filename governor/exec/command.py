@@ -36,7 +36,7 @@ from typing import Annotated, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import Evidence, Observation, RefusalObservation
 from governor.core.observation import BILLING_CODES, BILLING_STATUS
 from governor.core.upstream_text import is_upstream_status

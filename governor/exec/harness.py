@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol, cast
 import orjson
 
 from governor.core.classify import ERROR_LIMIT, SpawnResult, classify, failure_text, tail
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import UNKNOWN, Evidence, Partial
 from governor.core.observation import ClaudeFacts, CodexFacts, Connection, Usage
 from governor.errors import InputError

@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from governor.core.classify import SpawnResult, classify, tail
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import UNKNOWN, Evidence, Observation
 from governor.exec.call import AgentContext, CallInfo, current_call, run_in_context
 from governor.exec.environment import Redactor

@@ -28,7 +28,7 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from governor.core.classify import SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import Evidence, Partial
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env

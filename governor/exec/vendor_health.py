@@ -36,7 +36,7 @@ from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
 from governor.core.classify import SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.upstream import Seen, Upstream, model_family
 
 PROBE_PROMPT: Final = (

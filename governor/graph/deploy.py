@@ -44,10 +44,10 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from governor.clock import utc_now
-from governor.core.decision import stamp
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.question import question
 from governor.core.route import Ask, Stop, Wait, route
+from governor.core.text import stamp
 from governor.drive import goals
 from governor.drive.act import act
 from governor.drive.goalfile import goal_from_mapping, profiles_from_file

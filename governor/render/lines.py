@@ -42,7 +42,7 @@ from governor.core.ledger import (
     WorkLedger,
     WorkLedgers,
 )
-from governor.core.memo import DecisionMemo
+from governor.core.memo import memo_of
 from governor.render.records import (
     attempts_record,
     decision_head,
@@ -187,7 +187,7 @@ class StepLines:
                     cost, cost_json = self._cost
                     work_json = self._work_json_kept
                     continue
-                memo: DecisionMemo = view.decided  # type: ignore[assignment]  # decide_head made it
+                memo = memo_of(view)  # decide_head made it
                 rows = memo.relaid(view)
                 if rows:
                     for position, work_id, row in rows:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from governor.core.decision import stamp
 from governor.core.durations import format_duration
+from governor.core.text import stamp
 
 if TYPE_CHECKING:
     from governor.core.events import Event
@@ -42,6 +42,7 @@ def format_event_line(event: Event) -> str | None:  # noqa: PLR0911, PLR0912 - o
     """What a followed goal's event says, as ``governor run`` would have said it (None: an
     event a run prints nothing for)."""
     from governor.core import events as e  # noqa: PLC0415 - start-up: the models
+    from governor.core import work_events as w  # noqa: PLC0415 - start-up: the models
     from governor.core.charges import describe  # noqa: PLC0415 - start-up: the models
 
     match event:
@@ -56,19 +57,19 @@ def format_event_line(event: Event) -> str | None:  # noqa: PLR0911, PLR0912 - o
             return f"plan {event.plan_id} applied: {n} work item{'s' if n != 1 else ''}"
         case e.PlanCompleted():
             return f"plan {event.plan_id}: the goal is complete"
-        case e.AttemptStarted():
+        case w.AttemptStarted():
             return f"{event.work_id} attempt {event.attempt} started"
-        case e.AttemptContinued():
+        case w.AttemptContinued():
             return f"{event.work_id} attempt {event.attempt} was lost; continuing it"
-        case e.AttemptFinished():
+        case w.AttemptFinished():
             return f"{event.work_id} attempt {event.attempt}: {describe(event)}"
-        case e.WorkAccepted():
+        case w.WorkAccepted():
             return f"{event.work_id} accepted"
-        case e.WorkCancelled() | e.WorkReopened():
+        case w.WorkCancelled() | w.WorkReopened():
             return f"{event.work_id}: {event.type} by {event.actor}"
         case (
             e.PlanRejected()
-            | e.WorkRetried()
+            | w.WorkRetried()
             | e.GoalResumed()
             | e.GoalCancelled()
             | e.BudgetRaised()

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from governor.core.decision import stamp
+from governor.core.text import stamp
 
 if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
     from datetime import datetime

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from governor.core.decision import count, stamp
+from governor.core.text import count, stamp
 
 if TYPE_CHECKING:  # types only: a read command does not import the analyses (start-up)
     from governor.analysis.divergence import WhatIf
@@ -128,7 +128,7 @@ def format_summary_row(summary: GoalSummary) -> str:
 
 def format_event(event: Event) -> str:
     """One line of ``governor events``: seq, time, type, actor and what it says."""
-    from governor.core.codec import to_dict  # noqa: PLC0415 - start-up: list reads no event
+    from governor.core.wire.codec import to_dict  # noqa: PLC0415 - start-up: list reads no event
 
     detail = {k: v for k, v in to_dict(event).items() if k not in _COMMON}
     text = ", ".join(f"{k}={_short(v)}" for k, v in detail.items())
@@ -221,7 +221,7 @@ def format_service_status(status: ServiceStatus) -> str:
 
 
 def _upstream_lines(records: Sequence[UpstreamHealth]) -> list[str]:
-    from governor.core.upstream import shown_name  # noqa: PLC0415 - start-up (list)
+    from governor.core.outage_text import shown_name  # noqa: PLC0415 - start-up (list)
 
     lines = []
     for r in records:

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import orjson
 
-from governor.core.decision import stamp
+from governor.core.text import stamp
 from governor.errors import InputError
 from governor.exec.environment import Redactor
 from governor.store.masking import mask_password

@@ -43,7 +43,8 @@ from prometheus_client.exposition import choose_encoder, generate_latest
 
 from governor._version import __version__
 from governor.core.decision import Status
-from governor.core.upstream import UpstreamHealth, shown_name
+from governor.core.outage_text import shown_name
+from governor.core.upstream import UpstreamHealth
 from governor.service.observe import COUNTERS, HISTOGRAMS, Histograms, Snapshot
 from governor.store.files import write_atomically
 

@@ -23,21 +23,14 @@ from datetime import datetime
 from typing import Final, TypeVar
 
 from governor.core.charges import is_charged_run
-from governor.core.decision import Decision, stamp
-from governor.core.events import (
-    AttemptContinued,
-    AttemptFinished,
-    AttemptStarted,
-    Event,
-    PlanContinued,
-    PlanFailed,
-    PlanProposed,
-    PlanRequested,
-)
+from governor.core.decision import Decision
+from governor.core.events import Event, PlanContinued, PlanFailed, PlanProposed, PlanRequested
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.route import Action, acts, name_of
+from governor.core.text import stamp
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
+from governor.core.work_events import AttemptContinued, AttemptFinished, AttemptStarted
 from governor.drive.monitor import ChangeKind
 from governor.service.logs import JsonLog
 

@@ -165,7 +165,8 @@ class StoreChecks(ABC, Generic[Tx]):
 
     def _walk(self, goal_id: str, tally: CheckTally) -> _Stream:
         """Read the whole stream: numbering, checksums, goal and seq of each row, its fold."""
-        from governor.core.view import GoalView, evolve  # noqa: PLC0415 - the check only
+        from governor.core.fold import evolve  # noqa: PLC0415 - the check only
+        from governor.core.view import GoalView  # noqa: PLC0415 - the check only
         from governor.store.rows import read_row  # noqa: PLC0415 - start-up: imports models
 
         found = _Stream(view=GoalView())

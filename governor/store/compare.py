@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from governor.core.decision import stamp
 from governor.core.summary import GoalSummary, Usage, summarize
+from governor.core.text import stamp
 
 if TYPE_CHECKING:
     from governor.core.upstream import UpstreamHealth

@@ -319,7 +319,8 @@ class BaseEventStore(
 
     def _derive_summary(self, tx: Tx, goal_id: str, events: Sequence[Event]) -> GoalSummary:
         """Fold the stored stream and the new events (the caller gave no summary)."""
-        from governor.core.view import GoalView, evolve, fold  # noqa: PLC0415 - start-up
+        from governor.core.fold import evolve, fold  # noqa: PLC0415 - start-up
+        from governor.core.view import GoalView  # noqa: PLC0415 - start-up
         from governor.store.rows import read_row  # noqa: PLC0415 - start-up
 
         view = GoalView()

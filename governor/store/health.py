@@ -66,7 +66,7 @@ class HealthRecords(ABC, Generic[Tx]):
             if record is None:
                 return None
             self._put_upstream(tx, record)
-            from governor.core.upstream import parked_reason, recovery_text  # noqa: PLC0415
+            from governor.core.outage_text import parked_reason, recovery_text  # noqa: PLC0415
 
             if record.healthy:
                 due, reason = self._clock(), f"{recovery_text(record)}; resume"

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from governor.core.codec import LineDecoder, encode
 from governor.core.events import Event
+from governor.core.wire.codec import LineDecoder, encode
 from governor.errors import NotFoundError
 from governor.store.files import iter_line_chunks, iter_lines
 

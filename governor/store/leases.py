@@ -20,7 +20,7 @@ from datetime import timedelta
 from typing import Generic, TypeVar
 
 from governor.clock import Clock
-from governor.core.decision import stamp
+from governor.core.text import stamp
 from governor.errors import LeaseError
 from governor.store.base import Lease
 from governor.store.stored import LeaseRecord

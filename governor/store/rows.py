@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from governor.core.codec import decode, decode_upgraded, describe, encode
 from governor.core.credentials import find_key
 from governor.core.events import Event, GoalCreated
+from governor.core.wire.codec import decode, decode_upgraded, describe, encode
 from governor.errors import CorruptEventError, InvalidEventError
 from governor.store.stored import StoredEvent
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from governor.core.decision import stamp
+from governor.core.text import stamp
 from governor.errors import StoreError
 from governor.store.columns import Bad, Times, shown
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from governor.core.codec import LineDecoder
 from governor.core.events import Event
 from governor.core.history import check_history
 from governor.core.summary import GoalSummary, summarize
+from governor.core.wire.codec import LineDecoder
 from governor.errors import CommandRefusedError, ConcurrencyConflictError
 from governor.store.base import EventStore
 from governor.store.jsonl import read_history, write_history

@@ -37,10 +37,12 @@ from temporalio import activity
 from temporalio.client import Client
 
 from governor.clock import utc_now
-from governor.core.codec import encode
-from governor.core.events import Event, Profile
+from governor.core.event_fields import Profile
+from governor.core.events import Event
+from governor.core.fold import fold
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView, fold
+from governor.core.view import GoalView
+from governor.core.wire.codec import encode
 from governor.drive.monitor import MonitorSettings, UpstreamMonitor
 from governor.drive.runner import Runner, RunnerSettings
 from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError

@@ -22,10 +22,11 @@ from typing import NamedTuple, Protocol
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from governor.core import record
+from governor.core import record_work
 from governor.core.classify import tail
 from governor.core.events import Event
-from governor.core.view import GoalView, fold
+from governor.core.fold import fold
+from governor.core.view import GoalView
 from governor.drive.outcomes import finish_events
 from governor.errors import CommandRefusedError
 from governor.temporal.wire import Observed
@@ -102,9 +103,9 @@ def starts(runs: list[Run], at: datetime, begun: list[Run]) -> Build:
             w, r = run.work_id, run.run_id
             try:
                 if scratch.work[w].running:
-                    events = record.continue_attempt(scratch, work_id=w, run_id=r, at=at)
+                    events = record_work.continue_attempt(scratch, work_id=w, run_id=r, at=at)
                 else:
-                    events = record.start_attempt(scratch, work_id=w, run_id=r, at=at)
+                    events = record_work.start_attempt(scratch, work_id=w, run_id=r, at=at)
             except CommandRefusedError:
                 continue
             fold(scratch, events)
@@ -143,7 +144,7 @@ def _finish(view: GoalView, run: Run, observed: Observed, at: datetime) -> list[
             )
         except Exception as exc:  # a reply the core cannot record: charged, not looped
             crash = crash_text(exc)
-    return record.finish_attempt(
+    return record_work.finish_attempt(
         view, work_id=run.work_id, run_id=run.run_id, at=at, outcome="failed", error=crash
     )
 

@@ -32,11 +32,12 @@ from governor.core import record
 from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.parking import park_goal, resume_goal
+from governor.core.fold import fold
+from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Action, Apply, Dispatch, Park, Plan, Resume
 from governor.core.summary import summarize
 from governor.core.verbs import accept_work, reject_plan
-from governor.core.view import GoalView, fold
+from governor.core.view import GoalView
 from governor.drive.reprobe import recovered
 from governor.errors import (
     CommandRefusedError,

@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final, get_args
 
-from governor.core.decision import Status, stamp
+from governor.core.decision import Status
+from governor.core.text import stamp
 from governor.ui.markup import Html, el, join, void
 
 KNOWN_STATUSES: Final = frozenset(get_args(Status))

@@ -11,7 +11,6 @@ from itertools import groupby
 from typing import Final
 from urllib.parse import quote, urlencode
 
-from governor.core.decision import count
 from governor.core.summary import (
     ACTIVE_RANK,
     ENDED_RANK,
@@ -20,6 +19,7 @@ from governor.core.summary import (
     GoalSummary,
     Usage,
 )
+from governor.core.text import count
 from governor.ui.data import GOAL_STATUSES, SEARCH_LIMIT, GoalList, UpstreamRow
 from governor.ui.layout import badge, bar, link, relative, when
 from governor.ui.markup import Html, el, join, void

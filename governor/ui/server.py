@@ -37,7 +37,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from governor.core.events import ID_PATTERN
+from governor.core.event_fields import ID_PATTERN
 from governor.errors import GovernorError, InputError, NotFoundError
 from governor.store.base import EventStore
 from governor.temporal.names import driver_of, workflow_url

@@ -18,10 +18,8 @@ from datetime import datetime
 from typing import Literal
 
 from governor.core.charges import charges
+from governor.core.event_fields import Profile
 from governor.core.events import (
-    AttemptContinued,
-    AttemptFinished,
-    AttemptStarted,
     BudgetRaised,
     Event,
     GoalCreated,
@@ -32,14 +30,18 @@ from governor.core.events import (
     PlanProposed,
     PlanRejected,
     PlanRequested,
-    Profile,
+)
+from governor.core.evidence import Evidence
+from governor.core.work_events import (
+    AttemptContinued,
+    AttemptFinished,
+    AttemptStarted,
     WorkAccepted,
     WorkCancelled,
     WorkCreated,
     WorkReopened,
     WorkRetried,
 )
-from governor.core.evidence import Evidence
 
 IN_FLIGHT = "charged: in flight (a run counts as charged until it fails uncharged)"
 

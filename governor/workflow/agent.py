@@ -47,11 +47,11 @@ from tenacity import (
 from tenacity.stop import stop_base
 
 from governor.core.classify import SpawnResult
-from governor.core.decision import last_line
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import TRIES_LISTED, Evidence, Tries, TryOutcome, passes_gate
 from governor.core.observation import Usage, add_usage
 from governor.core.proof import AgentAttemptProof, AgentProof
+from governor.core.text import last_line
 from governor.exec.call import CallInfo, current_call, in_context
 from governor.exec.harness import Harness
 

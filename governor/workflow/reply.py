@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from governor.core.events import AcceptanceReport, Milestone, WorkSpec
-from governor.core.history import check_decision, check_proposal
+from governor.core.event_fields import AcceptanceReport, Milestone, WorkSpec
+from governor.core.proposal import check_decision, check_proposal
 from governor.core.view import GoalView
 from governor.workflow.jsonscan import find_answer
 

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from governor.core import record
+from governor.core import record, record_work
 from governor.core.classify import SpawnResult
-from governor.core.events import AcceptanceReport, Event, Outcome
+from governor.core.event_fields import AcceptanceReport, Outcome
+from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass, Tries
 from governor.core.observation import Cost, Usage
 from governor.core.proof import RunProof, derive_run_class
@@ -259,7 +260,7 @@ def attempt_events(
     view: GoalView, work_id: str, run_id: str, run: WorkerRun, at: datetime
 ) -> list[Event]:
     """The ``attempt.finished`` a finished worker run implies."""
-    return record.finish_attempt(
+    return record_work.finish_attempt(
         view,
         work_id=work_id,
         run_id=run_id,

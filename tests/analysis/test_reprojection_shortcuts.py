@@ -24,7 +24,8 @@ from governor.analysis.tune import evaluate
 from governor.analysis.whatif import Trace
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.policy import Policy, with_overrides
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
 from governor.errors import HistoryError, PolicyError
 from governor.store.jsonl import read_history
 
@@ -324,7 +325,8 @@ def test_demands_are_the_most_each_counter_took() -> None:
     budget's counter read after every event: on the goal, and on the item an event names."""
     from governor.analysis.demands import Demands
     from governor.core.budgets import BUDGETS
-    from governor.core.view import GoalView, evolve
+    from governor.core.fold import evolve
+    from governor.core.view import GoalView
 
     grew = 0
     for _, history in _histories():

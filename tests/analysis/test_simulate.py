@@ -6,9 +6,10 @@ from governor.analysis.fit import fit
 from governor.analysis.model import Model
 from governor.analysis.simulate import simulate, simulate_goal
 from governor.analysis.whatif import whatif
-from governor.core.codec import encode
 from governor.core.history import validate_events
-from governor.core.policy import Policy, with_overrides
+from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
+from governor.core.wire.codec import encode
 
 LOOSE = Policy(max_replans=6, max_uncharged_replans=4)
 TIGHT = with_overrides(LOOSE, {"max_replans": 2})

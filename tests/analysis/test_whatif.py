@@ -15,7 +15,7 @@ from governor.core.budgets import BY_FIELD
 from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.evidence import nothing_happened
-from governor.core.policy import with_overrides
+from governor.core.policy_input import with_overrides
 from governor.store.jsonl import read_history
 from tests.story import Story
 from tests.ui.serve import GOVERNOR

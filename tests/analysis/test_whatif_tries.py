@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from governor.analysis.tries import cut_history, parse_profiles, under_profiles
-from governor.core.events import AttemptFinished
 from governor.core.evidence import Evidence, Tries
+from governor.core.work_events import AttemptFinished
 from governor.errors import InputError
 from tests.story import Story
 from tests.ui.serve import GOVERNOR

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from governor.core.codec import encode
+from governor.core.wire.codec import encode
 from tests.story import Story
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "login-page.jsonl"

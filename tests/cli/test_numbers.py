@@ -17,7 +17,7 @@ from subprocess import CompletedProcess, run
 
 import pytest
 
-from governor.core.codec import encode
+from governor.core.wire.codec import encode
 from tests.story import Story
 
 VALID_TOML = """

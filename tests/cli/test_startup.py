@@ -135,8 +135,8 @@ def test_list_imports_no_pydantic_and_no_model(argv: list[str], tmp_path: Path) 
     assert not {m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")}
     unwanted = {
         "governor.core.events",
-        "governor.core.codec",
-        "governor.core.decoder",
+        "governor.core.wire.codec",
+        "governor.core.wire.decoder",
         "governor.core.view",
         "governor.core.decide",
         "governor.drive.goals",

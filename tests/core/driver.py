@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TypeVar
 
-from governor.core import record, verbs
+from governor.core import record, record_work, verbs
 from governor.core.decision import Decision
-from governor.core.events import WorkSpec
+from governor.core.event_fields import WorkSpec
 from governor.core.evidence import UNKNOWN, Evidence, nothing_happened
 from tests.story import Story
 
@@ -78,7 +78,7 @@ def attempt_outcome(s: Story, work_id: str, choose: Choose, *, allow_success: bo
     if kind == "crash":
         s._runs += 1
         s.tick().add(
-            record.continue_attempt(s.view, work_id=work_id, run_id=f"r{s._runs}", at=s.now)
+            record_work.continue_attempt(s.view, work_id=work_id, run_id=f"r{s._runs}", at=s.now)
         )
         return
     if kind == "succeed":

@@ -12,11 +12,14 @@ import orjson
 import pytest
 
 from governor.analysis.grid import candidates, split_grid
-from governor.core import record, verbs
-from governor.core.codec import LineDecoder, decode, decode_upgraded, encode
-from governor.core.events import Event, PlanFailed, PlanProposed, WorkSpec
-from governor.core.history import FIRST_COMPLETE, check_history
-from governor.core.policy import Policy, completion_problem, policy_from, with_overrides
+from governor.core import record, record_head, record_work, verbs
+from governor.core.event_fields import WorkSpec
+from governor.core.events import Event, PlanFailed, PlanProposed
+from governor.core.history import check_history
+from governor.core.policy import Policy, completion_problem
+from governor.core.policy_input import policy_from, with_overrides
+from governor.core.proposal import FIRST_COMPLETE
+from governor.core.wire.codec import LineDecoder, decode, decode_upgraded, encode
 from governor.errors import BudgetExhaustedError, CommandRefusedError, HistoryError, PolicyError
 from governor.workflow.briefs import planner_prompt
 from governor.workflow.reply import parse_planner_reply
@@ -46,7 +49,7 @@ AFTER_THE_END: dict[str, Callable[[Story], list[Event]]] = {
     "a plan request": lambda s: record.request_plan(
         s.view, plan_id="p9", trigger="replan", at=s.now
     ),
-    "an attempt start": lambda s: record.start_attempt(
+    "an attempt start": lambda s: record_work.start_attempt(
         s.view, work_id="p1-a", run_id="r9", at=s.now
     ),
     "a resume": lambda s: verbs.resume_goal(s.view, reason="go", at=s.now, actor="op"),
@@ -117,7 +120,7 @@ def _recorded_first_complete() -> tuple[Story, str]:
     s.tick().add(
         [
             PlanProposed(
-                **record.event_head(s.view, s.now, "governor"),
+                **record_head.event_head(s.view, s.now, "governor"),
                 plan_id=plan_id,
                 decision="complete",
                 rationale="nothing to do",
@@ -469,7 +472,7 @@ def _cancelled_while_running(**policy: Any) -> Story:
 
 def _cancel(s: Story, work_id: str) -> Event:
     # work.cancelled of a running item: the verb refuses it, an imported history may hold it
-    from governor.core.events import WorkCancelled
+    from governor.core.work_events import WorkCancelled
 
     return WorkCancelled(
         goal_id="g", seq=s.view.seq + 1, at=s.now, actor="operator:test", work_id=work_id

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from governor.core.charges import describe, last_runs
-from governor.core.events import AttemptFinished, PlanFailed
+from governor.core.events import PlanFailed
 from governor.core.evidence import UNKNOWN, Evidence, Tries
+from governor.core.work_events import AttemptFinished
 from tests.story import ABSENT, OBSERVED, Story
 
 TWO_TRIES = Tries(count=2, classes=("upstream", "upstream"), last_error="status 503")

@@ -4,11 +4,12 @@ and the cost ledger and ``max_cost_usd`` sum every recorded call, charged or not
 from __future__ import annotations
 
 from governor.core import record
-from governor.core.codec import decode, encode
-from governor.core.events import PlanFailed, WorkSpec
+from governor.core.event_fields import WorkSpec
+from governor.core.events import PlanFailed
 from governor.core.evidence import nothing_happened
+from governor.core.fold import project
 from governor.core.observation import Cost, Usage, add_usage
-from governor.core.view import project
+from governor.core.wire.codec import decode, encode
 from tests.story import Story
 
 USAGE = Usage(input_tokens=120, output_tokens=0, cached_input_tokens=0)

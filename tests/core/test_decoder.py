@@ -45,11 +45,11 @@ from pydantic import AfterValidator, BaseModel, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
 from bench.history_gen import events
-from governor.core import decoder
-from governor.core.codec import EVENT_ADAPTER, LineDecoder, decode, encode
-from governor.core.decoder import decode_compiled, event_of
 from governor.core.events import EVENT_CLASSES
 from governor.core.history import check_history
+from governor.core.wire import decoder, derive
+from governor.core.wire.codec import EVENT_ADAPTER, LineDecoder, decode, encode
+from governor.core.wire.decoder import decode_compiled, event_of
 from governor.errors import CorruptEventError, HistoryError
 from governor.store.rows import read_row
 
@@ -771,7 +771,7 @@ def test_a_validator_the_decoder_cannot_compile_fails_the_derivation() -> None:
             return value.upper()
 
     with pytest.raises(TypeError, match="validators"):
-        decoder._compiled_model(Checked)
+        derive.compiled_model(Checked)
 
 
 def test_an_unknown_constraint_fails_the_derivation() -> None:
@@ -779,9 +779,9 @@ def test_an_unknown_constraint_fails_the_derivation() -> None:
         value: Annotated[int, AfterValidator(lambda v: v)]
 
     with pytest.raises(TypeError, match=r"Odd\.value"):
-        decoder._compiled_model(Odd)
+        derive.compiled_model(Odd)
 
 
 def test_every_event_type_has_a_compiled_struct() -> None:
-    tags = {struct.__struct_config__.tag for struct in decoder.compiled().builders}
+    tags = {struct.__struct_config__.tag for struct in derive.compiled().builders}
     assert tags == set(EVENT_CLASSES)

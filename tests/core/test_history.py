@@ -7,8 +7,8 @@ from collections.abc import Callable
 import orjson
 import pytest
 
-from governor.core.codec import decode_lines, encode
 from governor.core.history import check_history
+from governor.core.wire.codec import decode_lines, encode
 from governor.errors import HistoryError
 from tests.story import Story
 
@@ -237,7 +237,7 @@ def test_a_legacy_item_retries_at_two_not_one() -> None:
     lines = legacy(story_lines())[
         :7
     ]  # goal, plan, proposal, work, applied, started, finished (failed)
-    from governor.core.codec import LineDecoder
+    from governor.core.wire.codec import LineDecoder
 
     decoder = LineDecoder()
     view = None

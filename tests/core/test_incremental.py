@@ -8,7 +8,7 @@ crossed), earlier, with and without the ledger, on a copied view. Checked over e
 golden history and over histories a random driver records.
 
 The hot read paths fold an event's compiled struct in place of the event
-(``governor.core.decoder.decode_struct``): the same fold, checks and decisions must come
+(``governor.core.wire.decoder.decode_struct``): the same fold, checks and decisions must come
 out of it.
 """
 
@@ -23,13 +23,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from governor.core.codec import LineDecoder, decode_lines, encode
 from governor.core.decide import decide
-from governor.core.decoder import decode_struct, event_of
 from governor.core.events import Event
+from governor.core.fold import evolve, project
 from governor.core.history import check_history
 from governor.core.policy import Policy
-from governor.core.view import GoalView, evolve, project
+from governor.core.view import GoalView
+from governor.core.wire.codec import LineDecoder, decode_lines, encode
+from governor.core.wire.decoder import decode_struct, event_of
 from governor.errors import HistoryError
 from tests.core.test_properties import policies, recorded
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from governor.core.budgets import BUDGETS, Budget
-from governor.core.codec import LineDecoder, encode
-from governor.core.events import EVENT_CLASSES, AttemptFinished, BudgetRaised, Profile
+from governor.core.event_fields import Profile
+from governor.core.events import EVENT_CLASSES, BudgetRaised
 from governor.core.numbers import (
     MAX_COUNT,
     MAX_FACTOR,
@@ -29,7 +29,10 @@ from governor.core.numbers import (
     MAX_WAIT_S,
     reported,
 )
-from governor.core.policy import Policy, UpstreamBackoff, check_policy_value, policy_from
+from governor.core.policy import Policy, UpstreamBackoff, check_policy_value
+from governor.core.policy_input import policy_from
+from governor.core.wire.codec import LineDecoder, encode
+from governor.core.work_events import AttemptFinished
 from governor.errors import CommandRefusedError, HistoryError, PolicyError
 from tests.story import T0, Story
 

@@ -9,11 +9,10 @@ from datetime import timedelta
 
 import pytest
 
-from governor.core import parking, record
-from governor.core.codec import decode, encode
+from governor.core import record, record_park
 from governor.core.decide import decide
 from governor.core.decision import Decision
-from governor.core.events import WorkSpec
+from governor.core.event_fields import WorkSpec
 from governor.core.history import validate_events
 from governor.core.policy import UpstreamBackoff
 from governor.core.route import Park, Resume, Wait, route
@@ -27,6 +26,7 @@ from governor.core.upstream import (
     observed,
     probed,
 )
+from governor.core.wire.codec import decode, encode
 from governor.errors import HistoryError
 from tests.story import T0, Story
 
@@ -205,7 +205,7 @@ def park(s: Story, health: UpstreamHealth, when_s: float) -> None:
     action = route(d)
     assert isinstance(action, Park)
     s.now = at(when_s)
-    s.add(parking.park_goal(s.view, outage_of(d), at=s.now))
+    s.add(record_park.park_goal(s.view, outage_of(d), at=s.now))
 
 
 def test_a_recorded_park_holds_in_a_replay_and_names_the_upstream_and_its_probe():
@@ -238,7 +238,7 @@ def test_a_parked_goal_resumes_when_its_upstream_is_back_naming_the_probe_and_th
     action = route(d)
     assert isinstance(action, Resume)
     s.now = at(96)
-    s.add(parking.resume_goal(s.view, outage_of(d), at=s.now))
+    s.add(record_park.resume_goal(s.view, outage_of(d), at=s.now))
     resumed = s.events[-1]
     assert (resumed.type, resumed.actor) == ("goal.resumed", "governor")
     assert resumed.reason is not None
@@ -257,11 +257,11 @@ def test_items_the_outage_refused_are_retried_with_their_window_reset():
     health = failing(s.now.timestamp() - T0.timestamp())
     d = decide(s.view, s.now, upstreams={"worker": health})
     assert d.next_action == "park"
-    s.add(parking.park_goal(s.view, outage_of(d), at=s.now))
+    s.add(record_park.park_goal(s.view, outage_of(d), at=s.now))
     recovered = back(health, 200)
     resume = decide(s.view, at(200), upstreams={"worker": recovered})
     s.now = at(200)
-    s.add(parking.resume_goal(s.view, outage_of(resume), at=s.now))
+    s.add(record_park.resume_goal(s.view, outage_of(resume), at=s.now))
     assert [e.type for e in s.events[-2:]] == ["goal.resumed", "work.retried"]
     item = s.view.work[work_id]
     assert (item.consecutive_uncharged, item.charged_attempts, item.fresh) == (0, 0, True)
@@ -287,7 +287,7 @@ def test_a_goal_stopped_on_the_bound_before_the_fleet_knew_resumes_when_it_is_ba
     d = decide(s.view, stopped + timedelta(seconds=61), upstreams={"planner": health})
     assert (d.next_action, d.rule) == ("resume", "fleet.5")
     s.now = stopped + timedelta(seconds=61)
-    s.add(parking.resume_goal(s.view, outage_of(d), at=s.now))
+    s.add(record_park.resume_goal(s.view, outage_of(d), at=s.now))
     assert s.events[-1].type == "goal.resumed"
     assert decide(s.view, s.now, upstreams={"planner": health}).next_action == "plan"
 
@@ -328,7 +328,7 @@ def test_a_second_park_without_a_resume_is_refused_by_the_validator():
         validate_events([*s.events, again])
     outage = decide(s.view, at(11)).outage
     assert outage is not None
-    assert parking.park_goal(s.view, outage, at=at(11)) == []
+    assert record_park.park_goal(s.view, outage, at=at(11)) == []
 
 
 def test_a_parked_goal_whose_upstream_has_no_record_any_more_resumes_but_a_replay_keeps_it():

@@ -7,7 +7,8 @@ from types import MappingProxyType
 import pytest
 
 from governor import MAX_UNCHARGED_REPLANS
-from governor.core.policy import Policy, policy_from, with_overrides
+from governor.core.policy import Policy
+from governor.core.policy_input import policy_from, with_overrides
 from governor.errors import PolicyError
 
 

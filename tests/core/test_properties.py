@@ -8,12 +8,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from governor.core import record
-from governor.core.codec import decode, encode
+from governor.core import record, record_work
 from governor.core.decide import decide
 from governor.core.decision import Decision, WorkDecision
+from governor.core.fold import fold, project
 from governor.core.history import validate_events
-from governor.core.view import fold, project
+from governor.core.wire.codec import decode, encode
 from tests.core.driver import drive
 from tests.story import Story
 
@@ -93,7 +93,7 @@ def test_whenever_the_decision_is_plan_a_plan_request_is_accepted(
             )
         if d.next_action == "run":
             for work_id in d.work_ids:
-                record.start_attempt(story.view, work_id=work_id, run_id="probe", at=story.now)
+                record_work.start_attempt(story.view, work_id=work_id, run_id="probe", at=story.now)
 
     drive(Story(**policy), chooser(data), operator=True, on_decision=check)
 

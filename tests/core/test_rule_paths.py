@@ -22,13 +22,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.history_gen import events as generated_events
-from governor.core.codec import LineDecoder, decode_lines
-from governor.core.decide import GOAL_RULES, _Ctx, decide
+from governor.core.decide import GOAL_RULES, decide
 from governor.core.decision import Decision
 from governor.core.events import Event
+from governor.core.fold import evolve
+from governor.core.goal_rules import Ctx
 from governor.core.parking import Upstreams, fleet
 from governor.core.upstream import UpstreamHealth
-from governor.core.view import GoalView, evolve
+from governor.core.view import GoalView
+from governor.core.wire.codec import LineDecoder, decode_lines
 from governor.core.work import decide_work, first_work_rule
 from tests.core.test_incremental import GOLDEN, golden_events
 from tests.core.test_parking import failing, healthy_record
@@ -44,7 +46,13 @@ def by_table(
     ledger ``decide`` took (the reference its short paths are held to)."""
     taken = decide(view, now, with_ledger=with_ledger)
     items = taken.items
-    ctx = _Ctx(view, now, taken.ledger, items, frozenset(d.status for d in items))
+    ctx = Ctx(
+        view=view,
+        now=now,
+        ledger=taken.ledger,
+        items=items,
+        statuses=frozenset(d.status for d in items),
+    )
     for rule in GOAL_RULES:  # pragma: no branch - the fallback rule always decides
         decision = rule(ctx)
         if decision is not None:

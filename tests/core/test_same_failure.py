@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from governor.core import record
+from governor.core import record, record_work
 from governor.core.decision import Decision, WorkDecision
 from governor.core.evidence import UNKNOWN
 from governor.core.work import decide_work
@@ -54,7 +54,7 @@ def _without_signatures(s: Story) -> Story:
     """As a history recorded before SPEC §12.10: the same failures, no signature."""
     for _ in range(3):
         s.start("p1-a")
-        (event,) = record.finish_attempt(
+        (event,) = record_work.finish_attempt(
             s.view,
             work_id="p1-a",
             run_id=s.view.work["p1-a"].run_id or "",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from governor.core.classify import SpawnResult, classify
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import nothing_happened
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Seen, observed

@@ -26,7 +26,7 @@ import pytest
 
 from governor.core.decide import decide
 from governor.core.events import Event
-from governor.core.view import project as fold_view
+from governor.core.fold import project as fold_view
 from governor.drive import goals
 from governor.store import open_store
 from tests.conftest import long_mode

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from governor.core.classify import ERROR_LIMIT, SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import UNKNOWN, is_uncharged
 from governor.errors import InputError
 from governor.exec.command import CommandHarness

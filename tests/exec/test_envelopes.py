@@ -17,7 +17,7 @@ import pytest
 
 import governor
 from governor.core.classify import SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import is_uncharged_failure
 from governor.exec.command import CommandHarness
 from governor.exec.python import PythonHarness, Seen, UpstreamUnavailable, exception_evidence

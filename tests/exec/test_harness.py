@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from governor.core.classify import ERROR_LIMIT
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.exec.command import CommandHarness
 from governor.exec.environment import REDACTED, Redactor
 from governor.exec.harness import failure_of, harness_for, partial_of, spawn_result, stdout_text

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from governor.core.classify import SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import passes_gate
 from governor.exec.call import CallInfo, current_call
 from governor.exec.python import PythonHarness, _Outcome, agent_context

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from governor.core.classify import SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import is_uncharged
 from governor.exec.environment import REDACTED
 from governor.exec.harness import Harness

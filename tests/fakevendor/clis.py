@@ -20,7 +20,7 @@ from typing import Final
 import pytest
 
 from governor.core.classify import SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import is_uncharged_failure
 
 REPO: Final = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from governor.core.classify import SpawnResult
-from governor.core.events import Profile
+from governor.core.event_fields import Profile
 from governor.core.evidence import is_uncharged_failure
 from governor.exec.claude import ClaudeHarness
 from governor.exec.codex import CodexHarness

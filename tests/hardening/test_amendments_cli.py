@@ -13,9 +13,9 @@ import orjson
 import pytest
 
 from governor.clock import utc_now
-from governor.core.codec import decode
-from governor.core.history import FIRST_COMPLETE
+from governor.core.proposal import FIRST_COMPLETE
 from governor.core.view import GoalView
+from governor.core.wire.codec import decode
 from governor.drive.append import append_folded
 from governor.store.sqlite import SqliteEventStore
 from tests.e2e.cli import Project, plan

@@ -12,15 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from governor.core.events import (
-    AttemptContinued,
-    AttemptFinished,
-    AttemptStarted,
-    Event,
-    PlanRequested,
-)
+from governor.core.events import Event, PlanRequested
 from governor.core.evidence import is_uncharged
 from governor.core.summary import ACTIVE_STATUSES
+from governor.core.work_events import AttemptContinued, AttemptFinished, AttemptStarted
 from governor.drive import goals
 from governor.store import EventStore, export_history, open_store
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script

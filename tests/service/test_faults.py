@@ -19,8 +19,9 @@ import orjson
 import pytest
 
 from governor.core.decide import decide
-from governor.core.events import AttemptContinued, AttemptFinished, Event
-from governor.core.view import project
+from governor.core.events import Event
+from governor.core.fold import project
+from governor.core.work_events import AttemptContinued, AttemptFinished
 from governor.drive import goals
 from governor.store import open_store
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script

@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from governor.core.codec import encode
-from governor.core.events import Event, Profile
+from governor.core.event_fields import Profile
+from governor.core.events import Event
+from governor.core.wire.codec import encode
 from governor.drive import goals
 from governor.errors import StoreError
 from governor.exec.harness import Harness, harness_for

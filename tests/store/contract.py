@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from governor.core.events import BudgetRaised, Event, GoalCreated, GoalResumed
+from governor.core.fold import project
 from governor.core.summary import Usage
-from governor.core.view import project
 from governor.errors import ConcurrencyConflictError, InvalidEventError, NotFoundError
 from governor.store import summarize
 from tests.store.contract_damage import DamageCases

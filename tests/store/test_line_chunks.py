@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from bench.history_gen import events
-from governor.core.codec import LineDecoder
+from governor.core.wire.codec import LineDecoder
 from governor.errors import HistoryError
 from governor.store.files import iter_line_chunks, iter_lines
 from governor.store.jsonl import read_history

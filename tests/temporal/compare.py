@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from governor.core.codec import to_dict
 from governor.core.decide import decide
-from governor.core.view import project
+from governor.core.fold import project
+from governor.core.wire.codec import to_dict
 from governor.render.records import ledger_record
 from governor.store import open_store
 

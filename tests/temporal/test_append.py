@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from governor.core import record
+from governor.core.fold import fold, project
 from governor.core.summary import summarize
-from governor.core.view import GoalView, fold, project
+from governor.core.view import GoalView
 from governor.drive import goals
 from governor.drive.goalfile import goal_from_mapping
 from governor.store import open_store

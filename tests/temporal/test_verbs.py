@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from governor.core.commands import OperatorVerb, apply_verb
-from governor.core.view import project as fold_view
+from governor.core.fold import project as fold_view
 from governor.errors import GovernorError
 from governor.store import open_store
 from tests.e2e.cli import MILESTONE_COMPLETE, done, plan, planner_script, worker_script

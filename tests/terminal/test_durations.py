@@ -13,7 +13,7 @@ import pytest
 from governor.analysis.grid import parse_grid
 from governor.cli.values import seconds, wait_seconds
 from governor.core.durations import format_duration, parse_duration, policy_durations
-from governor.core.policy import parse_assignments, policy_from
+from governor.core.policy_input import parse_assignments, policy_from
 from tests.e2e.cli import Project
 
 

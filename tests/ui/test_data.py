@@ -16,9 +16,9 @@ import pytest
 
 from governor.analysis.runnable import naming_store
 from governor.core.evidence import Evidence, Tries
+from governor.core.fold import project
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Seen, Upstream, UpstreamHealth, observed
-from governor.core.view import project
 from governor.errors import InputError, NotFoundError
 from governor.store import summarize
 from governor.store.memory import MemoryEventStore

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from governor.core.events import Profile, WorkSpec
+from governor.core.event_fields import Profile, WorkSpec
 from governor.core.evidence import passes_gate
 from governor.core.proof import AgentAttemptProof, AgentProof, RunProof, derive_run_class
 from governor.exec.command import CommandHarness

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from governor.core import record
-from governor.core.events import Harness, Profile
+from governor.core.event_fields import Harness, Profile
 from governor.core.evidence import UNKNOWN
-from governor.core.view import project
+from governor.core.fold import project
 from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.prompts import PromptError, render, template
 from tests.story import ABSENT, T0, Story

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from governor.core.events import SCHEMA_VERSION, Event
+from governor.core.event_fields import SCHEMA_VERSION
+from governor.core.events import Event
 from governor.core.policy import Policy
 
 Shape = dict[str, Any]

@@ -5,7 +5,7 @@ Rules (SPEC §3):
     * Every problem is reported with the line it is on: unknown type, unknown field,
       bad value, invalid JSON, non-UTF-8, an empty line, a torn final line.
     * Encoding writes aliases (``class``) and omits nulls; reading accepts either.
-    * Reading tries the compiled decoder (``governor.core.decoder``) first; whatever it
+    * Reading tries the compiled decoder (``governor.core.wire.decoder``) first; whatever it
       is not sure of is validated by the pydantic models, which decide and word the error.
 
 This module only turns bytes into events and back; opening files is the shell's job.
@@ -20,16 +20,16 @@ from typing import Any, Final
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from governor.core.decoder import (
+from governor.core.events import EVENT_TYPES, Event
+from governor.core.spelling import did_you_mean
+from governor.core.wire.decoder import (
     chunk_reader,
     decode_compiled,
     decode_struct,
     line_reader,
     reader,
 )
-from governor.core.events import EVENT_TYPES, Event
-from governor.core.spelling import did_you_mean
-from governor.core.upcast import Upcaster
+from governor.core.wire.upcast import Upcaster
 from governor.errors import HistoryError
 
 EVENT_ADAPTER: Final[TypeAdapter[Event]] = TypeAdapter(Event, config=ConfigDict(defer_build=True))

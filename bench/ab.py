@@ -1,0 +1,129 @@
+"""Benchmark: ``governor replay --json`` from two source trees, side by side in one run.
+
+Run: ``.venv/bin/python -m bench.ab TREE OTHER_TREE [--events 200000] [--repeat 5]``
+(each tree holds ``governor/``: e.g. ``git archive <commit>`` unpacked).
+
+Method (the figures go to docs/performance.md):
+    1. The history of ``bench.replay --json-only`` (about N events over two plans of 5 work
+       items, ``bench/out/``, reused).
+    2. ``repeat`` rounds; each runs the real ``governor replay FILE --json`` once from
+       ``TREE`` and once from ``OTHER_TREE`` (first on ``PYTHONPATH``), in turn, so a busy
+       neighbour disturbs both alike. Both must print the same bytes (their sha256 is
+       compared).
+    3. Print each tree's median events per CPU-second and the median of the rounds' ratios
+       (``TREE`` / ``OTHER_TREE``: above 1, ``TREE`` is faster), with their spread.
+    4. ``--fold-decide``: instead of the command, a child per tree and round decodes the
+       history's first ``--events`` events once, then folds and decides after every event
+       (``evolve`` + ``decide``: the core alone, no rendering), best of 3, CPU time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import resource
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.replay import json_history
+
+_MAIN = "import sys; from governor.cli.main import main; sys.exit(main())"
+
+
+def _run(tree: Path, path: Path) -> tuple[float, str]:
+    """CPU seconds and the sha256 of the output of one ``replay --json`` from ``tree``."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    argv = [sys.executable, "-c", _MAIN, "replay", str(path), "--json"]
+    out = subprocess.run(argv, env=env, capture_output=True, check=True, cwd=tree).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return cpu, hashlib.sha256(out).hexdigest()
+
+
+_FOLD_DECIDE = """
+import sys, time
+from itertools import islice
+try:
+    from governor.core.wire.codec import decode
+    from governor.core.fold import evolve
+except ImportError:  # a tree from before issue 26
+    from governor.core.codec import decode
+    from governor.core.fold import evolve
+from governor.core.decide import decide
+from governor.core.view import GoalView
+with open(sys.argv[1], "rb") as f:
+    events = [decode(line) for line in islice(f, int(sys.argv[2]))]
+best = float("inf")
+for _ in range(3):
+    start = time.process_time()
+    view = GoalView()
+    for event in events:
+        evolve(view, event)
+        decide(view, event.at)
+    best = min(best, time.process_time() - start)
+print(best, len(events))
+"""
+
+
+def _fold_decide(tree: Path, path: Path, n: int) -> float:
+    """Events folded and decided per CPU-second from ``tree`` (best of 3)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    argv = [sys.executable, "-c", _FOLD_DECIDE, str(path), str(n)]
+    out = subprocess.run(argv, env=env, capture_output=True, check=True, cwd=tree).stdout
+    best, count = out.split()
+    return int(count) / float(best)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tree", type=Path, help="a source tree (holds governor/)")
+    parser.add_argument("other", type=Path, help="the other source tree")
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--fold-decide", action="store_true", help="time evolve + decide only")
+    args = parser.parse_args(argv)
+    if args.fold_decide:
+        path, _ = json_history(200_000)
+        rates = [
+            (_fold_decide(args.tree.resolve(), path, args.events),
+             _fold_decide(args.other.resolve(), path, args.events))
+            for _ in range(args.repeat)
+        ]  # fmt: skip
+        ratios = sorted(a / b for a, b in rates)
+        print(f"evolve + decide, first {args.events:,} events, {args.repeat} rounds (CPU):")
+        print(
+            f"  {args.tree}  median {statistics.median(a for a, _ in rates):>10,.0f} events/CPU-s"
+        )
+        print(
+            f"  {args.other}  median {statistics.median(b for _, b in rates):>10,.0f} events/CPU-s"
+        )
+        print(
+            f"  tree / other: median {statistics.median(ratios):.3f} "
+            f"(spread {ratios[0]:.3f} to {ratios[-1]:.3f})"
+        )
+        return
+    path, count = json_history(args.events)
+    ours, theirs, ratios = [], [], []
+    for _ in range(args.repeat):
+        cpu_a, sha_a = _run(args.tree.resolve(), path)
+        cpu_b, sha_b = _run(args.other.resolve(), path)
+        assert sha_a == sha_b, "the two trees print different bytes"
+        ours.append(count / cpu_a)
+        theirs.append(count / cpu_b)
+        ratios.append(cpu_b / cpu_a)
+    ratios.sort()
+    print(f"governor replay --json, {count:,} events, {args.repeat} rounds (CPU):")
+    print(f"  {args.tree}  median {statistics.median(ours):>10,.0f} events/CPU-s")
+    print(f"  {args.other}  median {statistics.median(theirs):>10,.0f} events/CPU-s")
+    print(
+        f"  tree / other: median {statistics.median(ratios):.3f} "
+        f"(spread {ratios[0]:.3f} to {ratios[-1]:.3f}); same bytes: yes"
+    )
+
+
+if __name__ == "__main__":
+    main()

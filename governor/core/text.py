@@ -1,0 +1,33 @@
+"""Text helpers every output shares: timestamps, counted nouns, the last line of a failure.
+
+Rules:
+    * A timestamp prints as RFC 3339 UTC ending in ``Z``; a count names its noun in the
+      right number; a failure's reason is its last non-empty line, bounded.
+    * A leaf: it imports nothing of the core, so decisions, rules and the shell share it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+
+def stamp(when: datetime) -> str:
+    """A timestamp as RFC 3339 UTC ending in ``Z``, as every output prints it."""
+    return when.isoformat().replace("+00:00", "Z")
+
+
+def count(n: int, noun: str) -> str:
+    """``1 attempt``, ``3 attempts``: a number with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def same_way(n: int, error: str | None, who: str = "") -> str:
+    """SPEC §12.10's reason: "failed the same way N times in a row: <error>" (``who``: the
+    planner's, "the planner ")."""
+    return f"{who}failed the same way {n} times in a row: {last_line(error, 'no error recorded')}"
+
+
+def last_line(text: str | None, fallback: str) -> str:
+    """The last non-empty line of a failure text (vendors put the reason last), bounded."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else fallback
