@@ -34,7 +34,8 @@ from hypothesis import strategies as st
 import governor.render.lines as lines_module
 from bench.history_gen import events as generated_events
 from governor.analysis.replay import ReplayStep, replay
-from governor.core.decide import Head, decide, decide_head
+from governor.core.decide import decide, decide_head
+from governor.core.dispatch import Head
 from governor.core.events import Event
 from governor.core.fold import evolve
 from governor.core.policy_input import with_overrides

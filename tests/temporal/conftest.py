@@ -24,14 +24,26 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from tests.e2e.cli import Project
+
+T = TypeVar("T")
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a thread of its own: a Playwright test run earlier by the same
+    pytest worker leaves its event loop marked running on the main thread, where
+    ``asyncio.run`` then refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
 
 NAMESPACES = 80
 """Namespaces each server creates at start (one per test of the process)."""
@@ -117,7 +129,7 @@ def temporal(dev_server: DevServer) -> Iterator[Temporal]:
     """A namespace of the dev server; its workflow histories are replayed at the end."""
     here = Temporal(dev_server.address, next(dev_server.names))
     yield here
-    asyncio.run(replay_all(here))
+    run_async(replay_all(here))
 
 
 async def histories(here: Temporal) -> list[tuple[str, Any]]:
@@ -232,7 +244,7 @@ def start_all(project: TemporalProject, goal_ids: list[str], settings: Any = Non
             for goal_id in goal_ids:
                 await start(store, goal_id, driver, DEFAULT_QUEUE, settings)
 
-    asyncio.run(run())
+    run_async(run())
 
 
 @pytest.fixture

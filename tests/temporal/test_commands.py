@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import MILESTONE_COMPLETE, Project, done, plan, planner_script, worker_script
-from tests.temporal.conftest import Temporal, TemporalProject, free_port
+from tests.temporal.conftest import Temporal, TemporalProject, free_port, run_async
 
 
 async def visibility(temporal: Temporal, goal_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -177,7 +177,7 @@ def test_start_is_idempotent_and_other_drivers_keep_off(project: TemporalProject
 
     project.worker()
     project.wait_status("g", {"succeeded"})
-    attributes, memo = asyncio.run(visibility(project.temporal, "g"))
+    attributes, memo = run_async(visibility(project.temporal, "g"))
     assert attributes == {
         "GovernorStatus": "succeeded",
         "GovernorBlockedOn": "none",

@@ -12,11 +12,12 @@ decision record 0020 for what such a change must do), run the Temporal tests wit
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
+
+from tests.temporal.conftest import run_async
 
 HISTORIES = Path(__file__).parent / "histories"
 FILES = sorted(HISTORIES.glob("*.json"))
@@ -36,7 +37,7 @@ def replay(text: str, workflow_id: str) -> None:
         data_converter=pydantic_data_converter,
     )
     history = WorkflowHistory.from_json(workflow_id, text)
-    asyncio.run(replayer.replay_workflow(history))
+    run_async(replayer.replay_workflow(history))
 
 
 def test_histories_were_recorded() -> None:
