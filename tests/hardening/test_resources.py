@@ -115,10 +115,14 @@ def test_idle_metrics_connections_do_not_pile_up_threads(metrics: MetricsServer)
     with ExitStack() as stack:
         for _ in range(200):  # connect and say nothing
             stack.enter_context(socket.create_connection(("127.0.0.1", metrics.port), timeout=60))
-        deadline = time.monotonic() + 60
-        while threading.active_count() < before + MAX_CONNECTIONS and time.monotonic() < deadline:
+        # while they sit there, the server never holds more than its limit of threads
+        # (sampled for a few seconds: it may never reach the limit, as idle ones close)
+        until = time.monotonic() + 5
+        peak = before
+        while time.monotonic() < until:
+            peak = max(peak, threading.active_count())
             time.sleep(0.05)
-        assert threading.active_count() <= before + MAX_CONNECTIONS
+        assert peak <= before + MAX_CONNECTIONS
     deadline = time.monotonic() + 120  # the idle ones are closed; a scraper gets through
     while time.monotonic() < deadline:
         try:
