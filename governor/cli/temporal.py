@@ -23,7 +23,7 @@ from governor.temporal.names import (
     DEFAULT_QUEUE,
     NAMESPACE_ENV,
     Driver,
-    driver_of,
+    driving,
     parse_address,
 )
 
@@ -83,8 +83,7 @@ def temporal_driver(store: EventStore, goal_id: str) -> Driver | None:
     ``$GOVERNOR_TEMPORAL`` overrides the address the holder names (a server reached by
     another name from here); the namespace is the holder's.
     """
-    lease = store.current_lease(goal_id)
-    driver = driver_of(lease.holder if lease else None)
+    driver = driving(store, goal_id)
     if driver is None:
         return None
     address = os.environ.get(ADDRESS_ENV)

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from governor.errors import InputError
+
+if TYPE_CHECKING:
+    from governor.store.base import EventStore
 
 HOLDER_PREFIX: Final = "temporal:"
 WORKFLOW: Final = "governor.goal"
@@ -80,6 +83,12 @@ def driver_of(holder: str | None) -> Driver | None:
         return None
     namespace, _, address = holder[len(HOLDER_PREFIX) :].partition("@")
     return Driver(address, namespace or DEFAULT_NAMESPACE) if address else None
+
+
+def driving(store: EventStore, goal_id: str) -> Driver | None:
+    """The Temporal server whose workflow drives the goal (its lease says so), or None."""
+    lease = store.current_lease(goal_id)
+    return driver_of(lease.holder if lease else None)
 
 
 def workflow_url(ui: str, namespace: str, goal_id: str) -> str:

@@ -43,7 +43,7 @@ from governor.errors import (
 )
 from governor.store.base import EventStore
 from governor.store.url import one_line
-from governor.temporal.names import driver_of
+from governor.temporal.names import driving
 from governor.ui.forms import Acting
 from governor.ui.keys import same_origin
 
@@ -151,8 +151,7 @@ def verb_of(fields: Mapping[str, str], actor: str) -> OperatorVerb:
 def govern(store: EventStore, goal_id: str, verb: OperatorVerb, clock: Clock) -> None:
     """Record the verb as the CLI does; a goal Temporal drives is refused (its workflow is
     its one writer: the CLI sends the verb there)."""
-    lease = store.current_lease(goal_id)
-    driver = driver_of(lease.holder if lease else None)
+    driver = driving(store, goal_id)
     if driver is not None:
         raise CommandRefusedError(
             f"Temporal drives this goal ({driver.describe()}):"

@@ -40,7 +40,7 @@ from starlette.staticfiles import StaticFiles
 from governor.core.event_fields import ID_PATTERN
 from governor.errors import GovernorError, InputError, NotFoundError
 from governor.store.base import EventStore
-from governor.temporal.names import driver_of, workflow_url
+from governor.temporal.names import driving, workflow_url
 from governor.ui import acts
 from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
 from governor.ui.forms import Acting
@@ -90,8 +90,7 @@ def _number(text: str | None, default: int) -> int:
 def workflow_link(ui: str, store: EventStore, goal_id: str) -> Html:
     """A link to the goal's workflow in Temporal's Web UI, when Temporal drives the goal
     (its lease says so); nothing otherwise."""
-    lease = store.current_lease(goal_id)
-    driver = driver_of(lease.holder if lease else None)
+    driver = driving(store, goal_id)
     if driver is None:
         return Html("")
     url = workflow_url(ui, driver.namespace, goal_id)
