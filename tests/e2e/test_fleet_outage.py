@@ -105,20 +105,7 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
         "serve", "--workers", str(WORKERS), "--poll-s", "0.2", "--log-file", str(log)
     )
     with reaped(serve), closing(open_store(url)) as store:
-        # the outage begins once the fleet is under way
-        wait_for("some goals to finish", lambda: store.goal_counts().get("succeeded", 0) >= 2)
-        answers.down.set()
-        began = time.monotonic()
-        wait_for(
-            "three refused probes and every open goal parked",
-            lambda: _parked_and_probed(store, probes=3),
-        )
-        answers.down.clear()
-        ended = time.monotonic()
-        counts = wait_for(
-            "every goal to succeed",
-            lambda: (c := store.goal_counts()).get("succeeded") == GOALS and c,
-        )
+        began, ended, counts = ride_out_an_outage(store, answers, GOALS)
         assert stop(serve) == 0, serve.stderr.read() if serve.stderr else ""
 
     # --- counted at the vendor -----------------------------------------------------------
@@ -169,6 +156,30 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
     timeline = project.gov("replay", str(history)).stdout
     assert "goal.resumed by governor: codex http://127.0.0.1:" in timeline
     assert "the outage lasted from" in timeline
+
+
+def ride_out_an_outage(
+    store: EventStore, answers: Vendor, goals: int, *, timeout_s: float = DEADLINE_S
+) -> tuple[float, float, dict[str, int]]:
+    """Take the vendor down once the fleet is under way (two goals succeeded), bring it
+    back once three probes were refused and every open goal is parked, and wait for all
+    ``goals`` to succeed (within ``timeout_s``): when it went down, when it came back, and
+    the goal counts at the end."""
+    wait_for("some goals to finish", lambda: store.goal_counts().get("succeeded", 0) >= 2)
+    answers.down.set()
+    began = time.monotonic()
+    wait_for(
+        "three refused probes and every open goal parked",
+        lambda: _parked_and_probed(store, probes=3),
+    )
+    answers.down.clear()
+    ended = time.monotonic()
+    counts = wait_for(
+        "every goal to succeed",
+        lambda: (c := store.goal_counts()).get("succeeded") == goals and c,
+        timeout_s=timeout_s,
+    )
+    return began, ended, counts
 
 
 def _parked_and_probed(store: EventStore, *, probes: int) -> bool:

@@ -15,7 +15,6 @@ from the histories, never from how fast the machine is:
 from __future__ import annotations
 
 import itertools
-import time
 from contextlib import closing
 from pathlib import Path
 
@@ -26,8 +25,8 @@ from tests.e2e.test_fleet_outage import (
     BACKOFF,
     DEADLINE_S,
     Vendor,
-    _parked_and_probed,
     is_probe,
+    ride_out_an_outage,
     vendor,
     wait_for,
 )
@@ -61,20 +60,7 @@ def test_an_outage_parks_the_temporal_fleet_and_it_resumes_by_itself(
         project.worker("--max-concurrent-calls", str(CALLS))
 
     with closing(open_store(url)) as store:
-        wait_for("some goals to finish", lambda: store.goal_counts().get("succeeded", 0) >= 2)
-        answers.down.set()
-        began = time.monotonic()
-        wait_for(
-            "three refused probes and every open goal parked",
-            lambda: _parked_and_probed(store, probes=3),
-        )
-        answers.down.clear()
-        ended = time.monotonic()
-        counts = wait_for(
-            "every goal to succeed",
-            lambda: (c := store.goal_counts()).get("succeeded") == GOALS and c,
-            timeout_s=DEADLINE_S * 2,
-        )
+        began, ended, counts = ride_out_an_outage(store, answers, GOALS, timeout_s=DEADLINE_S * 2)
 
     during = [r for r in fake.model_requests if began <= r.at < ended]
     calls = [r for r in during if not is_probe(r)]
