@@ -14,8 +14,6 @@ by the upstream's shared record:
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import COMPLETE, Project, done, plan
+from tests.e2e.test_fleet_outage import wait_for
 from tests.fakevendor.clis import codex_env, dead_url, require_cli
 from tests.fakevendor.scenario import Step
 from tests.fakevendor.server import FakeVendor, RecordedRequest
@@ -44,14 +43,6 @@ def answer(request: RecordedRequest) -> Step:
     if "asked now: milestone" in text:
         return Step("reply", text=json.dumps(COMPLETE))
     return Step("reply", text=json.dumps(plan("a")))
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 120.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while not (found := check()):
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.1)
-    return found
 
 
 def at(event: dict[str, Any]) -> datetime:
@@ -104,7 +95,9 @@ def test_the_same_vendor_gone_after_it_answered_parks_the_goal_and_it_resumes(
     run = project.popen("run", "g", "--max-wait", "0")
     try:
         # the planner's first call was answered; the worker waits at its gate
-        wait_for("the worker to start", lambda: "attempt.started" in project.types("g"))
+        wait_for(
+            "the worker to start", lambda: "attempt.started" in project.types("g"), timeout_s=120
+        )
         vendor.stop()  # nothing listens on the vendor's port any more
         gate.touch()
         stdout, stderr = run.communicate(timeout=120)

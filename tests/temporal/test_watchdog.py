@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from contextlib import suppress
 
 from governor.temporal.wire import DriveSettings
 from tests.e2e.cli import MILESTONE_COMPLETE, plan, planner_script
+from tests.e2e.test_fleet_outage import wait_for
 from tests.e2e.workers import all_dead, entries, install, kill_all, overlaps, processes
 from tests.temporal.conftest import TemporalProject, start_all
 
@@ -65,13 +65,6 @@ class Proxy:
 
 def agent_starts(project: TemporalProject) -> list[tuple[int, int]]:
     return [(e.pids[0], e.pids[1]) for e in entries(project) if e.kind == "start" and e.key == "a"]
-
-
-def wait_for(what: str, check, within_s: float = 300) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + within_s
-    while not check():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_a_worker_cut_off_from_the_server_kills_its_agent(project: TemporalProject) -> None:
