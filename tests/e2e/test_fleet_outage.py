@@ -1,9 +1,11 @@
 """End to end: a vendor outage parks a fleet and resumes it by itself (SPEC §11.10).
 
-Fifty goals whose planner and worker are the real codex CLI, on ``governor serve
---workers 4``, against the loopback fake vendor. Part-way through, the vendor answers 503
-to every model request for a stretch. What must hold, counted at the vendor and read
-from the histories — never from how fast the machine is:
+Twelve goals (three per worker) whose planner and worker are the real codex CLI, on
+``governor serve --workers 4``, against the loopback fake vendor. Once the vendor has
+answered two goals' last planner call it answers 503 to every model request for a
+stretch, so the other ten are all caught by the outage however loaded the machine is.
+What must hold, counted at the vendor and read from the histories — never from how fast
+the machine is:
 
 * during the outage, besides the calls already in flight when it began (at most one per
   worker), only probes reach the vendor, one per back-off step: consecutive probes are
@@ -39,30 +41,46 @@ from tests.fakevendor.scenario import Step
 from tests.fakevendor.server import FakeVendor, RecordedRequest
 from tests.service.fleet import reaped, stop
 
-GOALS = 50
+GOALS = 12
+"""Several goals per worker, all but two open when the outage begins: the fleet that one
+probe per step speaks for (more goals only make the test longer, not stricter)."""
 WORKERS = 4
-BACKOFF = UpstreamBackoff(initial_s=1.0, factor=2.0, max_s=4.0)
+BACKOFF = UpstreamBackoff(initial_s=0.5, factor=2.0, max_s=2.0)
 DEADLINE_S = 300.0
 """Generous: every wait is on a condition; this only bounds a broken run."""
 
 
 class Vendor:
-    """Answers each model request by what its prompt asks; 503 to all while ``down``."""
+    """Answers each model request by what its prompt asks; 503 to all while ``down``.
 
-    def __init__(self) -> None:
+    It goes down by itself right after answering the ``down_after``-th goal's last
+    planner call (``complete``), noting when (``began``): the fleet is under way, and no
+    other goal can finish before the outage, whatever the load on the machine (waiting
+    for the store to show two goals succeeded let a starved test process see a dozen)."""
+
+    def __init__(self, down_after: int = 2) -> None:
         self.down = threading.Event()
+        self.down_after = down_after
+        self.began = 0.0
+        self._completed = 0
+        self._lock = threading.Lock()  # the vendor answers on a thread per request
 
     def __call__(self, request: RecordedRequest) -> Step:
-        if self.down.is_set():
-            return Step("status", status=503)
         text = json.dumps(request.body)
-        if "role: probe" in text:
-            return Step("reply", text="ok")
-        if "role: worker" in text:
-            return Step("reply", text=json.dumps(done("a")))
-        if "asked now: milestone" in text:
-            return Step("reply", text=json.dumps(COMPLETE))
-        return Step("reply", text=json.dumps(plan("a")))
+        with self._lock:
+            if self.down.is_set():
+                return Step("status", status=503)
+            if "role: probe" in text:
+                return Step("reply", text="ok")
+            if "role: worker" in text:
+                return Step("reply", text=json.dumps(done("a")))
+            if "asked now: milestone" in text:
+                self._completed += 1
+                if self._completed == self.down_after:
+                    self.began = time.monotonic()
+                    self.down.set()
+                return Step("reply", text=json.dumps(COMPLETE))
+            return Step("reply", text=json.dumps(plan("a")))
 
 
 def is_probe(request: RecordedRequest) -> bool:
@@ -161,13 +179,12 @@ def test_an_outage_parks_the_fleet_and_it_resumes_by_itself_without_burning_a_re
 def ride_out_an_outage(
     store: EventStore, answers: Vendor, goals: int, *, timeout_s: float = DEADLINE_S
 ) -> tuple[float, float, dict[str, int]]:
-    """Take the vendor down once the fleet is under way (two goals succeeded), bring it
-    back once three probes were refused and every open goal is parked, and wait for all
-    ``goals`` to succeed (within ``timeout_s``): when it went down, when it came back, and
-    the goal counts at the end."""
-    wait_for("some goals to finish", lambda: store.goal_counts().get("succeeded", 0) >= 2)
-    answers.down.set()
-    began = time.monotonic()
+    """Wait for the vendor to go down once the fleet is under way (``Vendor``: after two
+    goals' last call), bring it back once three probes were refused and every open goal
+    is parked, and wait for all ``goals`` to succeed (within ``timeout_s``): when it went
+    down, when it came back, and the goal counts at the end."""
+    assert answers.down.wait(timeout_s), "the vendor never answered two goals' last call"
+    began = answers.began
     wait_for(
         "three refused probes and every open goal parked",
         lambda: _parked_and_probed(store, probes=3),

@@ -1,9 +1,10 @@
-"""A vendor outage across fifty Temporal-driven goals: parked, probed once per step, resumed.
+"""A vendor outage across a Temporal-driven fleet: parked, probed once per step, resumed.
 
-Fifty goals whose planner and worker are the real codex CLI, driven by two ``governor
-temporal worker`` processes, against the loopback fake vendor. Part-way through the
-vendor answers 503 to every model request for a stretch. Counted at the vendor and read
-from the histories, never from how fast the machine is:
+Twelve goals whose planner and worker are the real codex CLI, driven by two ``governor
+temporal worker`` processes, against the loopback fake vendor. Once it has answered two
+goals' last planner call, the vendor answers 503 to every model request for a stretch
+(``tests/e2e/test_fleet_outage.Vendor``): the other ten are all caught by it. Counted at
+the vendor and read from the histories, never from how fast the machine is:
 
 * during the outage, besides the calls in flight when it began (at most the workers'
   call slots), only probes reach the vendor, one per back-off step for the whole fleet:
@@ -36,7 +37,8 @@ from tests.temporal.conftest import TemporalProject, start_all
 
 __all__ = ["vendor"]  # the fake vendor fixture of the serve test, reused
 
-GOALS = 50
+GOALS = 12
+"""More goals than the workers' call slots, ten of them open when the outage begins."""
 WORKERS = 2
 CALLS = 4
 """Call slots per worker: at most WORKERS * CALLS calls are in flight when the outage begins."""
