@@ -1,8 +1,9 @@
 """The Temporal kill test: SIGKILL workers while real agents work and appends commit.
 
-Three ``governor temporal worker`` processes drive twenty goals whose agents are real
-shell scripts (``tests/e2e/workers.py``: each locks its item with ``flock`` for its whole
-process group and logs its pid and start time, ``overlap`` when the lock was taken).
+Three ``governor temporal worker`` processes drive twelve goals (twenty in the long mode)
+whose agents are real shell scripts (``tests/e2e/workers.py``: each locks its item with
+``flock`` for its whole process group and logs its pid and start time, ``overlap`` when
+the lock was taken).
 Ten times a worker is killed with SIGKILL at a random point — half of them while the
 store's write lock is held, so appends wait inside the append activity of every worker
 and the kill lands mid-append — and a fresh worker takes its place. Afterwards:
@@ -34,7 +35,10 @@ from tests.e2e.test_kill import check_histories
 from tests.e2e.workers import all_dead, entries, install, kill_all, overlaps, processes
 from tests.temporal.conftest import TemporalProject, start_all
 
-GOALS = 20
+GOALS = 12
+"""One per call slot of the three workers, some thirty agent ticks each: ten kills (a
+hundred ticks apart at most, all told) land while agents work."""
+GOALS_LONG = 20
 WORKERS = 3
 KILLS = 10
 KILLS_LONG = 30
@@ -78,7 +82,10 @@ def test_workers_killed_while_agents_work_and_appends_commit(
 ) -> None:
     rng = random.Random(23)
     agents = install(project, ticks=6, tick_s=0.05)
-    ids = [project.goal(f"g{n:02d}", agents, agents, **POLICY) for n in range(GOALS)]
+    ids = [f"g{n:02d}" for n in range(GOALS_LONG if long_run else GOALS)]
+    with closing(open_store(project.env["GOVERNOR_STORE"])) as store:
+        for goal_id in ids:  # ``governor new``'s own tests run the command
+            goals.create(store, project.goal_file(goal_id, agents, agents, **POLICY))
     start_all(project, ids, SETTINGS)
     live = [project.worker("--max-concurrent-calls", "4") for _ in range(WORKERS)]
     kills = KILLS_LONG if long_run else KILLS
@@ -97,7 +104,7 @@ def test_workers_killed_while_agents_work_and_appends_commit(
         url = project.env["GOVERNOR_STORE"]
         deadline = time.monotonic() + DEADLINE_S
         with closing(open_store(url)) as store:
-            while store.goal_counts().get("succeeded", 0) < GOALS:
+            while store.goal_counts().get("succeeded", 0) < len(ids):
                 assert time.monotonic() < deadline, store.goal_counts()
                 time.sleep(0.2)
         project.stop_workers()
