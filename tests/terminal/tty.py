@@ -9,11 +9,21 @@ import re
 import select
 import struct
 import subprocess
+import sys
 import termios
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+AS_AT_A_TERMINAL = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+"""Exec the command with Ctrl-C's default action, as a shell at a terminal starts it: a
+suite started in the background (``&`` in a script, ``nohup``) passes SIGINT ignored to
+its children, a Python program started so never turns it into ``KeyboardInterrupt``, and
+the Ctrl-C test waited out its deadline."""
 
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
 """CSI sequences: cursor moves, line clears, colours."""
@@ -48,7 +58,7 @@ def run_in_tty(
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     process = subprocess.Popen(
-        list(argv),
+        [sys.executable, "-I", "-S", "-c", AS_AT_A_TERMINAL, *argv],
         cwd=cwd,
         env={**env, "TERM": "xterm-256color", "COLUMNS": str(columns)},
         stdin=follower,
