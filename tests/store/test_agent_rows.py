@@ -19,7 +19,8 @@ from governor.errors import LeaseError
 from governor.registry import AgentRecord
 from governor.store.sqlite import SqliteEventStore
 from tests.hardening.run import governor
-from tests.store.streams import T0, story
+from tests.store.streams import story
+from tests.story import T0
 
 
 def agent(pid: int = 4242) -> AgentRecord:
@@ -74,12 +75,10 @@ def test_a_failed_agent_write_still_leaves_the_connection_at_full(tmp_path: Path
 
 WRITER = """
 import os, signal, sys
-import pytest
-
-from governor.errors import LeaseError
 from governor.registry import AgentRecord
 from governor.store.sqlite import SqliteEventStore
-from tests.store.streams import T0, story
+from tests.store.streams import story
+from tests.story import T0
 
 store = SqliteEventStore(sys.argv[1])
 store.append("g1", story().events, expected_seq=0)
