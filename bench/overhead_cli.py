@@ -156,9 +156,10 @@ def main(argv: list[str] | None = None) -> None:
             loops.append(loop_wall)
             gov_ms.append((run_wall - loop_wall) / calls * 1000)
             share.append((run_wall - loop_wall) / run_wall * 100)
+            against = f", {args.against}'s run {other_wall:.2f} s" if other_env is not None else ""
             print(
                 f"  round {r + 1}: run {run_wall:.2f} s (CPU incl. agents {run_cpu:.2f} s), "
-                f"shell loop {loop_wall:.2f} s",
+                f"shell loop {loop_wall:.2f} s{against}",
                 flush=True,
             )
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
