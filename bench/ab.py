@@ -1,7 +1,9 @@
 """Benchmark: ``governor replay --json`` from two source trees, side by side in one run.
 
-Run: ``.venv/bin/python -m bench.ab TREE OTHER_TREE [--events 200000] [--repeat 5]``
-(each tree holds ``governor/``: e.g. ``git archive <commit>`` unpacked).
+Run: ``.venv/bin/python -m bench.ab TREE OTHER_TREE [--events 200000] [--repeat 5]
+[--history FILE] [--text]`` (each tree holds ``governor/``: e.g. ``git archive <commit>``
+unpacked; ``--history``: any history instead of the generated one; ``--text``: the text
+``governor replay`` instead of ``--json``).
 
 Method (the figures go to docs/performance.md):
     1. The history of ``bench.replay --json-only`` (about N events over two plans of 5 work
@@ -33,11 +35,12 @@ from bench.replay import json_history
 _MAIN = "import sys; from governor.cli.main import main; sys.exit(main())"
 
 
-def _run(tree: Path, path: Path) -> tuple[float, str]:
-    """CPU seconds and the sha256 of the output of one ``replay --json`` from ``tree``."""
+def _run(tree: Path, path: Path, text: bool = False) -> tuple[float, str]:
+    """CPU seconds and the sha256 of the output of one ``replay --json`` (``text``:
+    ``replay``) from ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    argv = [sys.executable, "-c", _MAIN, "replay", str(path), "--json"]
+    argv = [sys.executable, "-c", _MAIN, "replay", str(path), *([] if text else ["--json"])]
     out = subprocess.run(argv, env=env, capture_output=True, check=True, cwd=tree).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -53,17 +56,26 @@ try:
 except ImportError:  # a tree from before issue 26
     from governor.core.codec import decode
     from governor.core.fold import evolve
-from governor.core.decide import decide
 from governor.core.view import GoalView
+try:  # a tree with the decider (decision record 0025): it decides what changed
+    from governor.core.decider import Decider
+    def deciding():
+        decider = Decider()
+        return decider.view, decider.decide
+except ImportError:  # before it, ``decide`` kept its memo on the view
+    from governor.core.decide import decide
+    def deciding():
+        view = GoalView()
+        return view, lambda at: decide(view, at)
 with open(sys.argv[1], "rb") as f:
     events = [decode(line) for line in islice(f, int(sys.argv[2]))]
 best = float("inf")
 for _ in range(3):
     start = time.process_time()
-    view = GoalView()
+    view, take = deciding()
     for event in events:
         evolve(view, event)
-        decide(view, event.at)
+        take(event.at)
     best = min(best, time.process_time() - start)
 print(best, len(events))
 """
@@ -85,9 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--fold-decide", action="store_true", help="time evolve + decide only")
+    parser.add_argument("--history", type=Path, help="this history instead (any shape)")
+    parser.add_argument("--text", action="store_true", help="time `replay` (text), not --json")
     args = parser.parse_args(argv)
     if args.fold_decide:
-        path, _ = json_history(200_000)
+        path = (args.history or json_history(200_000)[0]).resolve()
         rates = [
             (_fold_decide(args.tree.resolve(), path, args.events),
              _fold_decide(args.other.resolve(), path, args.events))
@@ -106,17 +120,23 @@ def main(argv: list[str] | None = None) -> None:
             f"(spread {ratios[0]:.3f} to {ratios[-1]:.3f})"
         )
         return
-    path, count = json_history(args.events)
+    if args.history:
+        path = args.history.resolve()
+        with path.open("rb") as f:
+            count = sum(1 for _ in f)
+    else:
+        path, count = json_history(args.events)
     ours, theirs, ratios = [], [], []
     for _ in range(args.repeat):
-        cpu_a, sha_a = _run(args.tree.resolve(), path)
-        cpu_b, sha_b = _run(args.other.resolve(), path)
+        cpu_a, sha_a = _run(args.tree.resolve(), path, args.text)
+        cpu_b, sha_b = _run(args.other.resolve(), path, args.text)
         assert sha_a == sha_b, "the two trees print different bytes"
         ours.append(count / cpu_a)
         theirs.append(count / cpu_b)
         ratios.append(cpu_b / cpu_a)
     ratios.sort()
-    print(f"governor replay --json, {count:,} events, {args.repeat} rounds (CPU):")
+    command = "governor replay" + ("" if args.text else " --json")
+    print(f"{command} {path.name}, {count:,} events, {args.repeat} rounds (CPU):")
     print(f"  {args.tree}  median {statistics.median(ours):>10,.0f} events/CPU-s")
     print(f"  {args.other}  median {statistics.median(theirs):>10,.0f} events/CPU-s")
     print(

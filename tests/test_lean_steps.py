@@ -3,8 +3,8 @@ exactly the lines of the reference path: ``orjson.dumps(records.step_record(step
 every step of ``replay`` (SPEC §9 pins that shape), byte for byte.
 
 Where the short path of rules 8 and 9 decides, the lean steps make a line from the
-decision's head (``decide.decide_head``) and the rows the memo decided again
-(``DecisionMemo.relaid``), without the step's ``Decision``, ``Ledger`` or ``WorkLedgers``;
+decision's head (``Decider.head``) and the rows the decider decided again
+(``Decider.relaid``), without the step's ``Decision``, ``Ledger`` or ``WorkLedgers``;
 elsewhere they take ``decide``. Both are held here to the reference, over every golden
 history (parked goals, upstream outages and corrupt histories among them), histories a
 random driver records under random policies, the long generated history of the
@@ -31,10 +31,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import governor.render.lines as lines_module
 from bench.history_gen import events as generated_events
 from governor.analysis.replay import ReplayStep, replay
-from governor.core.decide import decide, decide_head
+from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.dispatch import Head
 from governor.core.events import Event
 from governor.core.fold import evolve
@@ -68,11 +68,12 @@ def lean(
 ) -> tuple[list[bytes], str, int]:
     """The lines of ``StepLines.lines`` (and its error), and how many were lean steps;
     with ``every``, each ``every``-th step takes ``decide`` even where a head was found
-    (the memo brought up to date by ``decide_head`` all the same)."""
+    (the decider brought up to date by ``Decider.head`` all the same)."""
     taken, steps = count(), count(1)
+    taken_head = Decider.head
 
-    def counted(view: GoalView, when: datetime) -> Head | None:
-        head = decide_head(view, when)
+    def counted(decider: Decider, when: datetime) -> Head | None:
+        head = taken_head(decider, when)
         if every and next(steps) % every == 0:
             return None
         if head is not None:
@@ -89,7 +90,7 @@ def lean(
 
     out: list[bytes] = []
     with monkeypatch.context() as patch:
-        patch.setattr(lines_module, "decide_head", counted)
+        patch.setattr(Decider, "head", counted)
         patch.setattr(StepLines, "line", checked)
         try:
             out.extend(StepLines().lines(pairs, now=now))
@@ -252,19 +253,19 @@ def test_a_goal_parked_between_lean_steps_prints_the_reference_lines(
 
 
 def test_every_lean_head_is_the_head_decide_takes() -> None:
-    """``decide_head`` on one view, ``decide`` on another folded alike: the same head
+    """``Decider.head`` on one view, ``decide`` on another folded alike: the same head
     whenever it gives one (and it gives heads of both rules)."""
     raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(6_000, cycles=60))
     histories = [[e for _, e in pairs_of(raw)]]
     histories += [[e for _, e in golden_pairs(path)] for path in GOLDEN]
     seen = set()
     for events in histories:
-        lean_view, full_view = GoalView(), GoalView()
+        lean, full_view = Decider(), GoalView()
         for k, event in enumerate(events):
-            evolve(lean_view, event)
+            lean.fold(event)
             evolve(full_view, event)
             now = event.at + timedelta(seconds=59 * (k % 3))
-            head = decide_head(lean_view, now)
+            head = lean.head(now)
             taken = decide(full_view, now)
             if head is not None:
                 assert head == (
@@ -344,17 +345,18 @@ def test_lean_heads_follow_policy_swaps(overrides: dict[str, Any]) -> None:
     histories.append([e for _, e in pairs_of(raw)])
     compared = 0
     for events in histories:
-        lean_view, full_view = GoalView(), GoalView()
+        lean, full_view = Decider(), GoalView()
+        lean_view = lean.view
         for k, event in enumerate(events):
-            evolve(lean_view, event)
+            lean.fold(event)
             evolve(full_view, event)
             if k % 3 == 2:  # the other policy for a step, then the recorded one again
                 kept = lean_view.policy, full_view.policy
                 lean_view.policy = full_view.policy = with_overrides(kept[0], overrides)
-                head, taken = decide_head(lean_view, event.at), decide(full_view, event.at)
+                head, taken = lean.head(event.at), decide(full_view, event.at)
                 lean_view.policy, full_view.policy = kept
             else:
-                head, taken = decide_head(lean_view, event.at), decide(full_view, event.at)
+                head, taken = lean.head(event.at), decide(full_view, event.at)
             if head is not None:
                 whole = (taken.status, taken.next_action, taken.reason)
                 assert head == (*whole, taken.blocked_on, taken.not_before, taken.exhausted), k

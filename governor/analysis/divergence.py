@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from governor.core.budgets import BUDGETS, BY_FIELD
-from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.decision import Decision, WorkDecision
 from governor.core.events import (
     BudgetRaised,
@@ -116,7 +116,7 @@ def _allows(decision: Decision, event: Event) -> bool:
 
 
 def _diverges(
-    view: GoalView, event: Event
+    decider: Decider, event: Event
 ) -> tuple[Literal["stop", "wait", "other"], Decision] | None:
     """Would this view's policy not have recorded this event? (kind, decision) if so.
 
@@ -125,13 +125,14 @@ def _diverges(
     policy, or an ``apply`` where its milestone prompt allows only ``complete``, would have
     failed, charged: what the planner would have said instead was never observed).
     """
+    view = decider.view
     if _is_action(event):
-        before = decide(view, event.at, with_ledger=False)
+        before = decider.decide(event.at, with_ledger=False)
         return None if _allows(before, event) else (_kind(before), before)
     if isinstance(event, PlanProposed) and (
         check_proposal(view, event.work) or check_decision(view, event.decision)
     ):
-        return "other", decide(view, event.at, with_ledger=False)
+        return "other", decider.decide(event.at, with_ledger=False)
     return None
 
 

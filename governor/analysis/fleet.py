@@ -31,7 +31,6 @@ from typing import Final, Literal
 from governor.analysis.model import Model, Vendor
 from governor.analysis.simulate import T0, Episode, World, new_goal, world
 from governor.core import verbs
-from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event, PlanFailed
 from governor.core.fold import project
@@ -199,8 +198,8 @@ class _Goal(Episode):
         self.fleet, self.index, self.done = fleet, index, False
 
     def decision(self) -> Decision:
-        return decide(
-            self.view, self.now, with_ledger=False, upstreams=self.fleet.upstreams(self.t)
+        return self.decider.decide(
+            self.now, with_ledger=False, upstreams=self.fleet.upstreams(self.t)
         )
 
     def step(self) -> None:

@@ -18,10 +18,12 @@ from datetime import datetime
 from typing import NamedTuple
 
 from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.history import HistoryChecker, check_history, empty_history
 from governor.core.wire.decoder import event_of
+from governor.errors import HistoryError
 
 
 class ReplayStep(NamedTuple):
@@ -57,6 +59,7 @@ def replay(
     now: datetime | None = None,
     at_seq: int | None = None,
     source: str | None = None,
+    ledgers: bool = True,
 ) -> Iterator[ReplayStep]:
     """Check and fold ``(line, event)`` pairs, yielding the decision after each event.
 
@@ -65,20 +68,32 @@ def replay(
         now: decide every step at this time instead of at each event's ``at``.
         at_seq: yield only the step of this seq (and stop reading after it).
         source: the history's name, for error messages.
+        ledgers: ``False``: each step's decision carries no ledger (``NO_LEDGER``; the
+            same status, action, reason and rule) but the last step's, for a caller
+            that shows only the last ledger (the text replay).
 
     Raises:
         HistoryError: at the first line that breaks the history format.
     """
     if at_seq is None:
-        # ``check_history`` inline (one generator less per event), and the step without
-        # the named tuple's Python ``__new__``
-        new, check = tuple.__new__, HistoryChecker(source).check
-        count = 0
-        for line, event in events:
-            count += 1
-            yield new(ReplayStep, (line, event, decide(check(event, line), now or event.at)))
-        if count == 0:
+        checker = HistoryChecker(source)
+        decider = Decider(checker.view)  # the checker folds; the decider decides what changed
+        step = None
+        try:
+            for line, event in events:
+                checker.check(event, line)
+                if step is not None:
+                    yield step
+                step = ReplayStep(line, event, decider.decide(now or event.at, with_ledger=ledgers))
+        except HistoryError:  # the steps before the broken line are shown all the same
+            if step is not None:
+                yield step
+            raise
+        if step is None:
             raise empty_history(source)
+        if not ledgers:  # the last step with its ledger
+            step = step._replace(decision=decider.decide(now or step.at))
+        yield step
         return
     for line, event, view in check_history(events, source=source):
         if event.seq == at_seq:

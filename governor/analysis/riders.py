@@ -13,19 +13,45 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from datetime import datetime
+from typing import Final, Protocol
 
 from governor.analysis.demands import first_difference
 from governor.analysis.divergence import WhatIf, _compare, _goal_only, differing
 from governor.core.budgets import BY_FIELD
-from governor.core.decide import decide
-from governor.core.events import GoalCreated
+from governor.core.decider import Decider
+from governor.core.decision import Decision
+from governor.core.events import Event, GoalCreated
 from governor.core.fold import fold
 from governor.core.policy import Policy
 from governor.core.view import GoalView
 
-if TYPE_CHECKING:
-    from governor.analysis.whatif import Trace
+
+class Trace(Protocol):
+    """What the riders read of a history analysed once (``governor.analysis.whatif.Trace``,
+    whose ``under_all`` rides them: a protocol, so that the two modules import one way)."""
+
+    @property
+    def events(self) -> list[Event]: ...
+    @property
+    def policy(self) -> Policy: ...
+    @property
+    def recorded_final(self) -> Decision: ...
+    @property
+    def now(self) -> datetime | None: ...
+    @property
+    def rises(self) -> dict[str, list[tuple[int, float]]]: ...
+    @property
+    def refused_at(self) -> int | None: ...
+    @property
+    def raised_at(self) -> int | None: ...
+
+    def under(self, policy: Policy, *, ledger: bool = True) -> WhatIf: ...
+    def checks(self) -> list[int]: ...
+    def owned(self, index: int) -> GoalView: ...
+    def parted(
+        self, policy: Policy, index: int, event: Event, decider: Decider, ledger: bool
+    ) -> WhatIf | None: ...
 
 
 def under_all(trace: Trace, policies: Sequence[Policy], *, ledger: bool = True) -> list[WhatIf]:
@@ -88,11 +114,10 @@ def ride(trace: Trace, riders: list[_Rider], ledger: bool) -> Iterator[tuple[_Ri
     assert isinstance(recorded, GoalCreated)
     folded = riders[0].skip
     view = trace.owned(folded)
-    # one memo for every rider: they differ only in limits of the goal or of a run, which
-    # no item decision reads (``work.POLICY_READ``), so the item decisions one rider
-    # takes at an event are every rider's; the first decision takes every item in
-    view.decided = None
-    view.touched.clear()
+    # one decider for every rider: they differ only in limits of the goal or of a run,
+    # which no item decision reads (``work.POLICY_READ``), so the item decisions one rider
+    # takes at an event are every rider's
+    decider = Decider(view)
     waiting, riding = riders[::-1], list[_Rider]()
     for index in checks[bisect_left(checks, folded) :]:
         if folded < index:
@@ -107,7 +132,7 @@ def ride(trace: Trace, riders: list[_Rider], ledger: bool) -> Iterator[tuple[_Ri
                 still.append(rider)
                 continue
             rider.put_in(view, recorded)
-            parted = trace.parted(rider.policy, index, event, view, ledger)
+            parted = trace.parted(rider.policy, index, event, decider, ledger)
             if parted is None:
                 still.append(rider)
                 took.add(alike)
@@ -122,7 +147,7 @@ def ride(trace: Trace, riders: list[_Rider], ledger: bool) -> Iterator[tuple[_Ri
     last = len(riding) + len(waiting) - 1
     for position, rider in enumerate((*riding, *waiting[::-1])):
         rider.put_in(view, recorded)
-        final = decide(view, trace.now or view.last_at, with_ledger=ledger)
+        final = decider.decide(trace.now or view.last_at, with_ledger=ledger)
         yield (
             rider,
             WhatIf(

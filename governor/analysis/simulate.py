@@ -33,7 +33,7 @@ from typing import Final
 
 from governor.analysis.model import Model, Vendor
 from governor.core import record, record_work
-from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile, WorkSpec
 from governor.core.events import Event
@@ -147,6 +147,8 @@ class Episode(ModelledGoal):
 
     def __init__(self, w: World, view: GoalView, events: list[Event], t: float) -> None:
         self.w, self.view, self.events, self.t = w, view, events, t
+        self.decider = Decider(view)
+        """Decides ``view`` (the episode folds into it), taking again only what changed."""
 
     def refusal(self) -> tuple[float | None, float | None]:
         """(duration, retry_after) of a refused call, or (None, None) when the vendor is up."""
@@ -263,7 +265,7 @@ class Episode(ModelledGoal):
     def run(self, *, max_steps: int = 500) -> Decision:
         """Follow the decisions until the goal stops (or ``max_steps``)."""
         decision, _ = follow(
-            self, lambda: decide(self.view, self.now, with_ledger=False), max_steps=max_steps
+            self, lambda: self.decider.decide(self.now, with_ledger=False), max_steps=max_steps
         )
         return decision
 

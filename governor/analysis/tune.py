@@ -30,7 +30,7 @@ from governor.analysis.model import Model
 from governor.analysis.tails import simulate_tail
 from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD
-from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold import evolve
@@ -80,8 +80,9 @@ class _Story:
         if key in self.known:
             return self.known[key]
         view = view.copy()
+        decider = Decider(view)
         for index, event in enumerate(self.events):
-            diverged = _diverges(view, event) if index >= skip else None
+            diverged = _diverges(decider, event) if index >= skip else None
             if diverged is not None:
                 kind, decision = diverged
                 if kind == "stop":
@@ -95,7 +96,7 @@ class _Story:
             else:
                 view.seq, view.last_at = event.seq, event.at
         assert view.last_at is not None
-        final = decide(view, view.last_at, with_ledger=False)
+        final = decider.decide(view.last_at, with_ledger=False)
         if (final.status, final.next_action) == (self.final.status, self.final.next_action):
             self.known[key] = measure(view, final.status == "succeeded", censored=True)
             return self.known[key]

@@ -33,6 +33,7 @@ from governor.analysis.divergence import (
     stopped_by_change,
 )
 from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event, GoalCreated
 from governor.core.fold import evolve, fold
@@ -79,23 +80,24 @@ class Trace:
     """The recorded view after the last event (read only: copy it to act on it)."""
 
     def parted(
-        self, policy: Policy, index: int, event: Event, view: GoalView, ledger: bool
+        self, policy: Policy, index: int, event: Event, decider: Decider, ledger: bool
     ) -> WhatIf | None:
-        """Where ``policy``'s re-fold parts from the record at event ``index`` (``view``:
+        """Where ``policy``'s re-fold parts from the record at event ``index`` (``decider``:
         its view just before it), or None when it takes that event too (or was forced)."""
-        diverged = _diverges(view, event)
-        if diverged is None or self.is_forced(index, event, view):
+        diverged = _diverges(decider, event)
+        if diverged is None or self.is_forced(index, event, decider):
             return None
         kind, before = diverged
         if ledger:  # again, with the ledger the record shows
-            before = decide(view, event.at)
+            before = decider.decide(event.at)
         outcome: Outcome = "stopped_earlier" if kind == "stop" else "censored"
         divergence = Divergence(event.seq, event.type, kind, before)
+        view = decider.view
         return WhatIf(policy, outcome, divergence, before, self.recorded_final, index + 1, view)
 
-    def is_forced(self, index: int, event: Event, view: GoalView) -> bool:
+    def is_forced(self, index: int, event: Event, decider: Decider) -> bool:
         """Whether the recorded policy would not have taken the action of ``event``, the
-        ``index``-th (``view``: a re-fold's view before it, which the recorded fold equals
+        ``index``-th (``decider``: a re-fold's view before it, which the recorded fold equals
         but for the policy when ``resumable`` holds up to there, and whose decisions are
         then taken on; else the record is folded again)."""
         if self.forced is not None:
@@ -105,16 +107,17 @@ class Trace:
             return known
         created = self.events[0]
         assert isinstance(created, GoalCreated)
+        view = decider.view
         if self.resumable(view.policy, index):
             # the view's decisions are the recorded policy's too: it differs only in limits
             # of the goal or of a run, which no item decision reads (``work.POLICY_READ``)
             saved = view.policy, view.created
             view.policy, view.created = self.policy, created
-            known = _diverges(view, event) is not None
+            known = _diverges(decider, event) is not None
             view.policy, view.created = saved
         else:
             recorded = fold(self._empty(), self.events[:index])
-            known = _diverges(recorded, event) is not None
+            known = _diverges(Decider(recorded), event) is not None
         self.asked[index] = known
         return known
 
@@ -165,13 +168,14 @@ class Trace:
         refused_at: int | None = None
         raised_at: int | None = None
         most, note, recorded = demands.most, demands.note, checker.view
+        decider = Decider(recorded)  # (only when the history is streamed: ``forced``)
         for index, event in enumerate(events):
             if keep:
                 checker.check(event, index + 1)
                 kept.append(event)
             else:
                 checker.verify(event, index + 1)
-                if recorded.created is not None and _diverges(recorded, event) is not None:
+                if recorded.created is not None and _diverges(decider, event) is not None:
                     forced.add(event.seq)
                 checker.advance(event)
             for name in note(recorded, event):
@@ -190,8 +194,7 @@ class Trace:
                 rises.setdefault("outage_wait", []).append((max(len(kept) - 1, 0), waited))
         policy = recorded.created.policy
         snapshots = {}
-        if keep:  # the recorded view after the last event (its decisions dropped: it is read only)
-            recorded.decided = None
+        if keep:  # the recorded view after the last event (read only)
             snapshots[len(kept)] = recorded
         return cls(
             kept,
@@ -276,14 +279,14 @@ class Trace:
             events = self.events
         else:
             view, skip = self._empty(), 0
-        count = 0
+        decider, count = Decider(view), 0
         for count, event in enumerate(events, start=1):
             if count > skip and view.created is not None:
-                parted = self.parted(policy, count - 1, event, view, ledger)
+                parted = self.parted(policy, count - 1, event, decider, ledger)
                 if parted is not None:
                     return parted
             _fold(view, _retarget(event, policy, self.policy, view), event)
-        return self._end(policy, view, count, now, ledger)
+        return self._end(policy, decider, count, now, ledger)
 
     def _resumed(
         self, policy: Policy, view: GoalView, start: int, now: datetime | None, ledger: bool
@@ -291,6 +294,7 @@ class Trace:
         """``under`` from ``resume``'s view: the events between two that are checked (the
         actions and the proposals) are folded as recorded (only a raise is retargeted)."""
         events, checks, folded = self.events, self.checks(), start
+        decider = Decider(view)
         for index in checks[bisect_left(checks, start) :]:
             for event in events[folded:index]:
                 if event.type == "budget.raised":
@@ -298,7 +302,7 @@ class Trace:
                 else:
                     evolve(view, event)
             folded, event = index, events[index]
-            parted = self.parted(policy, index, event, view, ledger)
+            parted = self.parted(policy, index, event, decider, ledger)
             if parted is not None:
                 return parted
         for event in events[folded:]:
@@ -306,7 +310,7 @@ class Trace:
                 _fold(view, _retarget(event, policy, self.policy, view), event)
             else:
                 evolve(view, event)
-        return self._end(policy, view, len(events), now, ledger)
+        return self._end(policy, decider, len(events), now, ledger)
 
     def checks(self) -> list[int]:
         """The indices of the events a re-fold checks: the actions and the proposals."""
@@ -317,11 +321,12 @@ class Trace:
         return self.checked_at
 
     def _end(
-        self, policy: Policy, view: GoalView, count: int, now: datetime | None, ledger: bool
+        self, policy: Policy, decider: Decider, count: int, now: datetime | None, ledger: bool
     ) -> WhatIf:
         """A re-fold that went through every event: the decision after the last one."""
+        view = decider.view
         assert view.last_at is not None
-        final = decide(view, now or view.last_at, with_ledger=ledger)
+        final = decider.decide(now or view.last_at, with_ledger=ledger)
         return WhatIf(
             policy,
             _compare(final, self.recorded_final),

@@ -16,7 +16,7 @@ from governor.analysis.replay import ReplayStep, replay
 from governor.analysis.tries import parse_profiles, under_profiles
 from governor.analysis.whatif import Trace
 from governor.cli.exit_codes import ExitCode
-from governor.cli.io import err, json_line, out, write_lines
+from governor.cli.io import err, json_line, out, write_lines, write_text
 from governor.cli.ui import store_arg
 from governor.cli.values import positive_whole
 from governor.clock import utc_now
@@ -97,17 +97,30 @@ def _json_steps(steps: Iterator[ReplayStep]) -> ReplayStep | None:
     return lines.last
 
 
+class _TextSteps:
+    """The text of a replay's steps: each one, or only where the decision changes; it
+    keeps the step it read last."""
+
+    def __init__(self, every: bool) -> None:
+        self.every = every
+        self.last: ReplayStep | None = None
+
+    def lines(self, steps: Iterator[ReplayStep]) -> Iterator[str]:
+        shown = None
+        for step in steps:
+            self.last = step
+            if self.every:
+                yield format_step(step)
+            elif _key(step) != shown:
+                yield format_timeline(step)
+                shown = _key(step)
+
+
 def _text_steps(steps: Iterator[ReplayStep], args: argparse.Namespace) -> ReplayStep | None:
-    """Print the steps as text: each one, or only where the decision changes."""
-    last, shown = None, None
-    for step in steps:
-        last = step
-        if args.all or args.at is not None:
-            out(format_step(step))
-        elif _key(step) != shown:
-            out(format_timeline(step))
-            shown = _key(step)
-    return last
+    """Print the steps as text (buffered); return the last."""
+    text = _TextSteps(every=args.all or args.at is not None)
+    write_text(text.lines(steps))
+    return text.last
 
 
 def _replay_one(corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None) -> bool:
@@ -117,7 +130,13 @@ def _replay_one(corpus: Corpus, index: int, args: argparse.Namespace, now: datet
         write_lines(StepLines().lines(corpus.lines(index, decoder), now=now, source=name))
         _notes(name, decoder)
         return True
-    steps = replay(corpus.lines(index, decoder), now=now, at_seq=args.at, source=name)
+    steps = replay(
+        corpus.lines(index, decoder),
+        now=now,
+        at_seq=args.at,
+        source=name,
+        ledgers=bool(args.json),  # text shows only the last step's ledger
+    )
     last = _json_steps(steps) if args.json else _text_steps(steps, args)
     _notes(name, decoder)
     if last is not None and not args.json and args.at is None:

@@ -107,6 +107,14 @@ def write_lines(lines: Iterable[bytes]) -> None:
         sys.stdout.buffer.flush()
 
 
+def write_text(lines: Iterable[str]) -> None:
+    """Print lines of text output as ``out`` prints each (control characters escaped),
+    buffered as ``write_lines`` writes (a long replay is not flushed per line)."""
+    sys.stdout.flush()  # what ``out`` printed before comes first
+    encoding, errors = sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"
+    write_lines((printable(line) + "\n").encode(encoding, errors) for line in lines)
+
+
 def stamped(message: str) -> str:
     """A progress line: the wall-clock time (UTC), then the message."""
     return f"[{datetime.now(UTC).strftime('%H:%M:%S')}] {message}"

@@ -66,7 +66,7 @@ class WorkLedgers(Mapping[str, WorkLedger]):
 
     __slots__ = ("_chunks", "_ids", "_index", "_size", "changed", "origin", "serial")
 
-    def __init__(  # noqa: PLR0917 - one per slot; made by the memo only
+    def __init__(  # noqa: PLR0917 - one per slot; made by the memo and ``laid_out`` only
         self,
         ids: list[str],
         index: dict[str, int],
@@ -154,6 +154,14 @@ def work_ledger(view: GoalView, item: WorkState, status: str, next_action: str) 
         limit=item.max_attempts,
         remaining=item_remaining(view, item),
     )
+
+
+def laid_out(rows: Mapping[str, WorkLedger]) -> WorkLedgers:
+    """Every item's row laid out from scratch, in creation order: a snapshot of its own
+    (``decide``'s; the decider's memo lays out only the rows that changed)."""
+    ids, values = list(rows), list(rows.values())
+    chunks = tuple(tuple(values[start : start + CHUNK]) for start in range(0, len(values), CHUNK))
+    return WorkLedgers(ids, {work_id: k for k, work_id in enumerate(ids)}, chunks, len(ids))
 
 
 NO_LEDGER = Ledger(

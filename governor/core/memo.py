@@ -1,4 +1,4 @@
-"""What ``decide`` keeps on a view between calls, so that a decision costs what changed.
+"""What a ``Decider`` keeps between decisions, so that a decision costs what changed.
 
 Rules (issue 12):
     * A work item's decision reads only the item, whether its dependencies are accepted,
@@ -9,12 +9,13 @@ Rules (issue 12):
       field item decisions read (``work.POLICY_READ``: a goal's limits are not among them,
       so what-if policies that differ only there share decisions), and the items whose
       cooldown ``now`` has crossed (either way: ``now`` may also go back).
-    * The result equals deciding every item afresh (``tests/core/test_incremental.py``
+    * The result equals deciding every item afresh (``tests/core/test_decider.py``
       holds it to that over every golden history and random ones).
     * The ledger rows of the items and the goal's replan and attempt ledgers are laid out
       again only when they may have changed; ``WorkLedgers`` snapshots share the chunks
       in which no row changed.
-    * A memo belongs to one view (``GoalView.decided``); ``GoalView.copy`` copies it.
+    * A memo belongs to one ``governor.core.decider.Decider`` (with its view); the
+      decider's ``copy`` copies both.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class DecisionMemo:
         """The latest decision of every item decided so far."""
         self.pairs: dict[str, str] = {}
         """Every decided item's status and next action, as ``status/next_action`` (what
-        ``decide.decide_head`` keys its scans of the active plan's items by)."""
+        ``Decider.head`` keys its scans of the active plan's items by)."""
         self.stale: set[str] = set()
         """Items whose decision may have changed since it was taken."""
         self.policy: Policy | None = None
@@ -89,7 +90,7 @@ class DecisionMemo:
         self._chunks: list[tuple[WorkLedger, ...]] = []
         self._unledgered: set[str] = set()
         self.scans: dict[tuple[object, ...], Any] = {}
-        """What ``decide.decide_head`` scanned of the active plan's items, by the plan
+        """What ``Decider.head`` scanned of the active plan's items, by the plan
         and their statuses and actions (a bounded table)."""
         self._pending: set[str] = set()
         """Items whose rows ``relaid`` handed out and no snapshot has laid out yet."""
@@ -258,11 +259,3 @@ class DecisionMemo:
         if self._attempts is None or self._attempts[0] != key:
             self._attempts = (key, attempt_ledger(view))
         return self._attempts[1]
-
-
-def memo_of(view: GoalView) -> DecisionMemo:
-    """The memo ``decide`` keeps on ``view`` (``GoalView.decided``), made on first use."""
-    memo = view.decided
-    if not isinstance(memo, DecisionMemo):
-        memo = view.decided = DecisionMemo()
-    return memo

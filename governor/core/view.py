@@ -8,8 +8,8 @@ Rules:
     * Every budget's counter is one attribute of the view or of a work item
       (``governor.core.budgets``): ``charged_replans``, ``charged_attempts`` and
       ``plan_continuations`` are derived from the fields they count.
-    * The view keeps what ``decide`` remembers between calls (``decided``) without
-      knowing its type (``Kept``: ``governor.core.memo``): it only copies it.
+    * The fold notes on the view the items an event may have changed the decision of
+      (``touched``); the view's one ``governor.core.decider.Decider`` takes them in.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
-from typing import Literal, Protocol, Self, TypeVar
+from typing import Literal, TypeVar
 
 from governor.core.event_fields import Outcome, PlanTrigger
 from governor.core.events import GoalCreated, PlanFailed, PlanProposed
@@ -28,13 +28,6 @@ from governor.core.policy import Policy
 from governor.core.work_events import AttemptFinished, WorkCreated
 
 _State = TypeVar("_State")
-
-
-class Kept(Protocol):
-    """What ``decide`` keeps on a view between calls (``governor.core.memo.DecisionMemo``,
-    read above the view): the view only copies it with itself."""
-
-    def copy(self) -> Self: ...
 
 
 PlanStatus = Literal["requested", "proposed", "failed", "applied", "rejected", "completed"]
@@ -155,9 +148,8 @@ class GoalView:
     dependents: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
     """Work id -> the items that depend on it (derived from ``work``)."""
     touched: set[str] = field(default_factory=set, compare=False, repr=False)
-    """Work items whose decision may have changed since ``decide`` last took them in."""
-    decided: Kept | None = field(default=None, compare=False, repr=False)
-    """The work item decisions last taken on this view (``decide`` keeps them)."""
+    """Work items whose decision may have changed since the view's decider last took
+    them in (``governor.core.decider``)."""
 
     def copy(self) -> GoalView:
         """An independent snapshot: state objects are copied, frozen events are shared."""
@@ -170,7 +162,6 @@ class GoalView:
         clone.items_by_plan = {k: list(v) for k, v in self.items_by_plan.items()}
         clone.dependents = {k: list(v) for k, v in self.dependents.items()}
         clone.touched = set(self.touched)
-        clone.decided = self.decided.copy() if self.decided is not None else None
         return clone
 
     @property

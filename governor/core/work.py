@@ -41,7 +41,7 @@ POLICY_READ: Final = ("accept_passing", "max_same_failures")
 """The only policy fields a work item's decision reads (its other limits are its own,
 frozen at ``work.created``): a policy that differs in none of them decides every item
 alike, so the memo keeps its decisions (``governor.core.memo``;
-``tests/core/test_incremental.py``)."""
+``tests/core/test_decider.py``)."""
 
 
 def exhausted_its(max_attempts: int) -> str:
@@ -258,7 +258,7 @@ def decide_work(view: GoalView, item: WorkState, now: datetime) -> WorkDecision:
 
     It goes straight to the rule that fires, by the fields each rule's guard reads (one
     is taken after every event of a replay): the same decision as scanning the table
-    (``first_work_rule``; ``tests/core/test_incremental.py`` holds them equal).
+    (``first_work_rule``; ``tests/core/test_decider.py`` holds them equal).
     """
     if item.accepted or item.cancelled:
         return _settled(view, item, now)  # type: ignore[return-value]  # it always fires here

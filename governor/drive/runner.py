@@ -38,7 +38,7 @@ from pathlib import Path
 from governor.clock import utc_now
 from governor.core import record, record_work, verbs
 from governor.core.charges import RunEvent
-from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile
 from governor.core.events import Event
@@ -125,8 +125,9 @@ class Runner:
         self.clock, self.sleep, self.ids = clock, sleep, ids
         self.runtime = runtime or Runtime(sleep=sleep)
         self.progress = progress or (lambda _message: None)
-        self.view = project(store.load(goal_id)) if view is None else view
-        """The goal folded from the store (``view``: one folded already, brought up to date)."""
+        self.decider = Decider(project(store.load(goal_id)) if view is None else view)
+        """The goal folded from the store (``view``: one folded already, brought up to date)
+        and the decisions taken on it (a view reloaded after a conflict gets a new one)."""
         env = agent_env(settings.env, settings.state_dir, goal_id)
         self.monitor = UpstreamMonitor(
             store,
@@ -178,6 +179,16 @@ class Runner:
         return max(now, self.view.last_at) if self.view.last_at else now
 
     @property
+    def view(self) -> GoalView:
+        """The goal as folded so far (the decider's view)."""
+        return self.decider.view
+
+    @view.setter
+    def view(self, view: GoalView) -> None:
+        if view is not self.decider.view:  # reloaded: its decisions are taken afresh
+            self.decider = Decider(view)
+
+    @property
     def title(self) -> str:
         return self.view.created.title if self.view.created else self.goal_id
 
@@ -192,7 +203,9 @@ class Runner:
     def decide(self, *, with_ledger: bool = False) -> Decision:
         """The goal's decision now, given the shared health of its upstreams; the full
         ledger only when asked (routing never reads it)."""
-        return decide(self.view, self.clock(), with_ledger=with_ledger, upstreams=self.upstreams())
+        return self.decider.decide(
+            self.clock(), with_ledger=with_ledger, upstreams=self.upstreams()
+        )
 
     def upstreams(self) -> dict[str, UpstreamHealth]:
         """The shared health of the upstreams the goal's profiles reach (by profile name)."""

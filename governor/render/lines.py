@@ -14,10 +14,10 @@ Rules:
       prints) and exhausted; a bounded table (replays repeat a few heads over and over).
     * ``StepLines.lines`` is ``replay`` and ``line`` in one loop, for ``replay --json``
       (docs/decisions/0012-lean-replay-json-steps.md): where the short path of rules 8
-      and 9 decides (``decide.decide_head``) it renders the step from the head, the rows
-      the memo decided again (``DecisionMemo.relaid``) and the goal's ledgers, without the
+      and 9 decides (``Decider.head``) it renders the step from the head, the rows the
+      decider decided again (``Decider.relaid``) and the goal's ledgers, without the
       ``Decision``, ``Ledger`` and ``WorkLedgers`` of the step; elsewhere it takes
-      ``decide`` and ``line``. Its lines are the lines of ``line`` over ``replay``, byte
+      ``Decider.decide`` and ``line``. Its lines are the lines of ``line`` over ``replay``, byte
       for byte (``tests/test_lean_steps.py``).
 """
 
@@ -31,7 +31,7 @@ from typing import Final
 import orjson
 
 from governor.analysis.replay import ReplayStep
-from governor.core.decide import decide, decide_head
+from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.history import HistoryChecker, empty_history
@@ -42,7 +42,6 @@ from governor.core.ledger import (
     WorkLedger,
     WorkLedgers,
 )
-from governor.core.memo import memo_of
 from governor.render.records import (
     attempts_record,
     decision_head,
@@ -153,12 +152,9 @@ class StepLines:
         Raises:
             HistoryError: at the first line that breaks the history format.
         """
-        check, new, heads, types = (
-            HistoryChecker(source).check,
-            tuple.__new__,
-            self._heads,
-            self._types,
-        )
+        checker = HistoryChecker(source)
+        decider = Decider(checker.view)  # the checker folds; the decider decides what changed
+        check, heads, types = checker.check, self._heads, self._types
         pieces, keys = self._pieces, self._keys
         # what the lines share, kept in locals here (``line`` keeps it on ``self``)
         replans, replans_json = self._replans
@@ -172,7 +168,7 @@ class StepLines:
                 count += 1
                 view = check(event, number)
                 when = now or event.at
-                head = decide_head(view, when)
+                head = decider.head(when)
                 if head is None:
                     self._replans, self._attempts = (
                         (replans, replans_json),
@@ -180,15 +176,14 @@ class StepLines:
                     )
                     self._runtime, self._cost = (runtime, runtime_json), (cost, cost_json)
                     self._work_json_kept = work_json
-                    yield self.line(new(ReplayStep, (number, event, decide(view, when))))
+                    yield self.line(ReplayStep(number, event, decider.decide(when)))
                     replans, replans_json = self._replans
                     attempts, attempts_json = self._attempts
                     runtime, runtime_json = self._runtime
                     cost, cost_json = self._cost
                     work_json = self._work_json_kept
                     continue
-                memo = memo_of(view)  # decide_head made it
-                rows = memo.relaid(view)
+                rows = decider.relaid()
                 if rows:
                     for position, work_id, row in rows:
                         key = keys.get(work_id)
@@ -211,9 +206,9 @@ class StepLines:
                 kind_json = types.get(kind)
                 if kind_json is None:
                     kind_json = types[kind] = _dumps(kind)
-                if replans is not (replans := memo.replans(view)):
+                if replans is not (replans := decider.replans()):
                     replans_json = _dumps(replans_record(replans))
-                if attempts is not (attempts := memo.attempts(view)):
+                if attempts is not (attempts := decider.attempts()):
                     attempts_json = _dumps(attempts_record(attempts))
                 if runtime is not (runtime := view.runtime_s):
                     runtime_json = _dumps(float(runtime))

@@ -29,7 +29,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from governor.core import record
-from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold import fold
@@ -106,7 +106,8 @@ class GoalDrive:
 
     def __init__(self, start: GoalStart) -> None:
         self.goal_id, self.settings, self.lease = start.goal_id, start.settings, start.lease
-        self.view = GoalView()
+        self.decider = Decider()
+        """The goal as the workflow folded it, and the decisions taken on it."""
         self.health: dict[str, Any] = {}
         self.loaded = False
         self.lock = asyncio.Lock()
@@ -122,8 +123,12 @@ class GoalDrive:
         now = workflow.now()
         return max(now, self.view.last_at) if self.view.last_at else now
 
+    @property
+    def view(self) -> GoalView:
+        return self.decider.view
+
     def decide(self, *, with_ledger: bool = False) -> Decision:
-        return decide(self.view, workflow.now(), with_ledger=with_ledger, upstreams=self.health)
+        return self.decider.decide(workflow.now(), with_ledger=with_ledger, upstreams=self.health)
 
     # ------------------------------------------------------------ activities
 
@@ -200,8 +205,9 @@ class GoalDrive:
                 if self.taken_over:
                     raise TakenOver(self.taken_over)
                 assert self.lease is not None
-                after = fold(self.view.copy(), events)
-                summary = summarize(after, workflow.now(), self.health)
+                after = self.decider.copy()
+                fold(after.view, events)
+                summary = summarize(after.view, workflow.now(), self.health)
                 request = AppendRequest(self.goal_id, self.view.seq, events, self.lease, summary)
                 answer = await self.store("governor.append", request, Appended)
                 if answer.taken_over_by is not None:
@@ -211,7 +217,8 @@ class GoalDrive:
                     raise refused(answer.refused, answer.refused_as)
                 self.health = answer.health or self.health
                 if answer.done:
-                    self.view = fold(after, answer.newer)
+                    self.decider = after
+                    fold(after.view, answer.newer)
                     return events
                 fold(self.view, answer.newer)
 

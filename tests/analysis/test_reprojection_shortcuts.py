@@ -23,6 +23,7 @@ from governor.analysis.simulate import simulate
 from governor.analysis.tune import evaluate
 from governor.analysis.whatif import Trace
 from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
@@ -142,20 +143,22 @@ def test_an_action_is_forced_where_the_recorded_policy_would_not_have_taken_it()
             asked = set()
             for index in range(1, len(history)):
                 view, event = views[index - 1], history[index]
-                if index % 2 or index < 2:  # a memo that has taken in the last event
-                    decide(view, event.at, with_ledger=False)
+                decider = Decider(view)
+                if index % 2 or index < 2:  # a decider that has taken in the last event
+                    decider.decide(event.at, with_ledger=False)
                 else:  # or one that has not yet
                     view = views[index - 2].copy()
-                    decide(view, history[index - 1].at, with_ledger=False)
+                    decider = Decider(view)
+                    decider.decide(history[index - 1].at, with_ledger=False)
                     last = history[index - 1]
                     _fold(view, _retarget(last, policy, trace.policy, view), last)
                     assert view == views[index - 1]
                 kept = view.copy()
-                if trace.is_forced(index, event, view):
+                if trace.is_forced(index, event, decider):
                     asked.add(event.seq)
                 assert view == kept
                 assert view.policy is kept.policy
-                assert decide(view, event.at) == decide(kept, event.at)
+                assert decider.decide(event.at) == decide(kept, event.at)
             assert asked == eager
     assert forced > 50
 

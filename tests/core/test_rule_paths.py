@@ -32,7 +32,7 @@ from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines
 from governor.core.work import decide_work, first_work_rule
-from tests.core.test_incremental import GOLDEN, golden_events
+from tests.core.test_decider import GOLDEN, golden_events
 from tests.core.test_parking import failing, healthy_record
 from tests.core.test_properties import policies, recorded
 

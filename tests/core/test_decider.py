@@ -1,11 +1,14 @@
-"""Incremental decisions (issue 12) and the fold over compiled structs (SPEC §11.1).
+"""The incremental decider equals the rules decided from scratch (issue 26), and the fold
+over compiled structs (SPEC §11.1).
 
-``decide`` keeps a view's work item decisions (``governor.core.memo``) and takes again only
-those an event may have changed. Deciding after every event that way must give exactly
-the decision a fresh view gives (every item decided afresh): same status, action,
+``decide(view, now)`` defines the rules: every item decided afresh, every ledger row laid
+out. A ``Decider`` keeps the item decisions and ledger rows (``governor.core.memo``) and
+takes again only what an event may have changed. After every event its decision must be
+exactly the one ``decide`` takes from scratch on the same view: same status, action,
 reason, rule, items and the whole ledger — at the event's time, later (a cooldown
-crossed), earlier, with and without the ledger, on a copied view. Checked over every
-golden history and over histories a random driver records.
+crossed), earlier, with and without the ledger, after a policy swap, on a copy. Checked
+over every golden history, the histories old main recorded with the real CLIs, a
+generated many-item history, and histories a random driver records.
 
 The hot read paths fold an event's compiled struct in place of the event
 (``governor.core.wire.decoder.decode_struct``): the same fold, checks and decisions must come
@@ -14,19 +17,24 @@ out of it.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.history_gen import events as generated_events
 from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.fold import evolve, project
 from governor.core.history import check_history
+from governor.core.ledger import NO_LEDGER
 from governor.core.policy import Policy
 from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines, encode
@@ -36,6 +44,7 @@ from tests.core.test_properties import policies, recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = sorted((ROOT / "tests" / "golden").glob("*.jsonl"))
+OLD_MAIN = sorted((ROOT / "tests" / "fixtures" / "old_main").glob("**/*.jsonl"))
 OFFSETS = (timedelta(0), timedelta(seconds=59), timedelta(minutes=10), timedelta(hours=3))
 
 
@@ -53,15 +62,23 @@ def golden_events(path: Path) -> list[Event]:
 def assert_incremental_is_fresh(
     events: Sequence[Event], times: Iterable[tuple[timedelta, bool]]
 ) -> None:
-    """Fold one view event by event and decide after each at the given offsets from the
-    event's time (with or without the ledger); each decision must equal a fresh view's."""
-    view, plan = GoalView(), list(times)
+    """Fold one decider event by event and decide after each at the given offsets from
+    the event's time (with or without the ledger); each decision must equal ``decide``'s
+    from scratch on the same view, which it leaves as it was."""
+    decider, plan = Decider(), list(times)
     for k, event in enumerate(events, start=1):
-        evolve(view, event)
+        view = decider.fold(event)
         for offset, with_ledger in plan[(k - 1) % len(plan) :] + plan[: (k - 1) % len(plan)]:
             now = event.at + offset
-            fresh = decide(project(events[:k]), now, with_ledger=with_ledger)
-            assert decide(view, now, with_ledger=with_ledger) == fresh, (k, event.type, now)
+            before = view.copy()
+            scratch = decide(view, now, with_ledger=with_ledger)
+            assert view == before, "decide only reads the view"
+            assert view.touched == before.touched, "decide leaves the fold's notes"
+            taken = decider.decide(now, with_ledger=with_ledger)
+            assert taken == scratch, (k, event.type, now)
+            if not with_ledger:  # the same decision as with the ledger, but the ledger
+                whole = decide(view, now)._replace(ledger=NO_LEDGER)
+                assert taken == whole, (k, event.type, now)
 
 
 def as_structs(events: Sequence[Event]) -> list[Event]:
@@ -84,11 +101,25 @@ def assert_structs_fold_alike(events: Sequence[Event], now: datetime | None = No
     assert by_struct.work.keys() == by_event.work.keys()
 
 
-@pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
-def test_every_golden_history_decides_incrementally_as_afresh(path: Path) -> None:
-    events = golden_events(path)
-    times = [(offset, with_ledger) for offset in OFFSETS for with_ledger in (True, False)]
-    assert_incremental_is_fresh(events, [*times, (-timedelta(minutes=5), True)])
+EVERY_TIME: Final = [
+    *[(offset, with_ledger) for offset in OFFSETS for with_ledger in (True, False)],
+    (-timedelta(minutes=5), True),
+]
+"""Each event is decided at each offset, with and without the ledger (and once earlier)."""
+
+
+@pytest.mark.parametrize("path", GOLDEN + OLD_MAIN, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_recorded_history_decides_incrementally_as_afresh(path: Path) -> None:
+    assert_incremental_is_fresh(golden_events(path), EVERY_TIME)
+
+
+def test_a_generated_many_item_history_decides_incrementally_as_afresh() -> None:
+    """Hundreds of items over many plans, retries and cooldowns (``bench.history_gen``):
+    the shapes a long goal takes, not only the small ones the goldens pin."""
+    raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(3_000, cycles=3))
+    events = [event for _, event in decode_lines(io.BytesIO(raw).readlines(), source="gen")]
+    assert len({e.work_id for e in events if e.type == "work.created"}) > 100
+    assert_incremental_is_fresh(events, [(timedelta(0), True), (timedelta(minutes=10), False)])
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
@@ -141,9 +172,10 @@ def test_a_view_whose_policy_is_swapped_decides_as_afresh(
     decisions still equal deciding afresh under the new policy."""
     events = recorded(data, policy, max_steps=60).events
     cut = data.draw(st.integers(1, len(events)))
-    view = project(events[:cut])
+    decider = Decider(project(events[:cut]))
+    view = decider.view
     now = events[cut - 1].at + data.draw(st.sampled_from(OFFSETS))
-    decide(view, now)
+    decider.decide(now)
     recorded_policy = view.policy
     merged = {**recorded_policy.model_dump(), **other}
     merged["max_milestones"] = min(merged["max_milestones"], merged["max_replans"])
@@ -152,31 +184,33 @@ def test_a_view_whose_policy_is_swapped_decides_as_afresh(
         view.policy = swapped
         fresh = project(events[:cut])
         fresh.policy = swapped
-        assert decide(view, now, with_ledger=with_ledger) == decide(
+        assert decider.decide(now, with_ledger=with_ledger) == decide(
             fresh, now, with_ledger=with_ledger
         )
         view.policy = recorded_policy  # and back: the decisions taken before still hold
-        assert decide(view, now, with_ledger=with_ledger) == decide(
+        assert decider.decide(now, with_ledger=with_ledger) == decide(
             project(events[:cut]), now, with_ledger=with_ledger
         )
 
 
 @SETTINGS
 @given(data=st.data(), policy=policies)
-def test_a_copied_view_decides_incrementally_as_afresh(
+def test_a_copied_decider_decides_incrementally_as_afresh(
     data: st.DataObject, policy: dict[str, Any]
 ) -> None:
     """A copy carries the decisions taken so far; each side then goes its own way."""
     events = recorded(data, policy, max_steps=60).events
     cut = data.draw(st.integers(0, len(events)))
-    view = project(events[:cut])
-    decide(view, events[cut - 1].at if cut else events[0].at)
-    copy = view.copy()
+    decider = Decider(project(events[:cut]))
+    decider.decide(events[cut - 1].at if cut else events[0].at)
+    copy = decider.copy()
     for k in range(cut, len(events)):
-        evolve(copy, events[k])
-        assert decide(copy, events[k].at) == decide(project(events[: k + 1]), events[k].at)
+        copy.fold(events[k])
+        assert copy.decide(events[k].at) == decide(project(events[: k + 1]), events[k].at)
     if cut:
-        assert decide(view, events[cut - 1].at) == decide(project(events[:cut]), events[cut - 1].at)
+        assert decider.decide(events[cut - 1].at) == decide(
+            project(events[:cut]), events[cut - 1].at
+        )
 
 
 @SETTINGS
