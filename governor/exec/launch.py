@@ -1,6 +1,6 @@
 """How ``run_process`` starts a child: through a shim that spares the runner a fork.
 
-Rules (decision record 0025; what the child must get is decision record 0007's):
+Rules (decision record 0026; what the child must get is decision record 0007's):
     * A runner is a large process (its interpreter, LangGraph): forking it copies its page
       tables, ~15 ms a spawn on a small VM, and CPython forks whenever a ``preexec_fn``
       must run in the child. So a child is started with ``vfork`` — no code of ours in

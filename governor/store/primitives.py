@@ -31,7 +31,7 @@ class StoragePrimitives(ABC, Generic[Tx]):
 
     def _write_local(self, goal_id: str) -> AbstractContextManager[Tx]:
         """A write transaction whose commit need only outlive this process, not the
-        machine: the rows of the agent processes of this boot (decision record 0025).
+        machine: the rows of the agent processes of this boot (decision record 0026).
         ``_write`` unless the backend has a cheaper commit that a crash of the process
         cannot lose."""
         return self._write(goal_id)

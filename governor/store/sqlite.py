@@ -2,7 +2,7 @@
 
 Rules (SPEC §8):
     * WAL journal, ``synchronous=FULL``: a commit is on disk when ``append`` returns.
-      The one exception is the agents table (decision record 0025): its rows describe
+      The one exception is the agents table (decision record 0026): its rows describe
       processes of this boot, so their commits (``synchronous=NORMAL``) need only reach
       the operating system, which no crash of a process can undo.
     * Every append and lease operation is one ``BEGIN IMMEDIATE`` transaction: it takes
@@ -225,7 +225,7 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
     def _write_local(self, goal_id: str) -> Iterator[sqlite3.Connection]:
         # WAL at NORMAL: the commit is written to the WAL but not fsynced; only the loss
         # of the machine (which ends the agents the rows describe) can undo it, and the
-        # next FULL commit syncs it with its own frames (decision record 0025).
+        # next FULL commit syncs it with its own frames (decision record 0026).
         if self.read_only:
             raise read_only_error(self._where)
         with self._lock, translated(self._where):

@@ -1,5 +1,5 @@
 """Children start through the shim without a fork of the runner, and get what a fork gave
-them (decision records 0007 and 0025): real files, real processes, a real runner killed
+them (decision records 0007 and 0026): real files, real processes, a real runner killed
 before it gave the go-ahead."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The agents table's rows are committed without a sync, and only they (decision record
-0025): a real SQLite file, the statements SQLite was given, and a real writer process
+0026): a real SQLite file, the statements SQLite was given, and a real writer process
 killed with SIGKILL right after its commit, whose rows a new process reads and
 ``governor store check`` accepts."""
 
