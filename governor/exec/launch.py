@@ -102,7 +102,11 @@ def shim() -> str | None:
 
 def _runs_as_is(name: str, env: Mapping[str, str], cwd: str | Path | None) -> bool:
     """Whether exec of ``name`` would start a known kind of program (module rules)."""
-    target = _target(name, env, Path.cwd() if cwd is None else Path(cwd))
+    try:
+        where = Path(os.getcwd() if cwd is None else cwd)
+    except OSError:  # our own folder was removed: the child inherits it all the same
+        return False
+    target = _target(name, env, where)
     if target is None:
         return False
     head = _head(target)

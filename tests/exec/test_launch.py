@@ -147,3 +147,27 @@ def test_a_runner_that_dies_before_the_go_ahead_never_runs_its_agent(tmp_path: P
     assert dies_soon(shim_pid)
     time.sleep(0.2)  # not a timing assertion: the shim is gone, nothing can touch it later
     assert not marker.exists()
+
+
+IN_A_REMOVED_FOLDER = """
+import os, sys, tempfile
+folder = tempfile.mkdtemp()
+os.chdir(folder)
+os.rmdir(folder)
+from governor.exec.process import run_process
+for argv in (["true"], ["/bin/true"]):
+    result = run_process(argv, env={"PATH": "/usr/bin:/bin"}, timeout_s=60)
+    print(result.exit_code, result.spawn_errno)
+"""
+
+
+def test_a_runner_whose_folder_was_removed_still_starts_its_agents() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", IN_A_REMOVED_FOLDER],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["0 None", "0 None"]  # inherited, as a fork's child
