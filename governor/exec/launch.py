@@ -19,8 +19,9 @@ Rules (decision record 0026; what the child must get is decision record 0007's):
     * The shim is taken only when it cannot change what a start reports: the file exec
       would run for ``argv[0]`` (the first that exists, searched as exec searches) is a
       regular executable file, an ELF of this machine's kind or a script whose
-      interpreter is one. Anything else — a missing file, no permission, no ``#!`` — takes
-      the fork path, whose errno is the kernel's (``ENOENT``, ``EACCES``, ``ENOEXEC``).
+      interpreter is one. Anything else — a missing file, no permission, no ``#!``, a
+      runner whose own folder was removed — takes the fork path, whose errno is the
+      kernel's (``ENOENT``, ``EACCES``, ``ENOEXEC``).
     * Linux only, and only where ``setpriv`` knows ``--pdeathsig`` (asked once a
       process); elsewhere every child takes the fork path (``governor.exec.guard``).
 """
