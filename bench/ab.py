@@ -41,10 +41,15 @@ def _run(tree: Path, path: Path, text: bool = False) -> tuple[float, str]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     argv = [sys.executable, "-c", _MAIN, "replay", str(path), *([] if text else ["--json"])]
-    out = subprocess.run(argv, env=env, capture_output=True, check=True, cwd=tree).stdout
+    digest = hashlib.sha256()
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, cwd=tree) as child:
+        assert child.stdout is not None
+        while chunk := child.stdout.read(1 << 20):  # streamed: a long --json is many GB
+            digest.update(chunk)
+    assert child.returncode == 0, f"{argv}: exit {child.returncode}"
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return cpu, hashlib.sha256(out).hexdigest()
+    return cpu, digest.hexdigest()
 
 
 _FOLD_DECIDE = """

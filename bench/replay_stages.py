@@ -14,9 +14,11 @@ divided by the stage's:
     decoded   ``read_history`` with the struct decoder (chunk decoder: finish, checks)
     full      decoded + the fold (``evolve``): the replay pass, no decisions
     checked   decoded + the history checks and the fold (``HistoryChecker.check``)
-    decided   ``analysis.replay.replay``: checked + ``decide`` with the ledger per event
-    text      ``governor replay``'s text output over it (``cli.history._text_steps``,
-              stdout to /dev/null)
+    decided   ``analysis.replay.replay``: checked + a decision with the ledger per event
+    ledgerless  the same without the ledger but at the last step (``ledgers=False``:
+              what the text replay takes; it is not added to ``decided`` but replaces it)
+    text      ``governor replay``'s text output over ``ledgerless``
+              (``cli.history._text_steps``, stdout to /dev/null)
 """
 
 from __future__ import annotations
@@ -80,10 +82,15 @@ def stages(path: Path) -> dict[str, Callable[[], None]]:
         for _ in replay(read_history(path, decoder=structs())):
             pass
 
+    def ledgerless() -> None:
+        for _ in replay(read_history(path, decoder=structs()), ledgers=False):
+            pass
+
     def text() -> None:
         args = argparse.Namespace(all=False, at=None)
+        steps = replay(read_history(path, decoder=structs()), ledgers=False)
         with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
-            cli_history._text_steps(replay(read_history(path, decoder=structs())), args)
+            cli_history._text_steps(steps, args)
 
     return {
         "plain": plain,
@@ -93,6 +100,7 @@ def stages(path: Path) -> dict[str, Callable[[], None]]:
         "full": full,
         "checked": checked,
         "decided": decided,
+        "ledgerless": ledgerless,
         "text": text,
     }
 

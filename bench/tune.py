@@ -58,11 +58,11 @@ from governor.analysis.tune import candidate_policies, evaluate
 from governor.analysis.tune_corpus import tune_corpus
 from governor.analysis.whatif import Trace
 from governor.core.decide import decide
+from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.fold import evolve, project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
-from governor.core.view import GoalView
 from governor.store.jsonl import write_history
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -86,13 +86,13 @@ def corpus(goals: int) -> Corpus:
 
 def naive(events: list[Event], policy: Policy) -> str:
     """The baseline: re-fold the whole history under the policy, deciding after every event."""
-    view, recorded = GoalView(), events[0].policy  # type: ignore[union-attr]
-    status = ""
-    for event in events:
+    decider, recorded = Decider(), events[0].policy  # type: ignore[union-attr]
+    view, status = decider.view, ""
+    for event in events:  # (the decider takes again only what the event changed)
         retargeted = _retarget(event, policy, recorded, view)
         if retargeted is not None:
             evolve(view, retargeted)
-        status = decide(view, event.at).status
+        status = decider.decide(event.at).status
     return status
 
 

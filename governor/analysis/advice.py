@@ -21,7 +21,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, cast
 
-from governor.analysis.runnable import Advised, accepted, answer, go_on, raise_to
+from governor.analysis.runnable import (
+    Advised,
+    accept_work,
+    accepted,
+    answer,
+    approve_plan,
+    go_on,
+    raise_to,
+    reject_plan,
+)
 from governor.core.budgets import BY_FIELD
 from governor.core.decision import Decision
 from governor.core.evidence import Evidence
@@ -165,6 +174,31 @@ _WAITING: Final = {
 }
 
 
+def review(decision: Decision, at: Situation) -> Advice:
+    """The advice while a proposal or items await an operator's review: the verbs that
+    review them, each one the core would take now."""
+    told = "the goal has not stopped: it awaits an operator's review"
+    if decision.next_action == "review_plan" and decision.plan_id is not None:
+        plan = decision.plan_id
+        told += f" of plan {plan}"
+        take = [at.offer(approve_plan(at.goal_id, plan))]
+        back = at.offer(reject_plan(at.goal_id, plan))
+        ways = ("approve it with", "reject it with")
+    else:
+        items = decision.work_ids
+        told += f" of {', '.join(items)}" if items else ""
+        take = [at.offer(accept_work(at.goal_id, work_id)) for work_id in items]
+        back = next((c for w in items if (c := at.offer(go_on(at.goal_id, w)))), None)
+        ways = ("accept with", "send one back with")
+    commands = [c for c in take if c]
+    if commands:
+        told += f"; {ways[0]} " + ", ".join(f"`{c}`" for c in commands)
+    if back:
+        told += f"{', or' if commands else ';'} {ways[1]} `{back}`"
+        commands.append(back)
+    return Advice(told, tuple(commands))
+
+
 def advise(
     decision: Decision,
     change: Change | None,
@@ -174,6 +208,8 @@ def advise(
     """The advice for a final decision and the change found (if any), its commands tried
     on ``at`` (without one, no command is offered)."""
     at = at or Situation("", None, None)
+    if decision.status == "awaiting_review":
+        return review(decision, at)
     if not decision.is_stopped:
         return Advice(f"the goal has not stopped: {_WAITING.get(decision.status, decision.status)}")
     if decision.status in ("succeeded", "cancelled"):

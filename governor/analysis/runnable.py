@@ -88,6 +88,28 @@ def go_on(goal_id: str, work_id: str | None) -> Advised:
     return _retry_or_resume(goal_id, work_id, REASON)
 
 
+def approve_plan(goal_id: str, plan_id: str) -> Advised:
+    """``plan approve`` of a proposal awaiting review."""
+    return Advised(
+        OperatorVerb("plan approve", ADVISOR, plan=plan_id), ("plan", "approve", goal_id, plan_id)
+    )
+
+
+def reject_plan(goal_id: str, plan_id: str) -> Advised:
+    """``plan reject`` of a proposal awaiting review, with why."""
+    return Advised(
+        OperatorVerb("plan reject", ADVISOR, reason=REASON, plan=plan_id),
+        ("plan", "reject", goal_id, plan_id, "--reason", REASON),
+    )
+
+
+def accept_work(goal_id: str, work_id: str) -> Advised:
+    """``work accept`` of an item awaiting review."""
+    return Advised(
+        OperatorVerb("work accept", ADVISOR, item=work_id), ("work", "accept", goal_id, work_id)
+    )
+
+
 def raise_to(goal_id: str, ledger: LedgerName, to: float, work_id: str | None) -> Advised:
     """``governor raise`` of one ledger (of ``work_id``, for a ledger per item) to ``to``."""
     limit = str(int(to)) if float(to).is_integer() else repr(float(to))

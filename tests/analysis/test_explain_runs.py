@@ -175,3 +175,24 @@ def test_every_command_explain_prints_for_a_runner_made_goal_runs(
         assert len(told.commands) == 1, told.advice
         assert told.commands[0].startswith(f"governor {wanted}"), told.advice
     _run_printed(told, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("golden", "verbs"),
+    [
+        ("awaiting_review_plan", ("plan approve", "plan reject")),
+        ("review_work_gate", ("work accept", "work retry")),
+    ],
+)
+def test_a_goal_awaiting_review_is_told_the_verbs_that_review_it(
+    golden: str, verbs: tuple[str, ...], tmp_path: Path
+) -> None:
+    """A goal that waits on an operator's review is not stopped, but a person must act:
+    explain names the verbs that review it (each one runs and moves the goal)."""
+    db = tmp_path / "review.db"
+    with SqliteEventStore(db) as store:
+        goal_id = import_history(store, GOLDEN / f"{golden}.jsonl").goal_id
+        ex = explain(lambda: store.load(goal_id), now=utc_now(), store_arg=str(db))
+    assert "awaits an operator's review" in ex.advice
+    assert [line.split()[1:3] for line in ex.commands] == [verb.split() for verb in verbs]
+    _run_printed(Told(goal_id, db, ex.commands, ex.advice), tmp_path)
