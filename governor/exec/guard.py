@@ -1,6 +1,7 @@
 """Agents never outlive the process that runs them: a parent-death signal and a guard.
 
-Rules (SPEC §11.11, decision record 0007):
+Rules (SPEC §11.11, decision record 0007; the shim of ``governor.exec.launch`` does the
+same without a fork, decision record 0026):
     * Every child ``run_process`` spawns asks the kernel, before it executes the agent,
       for SIGKILL when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``). The signal
       fires when the *thread* that forked the child ends: ``run_process`` returns only

@@ -16,7 +16,8 @@ Rules:
       output, so a child that writes a lot before reading does not deadlock; stdin is
       closed once written.
     * No child outlives this process (SPEC §11.11): it is killed by the kernel when its
-      parent dies, and its group by this process's guard (``governor.exec.guard``).
+      parent dies, and its group by this process's guard (``governor.exec.guard``). It is
+      started without a fork of this process where it can be (``governor.exec.launch``).
     * The caller may end a child early (``stop``: checked as output arrives, e.g. an
       adapter that saw its CLI wait for a network that is not there, SPEC §12.7): its
       group is terminated as for a timeout, and the result says ``stopped``, not
@@ -47,7 +48,8 @@ from pathlib import Path
 from typing import IO, Final, Protocol
 
 from governor.exec.capture import Capture, Lines, Listener
-from governor.exec.guard import GUARD, spawning
+from governor.exec.guard import GUARD
+from governor.exec.launch import launching
 from governor.exec.procinfo import start_ticks
 
 KILL_GRACE_S: Final = 2.0
@@ -157,7 +159,7 @@ def run_process(
         argv: the executable and its arguments (never run through a shell). A bare
             name is looked up on ``env["PATH"]``.
         stdin: bytes written to the child's stdin, which is then closed; None gives
-            the child an empty stdin (``/dev/null``).
+            the child an empty stdin (``/dev/null``, or a pipe closed at once).
         env: the child's complete environment (see ``environment.scrubbed_env``).
         cwd: the child's working directory.
         timeout_s: wall-clock limit; past it the child's group is terminated.
@@ -184,20 +186,22 @@ def run_process(
         raise ValueError(f"timeout_s must be positive, got {timeout_s}")
     started = clock()
     try:
-        with spawning() as setup:
+        with launching(args, env, cwd) as how:
             proc = subprocess.Popen(  # noqa: S603 - an argument list, never a shell
-                args,
-                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                how.argv,
+                stdin=subprocess.DEVNULL if stdin is None and not how.go else subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=dict(env),
                 cwd=cwd,
                 start_new_session=True,
                 close_fds=True,
-                preexec_fn=setup,  # noqa: PLW1509 - no locks taken; see governor.exec.guard
+                preexec_fn=how.preexec,  # noqa: PLW1509 - no locks taken; see governor.exec.guard
             )
     except OSError as exc:
         return _never_started(args, exc, clock() - started)
+    if how.go:  # the shim's go-ahead, written once the guard and the watch know the child
+        stdin = how.go + (stdin or b"")
     lines = Lines(on_stdout_line, head_bytes) if on_stdout_line is not None else None
     listener = _LISTENER.get()
     out = Capture(head_bytes, tail_bytes, lines, listener)

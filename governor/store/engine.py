@@ -215,7 +215,7 @@ class BaseEventStore(
         Raises:
             LeaseError: ``lease`` is no longer the goal's current lease (nothing written).
         """
-        with self._write(agent.goal_id) as tx:
+        with self._write_local(agent.goal_id) as tx:
             if lease is not None:
                 self._check_current(
                     tx,
@@ -227,7 +227,7 @@ class BaseEventStore(
 
     def remove_agent(self, agent: AgentRecord) -> None:
         """Forget an agent process (it was reaped or ended); a no-op when not recorded."""
-        with self._write(agent.goal_id) as tx:
+        with self._write_local(agent.goal_id) as tx:
             self._delete_agent(tx, agent)
 
     def agents(self, goal_id: str) -> list[AgentRecord]:

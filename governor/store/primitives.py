@@ -29,6 +29,13 @@ class StoragePrimitives(ABC, Generic[Tx]):
         Commits when the block ends normally; rolls back, writing nothing, when it raises.
         """
 
+    def _write_local(self, goal_id: str) -> AbstractContextManager[Tx]:
+        """A write transaction whose commit need only outlive this process, not the
+        machine: the rows of the agent processes of this boot (decision record 0026).
+        ``_write`` unless the backend has a cheaper commit that a crash of the process
+        cannot lose."""
+        return self._write(goal_id)
+
     @abstractmethod
     def _read(self) -> AbstractContextManager[Tx]:
         """A context for reads (each primitive call sees committed data)."""

@@ -2,6 +2,9 @@
 
 Rules (SPEC §8):
     * WAL journal, ``synchronous=FULL``: a commit is on disk when ``append`` returns.
+      The one exception is the agents table (decision record 0026): its rows describe
+      processes of this boot, so their commits (``synchronous=NORMAL``) need only reach
+      the operating system, which no crash of a process can undo.
     * Every append and lease operation is one ``BEGIN IMMEDIATE`` transaction: it takes
       the database's write lock first, so two processes never interleave their checks
       and writes; the other waits up to the busy timeout.
@@ -216,15 +219,33 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
         if self.read_only:
             raise read_only_error(self._where)
         with self._lock, translated(self._where):
+            yield from self._transaction(self._connection())
+
+    @contextmanager
+    def _write_local(self, goal_id: str) -> Iterator[sqlite3.Connection]:
+        # WAL at NORMAL: the commit is written to the WAL but not fsynced; only the loss
+        # of the machine (which ends the agents the rows describe) can undo it, and the
+        # next FULL commit syncs it with its own frames (decision record 0026).
+        if self.read_only:
+            raise read_only_error(self._where)
+        with self._lock, translated(self._where):
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("PRAGMA synchronous = NORMAL")
             try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:  # some errors (a full disk) already rolled back
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                yield from self._transaction(conn)
+            finally:
+                conn.execute("PRAGMA synchronous = FULL")
+
+    @staticmethod
+    def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:  # some errors (a full disk) already rolled back
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

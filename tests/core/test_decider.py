@@ -17,6 +17,7 @@ out of it.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
@@ -39,8 +40,9 @@ from governor.core.policy import Policy
 from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines, encode
 from governor.core.wire.decoder import decode_struct, event_of
-from governor.errors import HistoryError
+from governor.errors import GovernorError, HistoryError
 from tests.core.test_properties import policies, recorded
+from tests.story import Story
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = sorted((ROOT / "tests" / "golden").glob("*.jsonl"))
@@ -241,3 +243,59 @@ def test_the_driver_stories_exercise_what_the_memo_must_follow() -> None:
     collect()
     wanted = {"cooldown", "dependency", "work.reopened", "work.retried", "budget.raised"}
     assert wanted <= seen, wanted - seen
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_plan_of_many_items_decides_incrementally_as_afresh(data: st.DataObject) -> None:
+    """One applied plan of 60 items, some depending on an earlier one, worked on in a
+    random order (charged and upstream failures with cooldowns, successes left in review
+    or accepted, retries): the goal rules read the active plan's items after every event,
+    and the decider's equal ``decide``'s throughout."""
+    size = 60
+    keys = [f"k{n}" for n in range(size)]
+    deps: dict[str, tuple[str, ...]] = {
+        key: (keys[n - 1],) for n, key in enumerate(keys) if n and n % 3 == 0
+    }
+    story = Story(
+        max_work_items_per_plan=size,
+        max_total_work_items=size,
+        max_parallel_work=4,
+        max_attempts=3,
+        accept_passing=False,
+    )
+    plan = story.plan(*keys, deps=deps)
+    for _ in range(data.draw(st.integers(20, 80))):
+        open_ids = [w for w in story.view.items_by_plan[plan] if _workable(story, w)]
+        if not open_ids:
+            break
+        work_id = data.draw(st.sampled_from(open_ids))
+        move = data.draw(st.sampled_from(["charged", "upstream", "succeeded", "retry"]))
+        accept = data.draw(st.booleans())
+        with contextlib.suppress(GovernorError):  # a move the core refuses is not made
+            if move == "retry":
+                story.op("retry_work", work_id=work_id, reason="try again")
+            elif move == "succeeded":
+                story.attempt(work_id, "succeeded")
+                if accept:
+                    story.accept(work_id)
+            elif move == "upstream":
+                story.attempt(work_id, failure_class="upstream", retry_after_s=30.0)
+            else:
+                story.attempt(work_id)
+    assert len(story.view.items_by_plan[plan]) == size
+    moves = sum(e.type == "attempt.finished" for e in story.events)
+    assert moves >= 10, "the core took most moves (else this says little)"
+    assert_incremental_is_fresh(
+        story.events, [(timedelta(0), True), (timedelta(seconds=31), False)]
+    )
+
+
+def _workable(story: Story, work_id: str) -> bool:
+    """An item of the story's plan that may still be started: open, not in review, with
+    attempts left and its dependencies accepted."""
+    work = story.view.work
+    item = work[work_id]
+    settled = item.accepted or item.cancelled or item.running or item.outcome == "succeeded"
+    ready = all(work[d].accepted for d in item.spec.depends_on)
+    return not settled and ready and item.charged_attempts < item.max_attempts
