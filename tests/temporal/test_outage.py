@@ -37,8 +37,9 @@ from tests.temporal.conftest import TemporalProject, start_all
 
 __all__ = ["vendor"]  # the fake vendor fixture of the serve test, reused
 
-GOALS = 12
-"""More goals than the workers' call slots, ten of them open when the outage begins."""
+GOALS = 50
+"""Issue 23's fleet: many more goals than the workers' call slots, all but two open when
+the outage begins (the vendor goes down by itself after the second goal's last call)."""
 WORKERS = 2
 CALLS = 4
 """Call slots per worker: at most WORKERS * CALLS calls are in flight when the outage begins."""
