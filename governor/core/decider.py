@@ -54,13 +54,14 @@ class Decider:
         self, now: datetime, *, with_ledger: bool = True, upstreams: Upstreams | None = None
     ) -> Decision:
         """``decide(self.view, now, ...)``, deciding again only what changed since."""
-        view, memo = self.view, self._memo
+        view, memo, active = self.view, self._memo, self.view.active_plan
         active_ids = active_item_ids(view)
         if with_ledger:
-            memo.update(view, now, None)
+            memo.update(view, now)
             ledger = memo.ledger(view)
-        else:
-            memo.update(view, now, active_ids)
+        else:  # only the active plan's items (none without one)
+            if active is not None:
+                memo.update(view, now, active.plan_id)
             ledger = NO_LEDGER
         items = tuple(map(memo.decisions.__getitem__, active_ids))
         return goal_decision(view, now, ledger, items, upstreams)
@@ -74,7 +75,7 @@ class Decider:
         pattern of statuses and actions (a replay repeats a few patterns).
         ``tests/test_lean_steps.py`` holds each head equal to ``decide``'s."""
         view, memo = self.view, self._memo
-        memo.update(view, now, None)
+        memo.update(view, now)
         if view.parked is not None or not goal_rules_pass(view):
             return None
         active = view.active_plan
@@ -143,8 +144,8 @@ def _scan(items: tuple[WorkDecision, ...]) -> _Scan:
     )
 
 
-def _kept_runnable(scan: _Scan, held: bool) -> list[str]:
-    return scan.ready_or_held if held else scan.ready
+def _kept_runnable(scan: _Scan, held: bool, most: int) -> list[str]:
+    return (scan.ready_or_held if held else scan.ready)[:most]
 
 
 _SCANS_KEPT: Final = 1024

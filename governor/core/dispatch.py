@@ -14,6 +14,7 @@ without the rules' context by ``governor.core.decide`` (one decision after every
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import islice
 from typing import Any, Final
 
 from governor.core.decision import Action, Decision, Exhausted, Status, WorkDecision
@@ -58,31 +59,35 @@ def dispatch_on(
     )
 
 
-def runnable(items: tuple[WorkDecision, ...], held: bool) -> list[str]:
+def runnable(items: tuple[WorkDecision, ...], held: bool, most: int | None = None) -> list[str]:
     """The items rule 8 may run, in order: ready ones, and blocked ones to retry when
-    ``held`` (``retry_blocked``)."""
+    ``held`` (``retry_blocked``); the first ``most`` of them (every one: ``None``). Rule 8
+    offers only as many runs as there are free slots, so it reads a large plan's items only
+    until it has them."""
     if held:
-        return [d.work_id for d in items if (d.status, d.next_action) in _RUNNABLE_OR_HELD]
-    return [d.work_id for d in items if d.status == "ready" and d.next_action == "run"]
+        ids = (d.work_id for d in items if (d.status, d.next_action) in _RUNNABLE_OR_HELD)
+    else:
+        ids = (d.work_id for d in items if d.status == "ready" and d.next_action == "run")
+    return list(islice(ids, most))
 
 
 def dispatch_head(
     view: GoalView,
     statuses: frozenset[str],
-    runnable: Callable[[Any, bool], list[str]],
+    runnable: Callable[[Any, bool, int], list[str]],
     items: Any,
     kept: dict[tuple[bool, int], tuple[Head, tuple[str, ...]]] | None = None,
 ) -> tuple[Head, tuple[str, ...]] | None:
     """Rule 8 on its inputs: the decision's head (``Head``) and its work ids.
-    ``runnable(items, held)`` lists the items it may run (``runnable``, or a scan the
-    lean steps kept); ``kept`` holds the runs offered from those same items, by
+    ``runnable(items, held, most)`` lists the first ``most`` items it may run
+    (``runnable``, or a scan the lean steps kept); ``kept`` holds the runs offered from those same items, by
     ``retry_blocked`` and how many (a scan's ``runs``)."""
     policy = view.policy
     free = policy.max_parallel_work - view.running_items
     held = policy.retry_blocked
     if free <= 0 or not ("ready" in statuses or (held and "blocked" in statuses)):
         return None
-    ready = runnable(items, held)
+    ready = runnable(items, held, free)  # no more than the free slots can take
     if not ready:
         return None
     if not total_attempts_left(view):

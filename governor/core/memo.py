@@ -20,7 +20,7 @@ Rules (issue 12):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from itertools import islice
 from operator import attrgetter
@@ -112,30 +112,15 @@ class DecisionMemo:
         clone._replans, clone._attempts = self._replans, self._attempts
         return clone
 
-    def update(self, view: GoalView, now: datetime, work_ids: Sequence[str] | None) -> None:
-        """Decide again what may have changed among ``work_ids`` (every item: ``None``)."""
-        # what changed since the last update: new items, the policy, touched ones, time
-        work, stale, timed = view.work, self.stale, self.timed
-        if len(self._ids) < len(work):
-            self._take_new(work)
-        if self.policy is not view.policy:
-            self._take_policy(view.policy, work)
-        touched = view.touched
-        if touched:
-            stale |= touched
-            touched.clear()
-        if timed:
-            for work_id, (end, before) in timed.items():
-                if (now < end) != before:
-                    stale.add(work_id)
-        if not stale:
+    def update(self, view: GoalView, now: datetime, plan_id: str | None = None) -> None:
+        """Decide again what may have changed: among the items of plan ``plan_id`` (the
+        active one), or every item (``None``)."""
+        self._take_changes(view, now)
+        if not self.stale:
             return
-        if work_ids is None:
-            todo: Iterable[str] = (stale.pop(),) if len(stale) == 1 else list(stale)
-        else:
-            todo = [w for w in work_ids if w in stale]
+        work, timed, stale = view.work, self.timed, self.stale
         decisions, pairs, unledgered = self.decisions, self.pairs, self._unledgered
-        for work_id in todo:
+        for work_id in self._todo(view, plan_id):
             item = work[work_id]
             decisions[work_id] = decision = decide_work(view, item, now)
             pairs[work_id] = decision.status + "/" + decision.next_action
@@ -145,6 +130,34 @@ class DecisionMemo:
                 timed[work_id] = (until, now < until)
             stale.discard(work_id)
             unledgered.add(work_id)
+
+    def _take_changes(self, view: GoalView, now: datetime) -> None:
+        """What changed since the last update: new items, the policy, the items the fold
+        touched, the cooldowns ``now`` crossed (either way)."""
+        work, stale = view.work, self.stale
+        if len(self._ids) < len(work):
+            self._take_new(work)
+        if self.policy is not view.policy:
+            self._take_policy(view.policy, work)
+        touched = view.touched
+        if touched:
+            stale |= touched
+            touched.clear()
+        for work_id, (end, before) in self.timed.items():
+            if (now < end) != before:
+                stale.add(work_id)
+
+    def _todo(self, view: GoalView, plan_id: str | None) -> Iterable[str]:
+        """The stale items to decide: every one, or plan ``plan_id``'s (read from the
+        fewer: the stale ones or the plan's)."""
+        stale = self.stale
+        if plan_id is None:
+            return (stale.pop(),) if len(stale) == 1 else list(stale)
+        ids = view.items_by_plan.get(plan_id, ())
+        if len(stale) < len(ids):
+            work = view.work
+            return [w for w in stale if work[w].plan_id == plan_id]
+        return [w for w in ids if w in stale]
 
     def _take_policy(self, policy: Policy, work: Iterable[str]) -> None:
         """Decide every item again when ``policy`` may decide one otherwise."""
