@@ -14,7 +14,7 @@ from typing import Final
 
 import pytest
 
-from tests.fakevendor.clis import claude_env, codex_env, require_cli
+from tests.fakevendor.clis import claude_env, codex_env, pinned_versions, require_cli
 from tests.fakevendor.server import FakeVendor
 
 CLI_TEST_DEADLINE_S: Final = 90
@@ -44,16 +44,30 @@ def fake_vendor() -> Iterator[FakeVendor]:
         yield vendor
 
 
-@pytest.fixture
-def codex_cli(cli_deadline: None) -> str:
-    """The codex CLI's path (skip, or fail under ``GOVERNOR_REQUIRE_ALL=1``, without it)."""
-    return require_cli("codex")
+@pytest.fixture(params=pinned_versions("codex"), ids=lambda v: f"codex-{v}")
+def codex_version(request: pytest.FixtureRequest) -> str:
+    """Each pinned codex release in turn (``governor/exec/cli_pins.json``)."""
+    return str(request.param)
+
+
+@pytest.fixture(params=pinned_versions("claude"), ids=lambda v: f"claude-{v}")
+def claude_version(request: pytest.FixtureRequest) -> str:
+    """Each pinned claude release in turn (``governor/exec/cli_pins.json``)."""
+    return str(request.param)
 
 
 @pytest.fixture
-def claude_cli(cli_deadline: None) -> str:
-    """The claude CLI's path (skip, or fail under ``GOVERNOR_REQUIRE_ALL=1``, without it)."""
-    return require_cli("claude")
+def codex_cli(cli_deadline: None, codex_version: str) -> str:
+    """The path of codex at ``codex_version`` (skip, or fail under
+    ``GOVERNOR_REQUIRE_ALL=1``, without it)."""
+    return require_cli("codex", codex_version)
+
+
+@pytest.fixture
+def claude_cli(cli_deadline: None, claude_version: str) -> str:
+    """The path of claude at ``claude_version`` (skip, or fail under
+    ``GOVERNOR_REQUIRE_ALL=1``, without it)."""
+    return require_cli("claude", claude_version)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from governor.cli.values import seconds
 from governor.core.event_fields import Profile
 from governor.core.events import GoalCreated
 from governor.drive.goalfile import goal_from_file
+from governor.exec.cli_pins import cli_pins, range_note, standing, version_of
 from governor.exec.environment import scrubbed_env
 from governor.exec.harness import harness_for
 from governor.exec.process import run_process
@@ -30,7 +31,7 @@ DEFAULT_PROMPT: Final = (
 )
 DOCTOR_HELP: Final = (
     "check that the binaries goal files need are on PATH (codex and claude answer "
-    "--version) and that python agents import"
+    "--version, within the releases governor supports) and that python agents import"
 )
 INSTALL: Final = {
     "codex": "npm install -g @openai/codex",
@@ -64,6 +65,11 @@ class Check:
     path: str | None
     version: str | None
     problem: str | None
+    support: str | None = None
+    """Where a vendor CLI's version stands against the pins (``governor.exec.cli_pins``):
+    supported, older, newer or unknown; None for other harnesses."""
+    note: str | None = None
+    """What doctor says about a version outside the supported range (a warning)."""
 
 
 VERSIONED: Final = frozenset({"codex", "claude"})
@@ -106,7 +112,22 @@ def _check_path(
         return Check(
             profile_name, profile.harness, binary, found, None, f"{found} does not run: {why}"
         )
-    return Check(profile_name, profile.harness, binary, found, text[0] if text else None, None)
+    version = text[0] if text else None
+    check = Check(profile_name, profile.harness, binary, found, version, None)
+    return versioned(check)
+
+
+def versioned(check: Check) -> Check:
+    """``check`` with where its CLI's version stands against the pinned range (issue 32)."""
+    pin = cli_pins().get(check.harness)
+    if pin is None:
+        return check
+    version = version_of(check.version)
+    return dataclasses.replace(
+        check,
+        support=standing(pin, version),
+        note=range_note(pin, version),
+    )
 
 
 def _absent(binary: str, hint: str) -> str:
@@ -154,6 +175,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 "no version printed" if check.harness in VERSIONED else "executable; not run"
             )
             out(f"ok: {check.profile}: {check.path} ({version})")
+        if check.note and not args.json:
+            out(f"warning: {check.profile}: {check.note}")
     return ExitCode.AGENT_FAILED if any(c.problem for c in checks) else ExitCode.OK
 
 

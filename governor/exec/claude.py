@@ -21,7 +21,9 @@ Rules (SPEC §4, §7, §11.8, §11.9; decision record 0213; observations in ``do
       that overrides the stream flags or the fallback variable (``claim_overrides``)
       never gets the absence claim (SPEC §11.9).
     * Claude's own error texts say what no status says (SPEC §12.6, §12.7): "Unable to
-      connect to API (CODE)" — no HTTP response: ``ECONNRESET`` and its kin a connection
+      connect to API (CODE)" and 2.1.332's "Connection refused — … (ECONNREFUSED)",
+      "Can't reach the API server — … (ENOTFOUND)", "Connection dropped (ECONNRESET)"
+      (``UNABLE_TO_CONNECT``) — no HTTP response: ``ECONNRESET`` and its kin a connection
       reset, anything else (refused, DNS, TLS) a vendor never reached; its synthetic
       message's ``error``: ``authentication_failed`` (not logged in, a credential) or
       ``billing_error`` (the credit balance is too low); HTTP 402 is billing too.
@@ -59,8 +61,15 @@ from governor.exec.vendor_health import ANTHROPIC_URL, public_url
 
 UNABLE_TO_CONNECT: Final = re.compile(
     r"Unable to connect to API(?: \((?P<code>[A-Za-z0-9_]{1,80})\)|: SSL)"
+    r"|(?:Connection refused — a firewall or proxy may be blocking it"
+    r"|Can't reach the API server — check your internet or DNS"
+    r"|Connection dropped) \((?P<errno>E[A-Z0-9_]{1,80})\)"
 )
-"""Claude's words when no HTTP response came back: its code, or a TLS failure."""
+"""Claude's words when no HTTP response came back, with its code (or a TLS failure).
+2.1.197 says "Unable to connect to API (CODE)" for every such failure; 2.1.332 says
+"Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", "Can't
+reach the API server — check your internet or DNS (ENOTFOUND)" and "Connection dropped
+(ECONNRESET). …", and still "Unable to connect to API (EPROTO)" for TLS."""
 RESET_CODES: Final = frozenset(
     {"ECONNRESET", "ConnectionClosed", "EPIPE", "ECONNABORTED", "UND_ERR_SOCKET"}
 )
@@ -213,7 +222,7 @@ def unable_to_connect(stream: ClaudeStream) -> str | None:
     if r is None or not r.is_error or r.api_error_status is not None or not r.result:
         return None
     found = UNABLE_TO_CONNECT.search(r.result)
-    return (found["code"] or "SSL") if found else None
+    return (found["code"] or found["errno"] or "SSL") if found else None
 
 
 def connection_of(code: str | None) -> Connection | None:

@@ -13,6 +13,12 @@ Rules (SPEC §11.8, §11.9, §12.6-§12.8; observed with ``CLAUDE_VERIFIED_VERSI
       ``message_start``, then an ``error`` event); any other streamed event is a line the
       rule does not allow (``stream_event/content_block_start`` …). A ``message_start``'s
       output tokens (Anthropic's placeholder) are kept apart from a ``message_delta``'s.
+    * Claude's own close of a broken request is not the vendor's: after its synthetic
+      error message, 2.1.332 prints a ``message_delta`` and ``message_stop`` of its own
+      for the request the vendor began and broke (the vendor's stream ended at its
+      ``error`` event). Such a ``message_delta`` that only repeats that request's
+      ``message_start`` placeholder (no more output tokens than it) adds no output
+      tokens; any other ``message_delta`` counts as it says (SPEC §12.8).
     * ``rate_limit_event`` (claude's report of its account's rate-limit state, from the
       vendor's response headers) says nothing of effects or output: it is recognised,
       its last ``status`` and ``rateLimitType`` kept for the ref, and it never refuses
@@ -119,6 +125,8 @@ class ClaudeEvents:
         self.rate_limit: str | None = None
         self.effects = self.output = self.refusal = False
         self.requests_begun = self.start_output_tokens = self.delta_output_tokens = 0
+        self._placeholder = 0  # the output tokens of the current request's message_start
+        self._closed_by_claude = False  # its synthetic error came since that message_start
         self.result_line: ClaudeResult | None = None
         self._others: list[str] = []
         self._retries: list[int | None] = []
@@ -140,6 +148,7 @@ class ClaudeEvents:
             kind = f"system/{event.get('subtype')}"
         if _is_synthetic(event):
             _keep(self._synthetic, str(event["error"])[:100])
+            self._closed_by_claude = self.requests_begun > 0
         elif kind == "result":
             self.results += 1
             self.after_result = 0
@@ -186,9 +195,13 @@ class ClaudeEvents:
             self.requests_begun += 1
             message = event.get("message")
             usage = message.get("usage") if isinstance(message, dict) else None
-            self.start_output_tokens += _tokens(usage)
+            self._placeholder = _tokens(usage)
+            self._closed_by_claude = False
+            self.start_output_tokens += self._placeholder
         elif kind == "message_delta":
-            self.delta_output_tokens += _tokens(event.get("usage"))
+            tokens = _tokens(event.get("usage"))
+            if not (self._closed_by_claude and tokens <= self._placeholder):
+                self.delta_output_tokens += tokens
         block, delta = event.get("content_block"), event.get("delta")
         if isinstance(block, dict):
             self._block(block.get("type"))

@@ -1,10 +1,13 @@
 """The real ``claude`` CLI against the loopback fake vendor: the whole matrix, live (SPEC §11.9).
 
-Every case of ``tests.fakevendor.matrix.CLAUDE`` runs with the installed CLI and must
-come to the verdict its recording came to (``test_claude_stream.py`` checks the
-recordings). So a newer claude re-runs the recorded matrix: a case that changes fails
-with the installed and the verified version named, and the evidence's ref says which
-lines made the difference.
+Every case of ``tests.fakevendor.matrix.CLAUDE`` runs with each pinned claude release
+(``governor/exec/cli_pins.json``: the oldest supported and the newest tested; ids
+``claude-<version>``) and must come to the verdict its recording came to
+(``test_claude_stream.py`` checks the recordings), or the one its case names for that
+release (``Case.since``). The class and the charge must hold on every release; where only
+the wire can give the rest (``Case.needs_relay``), the rest is an expected failure until
+the relay reads it. A case that changes fails with the release named, and the evidence's
+ref says which lines made the difference.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from tests.fakevendor.clis import (
     claude_profile,
     dead_url,
 )
-from tests.fakevendor.matrix import CLAUDE, verdict_of
+from tests.fakevendor.matrix import CLAUDE, at_least, classification, verdict_of
 from tests.fakevendor.server import FakeVendor
 
 pytest_plugins = ["tests.vendor_conftest"]
@@ -40,17 +43,23 @@ def installed_version(cli: str) -> str:
 
 @pytest.mark.parametrize("name", CLAUDE, ids=list(CLAUDE))
 def test_the_installed_claude_comes_to_each_recorded_verdict(
-    name, fake_vendor, claude_cli, workdir, tmp_path
+    name, fake_vendor, claude_cli, claude_version, workdir, tmp_path, request
 ):
     case = CLAUDE[name]
     fake_vendor.play(case.scenario)
     env = case.source_env(False, tmp_path / "home", fake_vendor.url, claude_cli)
     result = ClaudeHarness(workdir).run(PROMPT, case.profile(False), cwd=workdir, env=env)
     version = installed_version(claude_cli)
-    assert verdict_of(result) == case.expect, (
+    expect, seen = case.verdict(claude_version), verdict_of(result)
+    why = (
         f"claude {version} (the rule was verified on {CLAUDE_VERIFIED_VERSION}) "
         f"came to another verdict on '{name}': {result.evidence.ref}; error: {result.error}"
     )
+    assert classification(seen) == classification(expect), why
+    relay = case.relay_reason(claude_version)
+    if relay is not None:
+        request.applymarker(pytest.mark.xfail(reason=f"needs the relay: {relay}", strict=False))
+    assert seen == expect, why
 
 
 def run_claude(vendor: FakeVendor, scenario: sc.Scenario, env: dict[str, str], cwd: Path):
@@ -77,7 +86,10 @@ def test_claude_retries_a_refusal_once_and_reports_the_retry_after(
     fake_vendor, claude_source_env, workdir
 ):
     result = run_claude(fake_vendor, sc.status(429, retry_after=2), claude_source_env, workdir)
-    assert result.retry_after_s == 2.0  # system/api_retry's retry_delay_ms
+    # system/api_retry's retry_delay_ms: the Retry-After itself (2.1.197), or claude's
+    # wait with its jitter on top (2.1.332); never shorter than the vendor asked
+    assert result.retry_after_s is not None
+    assert 2.0 <= result.retry_after_s <= 2.0 * 1.5
     assert len(fake_vendor.model_requests) == 2  # CLAUDE_CODE_MAX_RETRIES=1 holds
     assert is_uncharged_failure(result.failure_class, result.evidence)
 
@@ -128,23 +140,41 @@ def test_a_503_claude_retried_into_a_reply_is_a_success_that_says_so(
     assert len(fake_vendor.model_requests) == 2
 
 
-def test_an_overload_inside_a_200_stream_is_uncharged_and_its_input_cost_recorded(
+def test_an_overload_inside_a_200_stream_is_uncharged_with_every_re_request_recorded(
     fake_vendor, claude_source_env, workdir
 ):
-    """SPEC §12.8: HTTP 200, message_start, then an ``overloaded_error`` event."""
+    """SPEC §12.8: HTTP 200, message_start, then an ``overloaded_error`` event (2.1.332
+    then prints a message_delta of its own repeating the placeholder output token)."""
     result = run_claude(
         fake_vendor, sc.stream_error("overloaded_error"), claude_source_env, workdir
     )
-    assert (result.failure_class, result.rule) == ("upstream", "upstream-text")
+    assert result.failure_class == "upstream"
+    assert result.rule in ("upstream-text", "vendor-status")  # 2.1.332 reports 529
+    assert (result.evidence.effects, result.evidence.output) == ("absent", "absent")
     assert is_uncharged_failure(result.failure_class, result.evidence)
-    assert result.cost_usd is not None
-    assert result.cost_usd > 0  # the input tokens of the requests the vendor began
-    assert result.usage is not None
-    assert (result.usage.input_tokens or 0) > 0
     requests = len(fake_vendor.model_requests)
     assert requests >= 2
     assert result.vendor_retries == (None,) * (requests - 1)  # every re-request recorded
     assert "responses begun, broken before any content" in (result.evidence.ref or "")
+
+
+def test_the_input_cost_of_an_overload_inside_a_200_stream_is_recorded(
+    fake_vendor, claude_source_env, claude_version, workdir, request
+):
+    """SPEC §12.5: the input tokens of the requests the vendor began are a cost."""
+    if at_least(claude_version, "2.1.332"):
+        reason = (
+            "needs the relay: claude 2.1.332 reports cost 0 and no input tokens for "
+            "requests the vendor began and broke; their usage is only on the wire"
+        )
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=False))
+    result = run_claude(
+        fake_vendor, sc.stream_error("overloaded_error"), claude_source_env, workdir
+    )
+    assert result.cost_usd is not None
+    assert result.cost_usd > 0
+    assert result.usage is not None
+    assert (result.usage.input_tokens or 0) > 0
 
 
 def test_a_404_is_resent_without_streaming_and_both_requests_are_recorded(
@@ -152,7 +182,8 @@ def test_a_404_is_resent_without_streaming_and_both_requests_are_recorded(
 ):
     result = run_claude(fake_vendor, sc.status(404), claude_source_env, workdir)
     streamed, plain = fake_vendor.model_requests
-    assert (streamed.body.get("stream"), plain.body.get("stream")) == (True, None)
+    assert streamed.body.get("stream") is True
+    assert not plain.body.get("stream")  # absent (2.1.197) or false (2.1.332)
     assert result.vendor_retries == (404,)
     assert (result.vendor_status, result.failure_class) == (404, None)
 
@@ -186,6 +217,9 @@ def test_a_vendor_with_nothing_listening_is_never_reached(claude_cli, workdir, t
         "no-response",
         "unreachable",
     )
-    assert "Unable to connect to API" in (result.error or "")
+    # claude's own words: "Unable to connect to API (ConnectionRefused)" (2.1.197),
+    # "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)" (2.1.332)
+    assert result.connection_detail in ("ConnectionRefused", "ECONNREFUSED")
+    assert result.connection_detail in (result.error or "")
     assert result.endpoint == env["ANTHROPIC_BASE_URL"]
     assert is_uncharged_failure(result.failure_class, result.evidence)

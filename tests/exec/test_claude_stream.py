@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from governor.exec.claude import (
     claude_result,
 )
 from governor.exec.claude_stream import parse_claude_stream
+from governor.exec.cli_pins import cli_pins
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult
 from tests.fakevendor.matrix import CLAUDE, FIXTURES, Case, verdict_of
@@ -88,9 +88,7 @@ def test_the_fixtures_were_recorded_with_the_pinned_version() -> None:
         if e.get("type") == "system" and e.get("subtype") == "init"
     }
     assert versions == {CLAUDE_VERIFIED_VERSION}
-    pin = re.search(r'CLAUDE_VERSION="([^"]+)"', (REPO / ".ci" / "install-node-clis").read_text())
-    assert pin is not None
-    assert pin[1] == CLAUDE_VERIFIED_VERSION
+    assert cli_pins()["claude"].oldest == CLAUDE_VERIFIED_VERSION
 
 
 def test_a_refused_request_and_a_stream_cut_after_text_now_differ() -> None:
@@ -304,3 +302,105 @@ def test_hostile_numbers_and_kinds_in_the_stream_never_break_the_facts() -> None
     assert observation is not None
     assert observation.claude is not None
     assert observation.claude.cost_usd == 1_000_000_000
+
+
+NEWEST = "2.1.332"
+"""The newest claude the pins name; ``claude-2.1.332-<case>.jsonl`` are its recordings of
+the cases whose words or stream changed since the oldest."""
+
+
+@pytest.mark.parametrize(
+    "name", ["200-overload-in-stream", "no-listener", "connection-closed-before-a-response"]
+)
+def test_the_newest_claudes_recordings_come_to_their_verdicts(name: str) -> None:
+    case = CLAUDE[name]
+    result = replay(case, fixture(f"{NEWEST}-{name}"))
+    assert verdict_of(result) == case.verdict(NEWEST), result.evidence.ref
+    assert f"claude {NEWEST}" in (result.evidence.ref or "")
+
+
+def test_the_newest_claudes_connection_words_give_the_code_and_its_kind() -> None:
+    refused = replay(CLAUDE["no-listener"], fixture(f"{NEWEST}-no-listener"))
+    reset = replay(
+        CLAUDE["connection-closed-before-a-response"],
+        fixture(f"{NEWEST}-connection-closed-before-a-response"),
+    )
+    assert (refused.connection, refused.connection_detail) == ("unreachable", "ECONNREFUSED")
+    assert (reset.connection, reset.connection_detail) == ("reset", "ECONNRESET")
+
+
+NEW_WORDS = {
+    "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)": (
+        "unreachable",
+        "ENOTFOUND",
+    ),
+    "API Error: Unable to connect to API (EPROTO)": ("unreachable", "EPROTO"),
+    "API Error: Connection dropped (ECONNRESET). Check the gateway set in "
+    "ANTHROPIC_BASE_URL, then try again.": ("reset", "ECONNRESET"),
+}
+
+
+@pytest.mark.parametrize(
+    ("words", "seen"), NEW_WORDS.items(), ids=[code for _, code in NEW_WORDS.values()]
+)
+def test_each_of_the_newest_claudes_connection_words_is_read(
+    words: str, seen: tuple[str, str]
+) -> None:
+    events = lines(f"{NEWEST}-no-listener")
+    stdout = dump([*events[:-1], {**events[-1], "result": words}])
+    result = replay(CLAUDE["no-listener"], stdout)
+    assert (result.connection, result.connection_detail) == seen
+    assert passes_gate(result.evidence)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "API Error: Connection refused (ECONNREFUSED)",  # not claude's sentence
+        "API Error: Connection dropped after the answer began (ECONNRESET)",
+        "Request timed out. If the API is slow to answer, raise API_TIMEOUT_MS",
+    ],
+)
+def test_words_like_the_newest_claudes_but_not_them_read_as_nothing(words: str) -> None:
+    events = lines(f"{NEWEST}-no-listener")
+    result = replay(CLAUDE["no-listener"], dump([*events[:-1], {**events[-1], "result": words}]))
+    assert (result.connection, result.failure_class) == (None, None)
+    assert not passes_gate(result.evidence)
+
+
+def _overload_332() -> list[dict]:
+    return lines(f"{NEWEST}-200-overload-in-stream")
+
+
+def test_claudes_own_close_of_a_broken_request_is_no_output() -> None:
+    """2.1.332 prints, after its synthetic error, a message_delta repeating the
+    placeholder output token of the request the vendor began (SPEC §12.8)."""
+    events = _overload_332()
+    kinds = [e.get("event", {}).get("type") for e in events if e["type"] == "stream_event"]
+    assert "content_block_start" not in kinds
+    assert kinds[-2:] == ["message_delta", "message_stop"]
+    stream = parse_claude_stream(fixture(f"{NEWEST}-200-overload-in-stream").splitlines())
+    assert (stream.delta_output_tokens, claim_blockers(stream)) == (0, [])
+
+
+def _delta(tokens: int) -> dict:
+    return {
+        "type": "stream_event",
+        "event": {"type": "message_delta", "usage": {"output_tokens": tokens}},
+    }
+
+
+def test_a_close_with_more_tokens_than_the_placeholder_is_output() -> None:
+    events = _overload_332()
+    at = next(i for i, e in enumerate(events) if e.get("event", {}).get("type") == "message_delta")
+    stdout = dump([*events[:at], _delta(2), *events[at + 1 :]])
+    assert "output tokens" in " ".join(claim_blockers(parse_claude_stream(stdout.splitlines())))
+
+
+def test_a_message_delta_before_claudes_synthetic_error_is_the_vendors() -> None:
+    events = _overload_332()
+    synthetic = next(i for i, e in enumerate(events) if e["type"] == "assistant")
+    stdout = dump([*events[:synthetic], _delta(1), *events[synthetic:]])
+    stream = parse_claude_stream(stdout.splitlines())
+    assert stream.delta_output_tokens == 1
+    assert not passes_gate(replay(CLAUDE["200-overload-in-stream"], stdout).evidence)

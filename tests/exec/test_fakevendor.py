@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from tests.fakevendor import clis
+from tests.fakevendor import clis, matrix
 from tests.fakevendor import scenario as sc
 from tests.fakevendor.server import FakeVendor
 
@@ -83,3 +83,45 @@ def test_a_missing_cli_fails_when_everything_is_required(monkeypatch, tmp_path):
     monkeypatch.setenv(clis.REQUIRE_ALL, "1")
     with pytest.raises(pytest.fail.Exception, match="forbids skipping"):
         clis.require_cli("claude")
+
+
+@pytest.mark.parametrize("cases", [matrix.CLAUDE, matrix.CODEX], ids=["claude", "codex"])
+def test_a_newer_release_may_change_a_verdict_but_never_its_class_or_charge(cases):
+    for name, case in cases.items():
+        for version, verdict in case.since.items():
+            assert matrix.classification(verdict) == matrix.classification(case.expect), (
+                name,
+                version,
+            )
+
+
+def test_a_versioned_verdict_applies_from_its_release_on():
+    case = matrix.CLAUDE["200-overload-in-stream"]
+    assert case.verdict("2.1.197") == case.expect
+    assert case.verdict("2.1.332") == case.verdict("2.1.400") == case.since["2.1.332"]
+    assert case.relay_reason("2.1.332") is None
+    assert matrix.CLAUDE["429"].relay_reason("2.1.197") is None
+    assert "wire" in (matrix.CLAUDE["429"].relay_reason("2.1.332") or "")
+
+
+def test_a_pinned_release_that_is_missing_names_its_version(monkeypatch, tmp_path):
+    monkeypatch.setattr(clis, "NPM_BIN", tmp_path)
+    monkeypatch.setattr(clis, "NPM_VERSIONS", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv(clis.REQUIRE_ALL, raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"claude 9\.9\.9 CLI not installed"):
+        clis.require_cli("claude", "9.9.9")
+    monkeypatch.setenv(clis.REQUIRE_ALL, "1")
+    with pytest.raises(pytest.fail.Exception, match=r"claude 9\.9\.9 CLI not installed"):
+        clis.require_cli("claude", "9.9.9")
+
+
+def test_a_cli_reporting_another_version_is_not_taken_for_the_pinned_one(tmp_path, monkeypatch):
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\necho '1.0.0 (Claude Code)'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(clis, "NPM_BIN", tmp_path)
+    monkeypatch.setattr(clis, "NPM_VERSIONS", tmp_path / "none")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert clis.find_cli("claude", "1.0.0") == str(fake)
+    assert clis.find_cli("claude", "2.1.332") is None

@@ -2,7 +2,11 @@
 
 The CLIs come from the npm registry into ``.cache/npm`` (``.ci/install-node-clis``) or
 from ``PATH``. :func:`require_cli` skips a test when one is missing, unless
-``GOVERNOR_REQUIRE_ALL=1`` (CI), where a missing CLI fails the test instead.
+``GOVERNOR_REQUIRE_ALL=1`` (CI), where a missing CLI fails the test instead. Each CLI is
+pinned at two releases (``governor/exec/cli_pins.json``): the oldest supported one is the
+default in ``.cache/npm/node_modules/.bin``, a newer one sits in a prefix of its own,
+``.cache/npm/versions/<cli>@<version>``; ``require_cli(name, version)`` finds either and
+checks that it reports that version.
 
 Each run gets its own temporary ``HOME`` (and ``CODEX_HOME`` / ``CLAUDE_CONFIG_DIR``
 inside it), so the user's configuration and credentials are never read, and a
@@ -14,6 +18,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
+from functools import cache
 from pathlib import Path
 from typing import Final
 
@@ -22,9 +28,11 @@ import pytest
 from governor.core.classify import SpawnResult
 from governor.core.event_fields import Profile
 from governor.core.evidence import is_uncharged_failure
+from governor.exec.cli_pins import cli_pins, version_of
 
 REPO: Final = Path(__file__).resolve().parents[2]
 NPM_BIN: Final = REPO / ".cache" / "npm" / "node_modules" / ".bin"
+NPM_VERSIONS: Final = REPO / ".cache" / "npm" / "versions"
 REQUIRE_ALL: Final = "GOVERNOR_REQUIRE_ALL"
 
 FAKE_OPENAI_KEY: Final = "sk-fake-openai-0123456789abcdef"
@@ -56,20 +64,43 @@ enabled = false
 """
 
 
-def find_cli(name: str) -> str | None:
-    """The path of CLI ``name``: the npm cache first, then ``PATH``."""
-    cached = NPM_BIN / name
-    if cached.is_file() and os.access(cached, os.X_OK):
-        return str(cached)
-    return shutil.which(name)
+def find_cli(name: str, version: str | None = None) -> str | None:
+    """The path of CLI ``name``: the npm cache first, then ``PATH``; with ``version``, the
+    first of its own prefix, the npm cache and ``PATH`` that reports that version."""
+    candidates = [NPM_BIN / name]
+    if version is not None:
+        candidates.insert(0, NPM_VERSIONS / f"{name}@{version}" / "node_modules" / ".bin" / name)
+    found = [str(c) for c in candidates if c.is_file() and os.access(c, os.X_OK)]
+    on_path = shutil.which(name)
+    found += [on_path] if on_path is not None else []
+    if version is None:
+        return found[0] if found else None
+    return next((path for path in found if reported_version(path) == version), None)
 
 
-def require_cli(name: str) -> str:
-    """The path of CLI ``name``; skip the test without it (fail when ``GOVERNOR_REQUIRE_ALL=1``)."""
-    path = find_cli(name)
+@cache
+def reported_version(cli: str) -> str | None:
+    """The version ``cli --version`` reports (None: it printed none, or failed)."""
+    try:
+        done = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return version_of(done.stdout)
+
+
+def pinned_versions(name: str) -> tuple[str, ...]:
+    """The releases of CLI ``name`` the live tests run against (oldest first)."""
+    return cli_pins()[name].versions
+
+
+def require_cli(name: str, version: str | None = None) -> str:
+    """The path of CLI ``name`` (at ``version``, if given); skip the test without it (fail
+    when ``GOVERNOR_REQUIRE_ALL=1``)."""
+    path = find_cli(name, version)
     if path is not None:
         return path
-    message = f"{name} CLI not installed: run ./dev test (it calls .ci/install-node-clis)"
+    what = name if version is None else f"{name} {version}"
+    message = f"{what} CLI not installed: run ./dev test (it calls .ci/install-node-clis)"
     if os.environ.get(REQUIRE_ALL) == "1":
         pytest.fail(f"{message}; {REQUIRE_ALL}=1 forbids skipping", pytrace=False)
     pytest.skip(message)

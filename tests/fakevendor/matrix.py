@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 from governor.core.classify import SpawnResult
 from governor.core.event_fields import Profile
@@ -23,6 +23,7 @@ from tests.fakevendor import scenario as sc
 from tests.fakevendor.anthropic_api import CREDIT_TOO_LOW
 from tests.fakevendor.clis import claude_env, claude_profile, codex_env, codex_profile, dead_url
 
+T = TypeVar("T")
 FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures" / "vendor"
 PLAN_REPLY: Final = 'Here is the plan.\n{"decision": "apply", "rationale": "one step is enough", "work": [{"key": "hello", "title": "Say hello", "objective": "Print hello"}]}'
 MCP_CONFIG: Final = json.dumps({"mcpServers": {"tiny": {"command": "true"}}})
@@ -87,6 +88,22 @@ class Case:
     """Run without the API key variable: the CLI's own "not logged in" path."""
     dead: bool = False
     """Point the CLI at a port nothing listens on instead of the fake vendor (SPEC §12.7)."""
+    since: Mapping[str, Verdict] = field(default_factory=dict)
+    """What a release from this version on comes to, where the CLI itself behaves
+    otherwise (it reports a status it did not, makes fewer requests): never another
+    class or charge (``classification``; ``test_matrix_versions`` checks it)."""
+    needs_relay: Mapping[str, str] = field(default_factory=dict)
+    """Releases from this version on whose verdict only the wire can give in full, and
+    why: their class and charge must hold from the text, the rest is expected to fail
+    until the relay reads the wire (issue 32)."""
+
+    def verdict(self, version: str) -> Verdict:
+        """What release ``version`` must come to."""
+        return _from(self.since, version) or self.expect
+
+    def relay_reason(self, version: str) -> str | None:
+        """Why release ``version``'s full verdict needs the relay, if it does."""
+        return _from(self.needs_relay, version)
 
     def profile(self, codex: bool) -> Profile:
         base = codex_profile(args=self.args) if codex else claude_profile(args=self.args)
@@ -98,6 +115,26 @@ class Case:
         if self.drop_key:
             env.pop("FAKE_VENDOR_API_KEY" if codex else "ANTHROPIC_API_KEY")
         return env
+
+
+def _from(by_version: Mapping[str, T], version: str) -> T | None:
+    """The entry of the newest version in ``by_version`` at or below ``version``."""
+    reached = [v for v in by_version if _key(v) <= _key(version)]
+    return by_version[max(reached, key=_key)] if reached else None
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def at_least(version: str, since: str) -> bool:
+    """Whether release ``version`` is ``since`` or newer."""
+    return _key(version) >= _key(since)
+
+
+def classification(verdict: Verdict) -> tuple[bool, str | None, bool]:
+    """What must hold on every release: success, the class, and whether it is charged."""
+    return verdict.ok, verdict.failure_class, verdict.uncharged
 
 
 ENVIRONMENT_RULES: Final = frozenset({"credential", "billing"})
@@ -128,7 +165,12 @@ CLAUDE: Final[dict[str, Case]] = {
     "529": Case(sc.status(529), _free(529, retry_after_s=BACKOFF, vendor_retries=(529,))),
     "500": Case(sc.status(500), _free(500, retry_after_s=BACKOFF, vendor_retries=(500,))),
     "429": Case(
-        sc.status(429, retry_after=2), _free(429, retry_after_s=2.0, vendor_retries=(429,))
+        sc.status(429, retry_after=2),
+        _free(429, retry_after_s=2.0, vendor_retries=(429,)),
+        needs_relay={
+            "2.1.332": "claude 2.1.332 reports its own jittered wait (2.0-2.5 s for a "
+            "Retry-After of 2 s); the vendor's header is only on the wire"
+        },
     ),
     "429-retry-after-beyond-60s": Case(sc.status(429, retry_after=61), _free(429)),
     "401": Case(
@@ -168,6 +210,11 @@ CLAUDE: Final[dict[str, Case]] = {
             vendor_retries=(503,),
         ),
         env=FALLBACK_ON,
+        needs_relay={
+            "2.1.332": "claude 2.1.332 re-sends the broken streamed request without "
+            "streaming and prints nothing of it (no api_retry); only the wire sees the "
+            "re-sent request and its 503"
+        },
     ),
     "503-with-fallback-variable-overridden": Case(
         sc.status(503),
@@ -196,10 +243,12 @@ CLAUDE: Final[dict[str, Case]] = {
     ),
     "malformed-stream": Case(sc.malformed(), Verdict(rule="default")),
     # SPEC §12.8: Anthropic's usual overload, HTTP 200 + message_start + error; claude
-    # re-requests it twice without an api_retry line, then ends is_error with no status
+    # 2.1.197 re-requests it twice without an api_retry line, then ends is_error with no
+    # status; 2.1.332 re-requests it once (CLAUDE_CODE_MAX_RETRIES=1) and reports 529
     "200-overload-in-stream": Case(
         sc.stream_error("overloaded_error"),
         _free(None, rule="upstream-text", vendor_retries=(None, None)),
+        since={"2.1.332": _free(529, vendor_retries=(None,))},
     ),
     # SPEC §12.6: out of credit
     "402-billing-error": Case(

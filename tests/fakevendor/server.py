@@ -1,8 +1,10 @@
 """A loopback fake vendor HTTP server for the real agent CLIs: routing, recording, lifecycle.
 
-It serves both the OpenAI Responses API (``POST /v1/responses``, for ``codex exec``
-through a custom model provider) and the Anthropic Messages API (``POST /v1/messages``,
-for ``claude -p`` through ``ANTHROPIC_BASE_URL``) on ``127.0.0.1`` with an ephemeral
+It serves the OpenAI Responses API (``POST /v1/responses``, for ``codex exec``
+through a custom model provider), the Anthropic Messages API (``POST /v1/messages``,
+for ``claude -p`` through ``ANTHROPIC_BASE_URL``) and the Google Gemini API (``POST
+/v1beta/models/<model>:streamGenerateContent``, for ``gemini -p`` through
+``GOOGLE_GEMINI_BASE_URL``) on ``127.0.0.1`` with an ephemeral
 port, in a background thread. Each model request plays the next step of the current
 :class:`~tests.fakevendor.scenario.Scenario`; any other request is recorded and given a
 neutral answer that consumes no step.
@@ -24,11 +26,13 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fakevendor import anthropic_api, openai_api
+from tests.fakevendor import anthropic_api, gemini_api, openai_api
 from tests.fakevendor.scenario import Scenario, Step, reply
 from tests.fakevendor.wire import HANGUP, Answer, json_answer
 
-SECRET_HEADERS = frozenset({"authorization", "x-api-key", "cookie", "proxy-authorization"})
+SECRET_HEADERS = frozenset(
+    {"authorization", "x-api-key", "x-goog-api-key", "cookie", "proxy-authorization"}
+)
 """Request headers whose values the recorder never keeps."""
 
 RESPONSES_PATH = "/v1/responses"
@@ -54,7 +58,9 @@ class RecordedRequest:
     @property
     def is_model_request(self) -> bool:
         """Whether this request asked a model for a turn (and so consumed a step)."""
-        return self.method == "POST" and self.route in (RESPONSES_PATH, MESSAGES_PATH)
+        return self.method == "POST" and (
+            self.route in (RESPONSES_PATH, MESSAGES_PATH) or gemini_api.is_model_route(self.route)
+        )
 
 
 def redact_headers(headers: dict[str, str]) -> dict[str, str]:
@@ -97,13 +103,18 @@ def _parse_body(raw: bytes) -> Any:
 def _route(recorder: _Recorder, request: RecordedRequest, index: int) -> Answer:
     body = request.body if isinstance(request.body, dict) else {}
     model = str(body.get("model", "claude-fake"))
-    if request.route in (RESPONSES_PATH, MESSAGES_PATH) and index >= 0:
+    if index >= 0:
         step = recorder.step(request, index)
         if step.kind == "hangup":
             return HANGUP
         if request.route == RESPONSES_PATH:
             return openai_api.answer(step)
-        return anthropic_api.answer(step, model, bool(body.get("stream", False)))
+        if request.route == MESSAGES_PATH:
+            return anthropic_api.answer(step, model, bool(body.get("stream", False)))
+        streaming = request.route.endswith(":streamGenerateContent")
+        return gemini_api.answer(step, gemini_api.model_of(request.route), streaming)
+    if request.route.startswith(gemini_api.MODELS_PREFIX):
+        return gemini_api.neutral()
     if request.route.startswith("/v1/messages"):
         return json_answer(200, {"input_tokens": 120})
     return json_answer(404, {"error": {"message": f"fake vendor has no {request.route}"}})
