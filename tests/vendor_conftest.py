@@ -14,7 +14,13 @@ from typing import Final
 
 import pytest
 
-from tests.fakevendor.clis import claude_env, codex_env, pinned_versions, require_cli
+from tests.fakevendor.clis import (
+    claude_env,
+    codex_env,
+    gemini_env,
+    pinned_versions,
+    require_cli,
+)
 from tests.fakevendor.server import FakeVendor
 
 CLI_TEST_DEADLINE_S: Final = 90
@@ -54,6 +60,25 @@ def codex_version(request: pytest.FixtureRequest) -> str:
 def claude_version(request: pytest.FixtureRequest) -> str:
     """Each pinned claude release in turn (``governor/exec/cli_pins.json``)."""
     return str(request.param)
+
+
+@pytest.fixture(params=pinned_versions("gemini"), ids=lambda v: f"gemini-{v}")
+def gemini_version(request: pytest.FixtureRequest) -> str:
+    """Each pinned gemini release in turn (``governor/exec/cli_pins.json``)."""
+    return str(request.param)
+
+
+@pytest.fixture
+def gemini_cli(cli_deadline: None, gemini_version: str) -> str:
+    """The path of gemini at ``gemini_version`` (skip, or fail under
+    ``GOVERNOR_REQUIRE_ALL=1``, without it)."""
+    return require_cli("gemini", gemini_version)
+
+
+@pytest.fixture
+def gemini_source_env(tmp_path: Path, fake_vendor: FakeVendor, gemini_cli: str) -> dict[str, str]:
+    """The source environment of a gemini run against ``fake_vendor`` (temporary HOME)."""
+    return gemini_env(tmp_path / "home", fake_vendor.url, gemini_cli)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from governor.core.events import GoalCreated
 from governor.drive.goalfile import goal_from_file
 from governor.exec.cli_pins import cli_pins, range_note, standing, version_of
 from governor.exec.environment import scrubbed_env
+from governor.exec.gemini import DIR_VAR, insecure_ancestor, settings_root
 from governor.exec.harness import harness_for
 from governor.exec.process import run_process
 from governor.exec.python import PythonHarness
@@ -36,6 +37,7 @@ DOCTOR_HELP: Final = (
 INSTALL: Final = {
     "codex": "npm install -g @openai/codex",
     "claude": "npm install -g @anthropic-ai/claude-code",
+    "gemini": "npm install -g @google/gemini-cli",
 }
 
 
@@ -72,7 +74,7 @@ class Check:
     """What doctor says about a version outside the supported range (a warning)."""
 
 
-VERSIONED: Final = frozenset({"codex", "claude"})
+VERSIONED: Final = frozenset({"codex", "claude", "gemini"})
 """Harnesses whose binary is a known vendor CLI: ``--version`` prints its version and
 starts no agent session. Any other binary is an agent itself and is never run here."""
 
@@ -84,7 +86,24 @@ def check_binary(profile_name: str, profile: Profile, env: dict[str, str]) -> Ch
     harness = harness_for(profile, Path.cwd())
     if isinstance(harness, PythonHarness):
         return check_import(profile_name, profile, harness)
-    return _check_path(profile_name, profile, env, harness.binary(profile))
+    check = _check_path(profile_name, profile, env, harness.binary(profile))
+    if profile.harness == "gemini" and check.problem is None:
+        return _gemini_settings(check, env)
+    return check
+
+
+def _gemini_settings(check: Check, env: dict[str, str]) -> Check:
+    """``check`` with a warning when gemini would ignore governor's retry bound: its call
+    settings would sit in a folder others can write (``governor.exec.gemini``)."""
+    root = settings_root(env)
+    shared = insecure_ancestor(root) if root is not None else None
+    if shared is None:
+        return check
+    why = (
+        f"gemini ignores settings under {shared} (others can write it), so its own silent "
+        f"retries would come back: set {DIR_VAR} to a folder only you can write"
+    )
+    return dataclasses.replace(check, note="; ".join(n for n in (check.note, why) if n))
 
 
 def _check_path(
@@ -184,7 +203,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "probe", help="run one agent call through a harness; show its class, evidence and rule"
     )
-    p.add_argument("harness", choices=("codex", "claude", "command", "python", "scripted"))
+    p.add_argument(
+        "harness", choices=("codex", "claude", "gemini", "command", "python", "scripted")
+    )
     p.add_argument("--prompt", default=DEFAULT_PROMPT)
     p.add_argument("--model", default=None)
     p.add_argument("--timeout-s", type=seconds, default=120.0, dest="timeout_s")

@@ -23,11 +23,18 @@ Rules (SPEC §4, §11.9, §12.6-§12.8; observations in ``docs/harnesses.md``):
       codex's "waiting for network"), or was refused in-stream with a refusal code before
       any output (``insufficient_quota``, ``rate_limit_exceeded``: the vendor says it did
       not serve it). A missing key (no request sent) holds too.
+    * **gemini** (source ``gemini:stream-json``): the claim holds only when the JSONL is
+      one ``init``, the echo of the prompt (a ``message`` of role ``user``) and one final
+      ``result`` of status ``error`` — no assistant message, no ``tool_use`` or
+      ``tool_result``, no ``error`` line, nothing malformed, nothing after the result —
+      whose stats report zero output tokens and zero tool calls, and the call was refused
+      with a 429/5xx, a refused credential, or got no HTTP response at all.
     * Otherwise each says what it saw (effects, output, a declared refusal) or unknown.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from governor.core.classify import CREDENTIAL_STATUSES
@@ -196,6 +203,68 @@ def codex_absence(facts: CodexFacts) -> Evidence:
     if f.events == 0 or effects == output == "unknown":
         return Evidence()
     return Evidence(effects=effects, output=output, source="codex:jsonl", ref=ref)
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiFacts:
+    """What a ``gemini --output-format stream-json`` run printed, as the rule reads it."""
+
+    lines: int = 0
+    malformed: int = 0
+    inits: int = 0
+    prompts: int = 0
+    """``message`` lines of role ``user`` (gemini's echo of the prompt)."""
+    others: tuple[str, ...] = ()
+    """Kinds of any other line (``message/assistant``, ``tool_use``, ``error`` …)."""
+    results: int = 0
+    after_result: int = 0
+    status: str | None = None
+    """The last result's ``status`` (``success``, ``error``)."""
+    output_tokens: int | None = None
+    tool_calls: int | None = None
+    effects: bool = False
+    output: bool = False
+    refused: str | None = None
+    """How the adapter read the call was refused (``HTTP 503``, ``credential``, ``no HTTP
+    response``), or None."""
+
+
+def gemini_blockers(facts: GeminiFacts) -> list[str]:
+    """Why the gemini absence rule refuses the claim (see the module rules); empty: it holds."""
+    f = facts
+    checks = (
+        (f.results != 1, f"{f.results} result lines"),
+        (f.after_result > 0, "lines after the result"),
+        (f.malformed > 0, f"{f.malformed} malformed lines"),
+        (f.inits != 1, f"{f.inits} init lines"),
+        (f.prompts > 1, f"{f.prompts} user messages"),
+        (bool(f.others), "other lines: " + ", ".join(f.others)),
+        (f.status != "error", f"result status {f.status}"),
+        (f.output_tokens != 0, f"output tokens {f.output_tokens}"),
+        (f.tool_calls != 0, f"tool calls {f.tool_calls}"),
+        (f.refused is None, "no refusal read"),
+    )
+    return [why for failed, why in checks if failed]
+
+
+def gemini_absence(facts: GeminiFacts) -> Evidence:
+    """The failure evidence of a gemini run (see the module rules)."""
+    f = facts
+    if f.lines == 0:
+        return Evidence()
+    blockers = gemini_blockers(f)
+    parts = [f"gemini-stream-json:lines 0-{f.lines - 1}"]
+    parts += [f.refused] if f.refused else []
+    parts += ["no claim: " + "; ".join(blockers)] if blockers else []
+    ref = "; ".join(parts)[:500]
+    if not blockers:
+        return nothing_happened("gemini:stream-json", ref)
+    return Evidence(
+        effects="observed" if f.effects else "unknown",
+        output="observed" if f.output else "unknown",
+        source="gemini:stream-json",
+        ref=ref,
+    )
 
 
 def stream_absence(observation: RawObservation) -> Evidence | None:

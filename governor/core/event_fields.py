@@ -69,7 +69,7 @@ Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Signature = Annotated[str, Field(min_length=1, max_length=SIGNATURE_LIMIT)]
 """A failure's signature (``governor.core.signature``; SPEC §12.10)."""
 
-Harness = Literal["codex", "claude", "command", "python", "scripted"]
+Harness = Literal["codex", "claude", "gemini", "command", "python", "scripted"]
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 PlanTrigger = Literal["initial", "replan", "milestone", "retry"]
 Outcome = Literal["succeeded", "failed", "timed_out", "lost", "abandoned"]

@@ -66,6 +66,7 @@ _ADAPTERS: Final[dict[str, tuple[str, str]]] = {
     "scripted": ("governor.exec.scripted", "ScriptedHarness"),
     "codex": ("governor.exec.codex", "CodexHarness"),
     "claude": ("governor.exec.claude", "ClaudeHarness"),
+    "gemini": ("governor.exec.gemini", "GeminiHarness"),
     "python": ("governor.exec.python", "PythonHarness"),
 }
 """Harness name -> (module, class). Imported on demand: adapters import this module."""

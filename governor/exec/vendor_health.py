@@ -5,7 +5,8 @@ Rules (SPEC §11.10, §12.9; docs/fleet-outages.md):
       (``governor.core.upstream.Upstream``). The endpoint is the vendor's base URL as the
       CLI would use it — codex: ``OPENAI_BASE_URL``, else the ``base_url`` of the model
       provider its ``config.toml`` selects (``$CODEX_HOME``, else ``~/.codex``), else
-      OpenAI's; claude: ``ANTHROPIC_BASE_URL``, else Anthropic's — and for the
+      OpenAI's; claude: ``ANTHROPIC_BASE_URL``, else Anthropic's; gemini:
+      ``GOOGLE_GEMINI_BASE_URL``, else Google's — and for the
       ``command``, ``python`` and ``scripted`` harnesses the agent's whole identity: its
       full argument list (a command), its callable (python) or its scenario (scripted),
       with the folder relative names resolve against. That identity is shown as a short
@@ -49,7 +50,8 @@ PROBE_TIMEOUT_S: Final = 60.0
 """The longest a probe may run, whatever the profile's own ``timeout_s``."""
 OPENAI_URL: Final = "https://api.openai.com/v1"
 ANTHROPIC_URL: Final = "https://api.anthropic.com"
-SELF_PROBING: Final = frozenset({"codex", "claude"})
+GOOGLE_URL: Final = "https://generativelanguage.googleapis.com"
+SELF_PROBING: Final = frozenset({"codex", "claude", "gemini"})
 """Harnesses whose probe is the profile itself; the others need ``probe`` arguments."""
 _SANDBOX: Final = frozenset({"-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox"})
 
@@ -111,6 +113,10 @@ def upstream_of(profile: Profile, env: Mapping[str, str], base_dir: Path) -> Ups
             base = env.get("ANTHROPIC_BASE_URL")
             endpoint = public_url(base) if base else ANTHROPIC_URL
             model = model or env.get("ANTHROPIC_MODEL")
+        case "gemini":
+            base = env.get("GOOGLE_GEMINI_BASE_URL")
+            endpoint = public_url(base) if base else GOOGLE_URL
+            model = model or env.get("GEMINI_MODEL")
         case "scripted":
             endpoint = agent_identity(profile.args or ("default",), base_dir)
         case _:

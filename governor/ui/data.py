@@ -266,7 +266,7 @@ def goal_page(
 
 # --- upstreams: each vendor's shared health (SPEC §11.10, §12.9) ---------------------------
 
-VENDOR_HARNESSES: Final = frozenset({"codex", "claude"})
+VENDOR_HARNESSES: Final = frozenset({"codex", "claude", "gemini"})
 """Harnesses whose upstream is a vendor's endpoint; the others run a local agent."""
 
 

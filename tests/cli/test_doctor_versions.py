@@ -15,9 +15,10 @@ import pytest
 
 from governor.exec.cli_pins import CliPin, cli_pins, range_note, standing, version_of
 from tests.e2e.cli import GOVERNOR
-from tests.fakevendor.clis import require_cli, tool_path
+from tests.fakevendor.clis import GEMINI_CALLS, require_cli, tool_path
 
 CLAUDE = cli_pins()["claude"]
+REPO_CACHE = GEMINI_CALLS.parent
 
 
 def doctor(path: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -111,3 +112,48 @@ def test_every_pin_names_an_npm_package_and_an_ordered_range() -> None:
     for name, pin in cli_pins().items():
         assert pin.package.startswith("@"), name
         assert standing(pin, pin.oldest) == standing(pin, pin.newest) == "supported", name
+
+
+def test_doctor_warns_when_gemini_would_ignore_governors_retry_bound(tmp_path: Path) -> None:
+    cli = require_cli("gemini", cli_pins()["gemini"].oldest)
+    goal = tmp_path / "goal.json"
+    profile = {"harness": "gemini", "model": "gemini-2.5-flash"}
+    goal.write_text(
+        json.dumps(
+            {
+                "title": "t",
+                "objective": "o",
+                "planner": "g",
+                "worker": "g",
+                "profiles": {"g": profile},
+            }
+        )
+    )
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    env = {"PATH": tool_path(cli), "HOME": str(tmp_path), "GOVERNOR_GEMINI_DIR": str(shared / "g")}
+    done = subprocess.run(
+        [GOVERNOR, "doctor", "goal.json", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    [check] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert (check["support"], check["problem"], done.returncode) == ("supported", None, 0)
+    assert f"gemini ignores settings under {shared}" in check["note"]
+    safe = REPO_CACHE / "doctor-gemini"
+    safe.mkdir(mode=0o700, parents=True, exist_ok=True)
+    env["GOVERNOR_GEMINI_DIR"] = str(safe)
+    done = subprocess.run(
+        [GOVERNOR, "doctor", "goal.json", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    [check] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert check["note"] is None

@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakevendor import clis, matrix
 from tests.fakevendor import scenario as sc
-from tests.fakevendor.server import FakeVendor
+from tests.fakevendor.server import FakeVendor, redact_headers
 
 
 def post(vendor: FakeVendor, path: str, body: dict[str, object]) -> tuple[int, bytes]:
@@ -125,3 +125,32 @@ def test_a_cli_reporting_another_version_is_not_taken_for_the_pinned_one(tmp_pat
     monkeypatch.setenv("PATH", str(tmp_path))
     assert clis.find_cli("claude", "1.0.0") == str(fake)
     assert clis.find_cli("claude", "2.1.332") is None
+
+
+def test_the_gemini_dialect_streams_a_reply_and_answers_errors_in_googles_envelope():
+    route = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    with FakeVendor(sc.reply("hello")) as vendor:
+        status, body = post(vendor, route, {"contents": []})
+        assert status == 200
+        [event] = [json.loads(line[6:]) for line in body.decode().splitlines() if line]
+        candidate = event["candidates"][0]
+        assert (candidate["content"]["parts"], candidate["finishReason"]) == (
+            [{"text": "hello"}],
+            "STOP",
+        )
+        vendor.play(sc.Scenario((sc.Step("status", status=400, code="API_KEY_INVALID"),)))
+        status, body = post(vendor, route, {})
+        error = json.loads(body)["error"]
+        assert (status, error["status"], error["details"][0]["reason"]) == (
+            400,
+            "INVALID_ARGUMENT",
+            "API_KEY_INVALID",
+        )
+        status, _ = post(vendor, "/v1beta/models/gemini-2.5-flash:countTokens", {})
+        assert status == 200
+        assert [r.is_model_request for r in vendor.requests] == [True, False]
+        assert vendor.requests[0].headers["authorization"] == "[REDACTED]"
+
+
+def test_the_gemini_key_header_is_redacted():
+    assert redact_headers({"X-Goog-Api-Key": "AIza-secret"}) == {"x-goog-api-key": "[REDACTED]"}

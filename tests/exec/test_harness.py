@@ -62,6 +62,7 @@ def test_the_registry_builds_the_adapter_for_a_profile(
     [
         pytest.param("codex", "CodexHarness", id="codex"),
         pytest.param("claude", "ClaudeHarness", id="claude"),
+        pytest.param("gemini", "GeminiHarness", id="gemini"),
     ],
 )
 def test_the_registry_finds_the_vendor_adapters_by_name(
@@ -73,7 +74,7 @@ def test_the_registry_finds_the_vendor_adapters_by_name(
 
 
 def test_every_harness_has_an_adapter(tmp_path: Path) -> None:
-    for name in ("codex", "claude", "command", "python", "scripted"):
+    for name in ("codex", "claude", "gemini", "command", "python", "scripted"):
         assert harness_for(Profile(harness=name), tmp_path).name == name  # type: ignore[arg-type]
 
 

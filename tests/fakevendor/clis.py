@@ -15,6 +15,7 @@ configuration that sends no traffic anywhere but the fake vendor.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -151,6 +152,36 @@ def claude_env(home: Path, base_url: str, cli: str) -> dict[str, str]:
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": FAKE_ANTHROPIC_KEY,
     }
+
+
+FAKE_GEMINI_KEY: Final = "fake-gemini-key-0123456789abcdef"
+"""The API key gemini sends to the fake vendor (variable ``GEMINI_API_KEY``)."""
+GEMINI_MODEL: Final = "gemini-2.5-flash"
+GEMINI_CALLS: Final = REPO / ".cache" / "gemini-calls"
+"""Where the gemini harness writes its per-call settings in the tests: a folder no one
+else may write (gemini ignores a system settings file under ``/tmp``)."""
+
+
+def gemini_env(home: Path, base_url: str, cli: str) -> dict[str, str]:
+    """The source environment for a gemini run against the fake vendor at ``base_url``:
+    API-key auth selected in the temporary HOME's ``~/.gemini/settings.json``."""
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    GEMINI_CALLS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return {
+        "PATH": tool_path(cli),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "GEMINI_API_KEY": FAKE_GEMINI_KEY,
+        "GOOGLE_GEMINI_BASE_URL": base_url,
+        "GOVERNOR_GEMINI_DIR": str(GEMINI_CALLS),
+    }
+
+
+def gemini_profile(timeout_s: float = 60.0, *, args: tuple[str, ...] = ()) -> Profile:
+    """A gemini profile with a fixed model (no ``auto`` routing: one request per turn)."""
+    return Profile(harness="gemini", model=GEMINI_MODEL, timeout_s=timeout_s, args=args)
 
 
 def codex_profile(timeout_s: float = 60.0, *, args: tuple[str, ...] = ()) -> Profile:
