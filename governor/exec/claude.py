@@ -24,7 +24,9 @@ Rules (SPEC §4, §7, §11.8, §11.9; decision record 0213; observations in ``do
       connect to API (CODE)" and 2.1.332's "Connection refused — … (ECONNREFUSED)",
       "Can't reach the API server — … (ENOTFOUND)", "Connection dropped (ECONNRESET)"
       (``UNABLE_TO_CONNECT``) — no HTTP response: ``ECONNRESET`` and its kin a connection
-      reset, anything else (refused, DNS, TLS) a vendor never reached; its synthetic
+      reset, anything else (refused, DNS, TLS) a vendor never reached; a result that is
+      only "Request timed out" (2.1.332 adds its advice on ``API_TIMEOUT_MS``) a request
+      that got no response in time, like a reset (SPEC §13.4); its synthetic
       message's ``error``: ``authentication_failed`` (not logged in, a credential) or
       ``billing_error`` (the credit balance is too low); HTTP 402 is billing too.
     * Its own re-requests (``claude_retries``): each ``system/api_retry``, each request it
@@ -70,10 +72,19 @@ UNABLE_TO_CONNECT: Final = re.compile(
 "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", "Can't
 reach the API server — check your internet or DNS (ENOTFOUND)" and "Connection dropped
 (ECONNRESET). …", and still "Unable to connect to API (EPROTO)" for TLS."""
-RESET_CODES: Final = frozenset(
-    {"ECONNRESET", "ConnectionClosed", "EPIPE", "ECONNABORTED", "UND_ERR_SOCKET"}
+TIMED_OUT: Final = re.compile(
+    r"Request timed out(?:\. If the API is slow to answer\b.*)?", re.DOTALL
 )
-"""Connection codes of a connection made and then reset or closed (the rest: never made)."""
+"""Claude's whole result text when no response came within ``API_TIMEOUT_MS``: "Request
+timed out" (2.1.197), "Request timed out. If the API is slow to answer, or a proxy or
+gateway holds responses, set API_TIMEOUT_MS above N." (2.1.332)."""
+TIMED_OUT_DETAIL: Final = "request timed out"
+"""The connection detail of a request that timed out before any response (SPEC §13.4)."""
+RESET_CODES: Final = frozenset(
+    {"ECONNRESET", "ConnectionClosed", "EPIPE", "ECONNABORTED", "UND_ERR_SOCKET", TIMED_OUT_DETAIL}
+)
+"""Connection codes of a connection made and then reset or closed, or a request that timed
+out before any response (SPEC §13.4: a reset before any byte); the rest: never made."""
 NOT_FOUND: Final = 404
 """The status after which claude re-sends a streamed request without streaming."""
 CLAUDE_BINARY: Final = "claude"
@@ -217,10 +228,13 @@ def claude_result(
 
 def unable_to_connect(stream: ClaudeStream) -> str | None:
     """The code of claude's "Unable to connect to API (CODE)" (``SSL`` for a TLS failure),
-    when that is how the run ended with no vendor status."""
+    or ``TIMED_OUT_DETAIL`` for its whole "Request timed out" text, when that is how the
+    run ended with no vendor status."""
     r = stream.result
     if r is None or not r.is_error or r.api_error_status is not None or not r.result:
         return None
+    if TIMED_OUT.fullmatch(r.result):
+        return TIMED_OUT_DETAIL
     found = UNABLE_TO_CONNECT.search(r.result)
     return (found["code"] or found["errno"] or "SSL") if found else None
 

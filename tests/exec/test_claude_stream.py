@@ -310,7 +310,13 @@ the cases whose words or stream changed since the oldest."""
 
 
 @pytest.mark.parametrize(
-    "name", ["200-overload-in-stream", "no-listener", "connection-closed-before-a-response"]
+    "name",
+    [
+        "200-overload-in-stream",
+        "no-listener",
+        "connection-closed-before-a-response",
+        "request-timed-out-before-a-byte",
+    ],
 )
 def test_the_newest_claudes_recordings_come_to_their_verdicts(name: str) -> None:
     case = CLAUDE[name]
@@ -337,6 +343,9 @@ NEW_WORDS = {
     "API Error: Unable to connect to API (EPROTO)": ("unreachable", "EPROTO"),
     "API Error: Connection dropped (ECONNRESET). Check the gateway set in "
     "ANTHROPIC_BASE_URL, then try again.": ("reset", "ECONNRESET"),
+    "Request timed out": ("reset", "request timed out"),
+    "Request timed out. If the API is slow to answer, or a proxy or gateway holds "
+    "responses, set API_TIMEOUT_MS above 3000.": ("reset", "request timed out"),
 }
 
 
@@ -358,7 +367,8 @@ def test_each_of_the_newest_claudes_connection_words_is_read(
     [
         "API Error: Connection refused (ECONNREFUSED)",  # not claude's sentence
         "API Error: Connection dropped after the answer began (ECONNRESET)",
-        "Request timed out. If the API is slow to answer, raise API_TIMEOUT_MS",
+        "Request timed out after the answer began",
+        "API Error: Request timed out",  # not claude's whole text
     ],
 )
 def test_words_like_the_newest_claudes_but_not_them_read_as_nothing(words: str) -> None:

@@ -281,6 +281,19 @@ CLAUDE: Final[dict[str, Case]] = {
             vendor_retries=(None,),
         ),
     ),
+    # SPEC §13.4: no response byte within API_TIMEOUT_MS, claude retries once, then says
+    # "Request timed out": a reset before any byte
+    "request-timed-out-before-a-byte": Case(
+        sc.stall(),
+        _free(
+            None,
+            rule="no-response",
+            connection="reset",
+            retry_after_s=BACKOFF,
+            vendor_retries=(None,),
+        ),
+        env={"API_TIMEOUT_MS": "3000"},
+    ),
     # a 404 on the streamed request: claude re-sends it once without streaming
     "404-resent-without-streaming": Case(
         sc.status(404), Verdict(rule="default", vendor_status=404, vendor_retries=(404,))

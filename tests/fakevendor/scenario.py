@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 StepKind = Literal[
-    "reply", "status", "tool_call", "fail_after_text", "malformed", "stream_error", "hangup"
+    "reply",
+    "status",
+    "tool_call",
+    "fail_after_text",
+    "malformed",
+    "stream_error",
+    "hangup",
+    "stall",
 ]
 
 TOOL_COMMAND = "echo governor-fake-tool"
@@ -33,7 +40,9 @@ class Step:
             ``malformed`` answers 200 with a body that is not a valid event stream;
             ``stream_error`` answers 200 and starts a response, then sends an in-stream
             error event carrying ``code`` before any content (Anthropic's usual overload:
-            ``message_start``, ``ping``, ``error``); ``hangup`` reads the request and
+            ``message_start``, ``ping``, ``error``); ``stall`` reads the request and
+            sends nothing until the client gives up (at most ``STALL_S``); ``hangup``
+            reads the request and
             closes the connection without a response byte.
         text: the reply text for ``reply``.
         status: the HTTP status for ``status`` and ``fail_after_text``.
@@ -92,6 +101,15 @@ def stream_error(error_code: str, message: str | None = None) -> Scenario:
     content, on every model request (Anthropic's ``overloaded_error``, OpenAI's
     ``response.failed``)."""
     return Scenario((Step("stream_error", code=error_code, message=message),))
+
+
+STALL_S = 60.0
+"""The longest a ``stall`` step keeps a connection open without a byte."""
+
+
+def stall() -> Scenario:
+    """Read each model request and send nothing: the CLI times out before any byte."""
+    return Scenario((Step("stall"),))
 
 
 def hangup() -> Scenario:

@@ -19,6 +19,8 @@ the step to play (many goals at once, each answered by what its prompt asks).
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -27,8 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakevendor import anthropic_api, gemini_api, openai_api
-from tests.fakevendor.scenario import Scenario, Step, reply
-from tests.fakevendor.wire import HANGUP, Answer, json_answer
+from tests.fakevendor.scenario import STALL_S, Scenario, Step, reply
+from tests.fakevendor.wire import HANGUP, STALL, Answer, json_answer
 
 SECRET_HEADERS = frozenset(
     {"authorization", "x-api-key", "x-goog-api-key", "cookie", "proxy-authorization"}
@@ -107,6 +109,8 @@ def _route(recorder: _Recorder, request: RecordedRequest, index: int) -> Answer:
         step = recorder.step(request, index)
         if step.kind == "hangup":
             return HANGUP
+        if step.kind == "stall":
+            return STALL
         if request.route == RESPONSES_PATH:
             return openai_api.answer(step)
         if request.route == MESSAGES_PATH:
@@ -151,7 +155,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _write(self, answer: Answer) -> None:
         status, headers, chunks = answer
-        if answer is HANGUP:  # not a byte of response: the connection just closes
+        if answer is STALL:
+            self._wait_for_the_client()
+        if answer is HANGUP or answer is STALL:  # not a byte: the connection just closes
             self.close_connection = True
             return
         self.send_response(status)
@@ -163,6 +169,17 @@ class _Handler(BaseHTTPRequestHandler):
         for chunk in chunks:
             self.wfile.write(chunk)
             self.wfile.flush()
+
+    def _wait_for_the_client(self) -> None:
+        """Send nothing until the client closes its end (at most ``STALL_S``)."""
+        deadline = time.monotonic() + STALL_S
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([self.connection], [], [], 0.2)
+            try:
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return
+            except OSError:  # the client reset the connection: it gave up too
+                return
 
 
 class _Server(ThreadingHTTPServer):

@@ -10,6 +10,8 @@ Answer = tuple[int, dict[str, str], Iterator[bytes]]
 """An HTTP status, response headers and the body chunks (each flushed as it is written)."""
 
 HANGUP: Answer = (0, {}, iter(()))
+STALL: Answer = (0, {}, iter(()))
+"""No answer until the client gives up: not a byte, then the connection closes."""
 """No answer at all: the server closes the connection before a response byte."""
 
 MALFORMED_STREAM = (
