@@ -30,6 +30,7 @@ from governor.core.classify import SpawnResult
 from governor.core.event_fields import Profile
 from governor.core.evidence import is_uncharged_failure
 from governor.exec.cli_pins import cli_pins, version_of
+from governor.exec.gemini import insecure_ancestor
 
 REPO: Final = Path(__file__).resolve().parents[2]
 NPM_BIN: Final = REPO / ".cache" / "npm" / "node_modules" / ".bin"
@@ -169,6 +170,13 @@ def gemini_env(home: Path, base_url: str, cli: str) -> dict[str, str]:
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
     GEMINI_CALLS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    shared = insecure_ancestor(GEMINI_CALLS)
+    if shared is not None:
+        pytest.fail(
+            f"{shared} is writable by others: gemini would ignore governor's settings under "
+            f"{GEMINI_CALLS} (check out the repository where only you can write)",
+            pytrace=False,
+        )
     return {
         "PATH": tool_path(cli),
         "HOME": str(home),
