@@ -65,3 +65,12 @@ def pytest_runtest_makereport(
         report.outcome = "failed"
         report.longrepr = f"GOVERNOR_REQUIRE_ALL=1: skipping is a failure in CI ({reason})"
     return report
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The fast tier and the record of who starts processes (tests/tiers.py).
+    tier = os.environ.get("GOVERNOR_TIER", "")
+    if tier:
+        from tests.tiers import Tiers
+
+        config.pluginmanager.register(Tiers(tier), "governor-tiers")
