@@ -103,6 +103,9 @@ class Profile(Frozen):
     declare the same name share one health record and park together, whatever their
     harness. Default: the harness's own identity (codex and claude: harness, endpoint and
     model family; command, python, scripted: the agent itself)."""
+    relay: bool | None = None
+    """Whether ``codex`` and ``claude`` calls go through governor's relay, which reads what
+    the vendor sent (SPEC §13.1). Default (None): on; ``false``: the CLI's text alone."""
 
 
 class WorkSpec(Frozen):

@@ -65,7 +65,8 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-def _codex_config(env: Mapping[str, str]) -> dict[str, object]:
+def codex_config(env: Mapping[str, str]) -> dict[str, object]:
+    """Codex's ``config.toml`` (``$CODEX_HOME``, else ``~/.codex``), or {} when unreadable."""
     home = env.get("CODEX_HOME") or (f"{env['HOME']}/.codex" if env.get("HOME") else None)
     if home is None:
         return {}
@@ -77,7 +78,7 @@ def _codex_config(env: Mapping[str, str]) -> dict[str, object]:
 
 
 def _codex(profile: Profile, env: Mapping[str, str]) -> tuple[str, str | None]:
-    config = _codex_config(env)
+    config = codex_config(env)
     model = profile.model or (str(config["model"]) if "model" in config else None)
     if env.get("OPENAI_BASE_URL"):
         return public_url(env["OPENAI_BASE_URL"]), model

@@ -197,6 +197,8 @@ def test_rules_are_in_spec_order() -> None:
         "timeout",
         "spawn-errno",
         "credential",
+        "usage-window",
+        "plan",
         "billing",
         "no-response",
         "vendor-status",

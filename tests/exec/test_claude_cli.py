@@ -38,24 +38,29 @@ def installed_version(cli: str) -> str:
     return out.split()[0] if out.split() else "?"
 
 
+@pytest.mark.parametrize("relay", [True, False], ids=["relay", "text"])
 @pytest.mark.parametrize("name", CLAUDE, ids=list(CLAUDE))
 def test_the_installed_claude_comes_to_each_recorded_verdict(
-    name, fake_vendor, claude_cli, workdir, tmp_path
+    name, relay, fake_vendor, claude_cli, workdir, tmp_path
 ):
     case = CLAUDE[name]
     fake_vendor.play(case.scenario)
     env = case.source_env(False, tmp_path / "home", fake_vendor.url, claude_cli)
-    result = ClaudeHarness(workdir).run(PROMPT, case.profile(False), cwd=workdir, env=env)
+    profile = case.profile(False, relay=relay)
+    result = ClaudeHarness(workdir).run(PROMPT, profile, cwd=workdir, env=env)
     version = installed_version(claude_cli)
-    assert verdict_of(result) == case.expect, (
+    assert verdict_of(result) == case.expected(relay), (
         f"claude {version} (the rule was verified on {CLAUDE_VERIFIED_VERSION}) "
         f"came to another verdict on '{name}': {result.evidence.ref}; error: {result.error}"
     )
 
 
-def run_claude(vendor: FakeVendor, scenario: sc.Scenario, env: dict[str, str], cwd: Path):
+def run_claude(
+    vendor: FakeVendor, scenario: sc.Scenario, env: dict[str, str], cwd: Path, *, relay=True
+):
     vendor.play(scenario)
-    return ClaudeHarness(cwd).run(PROMPT, claude_profile(), cwd=cwd, env=env)
+    profile = claude_profile() if relay else claude_profile().model_copy(update={"relay": False})
+    return ClaudeHarness(cwd).run(PROMPT, profile, cwd=cwd, env=env)
 
 
 def test_a_streamed_plan_reply_succeeds_with_its_cost(fake_vendor, claude_source_env, workdir):
@@ -128,14 +133,15 @@ def test_a_503_claude_retried_into_a_reply_is_a_success_that_says_so(
     assert len(fake_vendor.model_requests) == 2
 
 
+@pytest.mark.parametrize("relay", [True, False], ids=["relay", "text"])
 def test_an_overload_inside_a_200_stream_is_uncharged_and_its_input_cost_recorded(
-    fake_vendor, claude_source_env, workdir
+    fake_vendor, claude_source_env, workdir, relay
 ):
     """SPEC §12.8: HTTP 200, message_start, then an ``overloaded_error`` event."""
-    result = run_claude(
-        fake_vendor, sc.stream_error("overloaded_error"), claude_source_env, workdir
-    )
-    assert (result.failure_class, result.rule) == ("upstream", "upstream-text")
+    scenario = sc.stream_error("overloaded_error")
+    result = run_claude(fake_vendor, scenario, claude_source_env, workdir, relay=relay)
+    rule = "vendor-status" if relay else "upstream-text"  # the wire reads the event's type
+    assert (result.failure_class, result.rule) == ("upstream", rule)
     assert is_uncharged_failure(result.failure_class, result.evidence)
     assert result.cost_usd is not None
     assert result.cost_usd > 0  # the input tokens of the requests the vendor began
@@ -144,7 +150,8 @@ def test_an_overload_inside_a_200_stream_is_uncharged_and_its_input_cost_recorde
     requests = len(fake_vendor.model_requests)
     assert requests >= 2
     assert result.vendor_retries == (None,) * (requests - 1)  # every re-request recorded
-    assert "responses begun, broken before any content" in (result.evidence.ref or "")
+    words = "no content streamed" if relay else "responses begun, broken before any content"
+    assert words in (result.evidence.ref or "")
 
 
 def test_a_404_is_resent_without_streaming_and_both_requests_are_recorded(
