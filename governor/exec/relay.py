@@ -61,7 +61,7 @@ from governor.exec.relay_watch import Watch, account_of, agent_of
 
 HEAD_LIMIT: Final = 256 * 1024
 """The largest request or response head the relay accepts."""
-READ_SIZE: Final = 64 * 1024
+READ_SIZE: Final = 256 * 1024
 START_TIMEOUT_S: Final = 30.0
 SETTLE_S: Final = 5.0
 """The longest ``facts`` waits for exchanges still being recorded (the CLI has exited)."""

@@ -69,6 +69,13 @@ PARSED_KINDS: Final = frozenset(
 )
 """Event kinds whose data the watcher parses (usage, errors)."""
 ERROR_KINDS: Final = frozenset({"error", "response.failed"})
+EVENT_LINE: Final = re.compile(rb"\nevent:[ \t]*([^\r\n]{1,100})")
+"""An event line (after a newline: a literal prefix the engine searches for fast)."""
+PARSED_PAIR: Final = re.compile(
+    rb"\nevent:[ \t]*("
+    + b"|".join(re.escape(k.encode()) for k in sorted(PARSED_KINDS))
+    + rb")[ \t]*\r?\ndata:[ \t]?([^\r\n]*)"
+)
 ACCOUNT_LABEL: Final = b"governor account v1\0"
 """The fixed label of the account digest (SPEC §13.2)."""
 _AGENT: Final = re.compile(r"[A-Za-z0-9._/+-]{1,100}")
@@ -163,9 +170,7 @@ class Watch:
         self.bytes_down = 0
         self._sse = False
         self._json: bytearray | None = None
-        self._line = bytearray()
-        self._skipping = False
-        self._kind: str | None = None
+        self._tail = b""
         self._headers: dict[str, str] = {}
         self.wall = 0.0
         """Unix seconds when the response head arrived (a reset's base)."""
@@ -221,30 +226,33 @@ class Watch:
             self._json += data[: JSON_KEPT - len(self._json)]
 
     def _feed_sse(self, data: bytes) -> None:
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            if end < 0:
-                rest = data[start:]
-                if len(self._line) + len(rest) > LINE_KEPT:
-                    self._skipping, self._line = True, bytearray()
-                elif not self._skipping:
-                    self._line += rest
-                return
-            if not self._skipping:
-                self._line += data[start:end]
-                self._sse_line(bytes(self._line).rstrip(b"\r"))
-            self._skipping, self._line = False, bytearray()
-            start = end + 1
+        """Scan the whole events in ``data`` (an event cut by the chunk waits for the rest)."""
+        block = self._tail + data if self._tail else data
+        cut = max(block.rfind(b"\n\n"), block.rfind(b"\n\r\n"))
+        if cut < 0:
+            self._tail = block if len(block) <= LINE_KEPT else b""
+            return
+        self._tail = block[cut + 2 :]
+        if len(self._tail) > LINE_KEPT:
+            self._tail = b""
+        self._scan(block[: cut + 2])
 
-    def _sse_line(self, line: bytes) -> None:
-        if not line:
-            self._kind = None
-        elif line.startswith(b"event:"):
-            self._kind = short(line[6:].strip().decode("utf-8", "replace"))
-            self._saw(self._kind)
-        elif line.startswith(b"data:"):
-            self._sse_data(line[5:].strip())
+    def _scan(self, events: bytes) -> None:
+        """Kinds, usage and errors of whole server-sent events (C-speed regular expressions:
+        a 50 MB stream is mostly lines no one parses)."""
+        events = b"\n" + events
+        names = EVENT_LINE.findall(events)
+        if names:
+            for name in dict.fromkeys(names):
+                self._saw(short(name.decode("utf-8", "replace").strip()))
+            for kind, payload in PARSED_PAIR.findall(events):
+                parsed = _json(payload)
+                if isinstance(parsed, dict):
+                    self._read_event(kind.decode(), parsed)
+            return
+        for line in events.split(b"\n"):  # no event lines: data lines alone (Gemini)
+            if line.startswith(b"data:"):
+                self._sse_data(line[5:].strip())
 
     def _saw(self, kind: str | None) -> None:
         if kind is None:
@@ -255,25 +263,17 @@ class Watch:
             self.content = True
 
     def _sse_data(self, data: bytes) -> None:
-        kind = self._kind
-        if kind is not None and kind not in PARSED_KINDS:
-            return
-        if kind is None and not (
-            b'"type"' in data
-            or b"usageMetadata" in data
-            or b'"error"' in data
-            or b'"parts"' in data
-        ):
+        """One data line of a stream with no event lines: its own ``type`` names it."""
+        markers = (b'"type"', b"usageMetadata", b'"error"', b'"parts"')
+        if len(data) > LINE_KEPT or not any(m in data for m in markers):
             return
         payload = _json(data)
         if not isinstance(payload, dict):
             return
-        if kind is None:
-            kind = short(payload.get("type"))
-            self._saw(kind)
-            if kind is not None and kind not in PARSED_KINDS:
-                return
-        self._read_event(kind, payload)
+        kind = short(payload.get("type"))
+        self._saw(kind)
+        if kind is None or kind in PARSED_KINDS:
+            self._read_event(kind, payload)
 
     def _read_event(self, kind: str | None, payload: dict[str, Any]) -> None:
         if kind in ERROR_KINDS:
@@ -381,6 +381,9 @@ class Watch:
         makes a whole response ``refused``)."""
         if self._json is not None and ended in ("answered", "broken", "abandoned"):
             self._read_json()
+        if self._tail:
+            self._scan(self._tail + b"\n\n")
+            self._tail = b""
         if ended == "answered" and (self.in_stream_error or (self.status or 0) >= 400):
             ended = "refused"
         ttfb = self.first_byte
