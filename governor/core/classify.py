@@ -3,6 +3,9 @@
 Rules (SPEC §4; the first rule that matches wins, and its name is recorded):
     1. ``timeout``        the child was killed for running too long -> work failure
                           (charged), even if it exited 0 afterwards.
+    1b. ``budget``        governor's relay refused a model request itself because the
+                          goal's budget was spent mid-run (``wire.gated``) -> no class:
+                          a charged failure named ``budget``; what the agent did stays.
     2. ``spawn-errno``    the process never started (ENOENT, EACCES, ENOEXEC)
                           -> ``environment`` with positive no-effect evidence. A shell
                           exiting 127 without an errno is *not* classed.
@@ -186,6 +189,10 @@ def _timeout(result: SpawnResult) -> Verdict | None:
     return (None, result.evidence) if result.timed_out else None
 
 
+def _budget(result: SpawnResult) -> Verdict | None:
+    return (None, result.evidence) if result.wire is not None and result.wire.gated else None
+
+
 def _spawn_errno(result: SpawnResult) -> Verdict | None:
     if result.spawn_errno in ENVIRONMENT_ERRNOS:
         return ("environment", nothing_happened("exec:spawn-errno", result.spawn_errno or ""))
@@ -244,6 +251,7 @@ def _default(result: SpawnResult) -> Verdict | None:
 
 RULES: Final[tuple[tuple[str, Rule], ...]] = (
     ("timeout", _timeout),
+    ("budget", _budget),
     ("spawn-errno", _spawn_errno),
     ("credential", _credential),
     ("usage-window", _usage_window),

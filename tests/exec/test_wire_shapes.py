@@ -165,3 +165,25 @@ def test_codex_reached_is_reached_a_vendor_that_answered_then_dropped_is_never_e
     assert not is_uncharged_failure(result.failure_class, result.evidence)
     assert seen(result).contact == "refused"
     assert not seen(result).unreachable  # the health record learns that it answered
+
+
+def test_a_budget_spent_mid_run_refuses_the_next_request_and_the_tool_effect_stays(
+    fake_vendor, codex_source_env, workdir
+):
+    asked: list[int] = []
+
+    def gate() -> str | None:
+        asked.append(1)
+        return "governor: the goal's cost budget is spent"
+
+    scenario = sc.Scenario((sc.Step("tool_call", command="touch gated.txt"), sc.Step("reply")))
+    fake_vendor.play(scenario)
+    harness = CodexHarness(workdir, gate=gate)
+    result = harness.run(PROMPT, codex_profile(), cwd=workdir, env=codex_source_env)
+    assert (workdir / "gated.txt").exists()  # what the agent did is kept
+    assert len(fake_vendor.model_requests) == 1  # the second never left the relay
+    assert asked  # asked before the second model request, not the first
+    assert (result.failure_class, result.rule) == (None, "budget")
+    assert not is_uncharged_failure(result.failure_class, result.evidence)
+    assert result.wire is not None
+    assert result.wire.gated
