@@ -264,6 +264,9 @@ class WireFacts(_Frozen):
     ``claude-cli/2.1.197``)."""
     gated: bool = False
     """The relay refused a request itself because the goal's budget was spent."""
+    own_effects: bool = False
+    """The agent may act without its model (a ``command``): the wire proves no absence of
+    effects, only what the vendor sent."""
     failed: Kind | None = None
     """The relay itself failed mid-call (a short reason)."""
 

@@ -17,7 +17,9 @@ Rules (SPEC §13.1-§13.4; docs/classification.md "Evidence from the wire"):
     * **Absence from the wire**: no model request of the call streamed a content block or
       an output item, no model request was answered in full, and the CLI's own stream
       observed no tool, text, hook or MCP server → effects, output and refusal absent,
-      source ``relay:wire``. The model produced nothing, so nothing acted on it.
+      source ``relay:wire``. The model produced nothing, so nothing acted on it — which
+      holds for an agent whose every act comes from its model (codex, claude), never for
+      one that may act alone (``WireFacts.own_effects``: a command keeps its own evidence).
     * Reached is reached: any response byte in the call means the vendor was reached.
 """
 
@@ -156,7 +158,7 @@ def wire_absence(
         )
     observed = "observed" in (text.effects, text.output) or text.refusal == "declared"
     answered = any(r.ended == "answered" for r in requests)
-    if observed or answered or _stream_acted(stream):
+    if observed or answered or facts.own_effects or _stream_acted(stream):
         return text
     return nothing_happened(SOURCE, _ref(facts, requests)).model_copy(
         update={"partial": text.partial}
