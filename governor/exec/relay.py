@@ -33,7 +33,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Final
 
@@ -177,9 +177,14 @@ class Relay:
         self._ready.set()
         try:
             loop.run_forever()
-        except Exception as exc:
+        except Exception as exc:  # the call is told, never crashed
             self._fail(f"the relay's loop failed: {type(exc).__name__}")
         finally:
+            left = asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
             loop.close()
 
     async def _shutdown(self) -> None:
@@ -280,6 +285,8 @@ class Relay:
         self, side: _ClientSide, request: h11.Request, upstream: _UpstreamSide | None
     ) -> _UpstreamSide | None:
         """Forward one request and its response; the upstream connection to keep, if any."""
+        if _head_size(request.headers) > HEAD_LIMIT:
+            raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
         target = request.target.decode("latin-1")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
         watch = Watch(request.method.decode("latin-1"), target, time.monotonic)
@@ -387,6 +394,8 @@ class Relay:
                 return "reset", "an informational response the agent could not take"
             if not isinstance(event, h11.Response):
                 return "reset", "closed before any response byte"
+            if _head_size(event.headers) > HEAD_LIMIT:
+                return "reset", "a response head larger than the relay accepts"
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in event.headers}
             watch.head(event.status_code, headers, time.time())
             return await self._stream(side, upstream, event, watch, gone)
@@ -432,6 +441,11 @@ class Relay:
                 return "answered", None
             else:
                 return "broken", "closed mid-response"
+
+
+def _head_size(headers: Iterable[tuple[bytes, bytes]]) -> int:
+    """The bytes of a message's header fields (h11 bounds only an incomplete head)."""
+    return sum(len(name) + len(value) + 4 for name, value in headers)
 
 
 class _ClientSide:

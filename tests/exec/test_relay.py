@@ -146,6 +146,7 @@ def test_a_name_that_does_not_resolve_ends_dns():
 def test_a_tls_handshake_that_fails_ends_tls():
     def plain(conn: socket.socket, head: bytes) -> None:
         conn.sendall(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+        vendor.peer_closed(conn)  # closing first could reset the handshake instead
 
     with RawServer(plain, head=False) as vendor:
         https = vendor.url.replace("http://", "https://")
