@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Final
 
 from governor.cli.exit_codes import ExitCode
-from governor.cli.io import json_line, out
+from governor.cli.io import json_line, out, store_from
 from governor.cli.values import seconds
 from governor.core.event_fields import Profile
 from governor.core.events import GoalCreated
@@ -196,7 +196,25 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             out(f"ok: {check.profile}: {check.path} ({version})")
         if check.note and not args.json:
             out(f"warning: {check.profile}: {check.note}")
+    report_drift(args)
     return ExitCode.AGENT_FAILED if any(c.problem for c in checks) else ExitCode.OK
+
+
+def report_drift(args: argparse.Namespace) -> None:
+    """The drift report of the store, when there is one (``governor.analysis.drift``)."""
+    from governor.analysis.drift import store_drift  # noqa: PLC0415 - only with a store
+    from governor.errors import GovernorError  # noqa: PLC0415
+
+    try:
+        with store_from(getattr(args, "store", None), read_only=True) as store:
+            drifts = store_drift(store)
+    except GovernorError:
+        return  # no store: nothing recorded to compare
+    for found in drifts:
+        if args.json:
+            json_line({"drift": found.as_json()})
+        else:
+            out(f"drift: {found.line()}")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

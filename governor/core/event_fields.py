@@ -103,6 +103,14 @@ class Profile(Frozen):
     declare the same name share one health record and park together, whatever their
     harness. Default: the harness's own identity (codex and claude: harness, endpoint and
     model family; command, python, scripted: the agent itself)."""
+    relay: bool | None = None
+    """Whether ``codex`` and ``claude`` calls go through governor's relay, which reads what
+    the vendor sent (SPEC §13.1). Default (None): on; ``false``: the CLI's text alone."""
+    base_url_env: EnvName | None = None
+    """For a ``command`` agent: the variable its CLI reads its vendor's base URL from
+    (e.g. ``OPENAI_BASE_URL``). When set (and ``relay`` is not false), the call goes through
+    governor's relay to that variable's value, and the child sees the relay's URL in it
+    (SPEC §13.1). Default: none (no relay)."""
 
 
 class WorkSpec(Frozen):

@@ -69,6 +69,19 @@ class Tries(BaseModel):
     """The last line of the last failed try's error, redacted like every error."""
 
 
+class Disagreement(BaseModel):
+    """The CLI's text said another class than its vendor's wire (SPEC §13.1): the wire won."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    text_class: FailureClass | None = None
+    """The class the CLI's text alone gave (None: a charged failure with no class)."""
+    text_rule: Annotated[str, Field(min_length=1, max_length=100)]
+    """The rule that fired over the text alone."""
+    cli: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    """The CLI and its version, as its requests named it (``claude-cli/2.1.332``)."""
+
+
 class Evidence(BaseModel):
     """What was observed about a failed run, each observation separately (SPEC §4)."""
 
@@ -96,6 +109,9 @@ class Evidence(BaseModel):
     """The raw facts the classification of the try that ended the run read (SPEC §12,
     issue 25 §4), so ``governor.core.reclassify`` can re-run the rules; absent from older
     histories ("not recorded")."""
+    disagreement: Disagreement | None = None
+    """The CLI's text alone said another class than the wire (SPEC §13.1); absent when
+    they agreed, without a relay, and in older histories."""
 
 
 UNKNOWN: Final = Evidence.model_construct()  # ``Evidence()``: see ``policy.py``

@@ -14,6 +14,12 @@ Rules (SPEC §4, §12.5-§12.8; issue 25 §4; decision record 0014):
       the reply is kept, only kinds, counts and statuses.
     * ``Usage`` is what a vendor reported a call used (tokens), summed over the tries of
       a run and recorded with its cost (SPEC §12.5).
+    * ``WireFacts`` is what governor's relay saw pass between the CLI and its vendor
+      (SPEC §13.1): per request only metadata — method and path (no query), time to first
+      byte, status, the error body's type and code, retry-after and the rate-limit /
+      usage-window headers, the kinds of streamed events, whether any content streamed,
+      token usage, bytes, and how the exchange ended. Never a body, a prompt, a key or a
+      header value that holds one.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from governor.core.numbers import MAX_COUNT, MAX_USD, Count, Int64, Usd, reported
+from governor.core.numbers import MAX_COUNT, MAX_USD, Count, Int64, Usd, WaitS, reported
 
 Kind = Annotated[str, Field(min_length=1, max_length=100)]
 """A short name: a line kind, an error code, an errno, a version."""
@@ -178,6 +184,93 @@ class CodexFacts(_Frozen):
     sampling_retries: Count | None = None
 
 
+WireEnd = Literal[
+    "answered", "refused", "dns", "tls", "connect", "reset", "timeout", "broken", "abandoned"
+]
+"""How one exchange through the relay ended (SPEC §13.1): a whole response with a status
+below 400 and no in-stream error (``answered``); a status of 400 or more, or an in-stream
+error event (``refused``); never connected — the name did not resolve (``dns``), the TLS
+handshake failed (``tls``), the connection was refused (``connect``); connected, then
+closed or reset before any response byte (``reset``) or no byte before the client gave up
+(``timeout``); reset or closed mid-response (``broken``); the client went away
+mid-response (``abandoned``)."""
+NO_RESPONSE_ENDS: Final = frozenset({"dns", "tls", "connect", "reset", "timeout"})
+"""Ends of an exchange that received no response byte."""
+UNREACHED_ENDS: Final = frozenset({"dns", "tls", "connect"})
+"""Ends of an exchange that never connected to the vendor."""
+REQUESTS_KEPT: Final = 20
+"""The most requests one ``WireFacts`` lists (the last ones; ``total`` counts them all)."""
+LIMITS_KEPT: Final = 12
+"""The most rate-limit headers one request keeps."""
+UrlPath = Annotated[str, Field(min_length=1, max_length=200)]
+"""A request path without its query."""
+Limit = Annotated[str, Field(min_length=1, max_length=200)]
+"""One rate-limit or usage-window header as ``name=value`` (never a credential)."""
+
+
+class WireRequest(_Frozen):
+    """One request the relay forwarded, as metadata (see ``WireEnd``)."""
+
+    method: Kind
+    path: UrlPath
+    model: bool = False
+    """It asked a model for a turn (``POST`` to ``…/messages``, ``…/responses``,
+    ``…:generateContent`` …)."""
+    ended: WireEnd
+    detail: Kind | None = None
+    """What said how it ended: an errno, a TLS reason, an in-stream error event."""
+    ttfb_ms: Int64 | None = None
+    """Milliseconds from the request's first byte to the response's first byte."""
+    status: Count | None = None
+    error_type: Kind | None = None
+    """The error body's (or in-stream error event's) ``type``."""
+    error_code: Kind | None = None
+    """The error body's (or in-stream error event's) ``code``."""
+    retry_after_s: WaitS | None = None
+    resets_at: Int64 | None = None
+    """When the vendor said the account's usage window reopens (Unix seconds)."""
+    phrase: Kind | None = None
+    """A known phrase the error's message held (``governor.core.wire_evidence.PHRASES``),
+    never the message itself."""
+    window: Kind | None = None
+    """The usage window the vendor said was spent (``usage_limit_reached``,
+    ``rejected five_hour`` …)."""
+    limits: tuple[Limit, ...] = Field(default=(), max_length=LIMITS_KEPT)
+    """The vendor's rate-limit and usage-window headers, ``name=value``."""
+    events: tuple[Kind, ...] = Field(default=(), max_length=KINDS_KEPT * 4)
+    """The kinds of streamed events seen, each once, in order of first appearance."""
+    content: bool = False
+    """A content block or an output item streamed (the model produced something)."""
+    usage: Usage | None = None
+    bytes_up: Int64 = 0
+    bytes_down: Int64 = 0
+
+
+class WireFacts(_Frozen):
+    """What the relay saw of one agent call (SPEC §13.1): its requests, as metadata."""
+
+    requests: tuple[WireRequest, ...] = Field(default=(), max_length=REQUESTS_KEPT)
+    """The last ``REQUESTS_KEPT`` requests, in order."""
+    total: Count = 0
+    """Every request the relay forwarded."""
+    responded: bool = False
+    """Any response byte came back from the vendor in this call (reached is reached)."""
+    content: bool = False
+    """Any request of the call streamed a content block or an output item."""
+    usage: Usage | None = None
+    """The token usage of every request, summed."""
+    agent: Kind | None = None
+    """The CLI as its requests named it (the ``User-Agent`` product, e.g.
+    ``claude-cli/2.1.197``)."""
+    gated: bool = False
+    """The relay refused a request itself because the goal's budget was spent."""
+    own_effects: bool = False
+    """The agent may act without its model (a ``command``): the wire proves no absence of
+    effects, only what the vendor sent."""
+    failed: Kind | None = None
+    """The relay itself failed mid-call (a short reason)."""
+
+
 class RawObservation(_Frozen):
     """The raw facts one failed try's classification read (see the module rules)."""
 
@@ -200,3 +293,5 @@ class RawObservation(_Frozen):
     not asked)."""
     claude: ClaudeFacts | None = None
     codex: CodexFacts | None = None
+    wire: WireFacts | None = None
+    """What the relay saw (SPEC §13.1); absent without a relay and in older histories."""

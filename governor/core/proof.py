@@ -77,7 +77,8 @@ def _merge(values: Iterable[str], *, positive: str, negative: str) -> str:
 
 def merged_evidence(attempts: Iterable[AgentAttemptProof]) -> Evidence:
     """Evidence over many attempts: absence holds only where every attempt shows it; the
-    raw observation is the last attempt's (the try that ended the run)."""
+    raw observation and any text/wire disagreement are the last attempt's (the try that
+    ended the run)."""
     attempts = tuple(attempts)
     if not attempts:
         return UNKNOWN
@@ -97,6 +98,7 @@ def merged_evidence(attempts: Iterable[AgentAttemptProof]) -> Evidence:
         rule=witness.rule,
         partial=next((a.evidence.partial for a in attempts if a.evidence.partial), None),
         observation=attempts[-1].evidence.observation,
+        disagreement=attempts[-1].evidence.disagreement,
     )
 
 

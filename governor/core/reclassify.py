@@ -64,6 +64,7 @@ def reclassify(
         error=error,
         evidence=judged if judged is not None else declared,
         stream=observation.claude or observation.codex,
+        wire=observation.wire,
     )
     return classify(result)
 

@@ -37,6 +37,20 @@ def billing_line(profile: str, remedy: str | None) -> str:
     return f"the account behind {profile} {BILLING_REFUSED}{remedy or GENERIC_BILLING_REMEDY}"
 
 
+PLAN_MISSING: Final = "has no plan that includes this product: "
+"""The words every plan line carries (SPEC §13.2)."""
+GENERIC_PLAN_REMEDY: Final = (
+    "upgrade the vendor plan of the account this profile uses (codex: a ChatGPT plan that "
+    "includes Codex, e.g. Plus), or give the profile an API key"
+)
+
+
+def plan_line(profile: str) -> str:
+    """The sentence a plan that does not include the product ends the run's error with
+    (SPEC §13.2): "the account behind <profile> has no plan that includes this product: …"."""
+    return f"the account behind {profile} {PLAN_MISSING}{GENERIC_PLAN_REMEDY}"
+
+
 def never_reached_line(endpoint: str | None) -> str:
     """The sentence a vendor that was never reached ends the run's error with (SPEC §12.7)."""
     where = endpoint or "the vendor"

@@ -34,6 +34,10 @@ Rules (SPEC §4, §7, §11.8, §11.9; decision record 0213; observations in ``do
       requests: an in-stream overload), and the non-streaming re-send it makes after a
       streamed request was answered 404 (observed on 2.1.197; the fake vendor sees both).
     * Verified with ``CLAUDE_VERIFIED_VERSION``; the ref names the version that ran.
+    * Through governor's relay (SPEC §13.1, unless the profile sets ``relay = false``):
+      ``ANTHROPIC_BASE_URL`` points the child at the relay, which forwards to the
+      configured base URL (else Anthropic's); what the relay saw is the result's ``wire``,
+      read first by the core's rules.
 """
 
 from __future__ import annotations
@@ -54,11 +58,20 @@ from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.event_fields import Profile
 from governor.core.evidence import Evidence
 from governor.core.numbers import MAX_USD, reported
-from governor.core.observation import KINDS_KEPT, STATUSES_KEPT, ClaudeFacts, Connection, counted
+from governor.core.observation import (
+    KINDS_KEPT,
+    STATUSES_KEPT,
+    ClaudeFacts,
+    Connection,
+    WireFacts,
+    counted,
+)
 from governor.exec.claude_stream import ClaudeEvents, ClaudeResult, ClaudeStream
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
+from governor.exec.relay import Gate, Relay
+from governor.exec.relayed import start_relay, uses_relay
 from governor.exec.vendor_health import ANTHROPIC_URL, public_url
 
 UNABLE_TO_CONNECT: Final = re.compile(
@@ -150,11 +163,13 @@ class ClaudeHarness:
 
     name: Final = "claude"
 
-    def __init__(self, base_dir: Path) -> None:
+    def __init__(self, base_dir: Path, *, gate: Gate | None = None) -> None:
         """Args:
         base_dir: the goal file's folder (claude resolves nothing against it).
+        gate: asked by the relay before each model request after the first.
         """
         self.base_dir = base_dir
+        self.gate = gate
 
     def binary(self, profile: Profile) -> str | None:
         """The executable looked up on the child's ``PATH``."""
@@ -172,9 +187,31 @@ class ClaudeHarness:
     def run(
         self, prompt: str, profile: Profile, *, cwd: Path, env: Mapping[str, str]
     ) -> SpawnResult:
-        """Run claude once; see the module rules for what it reports."""
+        """Run claude once (through the relay unless the profile turns it off); see the
+        module rules for what it reports."""
+        base = env.get("ANTHROPIC_BASE_URL") or None
+        if not uses_relay(profile):
+            return self._run(prompt, profile, cwd=cwd, env=env, endpoint=base)
+        relay = start_relay(base or ANTHROPIC_URL, env, self.gate)
+        if isinstance(relay, SpawnResult):
+            return relay
+        with relay:
+            return self._run(prompt, profile, cwd=cwd, env=env, endpoint=base, relay=relay)
+
+    def _run(
+        self,
+        prompt: str,
+        profile: Profile,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        endpoint: str | None,
+        relay: Relay | None = None,
+    ) -> SpawnResult:
         events = ClaudeEvents()
         child_env = self.environment(profile, env)
+        if relay is not None:
+            child_env["ANTHROPIC_BASE_URL"] = relay.url
         result = run_process(
             self.argv(profile),
             stdin=prompt.encode("utf-8"),
@@ -184,9 +221,14 @@ class ClaudeHarness:
             on_stdout_line=events.feed,
         )
         overrides = claim_overrides(profile, child_env)
-        base = env.get("ANTHROPIC_BASE_URL") or None
         return claude_result(
-            result, events.result(), Redactor(env), overrides=overrides, endpoint=base
+            result,
+            events.result(),
+            Redactor(env),
+            overrides=overrides,
+            endpoint=endpoint,
+            wire=relay.facts() if relay else None,
+            account=relay.account if relay else None,
         )
 
 
@@ -197,8 +239,11 @@ def claude_result(
     *,
     overrides: Iterable[str] = (),
     endpoint: str | None = None,
+    wire: WireFacts | None = None,
+    account: str | None = None,
 ) -> SpawnResult:
-    """Turn a finished claude process and its folded stream into a classified result."""
+    """Turn a finished claude process and its folded stream (and what the relay saw)
+    into a classified result."""
     ok = is_claude_success(result, stream)
     r = stream.result
     seen = facts(stream, overrides)
@@ -223,6 +268,8 @@ def claude_result(
         connection_detail=seen.connection,
         endpoint=public_url(endpoint) if endpoint else ANTHROPIC_URL,
         stream=seen,
+        wire=wire,
+        account=account,
     )
 
 

@@ -44,6 +44,13 @@ Rules (SPEC §4, §7; decision record 0213; observations in ``docs/harnesses.md`
       "try again in 1.5s" fills ``retry_after_s``.
     * The facts the absence rule judged are the core's ``CodexFacts``
       (``governor.core.absence.codex_absence``).
+    * Through governor's relay (SPEC §13.1, unless the profile sets ``relay = false``):
+      the relay forwards to the base URL codex would have used (``codex_base_url``), and
+      codex is pointed at it — its selected custom model provider's ``base_url`` through
+      ``-c model_providers.<id>.base_url=…``, the built-in provider through
+      ``OPENAI_BASE_URL``. What the relay saw is the result's ``wire``, read first by the
+      core's rules. Reached is reached (SPEC §13.4): the early stop at "Reconnecting…"
+      applies only while no response byte has come back in this run.
 """
 
 from __future__ import annotations
@@ -58,13 +65,22 @@ from governor.core.absence import codex_absence, codex_proves_absence
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.event_fields import Profile
 from governor.core.evidence import Evidence
-from governor.core.observation import BILLING_CODES, STATUSES_KEPT, CodexFacts, Connection, counted
+from governor.core.observation import (
+    BILLING_CODES,
+    STATUSES_KEPT,
+    CodexFacts,
+    Connection,
+    WireFacts,
+    counted,
+)
 from governor.exec.codex_events import CodexEvents, CodexRun
 from governor.exec.codex_trace import CodexTrace, parse_codex_trace, without_trace
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import decode, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
-from governor.exec.vendor_health import upstream_of
+from governor.exec.relay import Gate, Relay
+from governor.exec.relayed import start_relay, uses_relay
+from governor.exec.vendor_health import OPENAI_URL, codex_config, upstream_of
 
 CODEX_BINARY: Final = "codex"
 CODEX_PASS: Final = ("CODEX_HOME", "OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")
@@ -213,6 +229,24 @@ def codex_billing(code: str | None) -> str | None:
     )
 
 
+_BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+def codex_base_url(env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The custom model provider whose ``base_url`` codex uses (None: the built-in one, or
+    ``OPENAI_BASE_URL``) and the base URL itself, as codex would read them."""
+    if env.get("OPENAI_BASE_URL"):
+        return None, env["OPENAI_BASE_URL"]
+    config = codex_config(env)
+    provider = str(config.get("model_provider", "openai"))
+    providers = config.get("model_providers")
+    chosen = providers.get(provider) if isinstance(providers, dict) else None
+    base = chosen.get("base_url") if isinstance(chosen, dict) else None
+    if isinstance(base, str) and _BARE_KEY.fullmatch(provider):
+        return provider, base
+    return None, OPENAI_URL
+
+
 def chooses_sandbox(args: Iterable[str]) -> bool:
     """Whether codex arguments pick a sandbox mode themselves (then none is added)."""
     return any(
@@ -225,23 +259,27 @@ class CodexHarness:
 
     name: Final = "codex"
 
-    def __init__(self, base_dir: Path) -> None:
+    def __init__(self, base_dir: Path, *, gate: Gate | None = None) -> None:
         """Args:
         base_dir: the goal file's folder (codex resolves nothing against it).
+        gate: asked by the relay before each model request after the first.
         """
         self.base_dir = base_dir
+        self.gate = gate
 
     def binary(self, profile: Profile) -> str | None:
         """The executable looked up on the child's ``PATH``."""
         return CODEX_BINARY
 
-    def argv(self, profile: Profile) -> tuple[str, ...]:
-        """The argument list; the prompt goes on stdin (the final ``-``)."""
+    def argv(self, profile: Profile, config: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The argument list (``config``: ``-c`` overrides); the prompt goes on stdin (the
+        final ``-``)."""
         model = ("--model", profile.model) if profile.model else ()
         sandbox = () if chooses_sandbox(profile.args) else DEFAULT_SANDBOX
         return (
             CODEX_BINARY,
             "exec",
+            *config,
             "--json",
             "--skip-git-repo-check",
             *model,
@@ -257,25 +295,71 @@ class CodexHarness:
     def run(
         self, prompt: str, profile: Profile, *, cwd: Path, env: Mapping[str, str]
     ) -> SpawnResult:
-        """Run codex once; see the module rules for what it reports."""
+        """Run codex once (through the relay unless the profile turns it off); see the
+        module rules for what it reports."""
+        if not uses_relay(profile):
+            return self._run(prompt, profile, cwd=cwd, env=env)
+        provider, base = codex_base_url(env)
+        relay = start_relay(base, env, self.gate)
+        if isinstance(relay, SpawnResult):
+            return relay
+        with relay:
+            return self._run(prompt, profile, cwd=cwd, env=env, relay=relay, provider=provider)
+
+    def _run(
+        self,
+        prompt: str,
+        profile: Profile,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        relay: Relay | None = None,
+        provider: str | None = None,
+    ) -> SpawnResult:
         events = CodexEvents()
+        child_env = self.environment(profile, env)
+        config: tuple[str, ...] = ()
+        if relay is not None and provider is not None:
+            config = ("-c", f'model_providers.{provider}.base_url="{relay.url}"')
+        elif relay is not None:
+            child_env["OPENAI_BASE_URL"] = relay.url
+
+        def unreachable() -> bool:
+            if relay is not None and relay.responded:
+                return False  # reached is reached (SPEC §13.4)
+            return events.reconnecting > 0 or (relay is not None and relay.unreached)
+
         result = run_process(
-            self.argv(profile),
+            self.argv(profile, config),
             stdin=prompt.encode("utf-8"),
-            env=self.environment(profile, env),
+            env=child_env,
             cwd=cwd,
             timeout_s=profile.timeout_s,
             on_stdout_line=events.feed,
-            stop=lambda: events.reconnecting > 0,
+            stop=unreachable,
         )
         endpoint = upstream_of(profile, env, self.base_dir).endpoint
-        return codex_result(result, events.result(), Redactor(env), endpoint=endpoint)
+        return codex_result(
+            result,
+            events.result(),
+            Redactor(env),
+            endpoint=endpoint,
+            wire=relay.facts() if relay else None,
+            account=relay.account if relay else None,
+        )
 
 
 def codex_result(
-    result: ProcessResult, run: CodexRun, redact: Redactor, *, endpoint: str | None = None
+    result: ProcessResult,
+    run: CodexRun,
+    redact: Redactor,
+    *,
+    endpoint: str | None = None,
+    wire: WireFacts | None = None,
+    account: str | None = None,
 ) -> SpawnResult:
-    """Turn a finished codex process and its parsed stream into a classified result."""
+    """Turn a finished codex process and its parsed stream (and what the relay saw) into a
+    classified result."""
     trace = parse_codex_trace(
         decode(result.stderr_tail), complete=len(result.stderr_tail) == result.stderr_bytes
     )
@@ -306,4 +390,6 @@ def codex_result(
         connection_detail=CONNECTION_DETAIL[connection] if connection else None,
         endpoint=endpoint,
         stream=seen,
+        wire=wire,
+        account=account,
     )

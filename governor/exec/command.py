@@ -25,6 +25,10 @@ Rules (SPEC §4, §7):
       claim is the command's responsibility (``docs/goals.md`` has a wrapper).
     * Success is exit status 0 within the timeout (and no envelope); the reply is
       stdout, redacted.
+    * A profile that names its CLI's base-URL variable (``base_url_env``) runs through
+      governor's relay (SPEC §13.1) to that variable's value; the child sees the relay's
+      URL in it. The wire then gives the class (status, code, usage window), never
+      absence: a command may act without its model (``WireFacts.own_effects``).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.event_fields import Profile
 from governor.core.evidence import Evidence, Observation, RefusalObservation
-from governor.core.observation import BILLING_CODES, BILLING_STATUS
+from governor.core.observation import BILLING_CODES, BILLING_STATUS, WireFacts
 from governor.core.upstream_text import is_upstream_status
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env
@@ -51,6 +55,8 @@ from governor.exec.harness import (
     stdout_text,
 )
 from governor.exec.process import ProcessResult, run_process
+from governor.exec.relay import Relay
+from governor.exec.relayed import relay_failed, start_relay, uses_relay
 
 ENVELOPE_SOURCE: Final = "command:envelope"
 
@@ -184,19 +190,54 @@ class CommandHarness:
     def run(
         self, prompt: str, profile: Profile, *, cwd: Path, env: Mapping[str, str]
     ) -> SpawnResult:
-        """Run the command once; see the module rules for what it reports."""
+        """Run the command once (through the relay when the profile names its base-URL
+        variable); see the module rules for what it reports."""
+        variable = profile.base_url_env
+        if variable is None or not uses_relay(profile):
+            return self._run(prompt, profile, cwd=cwd, env=env)
+        base = env.get(variable)
+        if not base:
+            return relay_failed(f"{variable} (the profile's base_url_env) is not set")
+        relay = start_relay(base, env)
+        if isinstance(relay, SpawnResult):
+            return relay
+        with relay:
+            return self._run(prompt, profile, cwd=cwd, env=env, relay=relay)
+
+    def _run(
+        self,
+        prompt: str,
+        profile: Profile,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        relay: Relay | None = None,
+    ) -> SpawnResult:
+        child_env = scrubbed_env(env, profile.env)
+        if relay is not None and profile.base_url_env:
+            child_env[profile.base_url_env] = relay.url
         result = run_process(
             self.argv(profile),
             stdin=prompt.encode("utf-8"),
-            env=scrubbed_env(env, profile.env),
+            env=child_env,
             cwd=cwd,
             timeout_s=profile.timeout_s,
         )
-        return command_result(result, Redactor(env))
+        if relay is None:
+            return command_result(result, Redactor(env))
+        wire = relay.facts().model_copy(update={"own_effects": True})
+        return command_result(result, Redactor(env), wire=wire, account=relay.account)
 
 
-def command_result(result: ProcessResult, redact: Redactor) -> SpawnResult:
-    """Turn a finished command into a classified result (see the module rules)."""
+def command_result(
+    result: ProcessResult,
+    redact: Redactor,
+    *,
+    wire: WireFacts | None = None,
+    account: str | None = None,
+) -> SpawnResult:
+    """Turn a finished command (and what its relay saw) into a classified result (see the
+    module rules)."""
     stdout = stdout_text(result)
     envelope, problem = read_envelope(stdout) if result.started else (None, None)
     ok = result.started and result.exit_code == 0 and not result.timed_out and envelope is None
@@ -204,7 +245,14 @@ def command_result(result: ProcessResult, redact: Redactor) -> SpawnResult:
     if envelope is None:
         text = None if problem is None else f"{decode(result.stdout_tail)}\n{problem}"
         return spawn_result(
-            result, redact, ok=ok, reply=stdout if ok else None, evidence=partial, stdout=text
+            result,
+            redact,
+            ok=ok,
+            reply=stdout if ok else None,
+            evidence=partial,
+            stdout=text,
+            wire=wire,
+            account=account,
         )
     return spawn_result(
         result,
@@ -217,4 +265,6 @@ def command_result(result: ProcessResult, redact: Redactor) -> SpawnResult:
         retry_after_s=envelope.retry_after_s,
         vendor_code=envelope.code,
         billing=envelope.billing,
+        wire=wire,
+        account=account,
     ).model_copy(update={"upstream": envelope.upstream})

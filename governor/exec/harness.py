@@ -27,7 +27,7 @@ import orjson
 from governor.core.classify import ERROR_LIMIT, SpawnResult, classify, failure_text, tail
 from governor.core.event_fields import Profile
 from governor.core.evidence import UNKNOWN, Evidence, Partial
-from governor.core.observation import ClaudeFacts, CodexFacts, Connection, Usage
+from governor.core.observation import ClaudeFacts, CodexFacts, Connection, Usage, WireFacts
 from governor.errors import InputError
 from governor.exec.environment import Redactor
 from governor.exec.process import ProcessResult
@@ -219,6 +219,8 @@ def spawn_result(
     connection_detail: str | None = None,
     endpoint: str | None = None,
     stream: ClaudeFacts | CodexFacts | None = None,
+    wire: WireFacts | None = None,
+    account: str | None = None,
 ) -> SpawnResult:
     """Turn a process result into a classified ``SpawnResult``.
 
@@ -242,6 +244,9 @@ def spawn_result(
         connection_detail: what said so.
         endpoint: the vendor endpoint, for the "never reached" remedy.
         stream: the stream facts the adapter's absence rule judged.
+        wire: what governor's relay saw of the call (SPEC §13.1); its token usage stands
+            in when the CLI reported none.
+        account: the digest of the account the call ran under (SPEC §13.2).
 
     Returns:
         The result, classified by the core's rules (a success is never classed).
@@ -262,7 +267,7 @@ def spawn_result(
             retry_after_s=retry_after_s,
             duration_s=result.duration_s,
             cost_usd=cost_usd,
-            usage=usage,
+            usage=usage if usage is not None or wire is None else wire.usage,
             vendor_code=vendor_code if failed else None,
             billing=billing if failed else None,
             connection=connection if failed else None,
@@ -270,5 +275,7 @@ def spawn_result(
             stopped=result.stopped,
             endpoint=endpoint[:500] if failed and endpoint else None,
             stream=stream if failed else None,
+            wire=wire,
+            account=account,
         )
     )

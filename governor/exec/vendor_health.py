@@ -18,7 +18,8 @@ Rules (SPEC §11.10, §12.9; docs/fleet-outages.md):
       profiles that declare the same name share it (and park together).
     * A call was ``refused`` when its class is ``upstream``; it made no contact when it
       never started, timed out, or never reached a vendor that has never answered (an
-      ``environment`` failure, SPEC §12.7); any other outcome is an answer.
+      ``environment`` failure, SPEC §12.7); any other outcome is an answer. A call whose
+      relay saw any response byte reached its vendor, whatever followed (SPEC §13.4).
     * The probe is one bounded, cheap call with the profile's own credentials: codex and
       claude run the profile itself on ``PROBE_PROMPT`` (codex in a read-only sandbox
       unless the profile chooses one); ``command``, ``python`` and ``scripted`` agents
@@ -67,7 +68,8 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-def _codex_config(env: Mapping[str, str]) -> dict[str, object]:
+def codex_config(env: Mapping[str, str]) -> dict[str, object]:
+    """Codex's ``config.toml`` (``$CODEX_HOME``, else ``~/.codex``), or {} when unreadable."""
     home = env.get("CODEX_HOME") or (f"{env['HOME']}/.codex" if env.get("HOME") else None)
     if home is None:
         return {}
@@ -79,7 +81,7 @@ def _codex_config(env: Mapping[str, str]) -> dict[str, object]:
 
 
 def _codex(profile: Profile, env: Mapping[str, str]) -> tuple[str, str | None]:
-    config = _codex_config(env)
+    config = codex_config(env)
     model = profile.model or (str(config["model"]) if "model" in config else None)
     if env.get("OPENAI_BASE_URL"):
         return public_url(env["OPENAI_BASE_URL"]), model
@@ -132,13 +134,15 @@ def named(upstream: Upstream, name: str | None) -> Upstream:
 
 
 def seen(result: SpawnResult) -> Seen:
-    """What one call's result says about its upstream."""
+    """What one call's result says about its upstream (a response byte on the relay's wire
+    says the vendor answered, whatever the CLI did after: reached is reached, SPEC §13.4)."""
     if result.ok:
         return Seen("answered")
-    unreachable = result.connection == "unreachable"
+    reached = result.wire is not None and result.wire.responded
+    unreachable = result.connection == "unreachable" and not reached
     if result.failure_class == "upstream":
         return Seen("refused", result.vendor_status, result.retry_after_s, unreachable)
-    if result.timed_out or result.spawn_errno is not None or unreachable:
+    if not reached and (result.timed_out or result.spawn_errno is not None or unreachable):
         return Seen("none", unreachable=unreachable)
     return Seen("answered")
 

@@ -37,7 +37,7 @@ from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass, Tries
 from governor.core.observation import Cost, Usage
 from governor.core.proof import RunProof, derive_run_class
-from governor.core.remedy import billing_line, credential_line, never_reached_line
+from governor.core.remedy import billing_line, credential_line, never_reached_line, plan_line
 from governor.core.view import GoalView
 from governor.exec.environment import Redactor
 from governor.workflow.agent import (
@@ -158,6 +158,8 @@ def stop_line(who: str, last: SpawnResult) -> str | None:
             return credential_line(who, last.credential)
         case "billing":
             return billing_line(who, last.billing)
+        case "plan":
+            return plan_line(who)
         case "no-response":
             return never_reached_line(last.endpoint)
     return None

@@ -195,8 +195,11 @@ def test_a_success_is_never_classed() -> None:
 def test_rules_are_in_spec_order() -> None:
     assert [name for name, _ in RULES] == [
         "timeout",
+        "budget",
         "spawn-errno",
         "credential",
+        "usage-window",
+        "plan",
         "billing",
         "no-response",
         "vendor-status",

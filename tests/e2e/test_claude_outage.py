@@ -102,10 +102,11 @@ def test_a_three_request_outage_leaves_the_charged_replans_unchanged(
     failed = [e for e in project.events("g") if e["type"] == "plan.failed"]
     assert failed
     for event in failed:
-        assert (event["class"], event["evidence"]["source"]) == ("upstream", "claude:stream")
+        # through governor's relay: the wire's evidence (SPEC §13.1)
+        assert (event["class"], event["evidence"]["source"]) == ("upstream", "relay:wire")
         evidence = event["evidence"]
         assert (evidence["effects"], evidence["output"], evidence["refusal"]) == ("absent",) * 3
-        assert "HTTP 503" in evidence["ref"]
+        assert "last refused 503" in evidence["ref"]
     # the last refusal was retried by claude itself into the plan: on the record too
     [proposed, _complete] = [e for e in project.events("g") if e["type"] == "plan.proposed"]
     assert proposed["evidence"]["tries"]["vendor_retries"] == [503]
@@ -149,9 +150,11 @@ def test_an_overload_inside_a_200_stream_parks_and_resumes_uncharged_and_its_cos
     events = project.events("g")
     [failed] = [e for e in events if e["type"] == "plan.failed"]
     evidence = failed["evidence"]
-    assert (failed["class"], evidence["rule"]) == ("upstream", "upstream-text")
+    # the wire reads the in-stream overloaded_error as the 529 it stands for (SPEC §13.1)
+    assert (failed["class"], evidence["rule"]) == ("upstream", "vendor-status")
     assert (evidence["effects"], evidence["output"], evidence["refusal"]) == ("absent",) * 3
-    assert "responses begun, broken before any content" in evidence["ref"]
+    assert "no content streamed" in evidence["ref"]
+    assert evidence["observation"]["wire"]["requests"][-1]["error_type"] == "overloaded_error"
     assert evidence["observation"]["claude"]["requests_begun"] == OUTAGE_REQUESTS
     assert failed["cost_usd"] > 0  # the input tokens of the requests the vendor began
     assert failed["usage"]["input_tokens"] > 0

@@ -32,7 +32,7 @@ def test_a_recorded_observation_is_judged_again_and_agrees(
     [failure] = record["failures"]
     assert failure["reading"] == "recorded"
     assert failure["today"] == failure["recorded"]
-    assert failure["recorded"] == {"class": "upstream", "rule": "upstream-text", "charged": False}
+    assert failure["recorded"] == {"class": "upstream", "rule": "vendor-status", "charged": False}
     assert (failure["read"], failure["assumed"]) == ([], [])
     assert (record["changed"], record["outcome"]) == (0, "same")
     assert record["final"]["status"] == "succeeded"

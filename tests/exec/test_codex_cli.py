@@ -17,9 +17,12 @@ from tests.fakevendor.server import FakeVendor
 pytest_plugins = ["tests.vendor_conftest"]
 
 
-def run_codex(vendor: FakeVendor, scenario: sc.Scenario, env: dict[str, str], cwd: Path):
+def run_codex(
+    vendor: FakeVendor, scenario: sc.Scenario, env: dict[str, str], cwd: Path, *, relay=True
+):
     vendor.play(scenario)
-    return CodexHarness(cwd).run(PROMPT, codex_profile(), cwd=cwd, env=env)
+    profile = codex_profile() if relay else codex_profile().model_copy(update={"relay": False})
+    return CodexHarness(cwd).run(PROMPT, profile, cwd=cwd, env=env)
 
 
 def test_a_streamed_plan_reply_succeeds_and_the_reply_carries_the_plan(
@@ -38,11 +41,13 @@ def test_a_streamed_plan_reply_succeeds_and_the_reply_carries_the_plan(
     assert PROMPT in json.dumps(request.body["input"])
 
 
+@pytest.mark.parametrize("relay", [True, False], ids=["relay", "text"])
 @pytest.mark.parametrize("code", [503, 429, 529], ids=["http-503", "http-429", "http-529"])
 def test_a_refused_first_request_is_upstream_with_positive_no_effect_evidence(
-    fake_vendor, codex_source_env, workdir, code
+    fake_vendor, codex_source_env, workdir, code, relay
 ):
-    result = run_codex(fake_vendor, sc.status(code, retry_after=7), codex_source_env, workdir)
+    scenario = sc.status(code, retry_after=7)
+    result = run_codex(fake_vendor, scenario, codex_source_env, workdir, relay=relay)
     assert not result.ok
     assert (result.failure_class, result.rule, result.vendor_status) == (
         "upstream",
@@ -51,12 +56,17 @@ def test_a_refused_first_request_is_upstream_with_positive_no_effect_evidence(
     )
     evidence = result.evidence
     assert (evidence.effects, evidence.output, evidence.refusal) == ("absent",) * 3
-    assert evidence.source == "codex:jsonl"
     assert evidence.ref is not None
-    assert evidence.ref.startswith("codex-jsonl:events 0-")
-    assert f"HTTP {code}" in evidence.ref
+    if relay:  # the wire says it, Retry-After included
+        assert evidence.source == "relay:wire"
+        assert f"last refused {code}" in evidence.ref
+        assert result.retry_after_s == 7.0
+    else:
+        assert evidence.source == "codex:jsonl"
+        assert evidence.ref.startswith("codex-jsonl:events 0-")
+        assert f"HTTP {code}" in evidence.ref
+        assert result.retry_after_s is None  # codex's text does not surface Retry-After
     assert is_uncharged_failure(result.failure_class, evidence)
-    assert result.retry_after_s is None  # codex does not surface Retry-After
     assert len(fake_vendor.model_requests) == 1  # in-CLI retries are off
 
 
@@ -103,13 +113,19 @@ def test_a_503_after_a_command_the_sandbox_denied_is_charged(
     assert is_charged(result)
 
 
+@pytest.mark.parametrize("relay", [True, False], ids=["relay", "text"])
 def test_a_stream_broken_after_text_is_charged_without_positive_evidence(
-    fake_vendor, codex_source_env, workdir
+    fake_vendor, codex_source_env, workdir, relay
 ):
-    result = run_codex(fake_vendor, sc.fail_after_text(500), codex_source_env, workdir)
+    scenario = sc.fail_after_text(500)
+    result = run_codex(fake_vendor, scenario, codex_source_env, workdir, relay=relay)
     assert not result.ok
-    assert result.failure_class is None  # codex reports a stream disconnect, no status
-    assert result.evidence.effects == result.evidence.output == "unknown"
+    if relay:  # the wire saw the text stream, then the vendor's in-stream server_error
+        assert (result.failure_class, result.vendor_status) == ("upstream", 500)
+        assert result.evidence.output == "observed"
+    else:
+        assert result.failure_class is None  # codex reports a stream disconnect, no status
+        assert result.evidence.effects == result.evidence.output == "unknown"
     assert is_charged(result)
     assert "stream disconnected" in (result.error or "")
 
@@ -147,22 +163,22 @@ def test_the_api_key_never_reaches_the_recorded_result(fake_vendor, codex_source
     assert FAKE_OPENAI_KEY not in failed.model_dump_json()
 
 
-def run_case(name, vendor, cli, workdir, home, **profile):
+def run_case(name, vendor, cli, workdir, home, *, relay=True, **profile):
     case = CODEX[name]
     vendor.play(case.scenario)
     env = case.source_env(True, home, vendor.url, cli)
-    result = CodexHarness(workdir).run(
-        PROMPT, case.profile(True).model_copy(update=profile), cwd=workdir, env=env
-    )
-    assert verdict_of(result) == case.expect, (result.evidence.ref, result.error)
+    chosen = case.profile(True, relay=relay).model_copy(update=profile)
+    result = CodexHarness(workdir).run(PROMPT, chosen, cwd=workdir, env=env)
+    assert verdict_of(result) == case.expected(relay), (result.evidence.ref, result.error)
     return result
 
 
+@pytest.mark.parametrize("relay", [True, False], ids=["relay", "text"])
 @pytest.mark.parametrize("name", CODEX, ids=list(CODEX))
 def test_the_installed_codex_comes_to_each_recorded_verdict(
-    name, fake_vendor, codex_cli, workdir, tmp_path
+    name, relay, fake_vendor, codex_cli, workdir, tmp_path
 ):
-    run_case(name, fake_vendor, codex_cli, workdir, tmp_path / "home")
+    run_case(name, fake_vendor, codex_cli, workdir, tmp_path / "home", relay=relay)
 
 
 CREDENTIAL_CASES = [name for name, case in CODEX.items() if case.expect.credential]
@@ -212,7 +228,13 @@ def test_a_vendor_with_nothing_listening_ends_the_agent_at_the_first_sign(
     # codex would wait for the network until timeout_s; the test's own deadline (90 s)
     # is far shorter than this timeout, so only an early end passes
     result = run_case(
-        "no-listener", fake_vendor, codex_cli, workdir, tmp_path / "home", timeout_s=1800.0
+        "no-listener",
+        fake_vendor,
+        codex_cli,
+        workdir,
+        tmp_path / "home",
+        relay=False,
+        timeout_s=1800.0,
     )
     assert result.stopped
     assert not result.timed_out
@@ -225,3 +247,22 @@ def test_a_vendor_with_nothing_listening_ends_the_agent_at_the_first_sign(
     observation = result.evidence.observation
     assert observation is not None
     assert (observation.stopped, observation.connection_detail) == (True, "waiting for network")
+
+
+def test_through_the_relay_a_vendor_with_nothing_listening_ends_the_agent_at_once(
+    fake_vendor, codex_cli, workdir, tmp_path
+):
+    # the relay's own connection was refused: the agent is ended without waiting for
+    # codex's words, and the wire names the errno
+    result = run_case(
+        "no-listener", fake_vendor, codex_cli, workdir, tmp_path / "home", timeout_s=1800.0
+    )
+    assert result.stopped
+    assert not result.timed_out
+    assert (result.failure_class, result.connection) == ("environment", "unreachable")
+    assert result.connection_detail == "ECONNREFUSED"
+    assert fake_vendor.requests == []
+    wire = result.wire
+    assert wire is not None
+    assert wire.requests[-1].ended == "connect"
+    assert not wire.responded

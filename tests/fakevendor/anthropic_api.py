@@ -82,7 +82,10 @@ def _error_body(code: int, kind: str | None = None, message: str | None = None) 
 def _error(step: Step) -> Answer:
     headers = {} if step.retry_after_s is None else {"retry-after": str(step.retry_after_s)}
     headers["request-id"] = "req_fake_1"
-    return json_answer(step.status, _error_body(step.status, step.code, step.message), headers)
+    headers.update(step.headers)
+    body = _error_body(step.status, step.code, step.message)
+    body["error"].update(step.fields)
+    return json_answer(step.status, body, headers)
 
 
 def _usage(output_tokens: int) -> dict[str, int]:

@@ -54,8 +54,25 @@ class Verdict:
     vendor_code: str | None = None
 
 
+RULE_CODES: Final = frozenset(
+    {
+        "billing_error",
+        "insufficient_quota",
+        "usage_limit_reached",
+        "usage_not_included",
+        "rate_limit_exceeded",
+        "server_is_overloaded",
+        "slow_down",
+        "server_error",
+    }
+)
+"""Vendor codes a verdict names (the codes the rules act on); the relay also reads the
+usual code of each status (``api_error`` for a 503), which a verdict leaves out."""
+
+
 def verdict_of(result: SpawnResult) -> Verdict:
-    """The verdict a run came to (``retry_after_s`` under 1 s reads as claude's back-off)."""
+    """The verdict a run came to (``retry_after_s`` under 1 s reads as claude's back-off;
+    only ``RULE_CODES`` are named)."""
     wait = result.retry_after_s
     return Verdict(
         ok=result.ok,
@@ -70,7 +87,7 @@ def verdict_of(result: SpawnResult) -> Verdict:
         vendor_retries=result.vendor_retries,
         billing=result.billing is not None,
         connection=result.connection,
-        vendor_code=result.vendor_code,
+        vendor_code=result.vendor_code if result.vendor_code in RULE_CODES else None,
     )
 
 
@@ -89,25 +106,42 @@ class Case:
     dead: bool = False
     """Point the CLI at a port nothing listens on instead of the fake vendor (SPEC §12.7)."""
     since: Mapping[str, Verdict] = field(default_factory=dict)
-    """What a release from this version on comes to, where the CLI itself behaves
-    otherwise (it reports a status it did not, makes fewer requests): never another
+    """What a release from this version on comes to from its text, where the CLI itself
+    behaves otherwise (it reports a status it did not, makes fewer requests): never another
     class or charge (``classification``; ``test_matrix_versions`` checks it)."""
     needs_relay: Mapping[str, str] = field(default_factory=dict)
     """Releases from this version on whose verdict only the wire can give in full, and
-    why: their class and charge must hold from the text, the rest is expected to fail
-    until the relay reads the wire (issue 32)."""
+    why: from the text alone their class and charge must hold, the rest is expected to
+    fail (through the relay they must hold whole)."""
+    wire: Verdict | None = None
+    """What the case comes to through governor's relay, when the wire says more than the
+    text (SPEC §13.1); None: the same as the text's verdict."""
+    wire_since: Mapping[str, Verdict] = field(default_factory=dict)
+    """Like ``since``, through the relay."""
 
     def verdict(self, version: str) -> Verdict:
-        """What release ``version`` must come to."""
+        """What release ``version`` must come to from its text alone."""
         return _from(self.since, version) or self.expect
 
     def relay_reason(self, version: str) -> str | None:
         """Why release ``version``'s full verdict needs the relay, if it does."""
         return _from(self.needs_relay, version)
 
-    def profile(self, codex: bool) -> Profile:
+    def expected(self, relay: bool, version: str | None = None) -> Verdict:
+        """The verdict through the relay (``relay``) or from the text alone, of release
+        ``version`` (None: the oldest)."""
+        text = self.verdict(version) if version else self.expect
+        if not relay:
+            return text
+        newer = _from(self.wire_since, version) if version else None
+        return newer or self.wire or text
+
+    def profile(self, codex: bool, *, relay: bool = True) -> Profile:
         base = codex_profile(args=self.args) if codex else claude_profile(args=self.args)
-        return base.model_copy(update={"env": (*base.env, *self.env)})
+        update: dict[str, object] = {"env": (*base.env, *self.env)}
+        if not relay:
+            update["relay"] = False
+        return base.model_copy(update=update)
 
     def source_env(self, codex: bool, home: Path, base_url: str, cli: str) -> dict[str, str]:
         env = (codex_env if codex else claude_env)(home, dead_url() if self.dead else base_url, cli)
@@ -172,7 +206,11 @@ CLAUDE: Final[dict[str, Case]] = {
             "Retry-After of 2 s); the vendor's header is only on the wire"
         },
     ),
-    "429-retry-after-beyond-60s": Case(sc.status(429, retry_after=61), _free(429)),
+    "429-retry-after-beyond-60s": Case(
+        sc.status(429, retry_after=61),
+        _free(429),
+        wire=_free(429, retry_after_s=61.0),  # the vendor's Retry-After, read on the wire
+    ),
     "401": Case(
         sc.status(401),
         _free(401, rule="credential", retry_after_s=BACKOFF, vendor_retries=(401,)),
@@ -198,6 +236,9 @@ CLAUDE: Final[dict[str, Case]] = {
     "500-after-text": Case(
         sc.fail_after_text(500),
         Verdict(failure_class="upstream", rule="upstream-text", output="observed"),
+        wire=Verdict(
+            failure_class="upstream", rule="vendor-status", vendor_status=500, output="observed"
+        ),
     ),
     "fallback-retried-503": Case(
         sc.Scenario((sc.Step("fail_after_text", status=500), sc.Step("status", status=503))),
@@ -226,6 +267,8 @@ CLAUDE: Final[dict[str, Case]] = {
             vendor_retries=(503,),
         ),
         env=FALLBACK_ON,
+        # the wire sees every request, re-sent or not: absence needs no stream flag
+        wire=_free(503, retry_after_s=BACKOFF, vendor_retries=(503,)),
     ),
     "503-with-output-format-overridden": Case(
         sc.status(503), Verdict(rule="default"), args=("--output-format", "json")
@@ -249,10 +292,14 @@ CLAUDE: Final[dict[str, Case]] = {
         sc.stream_error("overloaded_error"),
         _free(None, rule="upstream-text", vendor_retries=(None, None)),
         since={"2.1.332": _free(529, vendor_retries=(None,))},
+        wire=_free(529, vendor_retries=(None, None)),  # overloaded_error stands for 529
+        wire_since={"2.1.332": _free(529, vendor_retries=(None,))},
     ),
     # SPEC §12.6: out of credit
     "402-billing-error": Case(
-        sc.status(402, error_code="billing_error"), _free(402, rule="billing", billing=True)
+        sc.status(402, error_code="billing_error"),
+        _free(402, rule="billing", billing=True),
+        wire=_free(402, rule="billing", billing=True, vendor_code="billing_error"),
     ),
     "credit-balance-too-low": Case(
         sc.status(400, error_code="invalid_request_error", message=CREDIT_TOO_LOW),
@@ -296,7 +343,16 @@ CLAUDE: Final[dict[str, Case]] = {
     ),
     # a 404 on the streamed request: claude re-sends it once without streaming
     "404-resent-without-streaming": Case(
-        sc.status(404), Verdict(rule="default", vendor_status=404, vendor_retries=(404,))
+        sc.status(404),
+        Verdict(rule="default", vendor_status=404, vendor_retries=(404,)),
+        # the wire proves nothing was produced; a 404 is still charged (no class)
+        wire=Verdict(
+            rule="default",
+            vendor_status=404,
+            vendor_retries=(404,),
+            effects="absent",
+            output="absent",
+        ),
     ),
 }
 """The claude matrix (SPEC §11.9, §12.6-§12.8): what is free, what is charged, and why."""
@@ -318,16 +374,26 @@ CODEX: Final[dict[str, Case]] = {
         sc.stream_error("insufficient_quota"),
         _free(None, rule="billing", billing=True, vendor_code="insufficient_quota"),
     ),
-    "429-rate-limit-exceeded": Case(sc.status(429, error_code="rate_limit_exceeded"), _free(429)),
+    "429-rate-limit-exceeded": Case(
+        sc.status(429, error_code="rate_limit_exceeded"),
+        _free(429),
+        wire=_free(429, vendor_code="rate_limit_exceeded"),
+    ),
     "rate-limit-exceeded-in-stream": Case(
         sc.stream_error("rate_limit_exceeded"),
         _free(None, rule="upstream-text", retry_after_s=1.5, vendor_code="rate_limit_exceeded"),
+        wire=_free(429, retry_after_s=1.5, vendor_code="rate_limit_exceeded"),
     ),
-    "500-server-error": Case(sc.status(500), _free(500)),
+    "500-server-error": Case(
+        sc.status(500), _free(500), wire=_free(500, vendor_code="server_error")
+    ),
     # an in-stream server_error cannot be told from text streamed, then cut (the trace
-    # does not show text deltas): charged
+    # does not show text deltas): charged by the text; the wire sees that no output item
+    # was added before it (SPEC §13.3): upstream, free
     "server-error-in-stream": Case(
-        sc.stream_error("server_error"), Verdict(rule="default", vendor_code="server_error")
+        sc.stream_error("server_error"),
+        Verdict(rule="default", vendor_code="server_error"),
+        wire=_free(500, vendor_code="server_error"),
     ),
     # SPEC §12.7: no HTTP response. Nothing listening: ended at codex's first
     # "Reconnecting... waiting for network", never reached -> environment

@@ -62,9 +62,17 @@ def _error(step: Step) -> Answer:
     code, message = _ERRORS.get(step.status, ("server_error", "The server had an error."))
     if step.code is not None:
         code, message = step.code, step.message or _MESSAGES.get(step.code, message)
-    body = {"error": {"message": message, "type": code, "code": code, "param": None}}
+    body = {
+        "error": {
+            "message": message,
+            "type": code,
+            "code": code,
+            "param": None,
+            **dict(step.fields),
+        }
+    }
     headers = {} if step.retry_after_s is None else {"Retry-After": str(step.retry_after_s)}
-    return json_answer(step.status, body, headers)
+    return json_answer(step.status, body, {**headers, **dict(step.headers)})
 
 
 def _created() -> bytes:

@@ -55,6 +55,8 @@ class Step:
             ``insufficient_quota``, ``billing_error``, ``overloaded_error``); None: the
             dialect's usual code for the status.
         message: the vendor's error message with ``code`` (None: the dialect's usual one).
+        headers: extra response headers of a ``status`` answer (a usage window's reset).
+        fields: extra fields of a ``status`` answer's error object (``resets_at`` …).
     """
 
     kind: StepKind
@@ -65,6 +67,8 @@ class Step:
     command: str = TOOL_COMMAND
     code: str | None = None
     message: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    fields: tuple[tuple[str, str | int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,3 +136,41 @@ def fail_after_tool_call(
 def malformed() -> Scenario:
     """Answer 200 with a body that is not a valid event stream."""
     return Scenario((Step("malformed"),))
+
+
+def usage_window_openai(resets_at: int, now: int) -> Scenario:
+    """Codex's ChatGPT-plan window spent (SPEC §13.2): HTTP 429 ``usage_limit_reached`` with
+    ``resets_at`` and the ``x-codex-*-reset-after-seconds`` headers."""
+    after = str(max(resets_at - now, 0))
+    step = Step(
+        "status",
+        status=429,
+        code="usage_limit_reached",
+        message="The usage limit has been reached",
+        headers=(
+            ("x-codex-primary-reset-after-seconds", after),
+            ("x-codex-primary-used-percent", "100"),
+        ),
+        fields=(("plan_type", "plus"), ("resets_at", resets_at), ("resets_in_seconds", int(after))),
+    )
+    return Scenario((step,))
+
+
+def usage_window_anthropic(resets_at: int) -> Scenario:
+    """An Anthropic subscription window spent (SPEC §13.2): HTTP 429 with
+    ``anthropic-ratelimit-unified-status: rejected`` and its reset."""
+    step = Step(
+        "status",
+        status=429,
+        code="rate_limit_error",
+        message="This request would exceed your account's rate limit. Please try again later.",
+        headers=(
+            ("anthropic-ratelimit-unified-status", "rejected"),
+            ("anthropic-ratelimit-unified-reset", str(resets_at)),
+            ("anthropic-ratelimit-unified-5h-status", "rejected"),
+            ("anthropic-ratelimit-unified-5h-reset", str(resets_at)),
+            ("anthropic-ratelimit-unified-5h-utilization", "1.0"),
+            ("anthropic-ratelimit-unified-representative-claim", "five_hour"),
+        ),
+    )
+    return Scenario((step,))

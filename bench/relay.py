@@ -1,0 +1,216 @@
+"""Benchmark: what governor's relay adds to each request, side by side with a direct connection.
+
+Run: ``.venv/bin/python -m bench.relay [--requests 400] [--megabytes 50] [--rounds 3]``
+
+Method (figures go to docs/performance.md, "The relay"):
+    One loopback vendor (a threaded raw-socket HTTP/1.1 server, keep-alive, in a process of
+    its own) answers three routes. The same client code (a fresh process per measurement)
+    reaches it directly and through one ``Relay`` (in the benchmark's process, as in a
+    harness), rounds interleaved (direct, relay, direct, relay …); no two parts share a GIL:
+
+    * ``/small``: a 200 JSON answer of 200 bytes; ``--requests`` requests on one kept-alive
+      connection; the median time per request of each path and their difference (what the
+      relay adds per request).
+    * ``/stream``: a chunked server-sent-event answer whose first event is written at
+      once; the time from sending the request to reading the first body byte (time to first
+      streamed byte), median of ``--requests // 4`` requests.
+    * ``/bulk``: a chunked body of ``--megabytes`` MB in 64 KiB chunks of SSE-shaped lines,
+      read to its end; MB/s of each path and the ratio relay / direct.
+
+    Targets (issue 32): added latency median ≤ 1 ms, first byte within 1 ms, 50 MB
+    throughput at least 0.8 of direct.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from typing import Final
+
+from governor.exec.relay import Relay
+
+SMALL: Final = b'{"type":"message","content":[{"type":"text","text":"' + b"x" * 140 + b'"}]}'
+CHUNK: Final = (b"event: content_block_delta\ndata: " + b"y" * 200 + b"\n\n") * 280
+"""About 64 KiB of SSE-shaped lines."""
+
+
+def _serve(conn: socket.socket, megabytes: int) -> None:
+    buffer = b""
+    with conn:
+        while True:
+            while b"\r\n\r\n" not in buffer:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buffer += data
+            head, _, buffer = buffer.partition(b"\r\n\r\n")
+            path = head.split(b" ", 2)[1]
+            if path == b"/small":
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (len(SMALL), SMALL)
+                )
+                continue
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\n\r\n"
+            )
+            if path == b"/stream":
+                first = b"event: message_start\ndata: {}\n\n"
+                conn.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(first), first))
+                continue
+            left = megabytes * 1_000_000
+            while left > 0:
+                piece = CHUNK[: min(len(CHUNK), left)]
+                conn.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+                left -= len(piece)
+            conn.sendall(b"0\r\n\r\n")
+
+
+class Vendor:
+    """The loopback vendor of the benchmark (see the module's method)."""
+
+    def __init__(self, megabytes: int) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.megabytes = megabytes
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return int(self.sock.getsockname()[1])
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=_serve, args=(conn, self.megabytes), daemon=True).start()
+
+
+def per_request(port: int, n: int) -> float:
+    """Median seconds per small request on one kept-alive connection."""
+    client = http.client.HTTPConnection("127.0.0.1", port)
+    times = []
+    for _ in range(n):
+        began = time.perf_counter()
+        client.request("POST", "/small", body=b"{}")
+        client.getresponse().read()
+        times.append(time.perf_counter() - began)
+    client.close()
+    return statistics.median(times)
+
+
+def first_byte(port: int, n: int) -> float:
+    """Median seconds from sending a streamed request to its first body byte."""
+    client = http.client.HTTPConnection("127.0.0.1", port)
+    times = []
+    for _ in range(n):
+        began = time.perf_counter()
+        client.request("POST", "/stream", body=b"{}")
+        response = client.getresponse()
+        response.read1(1)
+        times.append(time.perf_counter() - began)
+        response.read()
+    client.close()
+    return statistics.median(times)
+
+
+def throughput(port: int, megabytes: int) -> float:
+    """MB/s of one streamed body of ``megabytes`` MB."""
+    client = http.client.HTTPConnection("127.0.0.1", port)
+    began = time.perf_counter()
+    client.request("POST", "/bulk", body=b"{}")
+    response = client.getresponse()
+    total = 0
+    while piece := response.read1(1 << 20):
+        total += len(piece)
+    elapsed = time.perf_counter() - began
+    client.close()
+    assert total == megabytes * 1_000_000, total
+    return megabytes / elapsed
+
+
+def measure(port: int, requests: int, megabytes: int) -> dict[str, float]:
+    """The three measurements against ``port`` (run in a client process of its own)."""
+    return {
+        "request": per_request(port, requests),
+        "first": first_byte(port, max(requests // 4, 10)),
+        "mbps": throughput(port, megabytes),
+    }
+
+
+def _child(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.relay", *args], stdout=subprocess.PIPE, text=True
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--megabytes", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--serve-vendor", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--client", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_vendor:  # the vendor in a process of its own
+        vendor = Vendor(args.megabytes)
+        print(vendor.port, flush=True)
+        threading.Event().wait()
+    if args.client is not None:  # the client in a process of its own
+        print(json.dumps(measure(args.client, args.requests, args.megabytes)))
+        return
+    run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Vendor, relay and client each in its own process: no GIL shared between them."""
+    vendor = _child("--serve-vendor", "--megabytes", str(args.megabytes))
+    assert vendor.stdout is not None
+    port = int(vendor.stdout.readline())
+    results: dict[str, list[dict[str, float]]] = {"direct": [], "relay": []}
+    try:
+        with Relay(f"http://127.0.0.1:{port}", {}) as relay:
+            relay_port = int(relay.url.rsplit(":", 1)[1])
+            for _ in range(args.rounds):
+                for name, target in (("direct", port), ("relay", relay_port)):
+                    client = _child(
+                        "--client",
+                        str(target),
+                        "--requests",
+                        str(args.requests),
+                        "--megabytes",
+                        str(args.megabytes),
+                    )
+                    out, _ = client.communicate(timeout=600)
+                    results[name].append(json.loads(out))
+    finally:
+        vendor.kill()
+    med = {n: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for n, rs in results.items()}
+    d, r = med["direct"], med["relay"]
+    print(f"rounds {args.rounds}, {args.requests} small requests, {args.megabytes} MB body")
+    print(f"{'':28}{'direct':>12}{'relay':>12}{'added / ratio':>16}")
+    print(
+        f"{'per request (median, ms)':28}{d['request'] * 1e3:12.3f}{r['request'] * 1e3:12.3f}"
+        f"{(r['request'] - d['request']) * 1e3:13.3f} ms"
+    )
+    print(
+        f"{'first streamed byte (ms)':28}{d['first'] * 1e3:12.3f}{r['first'] * 1e3:12.3f}"
+        f"{(r['first'] - d['first']) * 1e3:13.3f} ms"
+    )
+    print(f"{'stream (MB/s)':28}{d['mbps']:12.1f}{r['mbps']:12.1f}{r['mbps'] / d['mbps']:14.2f}x")
+
+
+if __name__ == "__main__":
+    main()
