@@ -37,6 +37,7 @@ text list stays tight, and the tests pin both what matches and what must not.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -125,6 +126,10 @@ class SpawnResult(BaseModel):
     """The summary of the stream the adapter's absence rule judged."""
     upstream: str | None = Field(default=None, min_length=1, max_length=200)
     """The upstream the failure names (a command envelope's ``upstream``, SPEC §12.9)."""
+    account: str | None = Field(default=None, min_length=1, max_length=64)
+    """An opaque digest of the account the call ran under — never the credential (SPEC §13.2)."""
+    resets_at: datetime | None = None
+    """When the vendor said the account's usage window reopens (SPEC §13.2)."""
 
     @property
     def rule(self) -> str | None:

@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from governor.core.numbers import Position, TimeoutS
+from governor.core.prices import Price
 from governor.core.signature import SIGNATURE_LIMIT
 
 ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
@@ -103,6 +104,10 @@ class Profile(Frozen):
     declare the same name share one health record and park together, whatever their
     harness. Default: the harness's own identity (codex and claude: harness, endpoint and
     model family; command, python, scripted: the agent itself)."""
+    price: Price | None = None
+    """What this agent's model costs per million tokens (SPEC §13.5): prices the usage of
+    a call that reports no cost of its own. Default: the shipped price table's entry for
+    ``model`` (``governor/exec/prices.toml``)."""
 
 
 class WorkSpec(Frozen):
