@@ -25,6 +25,11 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
       reopen the gate to the fleet.
     * The transitions are pure functions of (record, observation, now); they return None
       when nothing changes, so a store writes only when a record really changes.
+    * An **account** has a record too (SPEC §13.2; harness ``account``, named
+      ``account <name>``): a refusal that says the account's usage window is spent and
+      when it reopens (``window_shut``) makes it failing until that time (the shell adds a
+      small jitter) — no probe is ever claimed on it — and the first reader at or after
+      that time makes it healthy again (``reopened``, recovered by ``reset``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ from governor.core.policy import UpstreamBackoff
 
 DEFAULT_BACKOFF: Final = UpstreamBackoff.model_construct()  # ``UpstreamBackoff()`` (see policy.py)
 """The back-off of a record no refusal has set yet (the policy's default)."""
+
+ACCOUNT: Final = "account"
+"""The ``harness`` of an account's record (SPEC §13.2)."""
 
 Contact = Literal["refused", "answered", "none"]
 """What one call said about its upstream: refused, answered, or nothing (no contact)."""
@@ -119,8 +127,9 @@ class UpstreamHealth:
     """Once healthy again: when the last outage began."""
     recovered_at: datetime | None = None
     """Once healthy again: when the last outage ended."""
-    recovered_by: Literal["probe", "call"] | None = None
-    """What ended the last outage: a probe that was answered, or a call that was."""
+    recovered_by: Literal["probe", "call", "reset"] | None = None
+    """What ended the last outage: a probe that was answered, a call that was, or (an
+    account) its usage window's reset time."""
     parked: int | None = None
     """Goals parked on it (filled in by the store when it lists records; not stored)."""
     answered: bool = False
@@ -138,8 +147,15 @@ class UpstreamHealth:
             return self.probing_until
         return self.next_probe_at
 
+    @property
+    def is_account(self) -> bool:
+        """The record of an account's usage window, not of an upstream (SPEC §13.2)."""
+        return self.harness == ACCOUNT
+
     def probe_claimable(self, now: datetime) -> bool:
-        """A probe is due and nobody holds a live claim on it."""
+        """A probe is due and nobody holds a live claim on it (never on an account)."""
+        if self.is_account:
+            return False
         if self.healthy or self.next_probe_at is None or self.next_probe_at > now:
             return False
         return self.probing_until is None or self.probing_until <= now
@@ -215,8 +231,61 @@ def observed(
     )
 
 
+def account_name(account: str) -> str:
+    """The record name of an account (``account <name>``)."""
+    return f"{ACCOUNT} {account}"
+
+
+def window_shut(
+    record: UpstreamHealth | None,
+    account: str,
+    reopens_at: datetime,
+    now: datetime,
+    *,
+    status: int | None = None,
+) -> UpstreamHealth | None:
+    """The account's record after a refusal that says its usage window is spent until
+    ``reopens_at`` (SPEC §13.2): failing until then, no probe; a later reset pushes it
+    back. None when nothing changes (already shut until then or later)."""
+    if record is not None and not record.healthy:
+        if record.next_probe_at is not None and record.next_probe_at >= reopens_at:
+            return None
+        return replace(
+            record,
+            updated_at=now,
+            next_probe_at=reopens_at,
+            refusals=record.refusals + 1,
+            last_status=status or record.last_status,
+        )
+    base = record or UpstreamHealth(account_name(account), ACCOUNT, account, "-", True, now)
+    return replace(
+        base,
+        healthy=False,
+        answered=True,
+        updated_at=now,
+        failing_since=now,
+        last_status=status,
+        retry_after_s=None,
+        next_probe_at=max(reopens_at, now),
+        probes=0,
+        refusals=1,
+        probing_until=None,
+        prober=None,
+    )
+
+
+def reopened(record: UpstreamHealth | None, now: datetime) -> UpstreamHealth | None:
+    """An account's record whose usage window has reopened by ``now``: healthy again,
+    recovered by its ``reset``; None when it is not due (or not an account's)."""
+    if record is None or not record.is_account or record.healthy:
+        return None
+    if record.next_probe_at is None or record.next_probe_at > now:
+        return None
+    return recovered(record, now, "reset")
+
+
 def recovered(
-    record: UpstreamHealth, now: datetime, by: Literal["probe", "call"]
+    record: UpstreamHealth, now: datetime, by: Literal["probe", "call", "reset"]
 ) -> UpstreamHealth:
     """The record of an upstream that answered again: healthy, with its outage's span."""
     return replace(

@@ -41,6 +41,7 @@ Rules (SPEC §4, §7):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Final, Literal
 
@@ -50,6 +51,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -104,6 +106,14 @@ class FailureEnvelope(BaseModel):
     """An opaque name of the account the call ran under (never a credential, SPEC §13.2)."""
     resets_at: AwareDatetime | None = None
     """When the account's spent usage window reopens (SPEC §13.2)."""
+
+    @field_validator("resets_at")
+    @classmethod
+    def _in_utc(cls, value: datetime | None) -> datetime | None:
+        try:
+            return None if value is None else value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("resets_at is out of range") from None
 
     @model_validator(mode="after")
     def _window_has_account(self) -> FailureEnvelope:

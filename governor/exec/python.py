@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -125,7 +125,10 @@ class UpstreamUnavailable(Exception):
         self.account = _account(account)
         if resets_at is not None and (account is None or resets_at.tzinfo is None):
             raise ValueError("resets_at must be an aware datetime, given with an account")
-        self.resets_at = resets_at
+        try:
+            self.resets_at = None if resets_at is None else resets_at.astimezone(UTC)
+        except OverflowError:
+            raise ValueError(f"resets_at is out of range: {resets_at!r}") from None
 
 
 def _usage(usage: Usage | Mapping[str, int] | None) -> Usage | None:

@@ -34,7 +34,9 @@ def test_the_table_states_its_date_and_sources_and_prices_the_models_harnesses_n
 
 
 def test_the_table_ships_inside_the_package() -> None:
-    assert TABLE.parent == Path(__import__("governor.exec", fromlist=["x"]).__file__).parent
+    import governor.exec
+
+    assert TABLE.parent == Path(str(governor.exec.__file__)).parent
 
 
 def test_a_dated_model_name_finds_its_family_and_an_unlisted_one_none() -> None:
