@@ -43,7 +43,7 @@ from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Statu
 from governor.core.headroom import outage_wait_over, outage_wait_s
 from governor.core.outage_text import parked_reason, recovery_text
 from governor.core.text import stamp
-from governor.core.upstream import Outage, UpstreamHealth
+from governor.core.upstream import ACCOUNT, Outage, UpstreamHealth
 from governor.core.view import GoalView
 
 Upstreams = Mapping[str, UpstreamHealth]
@@ -108,6 +108,12 @@ def _parked_wait(view: GoalView, d: Decision, health: UpstreamHealth | None) -> 
     assert parked is not None
     if health is not None and not health.healthy:
         until, why = health.probe_due_at or parked.until, parked_reason(health)
+    elif parked.upstream.startswith(f"{ACCOUNT} "):  # a spent usage window (SPEC §13.2)
+        until = parked.until
+        why = (
+            f"parked: the usage window of {parked.upstream} is spent until {stamp(until)} "
+            "(the vendor said so); no call before it"
+        )
     else:
         until = parked.until
         why = (
