@@ -190,6 +190,14 @@ def _refused_window(view: GoalView) -> tuple[str, datetime, datetime] | None:
     return None
 
 
+def refused_by_window(view: GoalView) -> bool:
+    """Whether a run of the goal stands refused by a spent usage window (cheap: the
+    decision need not consult fleet.6 otherwise)."""
+    plan = view.latest_plan
+    failure = plan.failure if plan is not None else None
+    return bool(view.windows) or (failure is not None and failure.resets_at is not None)
+
+
 def _quota_stop(view: GoalView, d: Decision) -> Decision | None:
     """fleet.6 over the goal's own recorded refusal (see the module rules)."""
     limit = view.policy.max_quota_wait_s

@@ -42,6 +42,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Final, Literal
 
+from governor.core.accounts import account_name, reopened, window_shut
 from governor.core.classify import SpawnResult, classify
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile
@@ -51,12 +52,9 @@ from governor.core.upstream import (
     Seen,
     Upstream,
     UpstreamHealth,
-    account_name,
     claimed,
     observed,
     probed,
-    reopened,
-    window_shut,
 )
 from governor.core.view import Parked
 from governor.exec.harness import Harness
