@@ -4,6 +4,7 @@ stop when its window reopens too far away (``max_quota_wait_s``, rule fleet.6)."
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from governor.core import record, record_park, record_work
 from governor.core.accounts import account_name, reopened, window_shut
@@ -124,7 +125,7 @@ def test_the_refusal_is_recorded_with_its_account_and_reset_and_reads_back() -> 
     assert d.rule != "fleet.6"  # a window within max_quota_wait_s only waits
 
 
-def planned_story(**policy: object) -> Story:
+def planned_story(**policy: Any) -> Story:
     s = Story(**policy)
     s.plan("a")
     return s
