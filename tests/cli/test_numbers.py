@@ -108,6 +108,16 @@ GOAL_FILES = {
         "price.cached_input_per_mtok",
         "finite",
     ),
+    "toml max_quota_wait_s inf": (
+        lambda t: toml_goal(t, policy="max_quota_wait_s = inf"),
+        "max_quota_wait_s",
+        "finite",
+    ),
+    "toml max_quota_wait_s negative": (
+        lambda t: toml_goal(t, policy="max_quota_wait_s = -1"),
+        "max_quota_wait_s",
+        "greater than 0",
+    ),
     "json Infinity": (
         lambda t: json_goal(t, '{"max_runtime_s": Infinity}'),
         "max_runtime_s",

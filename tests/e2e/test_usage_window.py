@@ -171,8 +171,13 @@ def test_a_spent_usage_window_parks_every_goal_of_its_account_until_the_reset(
     listed = project.gov("upstreams", "--json")
     records = {r["upstream"]: r for r in map(orjson.loads, listed.stdout.splitlines())}
     account = records["account acct-a"]
-    assert (account["harness"], account["state"]) == ("account", "healthy")
+    assert (account["harness"], account["kind"], account["state"]) == (
+        "account",
+        "account",
+        "healthy",
+    )
     assert account["last_outage"]["ended_by"] == "reset"
+    assert "account acct-a: healthy; last outage" in project.gov("upstreams").stdout
 
     history = tmp_path / "history.jsonl"
     history.write_text(project.gov("export", parked_goals[0]).stdout)
