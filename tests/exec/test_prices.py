@@ -83,3 +83,11 @@ def test_codex_without_a_model_is_priced_by_the_model_its_config_selects(tmp_pat
 def test_a_broken_table_is_refused_naming_the_entry(text: str, named: str) -> None:
     with pytest.raises(InputError, match=named):
         parse_table(text)
+
+
+def test_the_harness_docs_show_the_tables_date_and_every_model() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "harnesses.md").read_text()
+    table = shipped_table()
+    assert f"as of **{table.as_of.isoformat()}**" in docs
+    for model in table.models:
+        assert f"| `{model}` |" in docs, model
