@@ -24,6 +24,7 @@ from governor._version import __version__
 
 _NAMES: Final[dict[str, str]] = {
     "AgentContext": "governor.exec.call",
+    "AgentReply": "governor.exec.python",
     "CommandRefusedError": "governor.errors",
     "Goal": "governor.api",
     "GoalStatus": "governor.api",
@@ -45,6 +46,7 @@ _NAMES: Final[dict[str, str]] = {
 __all__ = [
     "MAX_UNCHARGED_REPLANS",
     "AgentContext",
+    "AgentReply",
     "CommandRefusedError",
     "Goal",
     "GoalStatus",
@@ -69,7 +71,7 @@ if TYPE_CHECKING:
     from governor.drive.spans import instrument, uninstrument
     from governor.errors import CommandRefusedError, GovernorError, InputError, NotFoundError
     from governor.exec.call import AgentContext
-    from governor.exec.python import UpstreamUnavailable
+    from governor.exec.python import AgentReply, UpstreamUnavailable
     from governor.graph.deploy import GovernorRunError, planning_graph
 
 

@@ -37,6 +37,7 @@ the units its names come from; importing one of its names counts as importing th
 
 FACADE_NAMES: Final[dict[str, str]] = {
     "AgentContext": "exec",
+    "AgentReply": "exec",
     "CommandRefusedError": "errors",
     "Goal": "api",
     "GoalStatus": "api",

@@ -10,6 +10,7 @@ import governor
 
 PUBLIC = [
     "AgentContext",
+    "AgentReply",
     "CommandRefusedError",
     "Goal",
     "GoalStatus",

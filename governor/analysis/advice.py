@@ -125,6 +125,15 @@ def _then(command: str | None, what: str) -> str:
     return f"; then `{command}` {what}" if command else ""
 
 
+def _refused_item(view: GoalView) -> str | None:
+    """The item a spent usage window stopped (None: the planner was)."""
+    plan = view.latest_plan
+    failure = plan.failure if plan is not None and not plan.resumed else None
+    if failure is not None and failure.resets_at is not None:
+        return None
+    return min(view.windows, default=None)
+
+
 def person(decision: Decision, notes: Sequence[FailureNote], at: Situation) -> Advice | None:
     """The advice when no policy change helps (None: a budget might)."""
     subject = decision.work_ids[0] if decision.work_ids else None
@@ -133,6 +142,15 @@ def person(decision: Decision, notes: Sequence[FailureNote], at: Situation) -> A
         command = at.offer(go_on(at.goal_id, subject))
         return Advice(
             f"no policy change helps: a person must act — {PERSON_MUST[rule]} ({decision.reason})"
+            + _then(command, "saying what changed"),
+            (command,) if command else (),
+        )
+    if decision.rule == "fleet.6":  # an account's usage window reopens too far away
+        subject = _refused_item(at.view) if at.view is not None else subject
+        command = at.offer(go_on(at.goal_id, subject))
+        return Advice(
+            "no budget buys back the vendor's usage window: wait until it reopens, or run "
+            f"the profiles under an account with quota left ({decision.reason})"
             + _then(command, "saying what changed"),
             (command,) if command else (),
         )

@@ -156,10 +156,9 @@ class SpawnResult(BaseModel):
     wire: WireFacts | None = None
     """What governor's relay saw pass between the CLI and its vendor (SPEC §13.1)."""
     account: str | None = Field(default=None, min_length=1, max_length=64)
-    """An opaque digest of the account the call ran under — never the credential — SPEC
-    §13.2."""
+    """An opaque digest of the account the call ran under — never the credential (SPEC §13.2)."""
     resets_at: datetime | None = None
-    """When the vendor said the account's usage window reopens."""
+    """When the vendor said the account's usage window reopens (SPEC §13.2)."""
 
     @property
     def rule(self) -> str | None:

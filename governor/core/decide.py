@@ -38,7 +38,7 @@ from governor.core.ledger import (
     replan_ledger,
     work_ledger,
 )
-from governor.core.parking import Upstreams, fleet
+from governor.core.parking import Upstreams, fleet, refused_by_window
 from governor.core.view import GoalView
 from governor.core.work import decide_work
 
@@ -149,6 +149,6 @@ def goal_decision(
             if decision is not None:
                 break
     assert decision is not None, "the fallback rule always decides"
-    if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
-        return decision
+    if view.parked is None and not upstreams and not refused_by_window(view):
+        return decision  # nothing known to fail, nothing parked, no spent usage window
     return fleet(view, now, decision, upstreams)

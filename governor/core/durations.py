@@ -24,7 +24,7 @@ UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _PART: Final = re.compile(r"(\d+(?:\.\d+)?|\.\d+)([smhd])")
 _WHOLE: Final = re.compile(r"(?:(?:\d+(?:\.\d+)?|\.\d+)[smhd])+")
 
-POLICY_DURATIONS: Final = ("max_runtime_s", "max_outage_wait_s")
+POLICY_DURATIONS: Final = ("max_runtime_s", "max_outage_wait_s", "max_quota_wait_s")
 """Policy fields that are durations (besides ``upstream_backoff``'s ``initial_s`` and ``max_s``)."""
 BACKOFF_DURATIONS: Final = ("initial_s", "max_s")
 

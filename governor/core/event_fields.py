@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from governor.core.numbers import Position, TimeoutS
+from governor.core.prices import Price
 from governor.core.signature import SIGNATURE_LIMIT
 
 ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
@@ -64,6 +65,8 @@ Key = Annotated[str, Field(pattern=KEY_PATTERN)]
 UtcTime = Annotated[datetime, BeforeValidator(check_time_text), AfterValidator(check_utc)]
 Text = Annotated[str, Field(max_length=TEXT_LIMIT)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
+AccountName = Annotated[str, Field(min_length=1, max_length=64)]
+"""An account's name or digest, never a credential (SPEC §13.2)."""
 Reason = Annotated[str, Field(min_length=1, max_length=TEXT_LIMIT)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Signature = Annotated[str, Field(min_length=1, max_length=SIGNATURE_LIMIT)]
@@ -111,6 +114,16 @@ class Profile(Frozen):
     (e.g. ``OPENAI_BASE_URL``). When set (and ``relay`` is not false), the call goes through
     governor's relay to that variable's value, and the child sees the relay's URL in it
     (SPEC §13.1). Default: none (no relay)."""
+    account: AccountName | None = None
+    """The name of the account this agent's calls run under (SPEC §13.2): when a call of
+    any profile naming it is refused because the account's usage window is spent, every
+    goal whose profiles name it waits until the window reopens. Default: the account the
+    agent's calls report (a command envelope's or ``AgentReply``'s ``account``, the
+    relay's digest of the credential), known once a call has reported it."""
+    price: Price | None = None
+    """What this agent's model costs per million tokens (SPEC §13.5): prices the usage of
+    a call that reports no cost of its own. Default: the shipped price table's entry for
+    ``model`` (``governor/exec/prices.toml``)."""
 
 
 class WorkSpec(Frozen):

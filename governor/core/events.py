@@ -26,6 +26,7 @@ from pydantic import (
 
 from governor.core.budgets import ledger
 from governor.core.event_fields import (
+    AccountName,
     EventBase,
     Id,
     Milestone,
@@ -138,6 +139,11 @@ class PlanFailed(EventBase):
     signature: Signature | None = None
     """What makes this failure the same as another (SPEC §12.10); absent from older
     histories and from a planner run that was lost."""
+    account: AccountName | None = None
+    """The account the refused call ran under, when its usage window was spent (SPEC
+    §13.2); absent otherwise and from older histories."""
+    resets_at: UtcTime | None = None
+    """When the vendor said that account's usage window reopens (SPEC §13.2)."""
 
 
 class PlanApplied(EventBase):

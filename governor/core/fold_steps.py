@@ -117,6 +117,10 @@ def attempt_finished(view: GoalView, event: AttemptFinished) -> None:
     item.outcome = event.outcome
     item.finish = event
     view.touched.add(item.work_id)
+    if event.resets_at is not None:  # refused by a spent usage window (SPEC §13.2)
+        view.windows = view.windows | {item.work_id}
+    elif item.work_id in view.windows:
+        view.windows = view.windows - {item.work_id}
     # ``effective_class`` has nothing to gate without a class (most finished runs)
     failure_class = (
         None

@@ -25,6 +25,7 @@ Rules (SPEC §4, §12.5-§12.8; issue 25 §4; decision record 0014):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -98,6 +99,23 @@ class Cost:
 
 
 NO_COST: Final = Cost()
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """An account's spent usage window, as a refused run records it (SPEC §13.2)."""
+
+    account: str | None = None
+    resets_at: datetime | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The event's ``account`` and ``resets_at`` (both or neither)."""
+        if self.account is None or self.resets_at is None:
+            return {"account": None, "resets_at": None}
+        return {"account": self.account, "resets_at": self.resets_at}
+
+
+NO_WINDOW: Final = Window()
 
 
 class ClaudeFacts(_Frozen):

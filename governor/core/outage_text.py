@@ -5,6 +5,7 @@ Rules:
       name shown as its last part and a digest).
     * A parked goal's reason names the upstream, since when it fails, its last status and
       its next probe; a resume names what was answered and how long the outage lasted.
+      An account's spent usage window is named with the time it reopens (SPEC §13.2).
 """
 
 from __future__ import annotations
@@ -39,8 +40,17 @@ def failing_text(record: UpstreamHealth) -> str:
     return f"{record.upstream} has been failing since {since}{status}"
 
 
+def window_text(record: UpstreamHealth) -> str:
+    """``the usage window of account <name> is spent until <t>`` (SPEC §13.2)."""
+    until = stamp(record.next_probe_at) if record.next_probe_at else "?"
+    return f"the usage window of {record.upstream} is spent until {until}"
+
+
 def parked_reason(record: UpstreamHealth) -> str:
-    """Why a goal waits on a failing upstream, naming it and its next probe."""
+    """Why a goal waits on a failing upstream (or a spent account), naming it and when it
+    may call again."""
+    if record.is_account:
+        return f"parked: {window_text(record)} (the vendor said so); no call before it"
     due = record.probe_due_at
     probe = f"its next probe at {stamp(due)}" if due else "its next probe"
     return f"parked: {failing_text(record)}; no call until {probe}"
@@ -50,6 +60,11 @@ def recovery_text(record: UpstreamHealth) -> str:
     """How an upstream came back: the probe (or call) that was answered, and the outage span."""
     end = record.recovered_at
     start = record.outage_started
+    if record.recovered_by == "reset":
+        since = f" (spent since {stamp(start)})" if start else ""
+        return (
+            f"the usage window of {record.upstream} reopened at {stamp(end) if end else '?'}{since}"
+        )
     what = "its probe" if record.recovered_by == "probe" else "a call"
     when = stamp(end) if end else "?"
     span = (

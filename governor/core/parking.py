@@ -15,6 +15,17 @@ Rules (a layer over the goal rules of ``governor.core.decide``; first match wins
             to resume it by hand.
     fleet.5 stopped on the upstream bound, and that upstream came back after the stop
             -> ready/resume.
+    fleet.6 (before fleet.1) a run of the goal was refused because its account's usage
+            window is spent (SPEC §13.2), and the window reopens further after the refusal
+            than the policy's ``max_quota_wait_s`` -> blocked on ``environment``, naming
+            the reset time and the remedy; so is a goal about to park on an account whose
+            window reopens further than that from now. Until a person resumes (``resume``,
+            ``work retry``) the recorded refusal keeps the stop.
+
+An account's spent usage window (SPEC §13.2) is a record like an upstream's
+(``UpstreamHealth.is_account``): the shell gives it for each profile whose calls run under
+that account, the goal parks on it (fleet.4) until the time it reopens — no probe — and
+resumes by itself once the record says it reopened (fleet.1).
 
 The health is an input like ``now``: a mapping from each of the goal's profile names to
 its upstream's record, given by the shell (None: the recorded park alone decides, as in a
@@ -32,7 +43,7 @@ from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Statu
 from governor.core.headroom import outage_wait_over, outage_wait_s
 from governor.core.outage_text import parked_reason, recovery_text
 from governor.core.text import stamp
-from governor.core.upstream import Outage, UpstreamHealth
+from governor.core.upstream import ACCOUNT, Outage, UpstreamHealth
 from governor.core.view import GoalView
 
 Upstreams = Mapping[str, UpstreamHealth]
@@ -97,6 +108,12 @@ def _parked_wait(view: GoalView, d: Decision, health: UpstreamHealth | None) -> 
     assert parked is not None
     if health is not None and not health.healthy:
         until, why = health.probe_due_at or parked.until, parked_reason(health)
+    elif parked.upstream.startswith(f"{ACCOUNT} "):  # a spent usage window (SPEC §13.2)
+        until = parked.until
+        why = (
+            f"parked: the usage window of {parked.upstream} is spent until {stamp(until)} "
+            "(the vendor said so); no call before it"
+        )
     else:
         until = parked.until
         why = (
@@ -143,11 +160,66 @@ def _while_parked(
     return _parked_wait(view, d, health)
 
 
+def _window_too_long(
+    d: Decision, account: str, resets_at: datetime, wait_s: float, limit: float
+) -> Decision:
+    why = (
+        f"the usage window of account {account} is spent until {stamp(resets_at)}, "
+        f"{wait_s:.0f}s away, over the policy's max_quota_wait_s of {limit:.0f}s: wait until "
+        "then and resume the goal by hand (`governor resume`, or `governor work retry` for "
+        "the item), or run its profiles under an account with quota left"
+    )
+    return _as(d, "blocked", "none", why, "fleet.6", blocked_on="environment")
+
+
+def _refused_window(view: GoalView) -> tuple[str, datetime, datetime] | None:
+    """The goal's standing refusal by a spent usage window: account, reset, refused at."""
+    plan = view.latest_plan
+    if plan is not None and plan.status == "failed" and not plan.resumed:
+        failure = plan.failure
+        if failure is not None and failure.resets_at and failure.account:
+            return failure.account, failure.resets_at, failure.at
+    for work_id in sorted(view.windows):  # usually none: never every item of the plan
+        item = view.work[work_id]
+        finish = item.finish
+        done = item.accepted or item.cancelled or item.running or item.fresh
+        if done or finish is None or item.failure_class != "upstream":
+            continue
+        if finish.resets_at is not None and finish.account is not None:
+            return finish.account, finish.resets_at, finish.at
+    return None
+
+
+def refused_by_window(view: GoalView) -> bool:
+    """Whether a run of the goal stands refused by a spent usage window (cheap: the
+    decision need not consult fleet.6 otherwise)."""
+    plan = view.latest_plan
+    failure = plan.failure if plan is not None else None
+    return bool(view.windows) or (failure is not None and failure.resets_at is not None)
+
+
+def _quota_stop(view: GoalView, d: Decision) -> Decision | None:
+    """fleet.6 over the goal's own recorded refusal (see the module rules)."""
+    limit = view.policy.max_quota_wait_s
+    refused = _refused_window(view) if limit is not None else None
+    if refused is None or limit is None:
+        return None
+    account, resets_at, at = refused
+    wait_s = (resets_at - at).total_seconds()
+    return _window_too_long(d, account, resets_at, wait_s, limit) if wait_s > limit else None
+
+
 def _park(
     view: GoalView, now: datetime, d: Decision, health: UpstreamHealth, down: tuple[str, ...]
 ) -> Decision:
     if outage_wait_over(view, now):
         return _over(view, d, now)
+    limit = view.policy.max_quota_wait_s
+    reopens = health.next_probe_at
+    if health.is_account and limit is not None and reopens is not None:
+        wait_s = (reopens - now).total_seconds()
+        if wait_s > limit:
+            return _window_too_long(d, health.endpoint, reopens, wait_s, limit)
     why = parked_reason(health)
     outage = Outage(health.upstream, down, health.failing_since or now, health.probe_due_at, why)
     return _as(
@@ -186,6 +258,9 @@ def fleet(view: GoalView, now: datetime, d: Decision, upstreams: Upstreams | Non
     """The goal's decision with the upstreams' health taken into account (the module rules)."""
     if d.status in ("succeeded", "cancelled") or d.exhausted is not None:
         return d
+    stop = _quota_stop(view, d)
+    if stop is not None:
+        return stop
     if view.parked is not None:
         return _while_parked(view, now, d, upstreams)
     upstreams = upstreams or {}

@@ -15,7 +15,8 @@ Rules:
       (``governor.core.wire.upcast``; decision record 0006).
     * ``max_same_failures`` (SPEC §12.10) is 3 for a new goal (``new_goal_policy`` fills it
       in unless it was given); absent from a recorded policy it is ``None``, no limit, so
-      a history recorded before the rule replays unchanged.
+      a history recorded before the rule replays unchanged. ``max_quota_wait_s`` (SPEC
+      §13.2) likewise: 86,400 s for a new goal, ``None`` (no limit) when not recorded.
 
 Start-up (issue 12): the models of ``governor.core`` build their validators on first use
 (``defer_build``), so a read command that validates nothing with pydantic (the compiled
@@ -50,6 +51,8 @@ MAX_MILESTONES: Final = 4
 """Default number of milestones, lowered to ``max_replans - 1`` when that is smaller."""
 MAX_SAME_FAILURES: Final = 3
 """A new goal's ``max_same_failures`` (SPEC §12.10)."""
+MAX_QUOTA_WAIT_S: Final = 86_400.0
+"""A new goal's ``max_quota_wait_s`` (SPEC §13.2): one day."""
 
 LedgerName = Literal[
     "replans",
@@ -164,6 +167,12 @@ class Policy(BaseModel):
     """Cumulative time the goal may wait parked on failing upstreams, in seconds, above 0
     and at most ``MAX_RUNTIME_S`` (SPEC §11.10); past it the goal stops
     ``budget_exhausted`` (``outage_wait``). Default 21600 (6 h)."""
+    max_quota_wait_s: RuntimeS | None = None
+    """The longest an account's spent usage window may keep the goal waiting (SPEC §13.2):
+    a refusal whose window reopens further away than this after it stops the goal
+    ``blocked`` on ``environment``, naming the reset time. ``None``: no limit. A new goal
+    takes ``MAX_QUOTA_WAIT_S`` (86,400 s) unless it names one; a policy recorded without it
+    reads ``None``."""
     max_same_failures: PosCount | None = None
     """Charged failures in a row with one signature after which more tries will not help
     (SPEC §12.10): an item is settled as exhausted, a planner stops the goal. ``None``: no
@@ -251,6 +260,8 @@ def new_goal_policy(policy: Policy) -> Policy:
         raise PolicyError(f"policy: {problem}", field="max_milestones")
     if "max_same_failures" not in policy.model_fields_set:
         policy = policy.model_copy(update={"max_same_failures": MAX_SAME_FAILURES})
+    if "max_quota_wait_s" not in policy.model_fields_set:
+        policy = policy.model_copy(update={"max_quota_wait_s": MAX_QUOTA_WAIT_S})
     return policy
 
 

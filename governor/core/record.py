@@ -40,7 +40,7 @@ from governor.core.headroom import (
     replans_left,
 )
 from governor.core.numbers import MAX_WAIT_S, reported
-from governor.core.observation import NO_COST, Cost
+from governor.core.observation import NO_COST, NO_WINDOW, Cost, Window
 from governor.core.policy import Policy, new_goal_policy
 from governor.core.proposal import check_decision, check_proposal
 from governor.core.record_head import ensure_open, event_head, failure_signature, refuse_unless
@@ -168,9 +168,11 @@ def plan_failed(
     retry_after_s: float | None = None,
     cost: Cost = NO_COST,
     signed: bool = True,
+    window: Window = NO_WINDOW,
 ) -> list[Event]:
     """The planner run failed (or its reply failed validation); ``cost`` is what its
-    calls reported (SPEC §12.5); ``signed``: with its signature (SPEC §12.10)."""
+    calls reported (SPEC §12.5); ``signed``: with its signature (SPEC §12.10); ``window``:
+    the account's spent usage window that refused it (SPEC §13.2)."""
     text = tail(error) if error else None
     return [
         PlanFailed.model_validate(
@@ -183,6 +185,7 @@ def plan_failed(
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
                 **cost.fields(),
                 "signature": failure_signature(failure_class, evidence, text) if signed else None,
+                **(window.fields() if failure_class == "upstream" else {}),
             }
         )
     ]

@@ -20,7 +20,7 @@ from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.headroom import continuations_left, item_attempts_left, total_attempts_left
 from governor.core.numbers import MAX_USD, MAX_WAIT_S, reported
-from governor.core.observation import Usage
+from governor.core.observation import NO_WINDOW, Usage, Window
 from governor.core.record_head import ensure_open, event_head, failure_signature, refuse_unless
 from governor.core.view import GoalView, WorkState
 from governor.core.work_events import AttemptContinued, AttemptFinished, AttemptStarted
@@ -110,6 +110,7 @@ def finish_attempt(
     summary: str | None = None,
     actor: str = "governor",
     usage: Usage | None = None,
+    window: Window = NO_WINDOW,
 ) -> list[Event]:
     """The terminal record of a run. A success is never classed. A run that failed or timed
     out carries its signature (a lost or abandoned one is the runner's or an operator's
@@ -137,6 +138,7 @@ def finish_attempt(
                 "retry_after_s": reported(retry_after_s, MAX_WAIT_S),
                 "usage": usage,
                 "signature": failure_signature(failure_class, evidence, text) if signed else None,
+                **(window.fields() if failure_class == "upstream" else {}),
             }
         )
     ]

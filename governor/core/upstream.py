@@ -25,6 +25,8 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
       reopen the gate to the fleet.
     * The transitions are pure functions of (record, observation, now); they return None
       when nothing changes, so a store writes only when a record really changes.
+    * An account's spent usage window has a record too (harness ``ACCOUNT``; its
+      transitions are ``governor.core.accounts``'): no probe is ever claimed on it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ from governor.core.policy import UpstreamBackoff
 
 DEFAULT_BACKOFF: Final = UpstreamBackoff.model_construct()  # ``UpstreamBackoff()`` (see policy.py)
 """The back-off of a record no refusal has set yet (the policy's default)."""
+
+ACCOUNT: Final = "account"
+"""The ``harness`` of an account's record (SPEC §13.2)."""
 
 Contact = Literal["refused", "answered", "none"]
 """What one call said about its upstream: refused, answered, or nothing (no contact)."""
@@ -119,8 +124,9 @@ class UpstreamHealth:
     """Once healthy again: when the last outage began."""
     recovered_at: datetime | None = None
     """Once healthy again: when the last outage ended."""
-    recovered_by: Literal["probe", "call"] | None = None
-    """What ended the last outage: a probe that was answered, or a call that was."""
+    recovered_by: Literal["probe", "call", "reset"] | None = None
+    """What ended the last outage: a probe that was answered, a call that was, or (an
+    account) its usage window's reset time."""
     parked: int | None = None
     """Goals parked on it (filled in by the store when it lists records; not stored)."""
     answered: bool = False
@@ -138,8 +144,15 @@ class UpstreamHealth:
             return self.probing_until
         return self.next_probe_at
 
+    @property
+    def is_account(self) -> bool:
+        """The record of an account's usage window, not of an upstream (SPEC §13.2)."""
+        return self.harness == ACCOUNT
+
     def probe_claimable(self, now: datetime) -> bool:
-        """A probe is due and nobody holds a live claim on it."""
+        """A probe is due and nobody holds a live claim on it (never on an account)."""
+        if self.is_account:
+            return False
         if self.healthy or self.next_probe_at is None or self.next_probe_at > now:
             return False
         return self.probing_until is None or self.probing_until <= now
@@ -216,7 +229,7 @@ def observed(
 
 
 def recovered(
-    record: UpstreamHealth, now: datetime, by: Literal["probe", "call"]
+    record: UpstreamHealth, now: datetime, by: Literal["probe", "call", "reset"]
 ) -> UpstreamHealth:
     """The record of an upstream that answered again: healthy, with its outage's span."""
     return replace(

@@ -141,6 +141,9 @@ class GoalView:
     """The open park on a failing upstream, if any (SPEC §11.10)."""
     outage_wait_s: float = 0.0
     """Seconds spent parked in parks that ended (``goal.resumed``)."""
+    windows: frozenset[str] = frozenset()
+    """Work items whose latest attempt was refused by its account's spent usage window
+    (SPEC §13.2): the ones ``governor.core.parking``'s fleet.6 reads."""
     same_plan_failures: int = 0
     """The planner's charged failures in a row sharing ``plan_signature`` (SPEC §12.10)."""
     plan_signature: str | None = None

@@ -16,6 +16,7 @@ from pydantic import (
 
 from governor.core.event_fields import (
     AcceptanceReport,
+    AccountName,
     EventBase,
     Id,
     Name,
@@ -23,6 +24,7 @@ from governor.core.event_fields import (
     ReasonRequired,
     Signature,
     Text,
+    UtcTime,
     WorkId,
 )
 from governor.core.evidence import Evidence, FailureClass
@@ -83,6 +85,11 @@ class AttemptFinished(EventBase):
     signature: Signature | None = None
     """What makes this failure the same as another (SPEC §12.10): set on a ``failed`` or
     ``timed_out`` run; absent from older histories."""
+    account: AccountName | None = None
+    """The account the refused call ran under, when its usage window was spent (SPEC
+    §13.2); absent otherwise and from older histories."""
+    resets_at: UtcTime | None = None
+    """When the vendor said that account's usage window reopens (SPEC §13.2)."""
 
 
 class WorkAccepted(EventBase):

@@ -17,6 +17,16 @@ Rules:
       asks — then run with the parked profile's own credentials through its harness,
       bounded by ``PROBE_TIMEOUT_S``, and its result recorded. The claim expires with its
       deadline, so a runner that died while probing blocks nobody for long.
+    * An account's spent usage window (SPEC §13.2): a call refused ``upstream`` whose
+      result names its ``account`` and ``resets_at`` shuts that account's record
+      (``governor.core.upstream.window_shut``) until ``resets_at`` plus a small jitter
+      (``window_jitter_s``: at most 5 % of the wait and 60 s, so a fleet does not call at
+      the same instant) — the vendor answered, so the upstream's own record learns an
+      answer, not a refusal. A profile's account is its ``account`` setting, else the one
+      its calls reported to this monitor, else the one the goal is parked on; each
+      profile whose account's window is spent is given that record instead of its
+      upstream's (every profile: no probe is needed), and the first reader at or after
+      the reopening time makes it healthy again (``reopened``), so the goal resumes.
     * Every change of a record that matters to a person (an upstream went down, came
       back, a probe was refused, or made no contact — timed out, its binary gone) is told
       to ``on_change``: the service logs it, ``run`` prints it.
@@ -24,18 +34,29 @@ Rules:
 
 from __future__ import annotations
 
+import random
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Final, Literal
 
+from governor.core.accounts import account_name, reopened, window_shut
 from governor.core.classify import SpawnResult, classify
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile
 from governor.core.policy import UpstreamBackoff
-from governor.core.upstream import Upstream, UpstreamHealth, claimed, observed, probed
+from governor.core.upstream import (
+    ACCOUNT,
+    Seen,
+    Upstream,
+    UpstreamHealth,
+    claimed,
+    observed,
+    probed,
+)
+from governor.core.view import Parked
 from governor.exec.harness import Harness
 from governor.exec.vendor_health import PROBE_PROMPT, named, probe_profile, seen, upstream_of
 from governor.store.base import EventStore
@@ -72,6 +93,15 @@ class MonitorSettings:
     """Who claims probes (the runner's lease holder name)."""
 
 
+JITTER_FRACTION: Final = 0.05
+JITTER_MAX_S: Final = 60.0
+
+
+def window_jitter_s(wait_s: float, draw: float) -> float:
+    """The jitter added to a usage window's reset (``draw`` in [0, 1))."""
+    return max(0.0, min(JITTER_MAX_S, wait_s * JITTER_FRACTION) * draw)
+
+
 class UpstreamMonitor:
     """The health of the upstreams one goal's profiles reach; see the module rules."""
 
@@ -83,11 +113,63 @@ class UpstreamMonitor:
         clock: Callable[[], datetime],
         harnesses: HarnessFactory,
         on_change: OnChange | None = None,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         self.store, self.settings, self.clock = store, settings, clock
-        self.harnesses, self.on_change = harnesses, on_change
+        self.harnesses, self.on_change, self.jitter = harnesses, on_change, jitter
         self._upstreams: dict[Profile, Upstream] = {}
+        self._accounts: dict[Profile, str] = {}
+        """The account each profile's calls reported (SPEC §13.2)."""
         self._lock = threading.Lock()
+
+    def account(self, profile: Profile) -> str | None:
+        """The account a profile's calls run under, when known: its ``account`` setting,
+        else the one its calls reported to this monitor."""
+        if profile.account is not None:
+            return profile.account
+        with self._lock:
+            return self._accounts.get(profile)
+
+    def _learn_account(self, profile: Profile, result: SpawnResult) -> str | None:
+        if result.account is not None and profile.account is None:
+            with self._lock:
+                self._accounts[profile] = result.account
+        return self.account(profile) if result.account is not None else None
+
+    def _window(self, profile: Profile, result: SpawnResult, now: datetime) -> bool:
+        """Shut the account's record when the call was refused by its spent usage window;
+        whether it was."""
+        account = self._learn_account(profile, result)
+        resets_at = result.resets_at
+        if account is None or resets_at is None or result.failure_class != "upstream":
+            return False
+        wait_s = max(0.0, (resets_at - now).total_seconds())
+        reopens = resets_at + timedelta(seconds=window_jitter_s(wait_s, self.jitter()))
+        status = result.vendor_status
+        self._change(
+            account_name(account), lambda r: window_shut(r, account, reopens, now, status=status)
+        )
+        return True
+
+    def _accounts_of(
+        self, profiles: Mapping[str, Profile], parked: Parked | None
+    ) -> dict[str, str]:
+        """Profile name -> the account its calls run under, where known."""
+        known = {p: a for p, prof in profiles.items() if (a := self.account(prof)) is not None}
+        if parked is not None and parked.upstream.startswith(f"{ACCOUNT} "):
+            known.setdefault(parked.profile, parked.upstream.removeprefix(f"{ACCOUNT} "))
+        return known
+
+    def _account_records(self, accounts: Collection[str]) -> dict[str, UpstreamHealth]:
+        """Account -> its record, a window that has reopened by now made healthy again."""
+        names = {account_name(a): a for a in accounts}
+        records = self.store.upstream_health(set(names)) if names else {}
+        now = self.clock()
+        for name, record in list(records.items()):
+            if reopened(record, now) is not None:
+                changed = self._change(name, lambda r: reopened(r, now))
+                records[name] = changed or self.store.upstream_health([name]).get(name, record)
+        return {names[n]: r for n, r in records.items()}
 
     def upstream(self, profile: Profile) -> Upstream:
         """The upstream a profile reaches (resolved once; renamed by a failure naming one)."""
@@ -123,16 +205,32 @@ class UpstreamMonitor:
             )
         )
 
-    def health(self, profiles: Mapping[str, Profile]) -> dict[str, UpstreamHealth]:
-        """Profile name -> its upstream's record, for the profiles that can be probed."""
+    def health(
+        self, profiles: Mapping[str, Profile], parked: Parked | None = None
+    ) -> dict[str, UpstreamHealth]:
+        """Profile name -> its upstream's record, for the profiles that can be probed; a
+        profile whose account's usage window is spent (or the one the goal is parked on)
+        gets that account's record instead (see the module rules)."""
         names = {p: self.upstream(prof).name for p, prof in profiles.items() if probe_profile(prof)}
-        if not names:
-            return {}
-        records = self.store.upstream_health(set(names.values()))
-        return {p: records[n] for p, n in names.items() if n in records}
+        records = self.store.upstream_health(set(names.values())) if names else {}
+        health = {p: records[n] for p, n in names.items() if n in records}
+        accounts = self._accounts_of(profiles, parked)
+        windows = self._account_records(set(accounts.values())) if accounts else {}
+        parked_on = parked.upstream if parked is not None else None
+        for p, account in accounts.items():
+            window = windows.get(account)
+            if window is not None and (not window.healthy or window.upstream == parked_on):
+                health[p] = window
+        return health
 
     def is_failing(self, profile: Profile) -> bool:
-        """Whether the profile's upstream is known to be failing (and can be probed)."""
+        """Whether the profile's upstream is known to be failing (and can be probed), or
+        its account's usage window is spent."""
+        account = self.account(profile)
+        if account is not None:
+            window = self._account_records([account]).get(account)
+            if window is not None and not window.healthy:
+                return True
         if probe_profile(profile) is None:
             return False
         name = self.upstream(profile).name
@@ -150,6 +248,8 @@ class UpstreamMonitor:
         the call as judged with the record (``judged``)."""
         result = self.judged(profile, result)
         upstream, what, now = self._named_by(profile, result), seen(result), self.clock()
+        if self._window(profile, result, now):
+            what = Seen("answered")  # the vendor answered: the account is spent, not it
         self._change(
             upstream.name, lambda r: observed(r, upstream, what, now, backoff, began=began)
         )

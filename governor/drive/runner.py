@@ -210,7 +210,9 @@ class Runner:
     def upstreams(self) -> dict[str, UpstreamHealth]:
         """The shared health of the upstreams the goal's profiles reach (by profile name)."""
         created = self.view.created
-        return self.monitor.health(created.profiles) if created is not None else {}
+        if created is None:
+            return {}
+        return self.monitor.health(created.profiles, self.view.parked)
 
     def probe(self, decision: Decision) -> bool:
         """Probe the upstream the goal waits parked on, when its probe is due; True if it ran."""

@@ -23,8 +23,19 @@ Rules (SPEC §4, §7):
       An
       envelope that does not validate is ignored, and the failure text says why. The
       claim is the command's responsibility (``docs/goals.md`` has a wrapper).
-    * Success is exit status 0 within the timeout (and no envelope); the reply is
-      stdout, redacted.
+      The envelope may also say what the call cost and whose account it ran under
+      (SPEC §13.2, §13.5): ``cost_usd``, ``usage`` (``input_tokens``, ``output_tokens``,
+      ``cached_input_tokens``), ``account`` (an opaque name of the account, never a
+      credential: calls naming the same one share its usage window) and, for a spent usage
+      window, ``resets_at`` (when it reopens: an ISO-8601 time with its offset, or Unix
+      seconds). A ``resets_at`` needs an ``account`` and class ``upstream``.
+    * Success is exit status 0 within the timeout (and no failure envelope); the reply is
+      stdout, redacted. A **reply envelope** as the last line of stdout,
+      ``{"status": "ok", "cost_usd": 0.012, "usage": {"input_tokens": 900,
+      "output_tokens": 40}, "account": "team-a"}``, says what the call cost (each field
+      optional) and is taken off the reply. A last line with ``"status": "ok"`` and any of
+      those fields that does not validate makes the run a failure that says why (a cost
+      that cannot be read is never dropped silently).
     * A profile that names its CLI's base-URL variable (``base_url_env``) runs through
       governor's relay (SPEC §13.1) to that variable's value; the child sees the relay's
       URL in it. The wire then gives the class (status, code, usage window), never
@@ -34,15 +45,25 @@ Rules (SPEC §4, §7):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.event_fields import Profile
 from governor.core.evidence import Evidence, Observation, RefusalObservation
-from governor.core.observation import BILLING_CODES, BILLING_STATUS, WireFacts
+from governor.core.numbers import Usd
+from governor.core.observation import BILLING_CODES, BILLING_STATUS, Usage, WireFacts
 from governor.core.upstream_text import is_upstream_status
 from governor.errors import InputError
 from governor.exec.environment import Redactor, scrubbed_env
@@ -59,6 +80,8 @@ from governor.exec.relay import Relay
 from governor.exec.relayed import relay_failed, start_relay, uses_relay
 
 ENVELOPE_SOURCE: Final = "command:envelope"
+Account = Annotated[str, Field(min_length=1, max_length=64)]
+"""An account's opaque name, as an envelope gives it (SPEC §13.2)."""
 
 
 class FailureEnvelope(BaseModel):
@@ -81,6 +104,30 @@ class FailureEnvelope(BaseModel):
     """The vendor's error code (``insufficient_quota``, ``rate_limit_exceeded`` …)."""
     upstream: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     """The name of the upstream the command reached (SPEC §12.9)."""
+    cost_usd: Usd | None = None
+    """What the call cost, as the command's vendor reported it (SPEC §13.5)."""
+    usage: Usage | None = None
+    """The tokens the call used (priced when ``cost_usd`` is not given)."""
+    account: Account | None = None
+    """An opaque name of the account the call ran under (never a credential, SPEC §13.2)."""
+    resets_at: AwareDatetime | None = None
+    """When the account's spent usage window reopens (SPEC §13.2)."""
+
+    @field_validator("resets_at")
+    @classmethod
+    def _in_utc(cls, value: datetime | None) -> datetime | None:
+        try:
+            return None if value is None else value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("resets_at is out of range") from None
+
+    @model_validator(mode="after")
+    def _window_has_account(self) -> FailureEnvelope:
+        if self.resets_at is not None and (
+            self.account is None or self.failure_class != "upstream"
+        ):
+            raise ValueError("resets_at needs an account and class 'upstream'")
+        return self
 
     @model_validator(mode="after")
     def _class_fits_status(self) -> FailureEnvelope:
@@ -135,6 +182,44 @@ class FailureEnvelope(BaseModel):
         )
 
 
+class ReplyEnvelope(BaseModel):
+    """What a command that succeeded may say about its call on its last stdout line
+    (SPEC §13.5): what it cost and whose account it ran under."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: Literal["ok"]
+    cost_usd: Usd | None = None
+    usage: Usage | None = None
+    account: Account | None = None
+
+
+REPLY_ENVELOPE_KEYS: Final = frozenset({"cost_usd", "usage", "account"})
+"""A last line ``"status": "ok"`` with one of these is meant as a reply envelope."""
+
+
+def read_reply_envelope(stdout: str) -> tuple[ReplyEnvelope | None, str, str | None]:
+    """The reply envelope on the last non-blank line of ``stdout``: ``(envelope, the reply
+    without it, None)``; ``(None, stdout, problem)`` for a line meant as one that does not
+    validate; ``(None, stdout, None)`` when there is none."""
+    lines = stdout.rstrip().rpartition("\n")
+    value = json_value(lines[2]) if lines[2].strip() else None
+    meant = isinstance(value, dict) and value.get("status") == "ok"
+    if not (meant and REPLY_ENVELOPE_KEYS & set(value)):  # type: ignore[arg-type]
+        return None, stdout, None
+    try:
+        return ReplyEnvelope.model_validate(value), lines[0], None
+    except ValidationError as exc:
+        return None, stdout, f"governor could not read the reply envelope: {_problems(exc)}"
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'envelope'}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    )
+
+
 def read_envelope(stdout: str) -> tuple[FailureEnvelope | None, str | None]:
     """The failure envelope on the last non-blank line of ``stdout``, or why it was ignored.
 
@@ -150,11 +235,7 @@ def read_envelope(stdout: str) -> tuple[FailureEnvelope | None, str | None]:
     try:
         return FailureEnvelope.model_validate(value), None
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'envelope'}: {e['msg']}"
-            for e in exc.errors(include_url=False)
-        )
-        return None, f"governor ignored the failure envelope: {problems}"
+        return None, f"governor ignored the failure envelope: {_problems(exc)}"
 
 
 class CommandHarness:
@@ -243,16 +324,21 @@ def command_result(
     ok = result.started and result.exit_code == 0 and not result.timed_out and envelope is None
     partial = Evidence(partial=partial_of(result))
     if envelope is None:
+        said, reply, unread = read_reply_envelope(stdout) if ok else (None, stdout, None)
+        problem = problem or unread
+        ok = ok and unread is None
         text = None if problem is None else f"{decode(result.stdout_tail)}\n{problem}"
         return spawn_result(
             result,
             redact,
             ok=ok,
-            reply=stdout if ok else None,
+            reply=reply if ok else None,
             evidence=partial,
             stdout=text,
+            cost_usd=said.cost_usd if said else None,
+            usage=said.usage if said else None,
             wire=wire,
-            account=account,
+            account=said.account if said and said.account else account,
         )
     return spawn_result(
         result,
@@ -265,6 +351,8 @@ def command_result(
         retry_after_s=envelope.retry_after_s,
         vendor_code=envelope.code,
         billing=envelope.billing,
+        cost_usd=envelope.cost_usd,
+        usage=envelope.usage,
         wire=wire,
-        account=account,
-    ).model_copy(update={"upstream": envelope.upstream})
+        account=envelope.account or account,
+    ).model_copy(update={"upstream": envelope.upstream, "resets_at": envelope.resets_at})

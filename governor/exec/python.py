@@ -12,8 +12,9 @@ Rules:
       it is a coroutine function (or returns an awaitable); a Runnable is called with
       ``ainvoke`` (``governor.exec.runnable``). Coroutines run on one event loop per
       process, in its own thread.
-    * The reply is text (``governor.exec.runnable.reply_text``); anything else is an
-      ordinary failure. No agent — whatever it returns or raises, sync or async — can
+    * The reply is text (``governor.exec.runnable.reply_text``), or an ``AgentReply``
+      holding it with what the call cost (``cost_usd``, ``usage``) and its ``account``
+      (SPEC §13.5); anything else is an ordinary failure. No agent — whatever it returns or raises, sync or async — can
       make the harness raise: every outcome is a ``SpawnResult``.
     * An agent that cannot be found or imported never ran: ``environment`` with positive
       no-effect evidence, like a missing binary (reported as ``ENOENT``, so the core's
@@ -49,12 +50,16 @@ import threading
 import time
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
+
+from pydantic import ValidationError
 
 from governor.core.classify import SpawnResult, classify, tail
 from governor.core.event_fields import Profile
 from governor.core.evidence import UNKNOWN, Evidence, Observation
+from governor.core.observation import Usage
 from governor.exec.call import AgentContext, CallInfo, current_call, run_in_context
 from governor.exec.environment import Redactor
 from governor.exec.load import load_target
@@ -77,6 +82,11 @@ class UpstreamUnavailable(Exception):
             ``billing_error``: the account cannot pay, an ``environment`` stop, SPEC §12.6).
         upstream: the name of the upstream the agent reached (SPEC §12.9): calls that
             name the same one share its health record.
+        cost_usd, usage, account: what the refused call cost and whose account it ran
+            under, as for ``AgentReply``.
+        resets_at: for a spent usage window (status 429): when the vendor said the
+            account's window reopens (an aware ``datetime``; needs ``account``). Every goal
+            whose calls run under that account then waits until it, uncharged (SPEC §13.2).
 
     Raises:
         ValueError: a value out of range (the agent's failure is then an ordinary one).
@@ -91,6 +101,10 @@ class UpstreamUnavailable(Exception):
         *,
         code: str | None = None,
         upstream: str | None = None,
+        cost_usd: float | None = None,
+        usage: Usage | Mapping[str, int] | None = None,
+        account: str | None = None,
+        resets_at: datetime | None = None,
     ) -> None:
         if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
             raise ValueError(f"status must be an HTTP status (100-599), got {status!r}")
@@ -106,6 +120,73 @@ class UpstreamUnavailable(Exception):
         self.output: Observation = output
         self.code = code[:100] if code else None
         self.upstream = upstream[:200] if upstream else None
+        self.cost_usd = _cost(cost_usd)
+        self.usage = _usage(usage)
+        self.account = _account(account)
+        if resets_at is not None and (account is None or resets_at.tzinfo is None):
+            raise ValueError("resets_at must be an aware datetime, given with an account")
+        try:
+            self.resets_at = None if resets_at is None else resets_at.astimezone(UTC)
+        except OverflowError:
+            raise ValueError(f"resets_at is out of range: {resets_at!r}") from None
+
+
+def _usage(usage: Usage | Mapping[str, int] | None) -> Usage | None:
+    if usage is None or isinstance(usage, Usage):
+        return usage
+    try:
+        return Usage.model_validate(usage)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]["msg"]
+        raise ValueError(f"usage is not token counts: {first}") from None
+
+
+def _cost(cost_usd: float | None) -> float | None:
+    if cost_usd is not None and not (0 <= cost_usd < float("inf")):
+        raise ValueError(f"cost_usd must be a finite number >= 0, got {cost_usd!r}")
+    return None if cost_usd is None else float(cost_usd)
+
+
+def _account(account: str | None) -> str | None:
+    if account is not None and not (isinstance(account, str) and 1 <= len(account) <= 64):
+        raise ValueError(f"account must be a name of 1-64 characters, got {account!r}")
+    return account
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class AgentReply:
+    """Return it from a python agent to say what the call cost (SPEC §13.5).
+
+    Args:
+        text: the reply, as the agent would otherwise return it.
+        cost_usd: what the call cost, when the agent knows (its vendor SDK reported it).
+        usage: the tokens it used — a mapping of ``input_tokens``, ``output_tokens``,
+            ``cached_input_tokens`` — priced by the profile's price when ``cost_usd`` is
+            not given.
+        account: an opaque name of the account the call ran under (never a credential):
+            calls that name the same account share its usage window (SPEC §13.2).
+
+    Raises:
+        ValueError: a value out of range (the agent's call is then an ordinary failure).
+    """
+
+    text: str
+    cost_usd: float | None
+    usage: Usage | None
+    account: str | None
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        cost_usd: float | None = None,
+        usage: Usage | Mapping[str, int] | None = None,
+        account: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "cost_usd", _cost(cost_usd))
+        object.__setattr__(self, "usage", _usage(usage))
+        object.__setattr__(self, "account", _account(account))
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,9 +336,17 @@ class _Outcome:
         if self.replied:
             from governor.exec.runnable import reply_text  # noqa: PLC0415 - see call
 
-            text = reply_text(self.reply)
+            said = self.reply if isinstance(self.reply, AgentReply) else None
+            text = reply_text(said.text if said is not None else self.reply)
             if text is not None:
-                return SpawnResult(ok=True, reply=redact(text), duration_s=duration)
+                return SpawnResult(
+                    ok=True,
+                    reply=redact(text),
+                    duration_s=duration,
+                    cost_usd=said.cost_usd if said else None,
+                    usage=said.usage if said else None,
+                    account=said.account if said else None,
+                )
             error = (
                 f"the agent returned {type(self.reply).__name__}; return text, a dict or a message"
             )
@@ -279,6 +368,10 @@ class _Outcome:
                     duration_s=duration,
                     evidence=exception_evidence(refused, seen),
                     upstream=refused.upstream,
+                    cost_usd=refused.cost_usd,
+                    usage=refused.usage,
+                    account=refused.account,
+                    resets_at=refused.resets_at,
                 )
             )
         failure = self.error or RuntimeError("the agent ended without a reply")

@@ -345,6 +345,9 @@ def upstream_record(record: UpstreamHealth) -> Record:
         "endpoint": record.endpoint,
         "model_family": record.model_family,
         "state": "healthy" if record.healthy else "failing",
+        **(
+            {"kind": "account", "reopens_at": at(record.next_probe_at)} if record.is_account else {}
+        ),
         "failing_since": at(record.failing_since),
         "last_status": record.last_status,
         "retry_after_s": record.retry_after_s,

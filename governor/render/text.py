@@ -238,6 +238,13 @@ def _upstream_lines(records: Sequence[UpstreamHealth]) -> list[str]:
             lines.append(f"{name}: healthy{last}")
             continue
         due = r.probe_due_at
+        if r.is_account:  # a spent usage window (SPEC §13.2): no probe, a reset time
+            lines.append(
+                f"{name}: usage window SPENT since {stamp(r.failing_since) if r.failing_since else '?'}"
+                f" (last status {r.last_status or 'unknown'}), reopens {stamp(due) if due else '?'}"
+                f" (no probe), {count(r.parked or 0, 'goal')} parked"
+            )
+            continue
         lines.append(
             f"{name}: FAILING since {stamp(r.failing_since) if r.failing_since else '?'}"
             f" (last status {r.last_status or 'unknown'}), {count(r.probes, 'probe')} refused, "

@@ -112,7 +112,7 @@ UPSTREAMS: Final = Table(
         ("probing_until", MAYBE_TIME), ("prober", maybe_text),
         ("backoff_initial_s", WAIT), ("backoff_factor", number(1, MAX_FACTOR)),
         ("backoff_max_s", WAIT), ("outage_started", MAYBE_TIME), ("recovered_at", MAYBE_TIME),
-        ("recovered_by", one_of(("probe", "call"), null=True)), ("answered", flag),
+        ("recovered_by", one_of(("probe", "call", "reset"), null=True)), ("answered", flag),
     ),
     (0,),
     f"{REPAIR} drops the record (the next agent call records the upstream's health again)",

@@ -22,11 +22,15 @@ Rules (SPEC §4 "In-agent retry", §12.12 "one retry layer", decision record 004
       came to, the refused requests the agent CLI retried by itself, the last error), and
       the run records it with its outcome (SPEC §11.9): an in-agent retry is never
       invisible, even when the last try succeeded.
+    * Each spawn's cost is counted once (SPEC §13.5): the figure the agent or its CLI
+      reported, else its token usage priced by the profile's price
+      (``governor.exec.prices.call_price``); the run records the sum.
     * Sleep and jitter are injectable: tests never sleep.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
@@ -50,10 +54,12 @@ from governor.core.classify import SpawnResult
 from governor.core.event_fields import Profile
 from governor.core.evidence import TRIES_LISTED, Evidence, Tries, TryOutcome, passes_gate
 from governor.core.observation import Usage, add_usage
+from governor.core.prices import Price, call_cost
 from governor.core.proof import AgentAttemptProof, AgentProof
 from governor.core.text import last_line
 from governor.exec.call import CallInfo, current_call, in_context
 from governor.exec.harness import Harness
+from governor.exec.prices import call_price
 
 T = TypeVar("T")
 
@@ -266,6 +272,11 @@ def call_agent(
     """Call an agent until it answers validly, a failure ends the loop, or attempts run out."""
     used: list[str] = []
     costs: list[float] = []
+
+    @functools.cache
+    def price() -> Price | None:
+        return call_price(call.profile, call.env, call.cwd)
+
     usage: list[Usage | None] = [None]
 
     def attempt() -> _Try[T]:
@@ -280,8 +291,9 @@ def call_agent(
             result = call.harness.run(prompt, call.profile, cwd=call.cwd, env=call.env)
         finally:
             current_call.reset(token)
-        if result.cost_usd is not None:
-            costs.append(result.cost_usd)
+        cost = call_cost(result.cost_usd, result.usage, price())
+        if cost is not None:  # counted once: the call's own figure, else its usage priced
+            costs.append(cost)
         usage[0] = add_usage(usage[0], result.usage)
         agent_try: _Try[T] = _Try(result, None, ())
         if result.ok:

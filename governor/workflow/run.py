@@ -27,7 +27,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from governor.core import record, record_work
@@ -35,7 +35,7 @@ from governor.core.classify import SpawnResult
 from governor.core.event_fields import AcceptanceReport, Outcome
 from governor.core.events import Event
 from governor.core.evidence import Evidence, FailureClass, Tries
-from governor.core.observation import Cost, Usage
+from governor.core.observation import Cost, Usage, Window
 from governor.core.proof import RunProof, derive_run_class
 from governor.core.remedy import billing_line, credential_line, never_reached_line, plan_line
 from governor.core.view import GoalView
@@ -84,6 +84,16 @@ class RunResult:
     usage: Usage | None = None
     """The tokens every call of the run reported, summed (a default, so a result a
     Temporal history recorded before it existed still decodes: decision record 0020)."""
+    account: str | None = None
+    """The account whose spent usage window refused the run (SPEC §13.2; a default, as
+    ``usage``)."""
+    resets_at: datetime | None = None
+    """When the vendor said that window reopens."""
+
+    @property
+    def window(self) -> Window:
+        """The spent usage window that refused the run, as its failure event records it."""
+        return Window(self.account, self.resets_at)
 
     @property
     def cost(self) -> Cost:
@@ -144,6 +154,11 @@ def _result(
         "retry_after_s": last.retry_after_s if failure_class == "upstream" else None,
         "cost_usd": outcome.cost_usd,
         "usage": outcome.usage,
+        **(
+            {"account": last.account, "resets_at": last.resets_at.astimezone(UTC)}
+            if failure_class == "upstream" and last.resets_at is not None
+            else {}
+        ),
         "timed_out": last.timed_out and outcome.answer is None,
         "prompt": outcome.prompt,
     }
@@ -255,6 +270,7 @@ def plan_events(view: GoalView, plan_id: str, run: PlannerRun, at: datetime) -> 
         error=run.error,
         retry_after_s=run.retry_after_s,
         cost=run.cost,
+        window=run.window,
     )
 
 
@@ -276,4 +292,5 @@ def attempt_events(
         retry_after_s=run.retry_after_s,
         summary=run.reply.summary if run.reply and run.reply.summary else None,
         usage=run.usage,
+        window=run.window,
     )

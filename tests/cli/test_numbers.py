@@ -90,6 +90,34 @@ GOAL_FILES = {
         "max_replans",
         "less than or equal to",
     ),
+    "toml price negative": (
+        lambda t: toml_goal(t, profile="price = { input_per_mtok = -1, output_per_mtok = 1 }"),
+        "price.input_per_mtok",
+        "greater than or equal to 0",
+    ),
+    "toml price nan": (
+        lambda t: toml_goal(t, profile="price = { input_per_mtok = 1, output_per_mtok = nan }"),
+        "price.output_per_mtok",
+        "finite",
+    ),
+    "toml price inf": (
+        lambda t: toml_goal(
+            t,
+            profile="price = { input_per_mtok = 1, output_per_mtok = 1, cached_input_per_mtok = inf }",
+        ),
+        "price.cached_input_per_mtok",
+        "finite",
+    ),
+    "toml max_quota_wait_s inf": (
+        lambda t: toml_goal(t, policy="max_quota_wait_s = inf"),
+        "max_quota_wait_s",
+        "finite",
+    ),
+    "toml max_quota_wait_s negative": (
+        lambda t: toml_goal(t, policy="max_quota_wait_s = -1"),
+        "max_quota_wait_s",
+        "greater than 0",
+    ),
     "json Infinity": (
         lambda t: json_goal(t, '{"max_runtime_s": Infinity}'),
         "max_runtime_s",

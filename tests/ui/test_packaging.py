@@ -27,3 +27,6 @@ def test_the_wheel_holds_the_style_sheet_the_script_and_the_icon(tmp_path: Path)
         packaged = zipfile.ZipFile(wheel).read(f"governor/ui/static/{asset}")
         assert packaged == (ROOT / "governor" / "ui" / "static" / asset).read_bytes()
     assert "governor/py.typed" in names  # the API is typed for its users (docs/api.md)
+    # the price table that prices codex's and custom agents' usage (SPEC §13.5)
+    prices = "governor/exec/prices.toml"
+    assert zipfile.ZipFile(wheel).read(prices) == (ROOT / prices).read_bytes()
