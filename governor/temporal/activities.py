@@ -237,6 +237,18 @@ class Activities:
         back = runner.environment_back(request.work_id)
         return Recovery(*back) if back is not None else None
 
+    @activity.defn(name="governor.cancelled_by")
+    async def cancelled_by(self, run_id: str) -> str:
+        """The identity that asked Temporal to cancel the calling workflow's run (its
+        history's cancel request; ``unknown`` when it names none)."""
+        info = activity.info()
+        handle = self.client.get_workflow_handle(info.workflow_id, run_id=run_id)
+        identity = ""
+        async for event in handle.fetch_history_events():
+            if event.HasField("workflow_execution_cancel_requested_event_attributes"):
+                identity = event.workflow_execution_cancel_requested_event_attributes.identity
+        return identity.strip() or "unknown"
+
     # ---------------------------------------------------------------- agents
 
     @activity.defn(name="governor.call")
@@ -393,5 +405,13 @@ def _in_flight(view: GoalView, request: CallRequest) -> bool:
 
 def activities_of(hosted: Activities) -> tuple[list[Any], list[Any]]:
     """The store activities (the workflow's task queue) and the agent calls (its twin)."""
-    store = [hosted.load, hosted.append, hosted.lease, hosted.release, hosted.reprobe, hosted.probe]
+    store = [
+        hosted.load,
+        hosted.append,
+        hosted.lease,
+        hosted.release,
+        hosted.reprobe,
+        hosted.probe,
+        hosted.cancelled_by,
+    ]
     return store, [hosted.call]

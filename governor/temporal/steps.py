@@ -115,6 +115,8 @@ class GoalDrive:
         self.ready: dict[str, bool] = {}
         """Calls that signalled they may run (``Call``)."""
         self.taken_over: str | None = None
+        self.cancelling = False
+        """Temporal asked to cancel the workflow: no call may run any more."""
 
     # ------------------------------------------------------------ time and decisions
 
@@ -178,6 +180,7 @@ class GoalDrive:
         if self.lease is not None:
             request = LeaseRequest(self.goal_id, self.settings.lease_ttl_s, self.lease)
             await self.store("governor.release", request, type(None))
+            self.lease = None
 
     async def refresh(self) -> None:
         """Fold what the store holds after the view, and take the upstreams' health."""
@@ -236,6 +239,8 @@ class GoalDrive:
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
         self.calls[name] = handle
+        if self.cancelling:
+            handle.cancel()
         return Call(self, name, handle)
 
     def cancel_calls(self, runs: set[str] | None = None) -> None:

@@ -35,6 +35,7 @@ from governor.core.commands import OperatorVerb, apply_verb
 from governor.core.decision import Decision
 from governor.core.route import Action, Stop, Wait, acts, route
 from governor.core.summary import summarize
+from governor.core.verbs import cancel_goal
 from governor.errors import GovernorError
 from governor.temporal.names import (
     READY_SIGNAL,
@@ -67,14 +68,26 @@ class GoalWorkflow:
         self.idle = False
         self.cycles = 0
         self.shown: tuple[Any, ...] = ()
+        self.keeping: asyncio.Future[None] | None = None
+        """The task renewing the lease (``keep_lease``)."""
 
     @workflow.run
     async def run(self, start: GoalStart) -> GoalOutcome:
+        driving = asyncio.ensure_future(self.drive_goal())
+        try:
+            await workflow.wait_condition(driving.done)
+        except asyncio.CancelledError:  # Temporal's cancel request (only this task gets it)
+            await asyncio.shield(self.cancelled(driving))
+            raise
+        return driving.result()
+
+    async def drive_goal(self) -> GoalOutcome:
+        """The goal's loop, as ``governor run``'s (the module rules)."""
         d = self.drive
         try:
             await d.begin()
-            keeping = asyncio.ensure_future(self.keep_lease())
-            while d.view.ended is None and d.taken_over is None:
+            self.keeping = asyncio.ensure_future(self.keep_lease())
+            while d.view.ended is None and d.taken_over is None and not d.cancelling:
                 decision = await d.settle()
                 self.cycles += 1
                 self.publish(decision)
@@ -83,21 +96,47 @@ class GoalWorkflow:
                     await d.act(action)
                 else:
                     await self.pause(action, decision)
-                if self.history_is_long():
-                    keeping.cancel()
+                if self.history_is_long() and d.view.ended is None and not d.cancelling:
+                    self.keeping.cancel()
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(GoalStart(d.goal_id, d.settings, d.lease))
             if d.taken_over is not None:
                 raise TakenOver(d.taken_over)
+            if d.cancelling:  # Temporal's cancel: ``cancelled`` records it, not this loop
+                raise asyncio.CancelledError
         except TakenOver as exc:
             d.cancel_calls()
             return GoalOutcome(d.goal_id, "taken_over", str(exc), taken_over_by=exc.holder)
-        keeping.cancel()
+        self.keeping.cancel()
         await workflow.wait_condition(workflow.all_handlers_finished)
         await d.release()
         decision = d.decide()
         self.publish(decision)
         return GoalOutcome(d.goal_id, decision.status, decision.reason)
+
+    async def cancelled(self, driving: asyncio.Future[GoalOutcome]) -> None:
+        """Temporal's cancel is ``governor cancel`` (SPEC §13.9): kill the calls, record
+        ``goal.cancelled`` (actor ``temporal:<identity of the requester>``), stop the loop,
+        release the lease. Runs shielded: the workflow then ends Cancelled."""
+        d = self.drive
+        d.cancelling = True
+        d.cancel_calls()
+        if self.keeping is not None:
+            self.keeping.cancel()
+        identity = await d.store("governor.cancelled_by", workflow.info().run_id, str)
+        reason = workflow.cancellation_reason() or "cancelled from Temporal"
+        actor = f"temporal:{identity}"[:200]
+        try:
+            if d.lease is not None:
+                await d.refresh()
+                await d.quietly(lambda v: cancel_goal(v, at=d.at(), actor=actor, reason=reason))
+        except TakenOver:
+            pass  # another driver holds the goal: it is theirs to cancel
+        d.cancel_calls()
+        driving.cancel()
+        await workflow.wait_condition(driving.done)
+        await d.release()
+        self.publish(d.decide())
 
     async def keep_lease(self) -> None:
         """Renew the goal's lease every third of its TTL while the workflow runs."""
