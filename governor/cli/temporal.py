@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -23,13 +23,15 @@ from governor.temporal.names import (
     DEFAULT_QUEUE,
     NAMESPACE_ENV,
     Driver,
+    driver_of,
     driving,
+    gone_line,
     parse_address,
 )
 
 if TYPE_CHECKING:
     from governor.core.commands import OperatorVerb
-    from governor.store.base import EventStore
+    from governor.store.base import EventStore, Lease
 
 T = TypeVar("T")
 EXTRA_HINT: Final = "pip install 'governor[temporal]'"
@@ -92,6 +94,58 @@ def temporal_driver(store: EventStore, goal_id: str) -> Driver | None:
     )
 
 
+WORKFLOW_CHECK_S: Final = 15.0
+"""How long ``status`` and ``list`` ask Temporal whether goals' workflows run."""
+
+
+def workflow_states(leases: Mapping[str, Lease]) -> dict[str, str]:
+    """For each goal whose lease a Temporal server holds: ``running``, ``gone (why)`` or
+    ``unknown (why)`` (the server could not be asked). Nothing without the extra."""
+    by_driver: dict[Driver, list[str]] = {}
+    for goal_id, lease in leases.items():
+        held = driver_of(lease.holder)
+        if held is not None:
+            address = os.environ.get(ADDRESS_ENV)
+            driver = Driver(address, held.namespace) if address else held
+            by_driver.setdefault(driver, []).append(goal_id)
+    if not by_driver:
+        return {}
+    try:
+        client = client_module()
+        from governor.temporal.reconcile import gone  # noqa: PLC0415 - the temporal extra
+    except UnavailableError:
+        return {}
+
+    async def ask(driver: Driver, goal_ids: list[str]) -> dict[str, str]:
+        try:
+            connected = await asyncio.wait_for(client.connect(driver), WORKFLOW_CHECK_S)
+            found = await asyncio.wait_for(
+                asyncio.gather(*(gone(connected, g) for g in goal_ids)), WORKFLOW_CHECK_S
+            )
+        except Exception as exc:  # any failure: the state is unknown
+            why = str(exc) or f"the Temporal server at {driver.address} did not answer"
+            return dict.fromkeys(goal_ids, f"unknown ({why})")
+        return {
+            g: "running" if w is None else f"gone ({w})"
+            for g, w in zip(goal_ids, found, strict=True)
+        }
+
+    async def ask_all() -> dict[str, str]:
+        answers = await asyncio.gather(*(ask(d, g) for d, g in by_driver.items()))
+        return {k: v for answer in answers for k, v in answer.items()}
+
+    return run_async(ask_all())
+
+
+def workflow_note(goal_id: str, state: str) -> str | None:
+    """The line ``status``/``list`` print for a goal's workflow state (None: it runs)."""
+    if state.startswith("gone ("):
+        return gone_line(goal_id, state[len("gone (") : -1])
+    if state.startswith("unknown ("):
+        return f"{goal_id}: cannot tell whether its Temporal workflow runs: {state[9:-1]}"
+    return None
+
+
 def send_verb(driver: Driver, goal_id: str, verb: OperatorVerb) -> None:
     """Give the goal's workflow an operator verb (its refusal raised as governor's error)."""
     run_async(client_module().send_verb(driver, goal_id, verb))
@@ -137,7 +191,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
         store_url=args.store,
         log_file=Path(args.log_file) if args.log_file else None,
     )
-    settings = WorkerSettings(config, args.task_queue, args.max_concurrent_calls, args.graceful)
+    settings = WorkerSettings(
+        config, args.task_queue, args.max_concurrent_calls, args.graceful, args.check_workflows
+    )
     run_async(serve(settings))
     return ExitCode.OK
 
@@ -191,6 +247,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=600.0,
         metavar="SECONDS",
         help="on SIGTERM, how long calls in hand may finish before they are cancelled (default 600)",
+    )
+    p.add_argument(
+        "--check-workflows",
+        type=seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="how often to release the leases of goals whose workflow is gone (default 60)",
     )
     p.add_argument("--log-file", metavar="FILE", help="JSON log lines here (default: stderr)")
     p.set_defaults(func=cmd_worker)

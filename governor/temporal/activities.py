@@ -241,8 +241,10 @@ class Activities:
     async def cancelled_by(self, run_id: str) -> str:
         """The identity that asked Temporal to cancel the calling workflow's run (its
         history's cancel request; ``unknown`` when it names none)."""
-        info = activity.info()
-        handle = self.client.get_workflow_handle(info.workflow_id, run_id=run_id)
+        workflow_id = activity.info().workflow_id
+        if workflow_id is None:
+            return "unknown"
+        handle = self.client.get_workflow_handle(workflow_id, run_id=run_id)
         identity = ""
         async for event in handle.fetch_history_events():
             if event.HasField("workflow_execution_cancel_requested_event_attributes"):

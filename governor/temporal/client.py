@@ -3,7 +3,7 @@
 Rules (SPEC §12.11):
     * ``start`` is idempotent: the workflow id is the goal id, a goal whose workflow runs
       is left as it is, and a goal whose workflow is gone (terminated from Temporal's
-      side) is started again with the lease it still holds. The goal's lease is taken
+      side) is started again under a fresh lease (the gone workflow's is released). The goal's lease is taken
       (holder ``temporal:<namespace>@<address>``) before the workflow starts, so from then
       on every driver can tell from the store that Temporal drives the goal.
     * An operator verb goes to the goal's workflow as an update whose validator runs
@@ -147,8 +147,8 @@ async def ensure_search_attributes(client: Client, driver: Driver) -> bool:
     return True
 
 
-def lease_for(store: EventStore, goal_id: str, driver: Driver, ttl_s: float) -> tuple[Lease, bool]:
-    """The goal's lease for ``driver`` (and whether it was taken now).
+def lease_for(store: EventStore, goal_id: str, driver: Driver, ttl_s: float) -> Lease:
+    """A fresh lease of the goal for ``driver`` (its workflow is not running).
 
     Raises:
         NotFoundError: no such goal.
@@ -162,9 +162,11 @@ def lease_for(store: EventStore, goal_id: str, driver: Driver, ttl_s: float) -> 
         raise CommandRefusedError(f"{goal_id}: the goal has ended ({view.ended}); nothing to drive")
     current = store.current_lease(goal_id)
     if current is not None and driver_of(current.holder) == driver:
-        return current, False  # its workflow holds it (or held it): that lease goes on
+        # its workflow held it and is gone: a fresh token, so a worker releasing the
+        # gone workflow's lease (``reconcile``) cannot release this one
+        store.release_lease(current)
     try:
-        return store.acquire_lease(goal_id, driver.holder, ttl_s=ttl_s), True
+        return store.acquire_lease(goal_id, driver.holder, ttl_s=ttl_s)
     except LeaseError as exc:
         holder = driver_of(exc.holder)
         who = f"Temporal ({holder.describe()})" if holder else exc.holder
@@ -195,7 +197,7 @@ async def start(
             if exc.status != RPCStatusCode.NOT_FOUND:
                 raise
         visible = await ensure_search_attributes(client, driver)
-    lease, taken = lease_for(store, goal_id, driver, settings.lease_ttl_s)
+    lease = lease_for(store, goal_id, driver, settings.lease_ttl_s)
     settings = replace(settings, visibility=settings.visibility and visible)
     try:
         with translated(driver, goal_id):
@@ -207,8 +209,7 @@ async def start(
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             )
     except BaseException:
-        if taken:
-            store.release_lease(lease)
+        store.release_lease(lease)
         raise
     return True
 

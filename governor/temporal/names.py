@@ -91,6 +91,14 @@ def driving(store: EventStore, goal_id: str) -> Driver | None:
     return driver_of(lease.holder if lease else None)
 
 
+def gone_line(goal_id: str, why: str) -> str:
+    """What ``status`` and ``list`` say of a goal whose workflow is gone (SPEC §13.9)."""
+    return (
+        f"{goal_id}: its Temporal workflow is gone ({why}); "
+        f"governor temporal start {goal_id} picks the goal up again"
+    )
+
+
 def workflow_url(ui: str, namespace: str, goal_id: str) -> str:
     """The page of a goal's workflow in Temporal's Web UI at ``ui``."""
     return f"{ui.rstrip('/')}/namespaces/{namespace}/workflows/{goal_id}"
