@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from governor.cli.exit_codes import ExitCode
-from governor.cli.io import out, store_from
+from governor.cli.io import json_line, out, store_from
 from governor.cli.values import seconds, whole_in
 from governor.errors import InputError, UnavailableError
 from governor.temporal.names import (
@@ -198,6 +198,68 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """What became of a goal's workflow, and how to restart it from the store."""
+    from governor.drive import goals  # noqa: PLC0415 - start-up
+
+    driver = driver_from(args.address, args.namespace)
+    client = client_module()
+    with store_from(args.store, read_only=True) as store:
+        goals.exists(store, args.goal)
+        view, decision = goals.status(store, args.goal)
+        lease = store.current_lease(args.goal)
+    state, failed = run_async(_workflow_of(client, driver, args.goal))
+    lines = doctor_lines(args.goal, view.seq, decision.status, lease, state=state, failed=failed)
+    if args.json:
+        json_line(
+            {
+                "goal_id": args.goal,
+                "seq": view.seq,
+                "status": decision.status,
+                "lease": lease.holder if lease else None,
+                "workflow": state,
+                "failure": failed,
+                "advice": lines[-1],
+            }
+        )
+    else:
+        for line in lines:
+            out(line)
+    return ExitCode.OK
+
+
+async def _workflow_of(client: Any, driver: Driver, goal_id: str) -> tuple[str, str | None]:
+    from governor.temporal.reconcile import failure, gone  # noqa: PLC0415 - the temporal extra
+
+    connected = await client.connect(driver)
+    with client.translated(driver, goal_id):
+        why = await gone(connected, goal_id)
+        failed = await failure(connected, goal_id) if why == "failed" else None
+    return ("running" if why is None else why), failed
+
+
+def doctor_lines(
+    goal_id: str, seq: int, status: str, lease: Lease | None, *, state: str, failed: str | None
+) -> list[str]:
+    """``temporal doctor``'s lines: the store, the workflow, what to do (the last line)."""
+    held = f"lease held by {lease.holder}" if lease else "no lease"
+    lines = [f"{goal_id}: the store holds {seq} events; status {status}; {held}"]
+    lines.append(f"its Temporal workflow: {state}" + (f": {failed}" if failed else ""))
+    ended = status in ("succeeded", "cancelled")
+    if state == "running":
+        lines.append("nothing to do: the workflow drives the goal")
+    elif ended:
+        lines.append("nothing to do: the goal has ended")
+    else:
+        lines.append(
+            "the store is the truth: governor temporal start "
+            f"{goal_id} starts a new workflow that loads the goal from the store (seq {seq}); "
+            "anything a failed workflow recorded after that is not in the store (see its "
+            f"history: temporal workflow show -w {goal_id})"
+        )
+    return lines
+
+
 def to_follow(goal_id: str, driver: Driver, *, quiet: bool) -> None:
     """``governor run`` on a goal Temporal drives: say so, and make its workflow look again
     now (a missing binary is re-probed, as ``run`` would); ``run --watch`` then follows."""
@@ -265,6 +327,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     server(p)
     add_drive_options(p)
     p.set_defaults(func=cmd_start)
+
+    p = group.add_parser(
+        "doctor", help="what became of a goal's workflow, and how to restart it from the store"
+    )
+    p.add_argument("goal", metavar="GOAL")
+    server(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
 
 
 def add_drive_options(p: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ Rules (SPEC §12.11):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
@@ -44,6 +45,7 @@ from governor.errors import (
     InputError,
     LeaseError,
     NotFoundError,
+    StoreError,
     UnavailableError,
 )
 from governor.store.base import EventStore, Lease
@@ -62,17 +64,27 @@ REFUSED_AS: Final[dict[str, type[GovernorError]]] = {
     "CommandRefusedError": CommandRefusedError,
     "BudgetExhaustedError": CommandRefusedError,
     "TakenOver": LeaseError,
+    "StoreBehind": StoreError,
+    "StoreConflicts": StoreError,
 }
 """An update's failure type -> the governor error it is (others are ``InputError``)."""
+
+
+CONNECT_TIMEOUT_S: Final = 30.0
+VERB_TIMEOUT_S: Final = 60.0
+"""How long a verb waits for the goal's workflow to take it (no worker runs: it waits)."""
 
 
 async def connect(driver: Driver) -> Client:
     """A client of the server ``driver`` names; ``UnavailableError`` when it cannot be reached."""
     try:
-        return await Client.connect(
-            driver.address, namespace=driver.namespace, data_converter=pydantic_data_converter
+        return await asyncio.wait_for(
+            Client.connect(
+                driver.address, namespace=driver.namespace, data_converter=pydantic_data_converter
+            ),
+            CONNECT_TIMEOUT_S,
         )
-    except RuntimeError as exc:
+    except (RuntimeError, TimeoutError) as exc:
         raise unreachable(driver, exc) from None
 
 
@@ -214,11 +226,23 @@ async def start(
     return True
 
 
-async def send_verb(driver: Driver, goal_id: str, verb: OperatorVerb) -> None:
-    """Give the goal's workflow an operator verb; raises the governor error of a refusal."""
+async def send_verb(
+    driver: Driver, goal_id: str, verb: OperatorVerb, *, timeout_s: float = VERB_TIMEOUT_S
+) -> None:
+    """Give the goal's workflow an operator verb; raises the governor error of a refusal,
+    ``UnavailableError`` when the workflow does not answer within ``timeout_s``."""
     client = await connect(driver)
+    update = client.get_workflow_handle(goal_id).execute_update(VERB_UPDATE, verb)
     with translated(driver, goal_id):
-        await client.get_workflow_handle(goal_id).execute_update(VERB_UPDATE, verb)
+        try:
+            await asyncio.wait_for(update, timeout_s)
+        except TimeoutError:
+            raise UnavailableError(
+                f"goal {goal_id}: its Temporal workflow did not answer within {timeout_s:g} s "
+                f"(is a governor temporal worker running for {driver.describe()}?); the verb "
+                "may still be applied once one takes it: governor status shows whether it was",
+                what="a Temporal worker",
+            ) from None
 
 
 async def step(driver: Driver, goal_id: str) -> None:

@@ -50,6 +50,16 @@ async def gone(client: Client, workflow_id: str) -> str | None:
     return status.name.lower().replace("_", " ") if status is not None else "closed"
 
 
+async def failure(client: Client, workflow_id: str) -> str | None:
+    """The message a failed workflow ended with (its history's last event), or None."""
+    handle = client.get_workflow_handle(workflow_id)
+    message = None
+    async for event in handle.fetch_history_events():
+        if event.HasField("workflow_execution_failed_event_attributes"):
+            message = event.workflow_execution_failed_event_attributes.failure.message
+    return message
+
+
 def held_leases(store: EventStore, driver: Driver) -> list[Lease]:
     """The leases ``driver``'s holder holds (one per goal it drives, or drove)."""
     leases = (store.current_lease(row.goal_id) for row in store.goals())

@@ -45,13 +45,13 @@ from governor.temporal.names import (
     WAKE_SIGNAL,
     WORKFLOW,
 )
-from governor.temporal.steps import GoalDrive, TakenOver
+from governor.temporal.steps import GoalDrive, StoreBehind, TakenOver
 from governor.temporal.wire import GoalOutcome, GoalStart
 
 STATUS, BLOCKED_ON, RULE = (SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTES)
 
 
-def refusal(exc: GovernorError | TakenOver) -> ApplicationError:
+def refusal(exc: GovernorError | TakenOver | StoreBehind) -> ApplicationError:
     """A governor error as the update's failure: its one line and its class name."""
     return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
 
@@ -107,6 +107,8 @@ class GoalWorkflow:
         except TakenOver as exc:
             d.cancel_calls()
             return GoalOutcome(d.goal_id, "taken_over", str(exc), taken_over_by=exc.holder)
+        except StoreBehind as exc:  # the store is the truth: fail with its one message
+            raise ApplicationError(str(exc), type="StoreBehind", non_retryable=True) from None
         self.keeping.cancel()
         await workflow.wait_condition(workflow.all_handlers_finished)
         await d.release()
@@ -148,6 +150,8 @@ class GoalWorkflow:
         except TakenOver:
             d.cancel_calls()  # nothing of ours may run beside the new holder
             self.changed = True
+        except StoreBehind:
+            self.changed = True  # the loop fails the workflow
         except asyncio.CancelledError:
             return  # the run ends or continues as new
 
@@ -164,7 +168,7 @@ class GoalWorkflow:
             self.idle = True
             try:
                 await workflow.wait_condition(
-                    lambda: self.changed or d.taken_over is not None,
+                    lambda: self.changed or d.taken_over is not None or d.behind is not None,
                     timeout=timedelta(seconds=seconds),
                 )
             except TimeoutError:
@@ -172,6 +176,7 @@ class GoalWorkflow:
             finally:
                 self.idle = False
         self.changed = False
+        d.check()
         await d.refresh()
 
     def history_is_long(self) -> bool:
@@ -218,7 +223,7 @@ class GoalWorkflow:
         await workflow.wait_condition(lambda: d.loaded)
         try:
             events = await d.record(lambda view: apply_verb(verb, view, d.at()))
-        except (GovernorError, TakenOver) as exc:
+        except (GovernorError, TakenOver, StoreBehind) as exc:
             raise refusal(exc) from exc
         if verb.verb == "cancel":
             d.cancel_calls()
