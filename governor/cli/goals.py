@@ -21,7 +21,7 @@ from governor.render.text import format_event, format_status, format_summaries
 if TYPE_CHECKING:
     from governor.drive.goals import RunReport
     from governor.drive.runner import RunnerSettings
-    from governor.store.base import Lease
+    from governor.store.base import EventStore, Lease
     from governor.temporal.names import Driver
 
 # Start-up (issue 12): the driver, the codec and the event models are imported by the
@@ -100,14 +100,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.watch:
         return watch(args, as_run=True)
-    from governor.cli.temporal import temporal_driver, to_follow  # noqa: PLC0415 - start-up
+    from governor.cli.temporal import temporal_driver, to_follow, workflow_of  # noqa: PLC0415
     from governor.drive import goals  # noqa: PLC0415 - start-up
 
     with store_from(args.store) as store:
         goals.exists(store, args.goal)
         driver = temporal_driver(store, args.goal)
+        workflow = workflow_of(store, args.goal) if driver is not None else ""
     if driver is not None:  # Temporal drives it: say so, let it look again, follow it
-        to_follow(args.goal, driver, quiet=args.quiet)
+        to_follow(args.goal, driver, workflow, quiet=args.quiet)
         return watch(args, as_run=True)
     with store_from(args.store) as store, live_run(args.quiet) as (shown, calls):
         runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
@@ -148,7 +149,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         goals.exists(store, args.goal)
         view, decision = goals.status(store, args.goal)
         lease = store.current_lease(args.goal)
-    states = _workflow_states({args.goal: lease} if lease is not None else {})
+        states = _workflow_states(store, {args.goal: lease} if lease is not None else {})
     if args.json:
         record = records.status_record(view, decision, lease)
         if args.goal in states:
@@ -164,13 +165,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _workflow_states(leases: dict[str, Lease]) -> dict[str, str]:
+def _workflow_states(store: EventStore, leases: dict[str, Lease]) -> dict[str, str]:
     """Whether the Temporal workflows holding these leases run (SPEC §13.9)."""
     if not leases:
         return {}
     from governor.cli.temporal import workflow_states  # noqa: PLC0415 - start-up
 
-    return workflow_states(leases)
+    return workflow_states(store, leases)
 
 
 def _workflow_notes(states: dict[str, str]) -> None:
@@ -187,7 +188,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             store.goals(statuses=args.status or None) if hasattr(args, "status") else store.goals()
         )
         leases = {r.goal_id: store.current_lease(r.goal_id) for r in rows if r.status not in ENDED}
-    states = _workflow_states({g: lease for g, lease in leases.items() if lease is not None})
+        held = {g: lease for g, lease in leases.items() if lease is not None}
+        states = _workflow_states(store, held)
     if args.json:
         for row in rows:
             record = records.summary_record(row)

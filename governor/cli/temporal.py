@@ -27,6 +27,7 @@ from governor.temporal.names import (
     driving,
     gone_line,
     parse_address,
+    workflow_id_of,
 )
 
 if TYPE_CHECKING:
@@ -98,7 +99,12 @@ WORKFLOW_CHECK_S: Final = 15.0
 """How long ``status`` and ``list`` ask Temporal whether goals' workflows run."""
 
 
-def workflow_states(leases: Mapping[str, Lease]) -> dict[str, str]:
+def workflow_of(store: EventStore, goal_id: str) -> str:
+    """The goal's workflow id (``names.workflow_id_of``)."""
+    return workflow_id_of(store, goal_id)
+
+
+def workflow_states(store: EventStore, leases: Mapping[str, Lease]) -> dict[str, str]:
     """For each goal whose lease a Temporal server holds: ``running``, ``gone (why)`` or
     ``unknown (why)`` (the server could not be asked). Nothing without the extra."""
     by_driver: dict[Driver, list[str]] = {}
@@ -108,6 +114,7 @@ def workflow_states(leases: Mapping[str, Lease]) -> dict[str, str]:
             address = os.environ.get(ADDRESS_ENV)
             driver = Driver(address, held.namespace) if address else held
             by_driver.setdefault(driver, []).append(goal_id)
+    workflows = {g: workflow_id_of(store, g) for goal_ids in by_driver.values() for g in goal_ids}
     if not by_driver:
         return {}
     try:
@@ -120,7 +127,8 @@ def workflow_states(leases: Mapping[str, Lease]) -> dict[str, str]:
         try:
             connected = await asyncio.wait_for(client.connect(driver), WORKFLOW_CHECK_S)
             found = await asyncio.wait_for(
-                asyncio.gather(*(gone(connected, g) for g in goal_ids)), WORKFLOW_CHECK_S
+                asyncio.gather(*(gone(connected, workflows[g]) for g in goal_ids)),
+                WORKFLOW_CHECK_S,
             )
         except Exception as exc:  # any failure: the state is unknown
             why = str(exc) or f"the Temporal server at {driver.address} did not answer"
@@ -146,9 +154,9 @@ def workflow_note(goal_id: str, state: str) -> str | None:
     return None
 
 
-def send_verb(driver: Driver, goal_id: str, verb: OperatorVerb) -> None:
+def send_verb(driver: Driver, goal_id: str, workflow: str, verb: OperatorVerb) -> None:
     """Give the goal's workflow an operator verb (its refusal raised as governor's error)."""
-    run_async(client_module().send_verb(driver, goal_id, verb))
+    run_async(client_module().send_verb(driver, goal_id, workflow, verb))
 
 
 def start_goal(args: argparse.Namespace, store: EventStore, goal_id: str, driver: Driver) -> bool:
@@ -171,8 +179,9 @@ def cmd_start(args: argparse.Namespace) -> int:
     client_module()
     with store_from(args.store) as store:
         started = start_goal(args, store, args.goal, driver)
+        workflow = workflow_id_of(store, args.goal)
     what = "started" if started else "already running"
-    out(f"{args.goal}: {what} on Temporal ({driver.describe()}, workflow id {args.goal})")
+    out(f"{args.goal}: {what} on Temporal ({driver.describe()}, workflow id {workflow})")
     return ExitCode.OK
 
 
@@ -208,7 +217,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         goals.exists(store, args.goal)
         view, decision = goals.status(store, args.goal)
         lease = store.current_lease(args.goal)
-    state, failed = run_async(_workflow_of(client, driver, args.goal))
+        workflow = workflow_id_of(store, args.goal)
+    state, failed = run_async(_workflow_of(client, driver, args.goal, workflow))
     lines = doctor_lines(args.goal, view.seq, decision.status, lease, state=state, failed=failed)
     if args.json:
         json_line(
@@ -228,13 +238,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-async def _workflow_of(client: Any, driver: Driver, goal_id: str) -> tuple[str, str | None]:
+async def _workflow_of(
+    client: Any, driver: Driver, goal_id: str, workflow: str
+) -> tuple[str, str | None]:
     from governor.temporal.reconcile import failure, gone  # noqa: PLC0415 - the temporal extra
 
     connected = await client.connect(driver)
     with client.translated(driver, goal_id):
-        why = await gone(connected, goal_id)
-        failed = await failure(connected, goal_id) if why == "failed" else None
+        why = await gone(connected, workflow)
+        failed = await failure(connected, workflow) if why == "failed" else None
     return ("running" if why is None else why), failed
 
 
@@ -260,7 +272,7 @@ def doctor_lines(
     return lines
 
 
-def to_follow(goal_id: str, driver: Driver, *, quiet: bool) -> None:
+def to_follow(goal_id: str, driver: Driver, workflow: str, *, quiet: bool) -> None:
     """``governor run`` on a goal Temporal drives: say so, and make its workflow look again
     now (a missing binary is re-probed, as ``run`` would); ``run --watch`` then follows."""
     if not quiet:
@@ -269,7 +281,7 @@ def to_follow(goal_id: str, driver: Driver, *, quiet: bool) -> None:
             "(Ctrl-C stops following, not the goal)"
         )
     try:
-        run_async(client_module().step(driver, goal_id))
+        run_async(client_module().step(driver, goal_id, workflow))
     except UnavailableError as exc:
         if not quiet:
             out(f"note: {exc}; following the store only")

@@ -55,7 +55,7 @@ from governor.service.logs import JsonLog
 from governor.service.observe import Counters, Observation
 from governor.store.base import EventStore
 from governor.store.url import open_store
-from governor.temporal.names import READY_SIGNAL, WAKE_SIGNAL, Driver
+from governor.temporal.names import READY_SIGNAL, WAKE_SIGNAL, Driver, workflow_id_of
 from governor.temporal.watch import Contact, supervise
 from governor.temporal.wire import (
     Appended,
@@ -286,7 +286,7 @@ class Activities:
     async def call(self, request: CallRequest) -> Observed:
         """One planner or worker run (see the module rules), heartbeating meanwhile."""
         loop = asyncio.get_running_loop()
-        run = _Call(self, request, loop)
+        run = _Call(self, request, loop, activity.info().workflow_id or "")
         context = contextvars.copy_context()  # the thread heartbeats nothing, but logs and spans
         running = loop.run_in_executor(self.calls, context.run, run.run)
         return await supervise(running, run.kill, self.contact)
@@ -315,16 +315,21 @@ class Activities:
     async def _wake(self, record: UpstreamHealth, prober: str) -> None:
         """Signal the workflows of the goals parked on ``record``'s upstream."""
         loop = asyncio.get_running_loop()
-        summaries = await loop.run_in_executor(
-            self.probes, lambda: self.store().goals(statuses=["waiting"])
-        )
-        for summary in summaries:
-            if summary.upstream == record.upstream and summary.goal_id != prober:
-                handle = self.client.get_workflow_handle(summary.goal_id)
-                try:
-                    await handle.signal(WAKE_SIGNAL)
-                except Exception:  # noqa: S112 - a goal no workflow drives wakes at its own timer
-                    continue
+
+        def parked() -> list[str]:
+            store = self.store()
+            return [
+                workflow_id_of(store, s.goal_id)
+                for s in store.goals(statuses=["waiting"])
+                if s.upstream == record.upstream and s.goal_id != prober
+            ]
+
+        for workflow in await loop.run_in_executor(self.probes, parked):
+            handle = self.client.get_workflow_handle(workflow)
+            try:
+                await handle.signal(WAKE_SIGNAL)
+            except Exception:  # noqa: S112 - a goal no workflow drives wakes at its own timer
+                continue
 
 
 class _Call:
@@ -337,9 +342,14 @@ class _Call:
     """
 
     def __init__(
-        self, activities: Activities, request: CallRequest, loop: asyncio.AbstractEventLoop
+        self,
+        activities: Activities,
+        request: CallRequest,
+        loop: asyncio.AbstractEventLoop,
+        workflow_id: str,
     ) -> None:
         self.activities, self.request, self.loop = activities, request, loop
+        self.workflow_id = workflow_id
         self.run_name = request.run_id or request.plan_id or ""
         self.runner: Runner | None = None
         self.killed: str | None = None
@@ -385,7 +395,7 @@ class _Call:
         return runner.monitor.upstream(profile).name
 
     def signal_ready(self) -> None:
-        handle = self.activities.client.get_workflow_handle(self.request.goal_id)
+        handle = self.activities.client.get_workflow_handle(self.workflow_id)
         signal = handle.signal(READY_SIGNAL, self.run_name)
         asyncio.run_coroutine_threadsafe(signal, self.loop).result(timeout=SIGNAL_TIMEOUT_S)
 

@@ -29,6 +29,7 @@ from temporalio.api.operatorservice.v1 import (
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowUpdateFailedError,
 )
@@ -56,6 +57,7 @@ from governor.temporal.names import (
     WORKFLOW,
     Driver,
     driver_of,
+    workflow_id_of,
 )
 from governor.temporal.wire import DriveSettings, GoalStart
 
@@ -71,6 +73,8 @@ REFUSED_AS: Final[dict[str, type[GovernorError]]] = {
 
 
 CONNECT_TIMEOUT_S: Final = 30.0
+MEMO_GOAL: Final = "governor_goal"
+"""The memo key naming the goal a workflow drives (``start`` checks it)."""
 VERB_TIMEOUT_S: Final = 60.0
 """How long a verb waits for the goal's workflow to take it (no worker runs: it waits)."""
 
@@ -196,14 +200,20 @@ async def start(
     task_queue: str,
     settings: DriveSettings | None = None,
 ) -> bool:
-    """Start the goal's workflow unless it runs; True when this call started it."""
+    """Start the goal's workflow unless it runs; True when this call started it.
+
+    Raises:
+        CommandRefusedError: a workflow runs under the goal's workflow id that is not this
+            store's goal's (another type, another goal, or no lease of this server on it).
+    """
     settings = settings or DriveSettings()
     client = await connect(driver)
-    handle = client.get_workflow_handle(goal_id)
+    workflow = workflow_id_of(store, goal_id)
     with translated(driver, goal_id):
         try:
-            described = await handle.describe()
+            described = await client.get_workflow_handle(workflow).describe()
             if described.status == WorkflowExecutionStatus.RUNNING:
+                await check_ours(store, goal_id, driver, described)
                 return False
         except RPCError as exc:
             if exc.status != RPCStatusCode.NOT_FOUND:
@@ -216,9 +226,10 @@ async def start(
             await client.start_workflow(
                 WORKFLOW,
                 GoalStart(goal_id, settings, lease),
-                id=goal_id,
+                id=workflow,
                 task_queue=task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                memo={MEMO_GOAL: goal_id},
             )
     except BaseException:
         store.release_lease(lease)
@@ -226,13 +237,38 @@ async def start(
     return True
 
 
+async def check_ours(
+    store: EventStore, goal_id: str, driver: Driver, described: WorkflowExecutionDescription
+) -> None:
+    """Refuse a running workflow under the goal's id that is not this store's goal's."""
+    memo = await described.memo()
+    lease = store.current_lease(goal_id)
+    why = None
+    if described.workflow_type != WORKFLOW:
+        why = f"a {described.workflow_type} workflow, not governor's"
+    elif memo.get(MEMO_GOAL, goal_id) != goal_id:
+        why = f"the workflow of goal {memo.get(MEMO_GOAL)}"
+    elif lease is None or lease.holder != driver.holder:
+        why = "a goal workflow that does not hold this store's lease (another store's copy?)"
+    if why is not None:
+        raise CommandRefusedError(
+            f"{goal_id}: workflow {described.id} in {driver.describe()} is {why}; "
+            "it was not started"
+        )
+
+
 async def send_verb(
-    driver: Driver, goal_id: str, verb: OperatorVerb, *, timeout_s: float = VERB_TIMEOUT_S
+    driver: Driver,
+    goal_id: str,
+    workflow: str,
+    verb: OperatorVerb,
+    *,
+    timeout_s: float = VERB_TIMEOUT_S,
 ) -> None:
     """Give the goal's workflow an operator verb; raises the governor error of a refusal,
     ``UnavailableError`` when the workflow does not answer within ``timeout_s``."""
     client = await connect(driver)
-    update = client.get_workflow_handle(goal_id).execute_update(VERB_UPDATE, verb)
+    update = client.get_workflow_handle(workflow).execute_update(VERB_UPDATE, verb)
     with translated(driver, goal_id):
         try:
             await asyncio.wait_for(update, timeout_s)
@@ -245,8 +281,17 @@ async def send_verb(
             ) from None
 
 
-async def step(driver: Driver, goal_id: str) -> None:
+async def step(driver: Driver, goal_id: str, workflow: str) -> None:
     """Make the goal's waiting workflow look again now (re-probe a missing binary)."""
     client = await connect(driver)
     with translated(driver, goal_id):
-        await client.get_workflow_handle(goal_id).execute_update(STEP_UPDATE)
+        try:
+            await asyncio.wait_for(
+                client.get_workflow_handle(workflow).execute_update(STEP_UPDATE), VERB_TIMEOUT_S
+            )
+        except TimeoutError:
+            raise UnavailableError(
+                f"goal {goal_id}: its Temporal workflow did not answer within "
+                f"{VERB_TIMEOUT_S:g} s (is a governor temporal worker running?)",
+                what="a Temporal worker",
+            ) from None

@@ -6,19 +6,23 @@ Rules (SPEC §12.11; decision record 0020):
       before it starts the goal's workflow, the workflow renews it, and releases it once
       the goal ended. So ``governor run``, ``serve`` and the operator verbs can tell from
       the store alone, and ``serve`` never steps a goal Temporal drives.
-    * The workflow id is the goal id; the workflow and the store activities share one
-      task queue, agent calls go to that queue's ``-agents`` twin.
+    * The workflow id is the goal id behind a prefix derived from the store's record of
+      the goal: the first ten hex digits of the SHA-256 of its ``goal.created`` event as
+      stored (``workflow_id``), e.g. ``3f9a0c1b2d.login-page``. So two stores' goals of
+      equal ids never share a workflow in one namespace. The workflow and the store
+      activities share one task queue, agent calls go to that queue's ``-agents`` twin.
     * An address is ``HOST:PORT``; anything else is refused with one line naming where
       it came from.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from governor.errors import InputError
+from governor.errors import InputError, NotFoundError
 
 if TYPE_CHECKING:
     from governor.store.base import EventStore
@@ -99,6 +103,21 @@ def gone_line(goal_id: str, why: str) -> str:
     )
 
 
-def workflow_url(ui: str, namespace: str, goal_id: str) -> str:
-    """The page of a goal's workflow in Temporal's Web UI at ``ui``."""
-    return f"{ui.rstrip('/')}/namespaces/{namespace}/workflows/{goal_id}"
+def workflow_id(goal_id: str, created: bytes) -> str:
+    """The goal's workflow id, from its id and its ``goal.created`` event as stored."""
+    return f"{hashlib.sha256(created).hexdigest()[:10]}.{goal_id}"
+
+
+def workflow_id_of(store: EventStore, goal_id: str) -> str:
+    """The workflow id of the store's goal (the module rules); ``NotFoundError`` without it."""
+    from governor.core.wire.codec import encode  # noqa: PLC0415 - start-up: list imports no model
+
+    first = next(iter(store.load(goal_id)), None) if store.last_seq(goal_id) else None
+    if first is None:
+        raise NotFoundError(f"no goal '{goal_id}' in this store (governor list shows the goals)")
+    return workflow_id(goal_id, encode(first))
+
+
+def workflow_url(ui: str, namespace: str, workflow: str) -> str:
+    """The page of a goal's workflow (its id) in Temporal's Web UI at ``ui``."""
+    return f"{ui.rstrip('/')}/namespaces/{namespace}/workflows/{workflow}"

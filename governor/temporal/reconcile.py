@@ -28,7 +28,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from governor.clock import utc_now
 from governor.store.base import EventStore, Lease
-from governor.temporal.names import Driver
+from governor.temporal.names import Driver, workflow_id_of
 
 DESCRIBE_TIMEOUT: Final = timedelta(seconds=10)
 MISSING: Final = "there is none"
@@ -60,10 +60,15 @@ async def failure(client: Client, workflow_id: str) -> str | None:
     return message
 
 
-def held_leases(store: EventStore, driver: Driver) -> list[Lease]:
-    """The leases ``driver``'s holder holds (one per goal it drives, or drove)."""
+def held_leases(store: EventStore, driver: Driver) -> list[tuple[Lease, str]]:
+    """The leases ``driver``'s holder holds (one per goal it drives, or drove), each with
+    its goal's workflow id."""
     leases = (store.current_lease(row.goal_id) for row in store.goals())
-    return [lease for lease in leases if lease is not None and lease.holder == driver.holder]
+    return [
+        (lease, workflow_id_of(store, lease.goal_id))
+        for lease in leases
+        if lease is not None and lease.holder == driver.holder
+    ]
 
 
 async def release_gone(
@@ -71,15 +76,14 @@ async def release_gone(
     driver: Driver,
     pool: Executor,
     store: Callable[[], EventStore],
-    workflow_id: Callable[[str], str],
 ) -> list[tuple[str, str]]:
     """Release the leases of goals whose workflow is gone (the module rules); (goal, why).
     The store is read on ``pool``'s threads (``store`` gives the thread's own)."""
     loop = asyncio.get_running_loop()
     released = []
     leases = await loop.run_in_executor(pool, lambda: held_leases(store(), driver))
-    for lease in leases:
-        why = await gone(client, workflow_id(lease.goal_id))
+    for lease, workflow in leases:
+        why = await gone(client, workflow)
         if why is None or (why == MISSING and not lease.is_expired(utc_now())):
             continue
         if await loop.run_in_executor(pool, partial(_release_same, store, lease)):

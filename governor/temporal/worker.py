@@ -110,9 +110,7 @@ async def keep_checking(hosted: Activities, check_s: float, stopping: asyncio.Ev
     driver = hosted.config.driver
     while not stopping.is_set():
         try:
-            released = await release_gone(
-                hosted.client, driver, hosted.probes, hosted.store, lambda goal_id: goal_id
-            )
+            released = await release_gone(hosted.client, driver, hosted.probes, hosted.store)
             for goal_id, why in released:
                 hosted.log.write(
                     "lease.released", utc_now(), goal=goal_id, why=gone_line(goal_id, why)

@@ -229,6 +229,17 @@ class TemporalProject(Project):
             time.sleep(0.2)
 
 
+def workflow_of(project: Project, goal_id: str) -> str:
+    """The workflow id of the project's goal (``names.workflow_id_of``)."""
+    from contextlib import closing
+
+    from governor.store import open_store
+    from governor.temporal.names import workflow_id_of
+
+    with closing(open_store(project.env["GOVERNOR_STORE"])) as store:
+        return workflow_id_of(store, goal_id)
+
+
 def start_all(project: TemporalProject, goal_ids: list[str], settings: Any = None) -> None:
     """Start every goal's workflow (what ``governor temporal start`` does, in one process)."""
     from contextlib import closing

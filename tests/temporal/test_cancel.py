@@ -20,7 +20,7 @@ from governor.drive import goals
 from governor.store import open_store
 from tests.e2e.cli import MILESTONE_COMPLETE, done, plan, planner_script, worker_script
 from tests.e2e.workers import all_dead, install, processes
-from tests.temporal.conftest import TemporalProject, temporal_binary
+from tests.temporal.conftest import TemporalProject, temporal_binary, workflow_of
 from tests.temporal.test_verbs import scripted, start, wait_for_agent
 
 CANCELED = "WORKFLOW_EXECUTION_STATUS_CANCELED"
@@ -35,7 +35,9 @@ def temporal_cli(project: TemporalProject, *args: str) -> subprocess.CompletedPr
 
 
 def workflow_status(project: TemporalProject, goal_id: str) -> str:
-    described = temporal_cli(project, "workflow", "describe", "-w", goal_id, "--output", "json")
+    described = temporal_cli(
+        project, "workflow", "describe", "-w", workflow_of(project, goal_id), "--output", "json"
+    )
     assert described.returncode == 0, described.stderr
     info: dict[str, Any] = json.loads(described.stdout)["workflowExecutionInfo"]
     return str(info["status"])
@@ -50,7 +52,7 @@ def charges(project: TemporalProject, goal_id: str) -> tuple[int, int]:
 def cancel_from_temporal(project: TemporalProject, goal_id: str) -> None:
     """Cancel the goal's workflow with Temporal's CLI; check everything the rule promises."""
     before = charges(project, goal_id)
-    cancelled = temporal_cli(project, "workflow", "cancel", "-w", goal_id)
+    cancelled = temporal_cli(project, "workflow", "cancel", "-w", workflow_of(project, goal_id))
     assert cancelled.returncode == 0, cancelled.stderr
     deadline = time.monotonic() + 120
     while (status := workflow_status(project, goal_id)) != CANCELED:
@@ -118,7 +120,7 @@ def test_a_cancel_before_the_first_activity(project: TemporalProject) -> None:
     agents = scripted(project, [MILESTONE_COMPLETE, planner_script([{"reply": plan("a")}])])
     start(project, "f", agents, agents)  # started on Temporal; no worker runs yet
     assert project.status("f").get("lease") is not None
-    cancelled = temporal_cli(project, "workflow", "cancel", "-w", "f")
+    cancelled = temporal_cli(project, "workflow", "cancel", "-w", workflow_of(project, "f"))
     assert cancelled.returncode == 0, cancelled.stderr
     project.worker()
     cancel_deadline = time.monotonic() + 120

@@ -18,7 +18,7 @@ import time
 
 from governor.cli.exit_codes import ExitCode
 from tests.e2e.cli import MILESTONE_COMPLETE, done, plan, planner_script, worker_script
-from tests.temporal.conftest import TemporalProject
+from tests.temporal.conftest import TemporalProject, workflow_of
 from tests.temporal.test_cancel import temporal_cli
 from tests.temporal.test_verbs import scripted, start
 
@@ -34,7 +34,9 @@ def copy_db(source: str, target: str) -> None:
 
 
 def describe(project: TemporalProject, goal_id: str) -> dict[str, object]:
-    described = temporal_cli(project, "workflow", "describe", "-w", goal_id, "--output", "json")
+    described = temporal_cli(
+        project, "workflow", "describe", "-w", workflow_of(project, goal_id), "--output", "json"
+    )
     assert described.returncode == 0, described.stderr
     info: dict[str, object] = json.loads(described.stdout)["workflowExecutionInfo"]
     return info

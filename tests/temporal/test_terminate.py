@@ -13,7 +13,7 @@ import time
 import orjson
 
 from tests.e2e.cli import MILESTONE_COMPLETE, done, plan, planner_script, worker_script
-from tests.temporal.conftest import TemporalProject
+from tests.temporal.conftest import TemporalProject, workflow_of
 from tests.temporal.test_cancel import temporal_cli
 from tests.temporal.test_verbs import scripted, start
 
@@ -35,7 +35,9 @@ def test_a_terminated_workflow_is_noticed_and_the_goal_started_again(
     project.wait_status("t", {"blocked"}, blocked_on="decision")
     assert project.status("t")["temporal_workflow"] == "running"
 
-    ended = temporal_cli(project, "workflow", "terminate", "-w", "t", "--reason", "by hand")
+    ended = temporal_cli(
+        project, "workflow", "terminate", "-w", workflow_of(project, "t"), "--reason", "by hand"
+    )
     assert ended.returncode == 0, ended.stderr
     assert project.status("t")["temporal_workflow"] == "gone (terminated)"
     assert GONE in project.gov("status", "t").stdout.splitlines()
