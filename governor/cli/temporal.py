@@ -22,7 +22,10 @@ from governor.temporal.names import (
     DEFAULT_NAMESPACE,
     DEFAULT_QUEUE,
     NAMESPACE_ENV,
+    TEMPORAL_ADDRESS_ENV,
+    TEMPORAL_NAMESPACE_ENV,
     Driver,
+    Security,
     driver_of,
     driving,
     gone_line,
@@ -58,14 +61,57 @@ def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coroutine)
 
 
-def driver_from(address: str | None, namespace: str | None, where: str = "--address") -> Driver:
-    """The server named on the command line, or by ``$GOVERNOR_TEMPORAL``."""
-    given = address or os.environ.get(ADDRESS_ENV)
+def driver_from(
+    address: str | None,
+    namespace: str | None,
+    where: str = "--address",
+    security: Security | None = None,
+) -> Driver:
+    """The server named on the command line, by ``$GOVERNOR_TEMPORAL``, by Temporal's own
+    ``$TEMPORAL_ADDRESS``, or by the Temporal profile (the extra's ``envconfig``)."""
+    security = security or Security()
+    given, source = address, where
+    for variable in (ADDRESS_ENV, TEMPORAL_ADDRESS_ENV):
+        if not given and os.environ.get(variable):
+            given, source = os.environ[variable], f"${variable}"
+    profile: dict[str, Any] = {}
+    if not given or not (namespace or os.environ.get(NAMESPACE_ENV)):
+        profile = _profile(security)
+    if not given and profile.get("target_host"):
+        given, source = str(profile["target_host"]), "the Temporal profile"
     if not given:
         raise InputError(f"name the Temporal server: {where} HOST:PORT (or set {ADDRESS_ENV})")
-    where = where if address else f"${ADDRESS_ENV}"
-    ns = namespace or os.environ.get(NAMESPACE_ENV) or DEFAULT_NAMESPACE
-    return Driver(parse_address(given, where), ns)
+    ns = (
+        namespace
+        or os.environ.get(NAMESPACE_ENV)
+        or os.environ.get(TEMPORAL_NAMESPACE_ENV)
+        or profile.get("namespace")
+        or DEFAULT_NAMESPACE
+    )
+    return Driver(parse_address(given, source), str(ns), security)
+
+
+def _profile(security: Security) -> dict[str, Any]:
+    """The Temporal profile's settings, or nothing without the extra."""
+    try:
+        from governor.temporal.secure import profile_config  # noqa: PLC0415 - the extra
+    except ImportError:
+        return {}
+    return profile_config(security.profile)
+
+
+def security_from(args: argparse.Namespace) -> Security:
+    """The secured-cluster flags (``server``'s) as a value."""
+    return Security(
+        tls=getattr(args, "tls", None),
+        cert=getattr(args, "tls_cert", None),
+        key=getattr(args, "tls_key", None),
+        ca=getattr(args, "tls_ca", None),
+        server_name=getattr(args, "tls_server_name", None),
+        api_key=getattr(args, "api_key", None),
+        profile=getattr(args, "profile", None),
+        identity=getattr(args, "identity", None),
+    )
 
 
 def client_module() -> Any:
@@ -175,7 +221,7 @@ def start_goal(args: argparse.Namespace, store: EventStore, goal_id: str, driver
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    driver = driver_from(args.address, args.namespace)
+    driver = driver_from(args.address, args.namespace, security=security_from(args))
     client_module()
     with store_from(args.store) as store:
         started = start_goal(args, store, args.goal, driver)
@@ -186,7 +232,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    driver = driver_from(args.address, args.namespace)
+    driver = driver_from(args.address, args.namespace, security=security_from(args))
     client_module()
     from governor.temporal.activities import WorkerConfig  # noqa: PLC0415 - the temporal extra
     from governor.temporal.worker import WorkerSettings, serve  # noqa: PLC0415
@@ -211,7 +257,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     """What became of a goal's workflow, and how to restart it from the store."""
     from governor.drive import goals  # noqa: PLC0415 - start-up
 
-    driver = driver_from(args.address, args.namespace)
+    driver = driver_from(args.address, args.namespace, security=security_from(args))
     client = client_module()
     with store_from(args.store, read_only=True) as store:
         goals.exists(store, args.goal)
@@ -305,6 +351,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument(
             "--task-queue", default=DEFAULT_QUEUE, metavar="QUEUE", help="default: governor"
         )
+        secured(p)
 
     p = group.add_parser("worker", help="host goal workflows and their agent calls until stopped")
     server(p)
@@ -329,6 +376,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="how often to release the leases of goals whose workflow is gone (default 60)",
     )
+    p.add_argument(
+        "--identity", metavar="NAME", help="this worker's identity in Temporal (default pid@host)"
+    )
     p.add_argument("--log-file", metavar="FILE", help="JSON log lines here (default: stderr)")
     p.set_defaults(func=cmd_worker)
 
@@ -347,6 +397,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     server(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_doctor)
+
+
+def secured(p: argparse.ArgumentParser) -> None:
+    """The flags of a secured cluster (``names.Security``; Temporal's variables and profile
+    fill in what they leave out)."""
+    p.add_argument(
+        "--tls",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="TLS on (or --no-tls: off) whatever the profile says",
+    )
+    p.add_argument("--tls-cert", metavar="PEM", help="client certificate (mTLS), with --tls-key")
+    p.add_argument("--tls-key", metavar="PEM", help="the client certificate's private key")
+    p.add_argument("--tls-ca", metavar="PEM", help="the CA that signed the server's certificate")
+    p.add_argument("--tls-server-name", metavar="NAME", help="the name the server's cert carries")
+    p.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="API key (Temporal Cloud); prefer $TEMPORAL_API_KEY (argv is visible to ps)",
+    )
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="Temporal profile (temporal.toml; default $TEMPORAL_PROFILE)",
+    )
 
 
 def add_drive_options(p: argparse.ArgumentParser) -> None:

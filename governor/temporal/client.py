@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Final
@@ -59,6 +60,7 @@ from governor.temporal.names import (
     driver_of,
     workflow_id_of,
 )
+from governor.temporal.secure import connect_options
 from governor.temporal.wire import DriveSettings, GoalStart
 
 REFUSED_AS: Final[dict[str, type[GovernorError]]] = {
@@ -72,6 +74,7 @@ REFUSED_AS: Final[dict[str, type[GovernorError]]] = {
 """An update's failure type -> the governor error it is (others are ``InputError``)."""
 
 
+_REFUSED: Final = re.compile(r'code: (Unauthenticated|PermissionDenied), message: "([^"]*)"')
 CONNECT_TIMEOUT_S: Final = 30.0
 MEMO_GOAL: Final = "governor_goal"
 """The memo key naming the goal a workflow drives (``start`` checks it)."""
@@ -81,19 +84,36 @@ VERB_TIMEOUT_S: Final = 60.0
 
 async def connect(driver: Driver) -> Client:
     """A client of the server ``driver`` names; ``UnavailableError`` when it cannot be reached."""
+    options = connect_options(driver.security)
     try:
         return await asyncio.wait_for(
             Client.connect(
-                driver.address, namespace=driver.namespace, data_converter=pydantic_data_converter
+                driver.address,
+                namespace=driver.namespace,
+                data_converter=pydantic_data_converter,
+                **options,
             ),
             CONNECT_TIMEOUT_S,
         )
+    except RPCError as exc:  # reached, and refused (a bad API key, a missing namespace)
+        raise UnavailableError(
+            f"the Temporal server at {driver.address} refused the connection: {exc.message}",
+            what=f"the Temporal server at {driver.address}",
+        ) from None
     except (RuntimeError, TimeoutError) as exc:
         raise unreachable(driver, exc) from None
 
 
 def unreachable(driver: Driver, exc: BaseException) -> UnavailableError:
-    detail = str(exc).split("tonic::transport::Error", 1)[0].rstrip(" :(")
+    text = str(exc)
+    refused = _REFUSED.search(text)
+    if refused is not None:  # reached, and turned away: a bad API key or certificate
+        return UnavailableError(
+            f"the Temporal server at {driver.address} refused the connection "
+            f"({refused.group(1)}: {refused.group(2)}); check the API key or certificate",
+            what=f"the Temporal server at {driver.address}",
+        )
+    detail = text.split("tonic::transport::Error", 1)[0].rstrip(" :(")
     return UnavailableError(
         f"cannot reach the Temporal server at {driver.address} ({detail}); is it running? "
         "(a dev server: temporal server start-dev)",

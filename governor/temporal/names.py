@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from governor.errors import InputError, NotFoundError
@@ -43,6 +43,9 @@ DEFAULT_NAMESPACE: Final = "default"
 ADDRESS_ENV: Final = "GOVERNOR_TEMPORAL"
 """The Temporal server's address when no ``--address`` is given."""
 NAMESPACE_ENV: Final = "GOVERNOR_TEMPORAL_NAMESPACE"
+TEMPORAL_ADDRESS_ENV: Final = "TEMPORAL_ADDRESS"
+"""Temporal's own variables, honoured after governor's."""
+TEMPORAL_NAMESPACE_ENV: Final = "TEMPORAL_NAMESPACE"
 SEARCH_ATTRIBUTES: Final = ("GovernorStatus", "GovernorBlockedOn", "GovernorRule")
 """The custom search attributes (Keyword) the workflow keeps: status, blocked on, rule."""
 
@@ -66,11 +69,35 @@ def parse_address(text: str, where: str = "--address") -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Security:
+    """How to reach a secured server (``governor.temporal.secure``); never stored or shown.
+
+    Each field not given falls back on the Temporal profile (``profile``, else
+    ``$TEMPORAL_PROFILE``, else ``default``) and Temporal's own variables
+    (``TEMPORAL_API_KEY``, ``TEMPORAL_TLS``, ``TEMPORAL_TLS_CLIENT_CERT_PATH`` …).
+    """
+
+    tls: bool | None = None
+    cert: str | None = None
+    """A PEM client certificate file (mTLS), with ``key``."""
+    key: str | None = None
+    ca: str | None = None
+    """A PEM file of the CA that signed the server's certificate."""
+    server_name: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    profile: str | None = None
+    identity: str | None = None
+    """This client's (a worker's) identity in Temporal's histories."""
+
+
+@dataclass(frozen=True, slots=True)
 class Driver:
-    """Where a goal's workflow lives: the server's address and the namespace."""
+    """Where a goal's workflow lives: the server's address and the namespace (and, not part
+    of its identity, how to reach it)."""
 
     address: str
     namespace: str = DEFAULT_NAMESPACE
+    security: Security = field(default_factory=Security, compare=False, hash=False, repr=False)
 
     @property
     def holder(self) -> str:

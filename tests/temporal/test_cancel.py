@@ -66,9 +66,9 @@ def cancel_from_temporal(project: TemporalProject, goal_id: str) -> None:
     assert ends[0]["actor"] != "temporal:unknown", "the requester's identity was not found"
     after = events[events.index(ends[0]) + 1 :]
     assert after == [], f"recorded after the cancel: {[e['type'] for e in after]}"
-    status = project.status(goal_id)
-    assert status["status"] == "cancelled"
-    assert status.get("lease") is None, "the cancelled workflow kept the goal's lease"
+    shown = project.status(goal_id)
+    assert shown["status"] == "cancelled"
+    assert shown.get("lease") is None, "the cancelled workflow kept the goal's lease"
     assert all_dead(processes(project)) == [], "an agent outlived the cancel"
     assert charges(project, goal_id) == before, "the cancel charged something"
 
