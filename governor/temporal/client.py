@@ -250,11 +250,28 @@ async def start(
                 task_queue=task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 memo={MEMO_GOAL: goal_id},
+                static_summary=static_summary(store, goal_id),
+                static_details=static_details(store, goal_id),
             )
     except BaseException:
         store.release_lease(lease)
         raise
     return True
+
+
+def static_summary(store: EventStore, goal_id: str) -> str:
+    """The workflow's summary in Temporal's UI: the goal's id and title."""
+    created = goals.load(store, goal_id).created
+    return f"{goal_id}: {created.title}" if created else goal_id
+
+
+def static_details(store: EventStore, goal_id: str) -> str:
+    """The workflow's details in Temporal's UI (Markdown): objective and acceptance."""
+    created = goals.load(store, goal_id).created
+    if created is None:
+        return ""
+    acceptance = "\n".join(f"- {line}" for line in created.acceptance)
+    return f"**Objective**\n\n{created.objective}\n\n**Acceptance**\n\n{acceptance}"
 
 
 async def check_ours(

@@ -157,7 +157,7 @@ class GoalDrive:
 
     # ------------------------------------------------------------ activities
 
-    async def store(self, name: str, arg: Any, result: type[T]) -> T:
+    async def store(self, name: str, arg: Any, result: type[T], summary: str | None = None) -> T:
         try:
             answer: T = await workflow.execute_activity(
                 name,
@@ -165,6 +165,7 @@ class GoalDrive:
                 result_type=result,
                 start_to_close_timeout=timedelta(seconds=self.settings.store_timeout_s),
                 retry_policy=STORE_RETRY,
+                summary=summary or _SUMMARIES.get(name),
             )
         except ActivityError as exc:
             if isinstance(exc.cause, CancelledError):
@@ -232,7 +233,8 @@ class GoalDrive:
             while more:
                 self.check()
                 request = LoadRequest(self.goal_id, self.view.seq, digest=self.digest)
-                page = await self.store("governor.load", request, Loaded)
+                summary = f"load after seq {self.view.seq}"
+                page = await self.store("governor.load", request, Loaded, summary)
                 if page.behind is not None:
                     raise self.found_behind(page.behind)
                 fold(self.view, page.events)
@@ -262,7 +264,9 @@ class GoalDrive:
                 request = AppendRequest(
                     self.goal_id, self.view.seq, events, self.lease, summary, self.digest
                 )
-                answer = await self.store("governor.append", request, Appended)
+                first, last = self.view.seq + 1, self.view.seq + len(events)
+                seqs = f"seq {first}" if first == last else f"seq {first}\u2013{last}"
+                answer = await self.store("governor.append", request, Appended, f"append {seqs}")
                 if answer.behind is not None:
                     raise self.found_behind(answer.behind)
                 if answer.taken_over_by is not None:
@@ -294,12 +298,13 @@ class GoalDrive:
         if conflicts > 1 and workflow.patched(CONFLICT_BACKOFF):
             await workflow.sleep(min(0.25 * 2 ** (conflicts - 2), 10.0))
 
-    def launch(self, request: CallRequest) -> Call:
+    def launch(self, request: CallRequest, trigger: str | None = None) -> Call:
         """Schedule a call; it runs once it has a slot on a worker (see ``Call``)."""
         name = request.run_id or request.plan_id or ""
         handle = workflow.start_activity(
             "governor.call",
             request,
+            summary=self.call_summary(request, trigger),
             result_type=Observed,
             task_queue=agents_queue(workflow.info().task_queue),
             start_to_close_timeout=CALL_TIMEOUT,
@@ -311,6 +316,17 @@ class GoalDrive:
         if self.cancelling:
             handle.cancel()
         return Call(self, name, handle)
+
+    def call_summary(self, request: CallRequest, trigger: str | None = None) -> str:
+        """What Temporal's UI shows of a call: ``worker p1-api attempt 2``, ``planner p3
+        (milestone)``; a continuation says so."""
+        again = " continued" if request.lost else ""
+        if request.work_id is not None:
+            item = self.view.work.get(request.work_id)
+            used = item.attempts_used if item is not None else 0
+            n = used if item is not None and item.running else used + 1
+            return f"worker {request.work_id} attempt {n}{again}"
+        return f"planner {request.plan_id} ({trigger or 'initial'}){again}"
 
     def cancel_calls(self, runs: set[str] | None = None) -> None:
         """Cancel the calls in flight (those of ``runs`` when given): their agents die."""
@@ -355,7 +371,9 @@ class GoalDrive:
         and its upstream is not known to be failing; record what it came to."""
         plan_id = action.plan_id or f"p{self.view.plans_used + 1}"
         lost = (plan_id,) if action.plan_id is not None else ()
-        call = self.launch(self.request(plan_id=plan_id, lost=lost))
+        known = self.view.plans.get(plan_id)
+        trigger = action.trigger or (known.trigger if known is not None else None)
+        call = self.launch(self.request(plan_id=plan_id, lost=lost), trigger)
         if not await call.cleared():
             return
         if action.plan_id is not None:
@@ -513,6 +531,14 @@ class GoalDrive:
 
 
 _RECOVERY: Final[Any] = Recovery | None
+_SUMMARIES: Final = {
+    "governor.lease": "lease",
+    "governor.release": "release the lease",
+    "governor.reprobe": "look for the missing binary again",
+    "governor.probe": "probe the upstream",
+    "governor.cancelled_by": "who cancelled",
+}
+"""What Temporal's UI shows of a store activity (load and append say their seqs)."""
 
 
 def _accept(view: GoalView, *, work_id: str, at: datetime) -> list[Event]:

@@ -37,9 +37,11 @@ from governor.core.route import Action, Stop, Wait, acts, route
 from governor.core.summary import summarize
 from governor.core.verbs import cancel_goal
 from governor.errors import GovernorError
+from governor.render.records import status_record
 from governor.temporal.names import (
     READY_SIGNAL,
     SEARCH_ATTRIBUTES,
+    STATUS_QUERY,
     STEP_UPDATE,
     VERB_UPDATE,
     WAKE_SIGNAL,
@@ -199,6 +201,7 @@ class GoalWorkflow:
             "runtime_s": round(d.view.runtime_s, 1),
             "cost_usd": round(d.view.cost_usd, 4),
         }
+        workflow.set_current_details(f"{decision.status}: {decision.reason}")
         shown = (decision.status, decision.blocked_on, decision.rule, memo)
         if shown == self.shown:
             return
@@ -213,6 +216,12 @@ class GoalWorkflow:
         if not self.shown or memo != self.shown[3]:
             workflow.upsert_memo({"ledger": memo})
         self.shown = shown
+
+    @workflow.query(name=STATUS_QUERY)
+    def status(self) -> dict[str, Any]:
+        """What ``governor status GOAL --json`` prints, from the workflow's own view."""
+        d = self.drive
+        return status_record(d.view, d.decide(with_ledger=True), d.lease)
 
     # ------------------------------------------------------------ operators
 
