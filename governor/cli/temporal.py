@@ -27,7 +27,7 @@ from governor.temporal.names import (
     Driver,
     Security,
     driver_of,
-    driving,
+    driving_here,
     gone_line,
     parse_address,
     workflow_id_of,
@@ -127,18 +127,9 @@ def client_module() -> Any:
 
 
 def temporal_driver(store: EventStore, goal_id: str) -> Driver | None:
-    """The Temporal server driving the goal (its lease says so), or None.
-
-    ``$GOVERNOR_TEMPORAL`` overrides the address the holder names (a server reached by
-    another name from here); the namespace is the holder's.
-    """
-    driver = driving(store, goal_id)
-    if driver is None:
-        return None
-    address = os.environ.get(ADDRESS_ENV)
-    return (
-        Driver(parse_address(address, f"${ADDRESS_ENV}"), driver.namespace) if address else driver
-    )
+    """The Temporal server driving the goal (its lease says so), or None
+    (``names.driving_here``)."""
+    return driving_here(store, goal_id)
 
 
 WORKFLOW_CHECK_S: Final = 15.0

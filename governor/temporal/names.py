@@ -18,6 +18,7 @@ Rules (SPEC §12.11; decision record 0020):
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -122,6 +123,17 @@ def driving(store: EventStore, goal_id: str) -> Driver | None:
     """The Temporal server whose workflow drives the goal (its lease says so), or None."""
     lease = store.current_lease(goal_id)
     return driver_of(lease.holder if lease else None)
+
+
+def driving_here(store: EventStore, goal_id: str) -> Driver | None:
+    """The Temporal server driving the goal, as this process reaches it: the holder's, its
+    address replaced by ``$GOVERNOR_TEMPORAL`` when set (a server reached by another name
+    from here); the namespace is the holder's."""
+    driver = driving(store, goal_id)
+    address = os.environ.get(ADDRESS_ENV)
+    if driver is None or not address:
+        return driver
+    return Driver(parse_address(address, f"${ADDRESS_ENV}"), driver.namespace)
 
 
 def gone_line(goal_id: str, why: str) -> str:
