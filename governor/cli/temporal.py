@@ -256,7 +256,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         lease = store.current_lease(args.goal)
         workflow = workflow_id_of(store, args.goal)
     state, failed = run_async(_workflow_of(client, driver, args.goal, workflow))
-    lines = doctor_lines(args.goal, view.seq, decision.status, lease, state=state, failed=failed)
+    lines = doctor_lines(
+        args.goal, view.seq, decision.status, lease, state=state, failed=failed, workflow=workflow
+    )
     if args.json:
         json_line(
             {
@@ -288,7 +290,14 @@ async def _workflow_of(
 
 
 def doctor_lines(
-    goal_id: str, seq: int, status: str, lease: Lease | None, *, state: str, failed: str | None
+    goal_id: str,
+    seq: int,
+    status: str,
+    lease: Lease | None,
+    *,
+    state: str,
+    failed: str | None,
+    workflow: str,
 ) -> list[str]:
     """``temporal doctor``'s lines: the store, the workflow, what to do (the last line)."""
     held = f"lease held by {lease.holder}" if lease else "no lease"
@@ -304,7 +313,7 @@ def doctor_lines(
             "the store is the truth: governor temporal start "
             f"{goal_id} starts a new workflow that loads the goal from the store (seq {seq}); "
             "anything a failed workflow recorded after that is not in the store (see its "
-            f"history: temporal workflow show -w {goal_id})"
+            f"history: temporal workflow show -w {workflow})"
         )
     return lines
 
