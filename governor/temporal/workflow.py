@@ -15,8 +15,10 @@ Rules (decision record 0020):
       (``governor.core.commands``) on the workflow's view, so a refusal goes back to the
       caller with nothing recorded; the handler records it as the one writer. ``cancel``
       cancels every call in flight (their agents die), ``work abandon`` that attempt's.
-    * Before the Temporal history grows long the workflow continues as new with the
-      lease, and the next run loads the goal from the store (the truth) again.
+    * Before the Temporal history grows long, and after every rest (a wait that ran out
+      with nothing happening: at most a lease TTL, decision record 0029), the workflow
+      continues as new with the lease, and the next run loads the goal from the store
+      (the truth) again: a goal blocked for days wakes on the workers' current code.
     * Visibility: search attributes ``GovernorStatus``, ``GovernorBlockedOn``,
       ``GovernorRule`` and a memo with the ledger, kept as the decision changes.
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
@@ -50,6 +52,8 @@ from governor.temporal.names import (
 from governor.temporal.steps import GoalDrive, StoreBehind, TakenOver
 from governor.temporal.wire import GoalOutcome, GoalStart
 
+CONTINUE_AFTER_REST: Final = "governor-continue-after-rest"
+"""The patch that continues a resting workflow as new (``new_run_after_rest``)."""
 STATUS, BLOCKED_ON, RULE = (SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTES)
 
 
@@ -96,9 +100,11 @@ class GoalWorkflow:
                 action = route(decision)
                 if acts(action):
                     await d.act(action)
+                    rested = False
                 else:
-                    await self.pause(action, decision)
-                if self.history_is_long() and d.view.ended is None and not d.cancelling:
+                    rested = await self.pause(action, decision)
+                renew = self.history_is_long() or (rested and self.new_run_after_rest())
+                if renew and d.view.ended is None and not d.cancelling:
                     self.keeping.cancel()
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(GoalStart(d.goal_id, d.settings, d.lease))
@@ -157,10 +163,12 @@ class GoalWorkflow:
         except asyncio.CancelledError:
             return  # the run ends or continues as new
 
-    async def pause(self, action: Action, decision: Decision) -> None:
+    async def pause(self, action: Action, decision: Decision) -> bool:
         """Wait for the cooldown's end, an operator, a wake-up or the next re-probe — at
-        most a lease TTL, so a long wait still looks at the store and continues as new."""
+        most a lease TTL, so a long wait still looks at the store and continues as new.
+        True when the wait ran out with nothing happening (a rest)."""
         d = self.drive
+        rested = False
         seconds = d.settings.lease_ttl_s
         if isinstance(action, Wait) and action.until is not None:
             seconds = min(seconds, (action.until - workflow.now()).total_seconds())
@@ -174,12 +182,19 @@ class GoalWorkflow:
                     timeout=timedelta(seconds=seconds),
                 )
             except TimeoutError:
-                pass
+                rested = not self.changed
             finally:
                 self.idle = False
         self.changed = False
         d.check()
         await d.refresh()
+        return rested
+
+    def new_run_after_rest(self) -> bool:
+        """Whether to continue as new after a rest (decision record 0029): always, once no
+        call is in flight, so a goal waiting for days wakes on the workers' current code;
+        histories recorded before this rule replay without it (the patch)."""
+        return not self.drive.calls and workflow.patched(CONTINUE_AFTER_REST)
 
     def history_is_long(self) -> bool:
         info = workflow.info()
