@@ -118,3 +118,26 @@ def test_a_worker_reaches_temporal_with_an_api_key(
         assert KEY not in logs
     finally:
         keyed.stop()
+
+
+def test_a_temporal_profile_names_the_server_and_namespace(
+    secured_project: TemporalProject, temporal: Temporal, tmp_path: Path
+) -> None:
+    """``--profile`` reads Temporal's own configuration file (``TEMPORAL_CONFIG_FILE``)."""
+    project = secured_project
+    project.env.pop("TEMPORAL_NAMESPACE")
+    config = tmp_path / "temporal.toml"
+    config.write_text(
+        f'[profile.dev]\naddress = "{temporal.address}"\nnamespace = "{temporal.namespace}"\n'
+    )
+    project.env["TEMPORAL_CONFIG_FILE"] = str(config)
+    goal(project)
+    missing = project.gov("temporal", "start", "s", "--profile", "nope")
+    assert missing.returncode == 3, missing.stderr
+    assert missing.stderr.startswith("error: Temporal profile 'nope' cannot be read")
+    started = project.gov("temporal", "start", "s", "--profile", "dev")
+    assert started.returncode == 0, started.stderr
+    assert f"namespace {temporal.namespace} at {temporal.address}" in started.stdout
+    assert project.status("s")["lease"]["holder"] == (
+        f"temporal:{temporal.namespace}@{temporal.address}"
+    )
