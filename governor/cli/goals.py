@@ -21,6 +21,7 @@ from governor.render.text import format_event, format_status, format_summaries
 if TYPE_CHECKING:
     from governor.drive.goals import RunReport
     from governor.drive.runner import RunnerSettings
+    from governor.store.base import EventStore, Lease
     from governor.temporal.names import Driver
 
 # Start-up (issue 12): the driver, the codec and the event models are imported by the
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 GOAL_STATUSES = tuple(s for s in get_args(Status) if s != "in_review")
 """What ``list --status`` accepts: a goal's statuses (``in_review`` is a work item's)."""
+ENDED: frozenset[str] = frozenset({"succeeded", "cancelled"})
+"""Statuses no driver holds a goal in (``list`` asks Temporal about the others' workflows)."""
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -97,14 +100,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.watch:
         return watch(args, as_run=True)
-    from governor.cli.temporal import temporal_driver, to_follow  # noqa: PLC0415 - start-up
+    from governor.cli.temporal import temporal_driver, to_follow, workflow_of  # noqa: PLC0415
     from governor.drive import goals  # noqa: PLC0415 - start-up
 
     with store_from(args.store) as store:
         goals.exists(store, args.goal)
         driver = temporal_driver(store, args.goal)
+        workflow = workflow_of(store, args.goal) if driver is not None else ""
     if driver is not None:  # Temporal drives it: say so, let it look again, follow it
-        to_follow(args.goal, driver, quiet=args.quiet)
+        to_follow(args.goal, driver, workflow, quiet=args.quiet)
         return watch(args, as_run=True)
     with store_from(args.store) as store, live_run(args.quiet) as (shown, calls):
         runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
@@ -145,15 +149,37 @@ def cmd_status(args: argparse.Namespace) -> int:
         goals.exists(store, args.goal)
         view, decision = goals.status(store, args.goal)
         lease = store.current_lease(args.goal)
+        states = _workflow_states(store, {args.goal: lease} if lease is not None else {})
     if args.json:
-        json_line(records.status_record(view, decision, lease))
+        record = records.status_record(view, decision, lease)
+        if args.goal in states:
+            record["temporal_workflow"] = states[args.goal]
+        json_line(record)
     else:
         runs = [(what, describe(event)) for what, event in last_runs(view)]
         title = view.created.title if view.created else ""
         out(format_status(view.goal_id, title, decision, runs), colour=True)
         if lease is not None:
             out(f"lease: held by {lease.holder} until {stamp(lease.expires_at)}")
+        _workflow_notes(states)
     return ExitCode.OK
+
+
+def _workflow_states(store: EventStore, leases: dict[str, Lease]) -> dict[str, str]:
+    """Whether the Temporal workflows holding these leases run (SPEC §13.9)."""
+    if not leases:
+        return {}
+    from governor.cli.temporal import workflow_states  # noqa: PLC0415 - start-up
+
+    return workflow_states(store, leases)
+
+
+def _workflow_notes(states: dict[str, str]) -> None:
+    from governor.cli.temporal import workflow_note  # noqa: PLC0415 - start-up
+
+    for goal_id, state in states.items():
+        if (note := workflow_note(goal_id, state)) is not None:
+            out(note)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -161,14 +187,21 @@ def cmd_list(args: argparse.Namespace) -> int:
         rows = (
             store.goals(statuses=args.status or None) if hasattr(args, "status") else store.goals()
         )
+        leases = {r.goal_id: store.current_lease(r.goal_id) for r in rows if r.status not in ENDED}
+        held = {g: lease for g, lease in leases.items() if lease is not None}
+        states = _workflow_states(store, held)
     if args.json:
         for row in rows:
-            json_line(records.summary_record(row))
+            record = records.summary_record(row)
+            if row.goal_id in states:
+                record["temporal_workflow"] = states[row.goal_id]
+            json_line(record)
     else:
         from governor.store.url import describe_store  # noqa: PLC0415 - start-up
 
         statuses = getattr(args, "status", None) or ()
         out(format_summaries(describe_store(args.store), rows, statuses), colour=True)
+        _workflow_notes(states)
     return ExitCode.OK
 
 

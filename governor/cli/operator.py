@@ -13,7 +13,7 @@ from typing import cast, get_args
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
-from governor.cli.temporal import send_verb, temporal_driver
+from governor.cli.temporal import send_verb, temporal_driver, workflow_of
 from governor.core.commands import OperatorVerb, VerbName
 from governor.core.policy import LedgerName
 from governor.drive import goals
@@ -42,7 +42,7 @@ def _run(args: argparse.Namespace, name: VerbName) -> int:
         driver = temporal_driver(store, args.goal)
         if driver is not None:  # its workflow is the one writer: the verb goes there
             goals.refuse_secrets_in(store, args.goal, verb)
-            send_verb(driver, args.goal, verb)
+            send_verb(driver, args.goal, workflow_of(store, args.goal), verb)
             decision = goals.status(store, args.goal)[1]
         else:
             decision = goals.govern(store, args.goal, verb)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from governor.cli.exit_codes import ExitCode
-from governor.cli.io import out, store_from
+from governor.cli.io import json_line, out, store_from
 from governor.cli.values import seconds, whole_in
 from governor.errors import InputError, UnavailableError
 from governor.temporal.names import (
@@ -22,14 +22,20 @@ from governor.temporal.names import (
     DEFAULT_NAMESPACE,
     DEFAULT_QUEUE,
     NAMESPACE_ENV,
+    TEMPORAL_ADDRESS_ENV,
+    TEMPORAL_NAMESPACE_ENV,
     Driver,
-    driving,
+    Security,
+    driver_of,
+    driving_here,
+    gone_line,
     parse_address,
+    workflow_id_of,
 )
 
 if TYPE_CHECKING:
     from governor.core.commands import OperatorVerb
-    from governor.store.base import EventStore
+    from governor.store.base import EventStore, Lease
 
 T = TypeVar("T")
 EXTRA_HINT: Final = "pip install 'governor[temporal]'"
@@ -55,14 +61,57 @@ def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coroutine)
 
 
-def driver_from(address: str | None, namespace: str | None, where: str = "--address") -> Driver:
-    """The server named on the command line, or by ``$GOVERNOR_TEMPORAL``."""
-    given = address or os.environ.get(ADDRESS_ENV)
+def driver_from(
+    address: str | None,
+    namespace: str | None,
+    where: str = "--address",
+    security: Security | None = None,
+) -> Driver:
+    """The server named on the command line, by ``$GOVERNOR_TEMPORAL``, by Temporal's own
+    ``$TEMPORAL_ADDRESS``, or by the Temporal profile (the extra's ``envconfig``)."""
+    security = security or Security()
+    given, source = address, where
+    for variable in (ADDRESS_ENV, TEMPORAL_ADDRESS_ENV):
+        if not given and os.environ.get(variable):
+            given, source = os.environ[variable], f"${variable}"
+    profile: dict[str, Any] = {}
+    if not given or not (namespace or os.environ.get(NAMESPACE_ENV)):
+        profile = _profile(security)
+    if not given and profile.get("target_host"):
+        given, source = str(profile["target_host"]), "the Temporal profile"
     if not given:
         raise InputError(f"name the Temporal server: {where} HOST:PORT (or set {ADDRESS_ENV})")
-    where = where if address else f"${ADDRESS_ENV}"
-    ns = namespace or os.environ.get(NAMESPACE_ENV) or DEFAULT_NAMESPACE
-    return Driver(parse_address(given, where), ns)
+    ns = (
+        namespace
+        or os.environ.get(NAMESPACE_ENV)
+        or os.environ.get(TEMPORAL_NAMESPACE_ENV)
+        or profile.get("namespace")
+        or DEFAULT_NAMESPACE
+    )
+    return Driver(parse_address(given, source), str(ns), security)
+
+
+def _profile(security: Security) -> dict[str, Any]:
+    """The Temporal profile's settings, or nothing without the extra."""
+    try:
+        from governor.temporal.secure import profile_config  # noqa: PLC0415 - the extra
+    except ImportError:
+        return {}
+    return profile_config(security.profile)
+
+
+def security_from(args: argparse.Namespace) -> Security:
+    """The secured-cluster flags (``server``'s) as a value."""
+    return Security(
+        tls=getattr(args, "tls", None),
+        cert=getattr(args, "tls_cert", None),
+        key=getattr(args, "tls_key", None),
+        ca=getattr(args, "tls_ca", None),
+        server_name=getattr(args, "tls_server_name", None),
+        api_key=getattr(args, "api_key", None),
+        profile=getattr(args, "profile", None),
+        identity=getattr(args, "identity", None),
+    )
 
 
 def client_module() -> Any:
@@ -78,23 +127,73 @@ def client_module() -> Any:
 
 
 def temporal_driver(store: EventStore, goal_id: str) -> Driver | None:
-    """The Temporal server driving the goal (its lease says so), or None.
-
-    ``$GOVERNOR_TEMPORAL`` overrides the address the holder names (a server reached by
-    another name from here); the namespace is the holder's.
-    """
-    driver = driving(store, goal_id)
-    if driver is None:
-        return None
-    address = os.environ.get(ADDRESS_ENV)
-    return (
-        Driver(parse_address(address, f"${ADDRESS_ENV}"), driver.namespace) if address else driver
-    )
+    """The Temporal server driving the goal (its lease says so), or None
+    (``names.driving_here``)."""
+    return driving_here(store, goal_id)
 
 
-def send_verb(driver: Driver, goal_id: str, verb: OperatorVerb) -> None:
+WORKFLOW_CHECK_S: Final = 15.0
+"""How long ``status`` and ``list`` ask Temporal whether goals' workflows run."""
+
+
+def workflow_of(store: EventStore, goal_id: str) -> str:
+    """The goal's workflow id (``names.workflow_id_of``)."""
+    return workflow_id_of(store, goal_id)
+
+
+def workflow_states(store: EventStore, leases: Mapping[str, Lease]) -> dict[str, str]:
+    """For each goal whose lease a Temporal server holds: ``running``, ``gone (why)`` or
+    ``unknown (why)`` (the server could not be asked). Nothing without the extra."""
+    by_driver: dict[Driver, list[str]] = {}
+    for goal_id, lease in leases.items():
+        held = driver_of(lease.holder)
+        if held is not None:
+            address = os.environ.get(ADDRESS_ENV)
+            driver = Driver(address, held.namespace) if address else held
+            by_driver.setdefault(driver, []).append(goal_id)
+    workflows = {g: workflow_id_of(store, g) for goal_ids in by_driver.values() for g in goal_ids}
+    if not by_driver:
+        return {}
+    try:
+        client = client_module()
+        from governor.temporal.reconcile import gone  # noqa: PLC0415 - the temporal extra
+    except UnavailableError:
+        return {}
+
+    async def ask(driver: Driver, goal_ids: list[str]) -> dict[str, str]:
+        try:
+            connected = await asyncio.wait_for(client.connect(driver), WORKFLOW_CHECK_S)
+            found = await asyncio.wait_for(
+                asyncio.gather(*(gone(connected, workflows[g]) for g in goal_ids)),
+                WORKFLOW_CHECK_S,
+            )
+        except Exception as exc:  # any failure: the state is unknown
+            why = str(exc) or f"the Temporal server at {driver.address} did not answer"
+            return dict.fromkeys(goal_ids, f"unknown ({why})")
+        return {
+            g: "running" if w is None else f"gone ({w})"
+            for g, w in zip(goal_ids, found, strict=True)
+        }
+
+    async def ask_all() -> dict[str, str]:
+        answers = await asyncio.gather(*(ask(d, g) for d, g in by_driver.items()))
+        return {k: v for answer in answers for k, v in answer.items()}
+
+    return run_async(ask_all())
+
+
+def workflow_note(goal_id: str, state: str) -> str | None:
+    """The line ``status``/``list`` print for a goal's workflow state (None: it runs)."""
+    if state.startswith("gone ("):
+        return gone_line(goal_id, state[len("gone (") : -1])
+    if state.startswith("unknown ("):
+        return f"{goal_id}: cannot tell whether its Temporal workflow runs: {state[9:-1]}"
+    return None
+
+
+def send_verb(driver: Driver, goal_id: str, workflow: str, verb: OperatorVerb) -> None:
     """Give the goal's workflow an operator verb (its refusal raised as governor's error)."""
-    run_async(client_module().send_verb(driver, goal_id, verb))
+    run_async(client_module().send_verb(driver, goal_id, workflow, verb))
 
 
 def start_goal(args: argparse.Namespace, store: EventStore, goal_id: str, driver: Driver) -> bool:
@@ -113,17 +212,18 @@ def start_goal(args: argparse.Namespace, store: EventStore, goal_id: str, driver
 
 
 def cmd_start(args: argparse.Namespace) -> int:
-    driver = driver_from(args.address, args.namespace)
+    driver = driver_from(args.address, args.namespace, security=security_from(args))
     client_module()
     with store_from(args.store) as store:
         started = start_goal(args, store, args.goal, driver)
+        workflow = workflow_id_of(store, args.goal)
     what = "started" if started else "already running"
-    out(f"{args.goal}: {what} on Temporal ({driver.describe()}, workflow id {args.goal})")
+    out(f"{args.goal}: {what} on Temporal ({driver.describe()}, workflow id {workflow})")
     return ExitCode.OK
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    driver = driver_from(args.address, args.namespace)
+    driver = driver_from(args.address, args.namespace, security=security_from(args))
     client_module()
     from governor.temporal.activities import WorkerConfig  # noqa: PLC0415 - the temporal extra
     from governor.temporal.worker import WorkerSettings, serve  # noqa: PLC0415
@@ -137,12 +237,88 @@ def cmd_worker(args: argparse.Namespace) -> int:
         store_url=args.store,
         log_file=Path(args.log_file) if args.log_file else None,
     )
-    settings = WorkerSettings(config, args.task_queue, args.max_concurrent_calls, args.graceful)
+    settings = WorkerSettings(
+        config, args.task_queue, args.max_concurrent_calls, args.graceful, args.check_workflows
+    )
     run_async(serve(settings))
     return ExitCode.OK
 
 
-def to_follow(goal_id: str, driver: Driver, *, quiet: bool) -> None:
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """What became of a goal's workflow, and how to restart it from the store."""
+    from governor.drive import goals  # noqa: PLC0415 - start-up
+
+    driver = driver_from(args.address, args.namespace, security=security_from(args))
+    client = client_module()
+    with store_from(args.store, read_only=True) as store:
+        goals.exists(store, args.goal)
+        view, decision = goals.status(store, args.goal)
+        lease = store.current_lease(args.goal)
+        workflow = workflow_id_of(store, args.goal)
+    state, failed = run_async(_workflow_of(client, driver, args.goal, workflow))
+    lines = doctor_lines(
+        args.goal, view.seq, decision.status, lease, state=state, failed=failed, workflow=workflow
+    )
+    if args.json:
+        json_line(
+            {
+                "goal_id": args.goal,
+                "seq": view.seq,
+                "status": decision.status,
+                "lease": lease.holder if lease else None,
+                "workflow": state,
+                "failure": failed,
+                "advice": lines[-1],
+            }
+        )
+    else:
+        for line in lines:
+            out(line)
+    return ExitCode.OK
+
+
+async def _workflow_of(
+    client: Any, driver: Driver, goal_id: str, workflow: str
+) -> tuple[str, str | None]:
+    from governor.temporal.reconcile import failure, gone  # noqa: PLC0415 - the temporal extra
+
+    connected = await client.connect(driver)
+    with client.translated(driver, goal_id):
+        why = await gone(connected, workflow)
+        failed = await failure(connected, workflow) if why == "failed" else None
+    return ("running" if why is None else why), failed
+
+
+def doctor_lines(
+    goal_id: str,
+    seq: int,
+    status: str,
+    lease: Lease | None,
+    *,
+    state: str,
+    failed: str | None,
+    workflow: str,
+) -> list[str]:
+    """``temporal doctor``'s lines: the store, the workflow, what to do (the last line)."""
+    held = f"lease held by {lease.holder}" if lease else "no lease"
+    lines = [f"{goal_id}: the store holds {seq} events; status {status}; {held}"]
+    lines.append(f"its Temporal workflow: {state}" + (f": {failed}" if failed else ""))
+    ended = status in ("succeeded", "cancelled")
+    if state == "running":
+        lines.append("nothing to do: the workflow drives the goal")
+    elif ended:
+        lines.append("nothing to do: the goal has ended")
+    else:
+        lines.append(
+            "the store is the truth: governor temporal start "
+            f"{goal_id} starts a new workflow that loads the goal from the store (seq {seq}); "
+            "anything a failed workflow recorded after that is not in the store (see its "
+            f"history: temporal workflow show -w {workflow})"
+        )
+    return lines
+
+
+def to_follow(goal_id: str, driver: Driver, workflow: str, *, quiet: bool) -> None:
     """``governor run`` on a goal Temporal drives: say so, and make its workflow look again
     now (a missing binary is re-probed, as ``run`` would); ``run --watch`` then follows."""
     if not quiet:
@@ -151,7 +327,7 @@ def to_follow(goal_id: str, driver: Driver, *, quiet: bool) -> None:
             "(Ctrl-C stops following, not the goal)"
         )
     try:
-        run_async(client_module().step(driver, goal_id))
+        run_async(client_module().step(driver, goal_id, workflow))
     except UnavailableError as exc:
         if not quiet:
             out(f"note: {exc}; following the store only")
@@ -175,6 +351,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument(
             "--task-queue", default=DEFAULT_QUEUE, metavar="QUEUE", help="default: governor"
         )
+        secured(p)
 
     p = group.add_parser("worker", help="host goal workflows and their agent calls until stopped")
     server(p)
@@ -192,6 +369,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="on SIGTERM, how long calls in hand may finish before they are cancelled (default 600)",
     )
+    p.add_argument(
+        "--check-workflows",
+        type=seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="how often to release the leases of goals whose workflow is gone (default 60)",
+    )
+    p.add_argument(
+        "--identity", metavar="NAME", help="this worker's identity in Temporal (default pid@host)"
+    )
     p.add_argument("--log-file", metavar="FILE", help="JSON log lines here (default: stderr)")
     p.set_defaults(func=cmd_worker)
 
@@ -202,6 +389,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     server(p)
     add_drive_options(p)
     p.set_defaults(func=cmd_start)
+
+    p = group.add_parser(
+        "doctor", help="what became of a goal's workflow, and how to restart it from the store"
+    )
+    p.add_argument("goal", metavar="GOAL")
+    server(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
+
+
+def secured(p: argparse.ArgumentParser) -> None:
+    """The flags of a secured cluster (``names.Security``; Temporal's variables and profile
+    fill in what they leave out)."""
+    p.add_argument(
+        "--tls",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="TLS on (or --no-tls: off) whatever the profile says",
+    )
+    p.add_argument("--tls-cert", metavar="PEM", help="client certificate (mTLS), with --tls-key")
+    p.add_argument("--tls-key", metavar="PEM", help="the client certificate's private key")
+    p.add_argument("--tls-ca", metavar="PEM", help="the CA that signed the server's certificate")
+    p.add_argument("--tls-server-name", metavar="NAME", help="the name the server's cert carries")
+    p.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="API key (Temporal Cloud); prefer $TEMPORAL_API_KEY (argv is visible to ps)",
+    )
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="Temporal profile (temporal.toml; default $TEMPORAL_PROFILE)",
+    )
 
 
 def add_drive_options(p: argparse.ArgumentParser) -> None:

@@ -2,7 +2,10 @@
 
 Rules:
     * Store activities (load, append, the lease, the re-probe) are short and safe to
-      retry. The append is idempotent on (goal, expected seq, content): a try whose
+      retry. Each load, append and renewal first checks that the store still holds the
+      event the workflow folded last (its seq and digest): a store behind the workflow (a
+      restore, a lossy failover) is answered ``behind`` and the workflow fails (the
+      store is the truth; SPEC §13.9). The append is idempotent on (goal, expected seq, content): a try whose
       commit landed but whose answer was lost finds its own events stored after the
       expected seq and answers ``done``; other events there are a conflict, answered
       with them so the workflow folds them and builds again. A store refusal of the
@@ -52,7 +55,7 @@ from governor.service.logs import JsonLog
 from governor.service.observe import Counters, Observation
 from governor.store.base import EventStore
 from governor.store.url import open_store
-from governor.temporal.names import READY_SIGNAL, WAKE_SIGNAL, Driver
+from governor.temporal.names import READY_SIGNAL, WAKE_SIGNAL, Driver, workflow_id_of
 from governor.temporal.watch import Contact, supervise
 from governor.temporal.wire import (
     Appended,
@@ -68,6 +71,7 @@ from governor.temporal.wire import (
     ProbeRequest,
     Recovery,
     ReprobeRequest,
+    digest,
 )
 
 START_POLL_S: Final = 0.02
@@ -175,32 +179,51 @@ class Activities:
 
     @activity.defn(name="governor.load")
     def load(self, request: LoadRequest) -> Loaded:
-        """A page of the goal's events after ``after_seq``, and its upstreams' health."""
-        store = self.store()
+        """A page of the goal's events after ``after_seq``, and its upstreams' health;
+        ``behind`` when the store does not hold the event the workflow folded there."""
+        store, goal_id, after = self.store(), request.goal_id, request.after_seq
         events: list[Event] = []
-        for event in store.load(request.goal_id, after_seq=request.after_seq):
+        stored = iter(store.load(goal_id, after_seq=max(after - 1, 0)))
+        if after > 0:
+            why = behind(store, goal_id, after, request.digest, next(stored, None))
+            if why is not None:
+                return Loaded([], False, {}, behind=why)
+        more = False
+        for event in stored:
             if len(events) == request.limit:
-                return Loaded(events, True, self.health(store, request.goal_id))
+                more = True
+                break
             events.append(event)
-        return Loaded(events, False, self.health(store, request.goal_id))
+        last = digest(events[-1]) if events else request.digest
+        return Loaded(events, more, self.health(store, goal_id), digest=last)
 
     @activity.defn(name="governor.append")
     def append(self, request: AppendRequest) -> Appended:
-        """Append the workflow's events (idempotent; see the module rules)."""
-        store, goal_id = self.store(), request.goal_id
+        """Append the workflow's events (idempotent, fenced; see the module rules)."""
+        store, goal_id, expected = self.store(), request.goal_id, request.expected_seq
+        if expected > 0:
+            stored = iter(store.load(goal_id, after_seq=expected - 1))
+            why = behind(store, goal_id, expected, request.digest, next(stored, None))
+            if why is not None:
+                return Appended(False, [], {}, behind=why)
         try:
             store.append(
                 goal_id,
                 request.events,
-                expected_seq=request.expected_seq,
+                expected_seq=expected,
                 lease=request.lease,
                 summary=request.summary,
             )
         except ConcurrencyConflictError:
-            stored = list(store.load(goal_id, after_seq=request.expected_seq))
+            stored_after = list(store.load(goal_id, after_seq=expected))
             n = len(request.events)
-            done = [encode(e) for e in stored[:n]] == [encode(e) for e in request.events]
-            return Appended(done, stored[n:] if done else stored, self.health(store, goal_id))
+            done = [encode(e) for e in stored_after[:n]] == [encode(e) for e in request.events]
+            newer = stored_after[n:] if done else stored_after
+            if not done and not newer:  # not ours, and nothing newer: the store moved back
+                why = f"the store holds the goal up to seq {store.last_seq(goal_id)}"
+                return Appended(False, [], {}, behind=why)
+            last = digest(stored_after[-1]) if stored_after else request.digest
+            return Appended(done, newer, self.health(store, goal_id), digest=last)
         except LeaseError as exc:
             return Appended(False, [], {}, taken_over_by=exc.holder or "another runner")
         except StoreError:
@@ -208,7 +231,7 @@ class Activities:
         except GovernorError as exc:  # the store refused the events: nothing was written
             return Appended(False, [], {}, refused=str(exc), refused_as=type(exc).__name__)
         self.observation.appended(request.events)
-        return Appended(True, [], self.health(store, goal_id))
+        return Appended(True, [], self.health(store, goal_id), digest=digest(request.events[-1]))
 
     @activity.defn(name="governor.lease")
     def lease(self, request: LeaseRequest) -> LeaseAnswer:
@@ -220,6 +243,12 @@ class Activities:
                 return LeaseAnswer(
                     store.acquire_lease(request.goal_id, holder, ttl_s=request.ttl_s)
                 )
+            if request.seq > 0:
+                stored = store.load(request.goal_id, after_seq=request.seq - 1)
+                first = next(stored, None)
+                why = behind(store, request.goal_id, request.seq, request.digest, first)
+                if why is not None:
+                    return LeaseAnswer(request.lease, behind=why)
             return LeaseAnswer(store.renew_lease(request.lease, ttl_s=request.ttl_s))
         except LeaseError as exc:
             current = store.current_lease(request.goal_id)
@@ -237,13 +266,27 @@ class Activities:
         back = runner.environment_back(request.work_id)
         return Recovery(*back) if back is not None else None
 
+    @activity.defn(name="governor.cancelled_by")
+    async def cancelled_by(self, run_id: str) -> str:
+        """The identity that asked Temporal to cancel the calling workflow's run (its
+        history's cancel request; ``unknown`` when it names none)."""
+        workflow_id = activity.info().workflow_id
+        if workflow_id is None:
+            return "unknown"
+        handle = self.client.get_workflow_handle(workflow_id, run_id=run_id)
+        identity = ""
+        async for event in handle.fetch_history_events():
+            if event.HasField("workflow_execution_cancel_requested_event_attributes"):
+                identity = event.workflow_execution_cancel_requested_event_attributes.identity
+        return identity.strip() or "unknown"
+
     # ---------------------------------------------------------------- agents
 
     @activity.defn(name="governor.call")
     async def call(self, request: CallRequest) -> Observed:
         """One planner or worker run (see the module rules), heartbeating meanwhile."""
         loop = asyncio.get_running_loop()
-        run = _Call(self, request, loop)
+        run = _Call(self, request, loop, activity.info().workflow_id or "")
         context = contextvars.copy_context()  # the thread heartbeats nothing, but logs and spans
         running = loop.run_in_executor(self.calls, context.run, run.run)
         return await supervise(running, run.kill, self.contact)
@@ -272,16 +315,21 @@ class Activities:
     async def _wake(self, record: UpstreamHealth, prober: str) -> None:
         """Signal the workflows of the goals parked on ``record``'s upstream."""
         loop = asyncio.get_running_loop()
-        summaries = await loop.run_in_executor(
-            self.probes, lambda: self.store().goals(statuses=["waiting"])
-        )
-        for summary in summaries:
-            if summary.upstream == record.upstream and summary.goal_id != prober:
-                handle = self.client.get_workflow_handle(summary.goal_id)
-                try:
-                    await handle.signal(WAKE_SIGNAL)
-                except Exception:  # noqa: S112 - a goal no workflow drives wakes at its own timer
-                    continue
+
+        def parked() -> list[str]:
+            store = self.store()
+            return [
+                workflow_id_of(store, s.goal_id)
+                for s in store.goals(statuses=["waiting"])
+                if s.upstream == record.upstream and s.goal_id != prober
+            ]
+
+        for workflow in await loop.run_in_executor(self.probes, parked):
+            handle = self.client.get_workflow_handle(workflow)
+            try:
+                await handle.signal(WAKE_SIGNAL)
+            except Exception:  # noqa: S112 - a goal no workflow drives wakes at its own timer
+                continue
 
 
 class _Call:
@@ -294,9 +342,14 @@ class _Call:
     """
 
     def __init__(
-        self, activities: Activities, request: CallRequest, loop: asyncio.AbstractEventLoop
+        self,
+        activities: Activities,
+        request: CallRequest,
+        loop: asyncio.AbstractEventLoop,
+        workflow_id: str,
     ) -> None:
         self.activities, self.request, self.loop = activities, request, loop
+        self.workflow_id = workflow_id
         self.run_name = request.run_id or request.plan_id or ""
         self.runner: Runner | None = None
         self.killed: str | None = None
@@ -342,7 +395,7 @@ class _Call:
         return runner.monitor.upstream(profile).name
 
     def signal_ready(self) -> None:
-        handle = self.activities.client.get_workflow_handle(self.request.goal_id)
+        handle = self.activities.client.get_workflow_handle(self.workflow_id)
         signal = handle.signal(READY_SIGNAL, self.run_name)
         asyncio.run_coroutine_threadsafe(signal, self.loop).result(timeout=SIGNAL_TIMEOUT_S)
 
@@ -370,6 +423,18 @@ class _Call:
         runner.agents.end_previous(runs=set(r.lost))
 
 
+def behind(
+    store: EventStore, goal_id: str, seq: int, folded: str | None, stored: Event | None
+) -> str | None:
+    """Why the store does not hold what a workflow folded up to ``seq`` (its event's
+    digest ``folded``; ``stored``: the store's event at ``seq``, if any), or None."""
+    if stored is None or stored.seq != seq:
+        return f"the store holds the goal up to seq {store.last_seq(goal_id)}, the workflow folded {seq}"
+    if folded is not None and digest(stored) != folded:
+        return f"the store's event {seq} is not the one the workflow folded"
+    return None
+
+
 def _starts(event: Event, request: CallRequest) -> bool:
     """Whether ``event`` records the start (or continuation) of the request's run."""
     if request.work_id is not None:
@@ -393,5 +458,13 @@ def _in_flight(view: GoalView, request: CallRequest) -> bool:
 
 def activities_of(hosted: Activities) -> tuple[list[Any], list[Any]]:
     """The store activities (the workflow's task queue) and the agent calls (its twin)."""
-    store = [hosted.load, hosted.append, hosted.lease, hosted.release, hosted.reprobe, hosted.probe]
+    store = [
+        hosted.load,
+        hosted.append,
+        hosted.lease,
+        hosted.release,
+        hosted.reprobe,
+        hosted.probe,
+        hosted.cancelled_by,
+    ]
     return store, [hosted.call]

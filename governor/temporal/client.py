@@ -3,7 +3,7 @@
 Rules (SPEC §12.11):
     * ``start`` is idempotent: the workflow id is the goal id, a goal whose workflow runs
       is left as it is, and a goal whose workflow is gone (terminated from Temporal's
-      side) is started again with the lease it still holds. The goal's lease is taken
+      side) is started again under a fresh lease (the gone workflow's is released). The goal's lease is taken
       (holder ``temporal:<namespace>@<address>``) before the workflow starts, so from then
       on every driver can tell from the store that Temporal drives the goal.
     * An operator verb goes to the goal's workflow as an update whose validator runs
@@ -15,7 +15,9 @@ Rules (SPEC §12.11):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Final
@@ -28,6 +30,7 @@ from temporalio.api.operatorservice.v1 import (
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowUpdateFailedError,
 )
@@ -44,6 +47,7 @@ from governor.errors import (
     InputError,
     LeaseError,
     NotFoundError,
+    StoreError,
     UnavailableError,
 )
 from governor.store.base import EventStore, Lease
@@ -54,7 +58,9 @@ from governor.temporal.names import (
     WORKFLOW,
     Driver,
     driver_of,
+    workflow_id_of,
 )
+from governor.temporal.secure import connect_options
 from governor.temporal.wire import DriveSettings, GoalStart
 
 REFUSED_AS: Final[dict[str, type[GovernorError]]] = {
@@ -62,22 +68,52 @@ REFUSED_AS: Final[dict[str, type[GovernorError]]] = {
     "CommandRefusedError": CommandRefusedError,
     "BudgetExhaustedError": CommandRefusedError,
     "TakenOver": LeaseError,
+    "StoreBehind": StoreError,
+    "StoreConflicts": StoreError,
 }
 """An update's failure type -> the governor error it is (others are ``InputError``)."""
 
 
+_REFUSED: Final = re.compile(r'code: (Unauthenticated|PermissionDenied), message: "([^"]*)"')
+CONNECT_TIMEOUT_S: Final = 30.0
+MEMO_GOAL: Final = "governor_goal"
+"""The memo key naming the goal a workflow drives (``start`` checks it)."""
+VERB_TIMEOUT_S: Final = 60.0
+"""How long a verb waits for the goal's workflow to take it (no worker runs: it waits)."""
+
+
 async def connect(driver: Driver) -> Client:
     """A client of the server ``driver`` names; ``UnavailableError`` when it cannot be reached."""
+    options = connect_options(driver.security)
     try:
-        return await Client.connect(
-            driver.address, namespace=driver.namespace, data_converter=pydantic_data_converter
+        return await asyncio.wait_for(
+            Client.connect(
+                driver.address,
+                namespace=driver.namespace,
+                data_converter=pydantic_data_converter,
+                **options,
+            ),
+            CONNECT_TIMEOUT_S,
         )
-    except RuntimeError as exc:
+    except RPCError as exc:  # reached, and refused (a bad API key, a missing namespace)
+        raise UnavailableError(
+            f"the Temporal server at {driver.address} refused the connection: {exc.message}",
+            what=f"the Temporal server at {driver.address}",
+        ) from None
+    except (RuntimeError, TimeoutError) as exc:
         raise unreachable(driver, exc) from None
 
 
 def unreachable(driver: Driver, exc: BaseException) -> UnavailableError:
-    detail = str(exc).split("tonic::transport::Error", 1)[0].rstrip(" :(")
+    text = str(exc)
+    refused = _REFUSED.search(text)
+    if refused is not None:  # reached, and turned away: a bad API key or certificate
+        return UnavailableError(
+            f"the Temporal server at {driver.address} refused the connection "
+            f"({refused.group(1)}: {refused.group(2)}); check the API key or certificate",
+            what=f"the Temporal server at {driver.address}",
+        )
+    detail = text.split("tonic::transport::Error", 1)[0].rstrip(" :(")
     return UnavailableError(
         f"cannot reach the Temporal server at {driver.address} ({detail}); is it running? "
         "(a dev server: temporal server start-dev)",
@@ -147,8 +183,8 @@ async def ensure_search_attributes(client: Client, driver: Driver) -> bool:
     return True
 
 
-def lease_for(store: EventStore, goal_id: str, driver: Driver, ttl_s: float) -> tuple[Lease, bool]:
-    """The goal's lease for ``driver`` (and whether it was taken now).
+def lease_for(store: EventStore, goal_id: str, driver: Driver, ttl_s: float) -> Lease:
+    """A fresh lease of the goal for ``driver`` (its workflow is not running).
 
     Raises:
         NotFoundError: no such goal.
@@ -162,9 +198,11 @@ def lease_for(store: EventStore, goal_id: str, driver: Driver, ttl_s: float) -> 
         raise CommandRefusedError(f"{goal_id}: the goal has ended ({view.ended}); nothing to drive")
     current = store.current_lease(goal_id)
     if current is not None and driver_of(current.holder) == driver:
-        return current, False  # its workflow holds it (or held it): that lease goes on
+        # its workflow held it and is gone: a fresh token, so a worker releasing the
+        # gone workflow's lease (``reconcile``) cannot release this one
+        store.release_lease(current)
     try:
-        return store.acquire_lease(goal_id, driver.holder, ttl_s=ttl_s), True
+        return store.acquire_lease(goal_id, driver.holder, ttl_s=ttl_s)
     except LeaseError as exc:
         holder = driver_of(exc.holder)
         who = f"Temporal ({holder.describe()})" if holder else exc.holder
@@ -182,46 +220,115 @@ async def start(
     task_queue: str,
     settings: DriveSettings | None = None,
 ) -> bool:
-    """Start the goal's workflow unless it runs; True when this call started it."""
+    """Start the goal's workflow unless it runs; True when this call started it.
+
+    Raises:
+        CommandRefusedError: a workflow runs under the goal's workflow id that is not this
+            store's goal's (another type, another goal, or no lease of this server on it).
+    """
     settings = settings or DriveSettings()
     client = await connect(driver)
-    handle = client.get_workflow_handle(goal_id)
+    workflow = workflow_id_of(store, goal_id)
     with translated(driver, goal_id):
         try:
-            described = await handle.describe()
+            described = await client.get_workflow_handle(workflow).describe()
             if described.status == WorkflowExecutionStatus.RUNNING:
+                await check_ours(store, goal_id, driver, described)
                 return False
         except RPCError as exc:
             if exc.status != RPCStatusCode.NOT_FOUND:
                 raise
         visible = await ensure_search_attributes(client, driver)
-    lease, taken = lease_for(store, goal_id, driver, settings.lease_ttl_s)
+    lease = lease_for(store, goal_id, driver, settings.lease_ttl_s)
     settings = replace(settings, visibility=settings.visibility and visible)
     try:
         with translated(driver, goal_id):
             await client.start_workflow(
                 WORKFLOW,
                 GoalStart(goal_id, settings, lease),
-                id=goal_id,
+                id=workflow,
                 task_queue=task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                memo={MEMO_GOAL: goal_id},
+                static_summary=static_summary(store, goal_id),
+                static_details=static_details(store, goal_id),
             )
     except BaseException:
-        if taken:
-            store.release_lease(lease)
+        store.release_lease(lease)
         raise
     return True
 
 
-async def send_verb(driver: Driver, goal_id: str, verb: OperatorVerb) -> None:
-    """Give the goal's workflow an operator verb; raises the governor error of a refusal."""
+def static_summary(store: EventStore, goal_id: str) -> str:
+    """The workflow's summary in Temporal's UI: the goal's id and title."""
+    created = goals.load(store, goal_id).created
+    return f"{goal_id}: {created.title}" if created else goal_id
+
+
+def static_details(store: EventStore, goal_id: str) -> str:
+    """The workflow's details in Temporal's UI (Markdown): objective and acceptance."""
+    created = goals.load(store, goal_id).created
+    if created is None:
+        return ""
+    acceptance = "\n".join(f"- {line}" for line in created.acceptance)
+    return f"**Objective**\n\n{created.objective}\n\n**Acceptance**\n\n{acceptance}"
+
+
+async def check_ours(
+    store: EventStore, goal_id: str, driver: Driver, described: WorkflowExecutionDescription
+) -> None:
+    """Refuse a running workflow under the goal's id that is not this store's goal's."""
+    memo = await described.memo()
+    lease = store.current_lease(goal_id)
+    why = None
+    if described.workflow_type != WORKFLOW:
+        why = f"a {described.workflow_type} workflow, not governor's"
+    elif memo.get(MEMO_GOAL, goal_id) != goal_id:
+        why = f"the workflow of goal {memo.get(MEMO_GOAL)}"
+    elif lease is None or lease.holder != driver.holder:
+        why = "a goal workflow that does not hold this store's lease (another store's copy?)"
+    if why is not None:
+        raise CommandRefusedError(
+            f"{goal_id}: workflow {described.id} in {driver.describe()} is {why}; "
+            "it was not started"
+        )
+
+
+async def send_verb(
+    driver: Driver,
+    goal_id: str,
+    workflow: str,
+    verb: OperatorVerb,
+    *,
+    timeout_s: float = VERB_TIMEOUT_S,
+) -> None:
+    """Give the goal's workflow an operator verb; raises the governor error of a refusal,
+    ``UnavailableError`` when the workflow does not answer within ``timeout_s``."""
     client = await connect(driver)
+    update = client.get_workflow_handle(workflow).execute_update(VERB_UPDATE, verb)
     with translated(driver, goal_id):
-        await client.get_workflow_handle(goal_id).execute_update(VERB_UPDATE, verb)
+        try:
+            await asyncio.wait_for(update, timeout_s)
+        except TimeoutError:
+            raise UnavailableError(
+                f"goal {goal_id}: its Temporal workflow did not answer within {timeout_s:g} s "
+                f"(is a governor temporal worker running for {driver.describe()}?); the verb "
+                "may still be applied once one takes it: governor status shows whether it was",
+                what="a Temporal worker",
+            ) from None
 
 
-async def step(driver: Driver, goal_id: str) -> None:
+async def step(driver: Driver, goal_id: str, workflow: str) -> None:
     """Make the goal's waiting workflow look again now (re-probe a missing binary)."""
     client = await connect(driver)
     with translated(driver, goal_id):
-        await client.get_workflow_handle(goal_id).execute_update(STEP_UPDATE)
+        try:
+            await asyncio.wait_for(
+                client.get_workflow_handle(workflow).execute_update(STEP_UPDATE), VERB_TIMEOUT_S
+            )
+        except TimeoutError:
+            raise UnavailableError(
+                f"goal {goal_id}: its Temporal workflow did not answer within "
+                f"{VERB_TIMEOUT_S:g} s (is a governor temporal worker running?)",
+                what="a Temporal worker",
+            ) from None

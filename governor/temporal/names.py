@@ -6,19 +6,24 @@ Rules (SPEC §12.11; decision record 0020):
       before it starts the goal's workflow, the workflow renews it, and releases it once
       the goal ended. So ``governor run``, ``serve`` and the operator verbs can tell from
       the store alone, and ``serve`` never steps a goal Temporal drives.
-    * The workflow id is the goal id; the workflow and the store activities share one
-      task queue, agent calls go to that queue's ``-agents`` twin.
+    * The workflow id is the goal id behind a prefix derived from the store's record of
+      the goal: the first ten hex digits of the SHA-256 of its ``goal.created`` event as
+      stored (``workflow_id``), e.g. ``3f9a0c1b2d.login-page``. So two stores' goals of
+      equal ids never share a workflow in one namespace. The workflow and the store
+      activities share one task queue, agent calls go to that queue's ``-agents`` twin.
     * An address is ``HOST:PORT``; anything else is refused with one line naming where
       it came from.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from governor.errors import InputError
+from governor.errors import InputError, NotFoundError
 
 if TYPE_CHECKING:
     from governor.store.base import EventStore
@@ -30,6 +35,8 @@ VERB_UPDATE: Final = "governor.verb"
 """The update that carries an operator verb to a goal's workflow."""
 STEP_UPDATE: Final = "governor.step"
 """The update that makes a waiting workflow look again now (a re-probe)."""
+STATUS_QUERY: Final = "governor.status"
+"""The query answering what ``governor status GOAL --json`` prints."""
 READY_SIGNAL: Final = "governor.ready"
 """The signal a call sends its workflow once it has a slot and may run (its run name)."""
 WAKE_SIGNAL: Final = "governor.wake"
@@ -39,6 +46,9 @@ DEFAULT_NAMESPACE: Final = "default"
 ADDRESS_ENV: Final = "GOVERNOR_TEMPORAL"
 """The Temporal server's address when no ``--address`` is given."""
 NAMESPACE_ENV: Final = "GOVERNOR_TEMPORAL_NAMESPACE"
+TEMPORAL_ADDRESS_ENV: Final = "TEMPORAL_ADDRESS"
+"""Temporal's own variables, honoured after governor's."""
+TEMPORAL_NAMESPACE_ENV: Final = "TEMPORAL_NAMESPACE"
 SEARCH_ATTRIBUTES: Final = ("GovernorStatus", "GovernorBlockedOn", "GovernorRule")
 """The custom search attributes (Keyword) the workflow keeps: status, blocked on, rule."""
 
@@ -62,11 +72,35 @@ def parse_address(text: str, where: str = "--address") -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Security:
+    """How to reach a secured server (``governor.temporal.secure``); never stored or shown.
+
+    Each field not given falls back on the Temporal profile (``profile``, else
+    ``$TEMPORAL_PROFILE``, else ``default``) and Temporal's own variables
+    (``TEMPORAL_API_KEY``, ``TEMPORAL_TLS``, ``TEMPORAL_TLS_CLIENT_CERT_PATH`` …).
+    """
+
+    tls: bool | None = None
+    cert: str | None = None
+    """A PEM client certificate file (mTLS), with ``key``."""
+    key: str | None = None
+    ca: str | None = None
+    """A PEM file of the CA that signed the server's certificate."""
+    server_name: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    profile: str | None = None
+    identity: str | None = None
+    """This client's (a worker's) identity in Temporal's histories."""
+
+
+@dataclass(frozen=True, slots=True)
 class Driver:
-    """Where a goal's workflow lives: the server's address and the namespace."""
+    """Where a goal's workflow lives: the server's address and the namespace (and, not part
+    of its identity, how to reach it)."""
 
     address: str
     namespace: str = DEFAULT_NAMESPACE
+    security: Security = field(default_factory=Security, compare=False, hash=False, repr=False)
 
     @property
     def holder(self) -> str:
@@ -91,6 +125,40 @@ def driving(store: EventStore, goal_id: str) -> Driver | None:
     return driver_of(lease.holder if lease else None)
 
 
-def workflow_url(ui: str, namespace: str, goal_id: str) -> str:
-    """The page of a goal's workflow in Temporal's Web UI at ``ui``."""
-    return f"{ui.rstrip('/')}/namespaces/{namespace}/workflows/{goal_id}"
+def driving_here(store: EventStore, goal_id: str) -> Driver | None:
+    """The Temporal server driving the goal, as this process reaches it: the holder's, its
+    address replaced by ``$GOVERNOR_TEMPORAL`` when set (a server reached by another name
+    from here); the namespace is the holder's."""
+    driver = driving(store, goal_id)
+    address = os.environ.get(ADDRESS_ENV)
+    if driver is None or not address:
+        return driver
+    return Driver(parse_address(address, f"${ADDRESS_ENV}"), driver.namespace)
+
+
+def gone_line(goal_id: str, why: str) -> str:
+    """What ``status`` and ``list`` say of a goal whose workflow is gone (SPEC §13.9)."""
+    return (
+        f"{goal_id}: its Temporal workflow is gone ({why}); "
+        f"governor temporal start {goal_id} picks the goal up again"
+    )
+
+
+def workflow_id(goal_id: str, created: bytes) -> str:
+    """The goal's workflow id, from its id and its ``goal.created`` event as stored."""
+    return f"{hashlib.sha256(created).hexdigest()[:10]}.{goal_id}"
+
+
+def workflow_id_of(store: EventStore, goal_id: str) -> str:
+    """The workflow id of the store's goal (the module rules); ``NotFoundError`` without it."""
+    from governor.core.wire.codec import encode  # noqa: PLC0415 - start-up: list imports no model
+
+    first = next(iter(store.load(goal_id)), None) if store.last_seq(goal_id) else None
+    if first is None:
+        raise NotFoundError(f"no goal '{goal_id}' in this store (governor list shows the goals)")
+    return workflow_id(goal_id, encode(first))
+
+
+def workflow_url(ui: str, namespace: str, workflow: str) -> str:
+    """The page of a goal's workflow (its id) in Temporal's Web UI at ``ui``."""
+    return f"{ui.rstrip('/')}/namespaces/{namespace}/workflows/{workflow}"

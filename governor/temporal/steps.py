@@ -65,6 +65,8 @@ from governor.temporal.wire import (
 from governor.workflow.run import plan_events
 
 T = TypeVar("T")
+CONFLICT_BACKOFF: Final = "governor-conflict-backoff"
+"""The patch (``workflow.patched``) that added the back-off between conflicting appends."""
 STORE_RETRY: Final = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
@@ -86,6 +88,22 @@ REFUSALS: Final[dict[str, type[GovernorError]]] = {
     "CommandRefusedError": CommandRefusedError,
     "BudgetExhaustedError": CommandRefusedError,
 }
+
+
+MAX_CONFLICTS: Final = 20
+"""Appends in a row the store refuses as conflicting before the workflow gives up."""
+
+
+class StoreBehind(Exception):
+    """The store does not hold what the workflow folded: it fails (the store is the truth)."""
+
+
+def behind_message(goal_id: str, why: str) -> str:
+    return (
+        f"goal {goal_id}: the store is behind this workflow ({why}): it was restored or "
+        "failed over with loss. The store is the truth: restart the goal from it with "
+        f"governor temporal start {goal_id} (governor temporal doctor {goal_id} explains)"
+    )
 
 
 class TakenOver(Exception):
@@ -115,6 +133,13 @@ class GoalDrive:
         self.ready: dict[str, bool] = {}
         """Calls that signalled they may run (``Call``)."""
         self.taken_over: str | None = None
+        self.cancelling = False
+        self.digest: str | None = None
+        """The digest of the last event the workflow folded (``wire.digest``), as the
+        store's activities read it; None until one told it."""
+        self.behind: str | None = None
+        """Set when the store was found behind the workflow (``StoreBehind``)."""
+        """Temporal asked to cancel the workflow: no call may run any more."""
 
     # ------------------------------------------------------------ time and decisions
 
@@ -132,7 +157,7 @@ class GoalDrive:
 
     # ------------------------------------------------------------ activities
 
-    async def store(self, name: str, arg: Any, result: type[T]) -> T:
+    async def store(self, name: str, arg: Any, result: type[T], summary: str | None = None) -> T:
         try:
             answer: T = await workflow.execute_activity(
                 name,
@@ -140,6 +165,7 @@ class GoalDrive:
                 result_type=result,
                 start_to_close_timeout=timedelta(seconds=self.settings.store_timeout_s),
                 retry_policy=STORE_RETRY,
+                summary=summary or _SUMMARIES.get(name),
             )
         except ActivityError as exc:
             if isinstance(exc.cause, CancelledError):
@@ -164,11 +190,31 @@ class GoalDrive:
         await self.refresh()
         self.loaded = True
 
+    def found_behind(self, why: str) -> StoreBehind:
+        """Stop everything: the store is behind the workflow (its calls are cancelled)."""
+        self.behind = self.behind or behind_message(self.goal_id, why)
+        self.cancel_calls()
+        return StoreBehind(self.behind)
+
+    def check(self) -> None:
+        """Raise ``StoreBehind`` once the store was found behind."""
+        if self.behind is not None:
+            raise StoreBehind(self.behind)
+
     async def renew(self) -> None:
-        """Renew the lease; ``TakenOver`` when it is someone else's now."""
+        """Renew the lease; ``TakenOver`` when it is someone else's now, ``StoreBehind``
+        when the store no longer holds what the workflow folded."""
         assert self.lease is not None
-        request = LeaseRequest(self.goal_id, self.settings.lease_ttl_s, self.lease)
+        request = LeaseRequest(
+            self.goal_id,
+            self.settings.lease_ttl_s,
+            self.lease,
+            seq=self.view.seq if self.digest is not None else 0,
+            digest=self.digest,
+        )
         answer = await self.store("governor.lease", request, LeaseAnswer)
+        if answer.behind is not None:
+            raise self.found_behind(answer.behind)
         if answer.lease is None:
             self.taken_over = answer.held_by or "another runner"
             raise TakenOver(self.taken_over)
@@ -178,17 +224,22 @@ class GoalDrive:
         if self.lease is not None:
             request = LeaseRequest(self.goal_id, self.settings.lease_ttl_s, self.lease)
             await self.store("governor.release", request, type(None))
+            self.lease = None
 
     async def refresh(self) -> None:
         """Fold what the store holds after the view, and take the upstreams' health."""
         async with self.lock:
             more = True
             while more:
-                page = await self.store(
-                    "governor.load", LoadRequest(self.goal_id, self.view.seq), Loaded
-                )
+                self.check()
+                request = LoadRequest(self.goal_id, self.view.seq, digest=self.digest)
+                summary = f"load after seq {self.view.seq}"
+                page = await self.store("governor.load", request, Loaded, summary)
+                if page.behind is not None:
+                    raise self.found_behind(page.behind)
                 fold(self.view, page.events)
                 self.health, more = page.health, page.more
+                self.digest = page.digest or self.digest
 
     async def record(self, build: Build) -> list[Event]:
         """Build events on the view and append them; on a conflict fold and build again.
@@ -198,7 +249,9 @@ class GoalDrive:
             TakenOver: the goal's lease is someone else's.
         """
         async with self.lock:
+            conflicts = 0
             while True:
+                self.check()
                 events = build(self.view)
                 if not events:
                     return []
@@ -208,26 +261,50 @@ class GoalDrive:
                 after = self.decider.copy()
                 fold(after.view, events)
                 summary = summarize(after.view, workflow.now(), self.health)
-                request = AppendRequest(self.goal_id, self.view.seq, events, self.lease, summary)
-                answer = await self.store("governor.append", request, Appended)
+                request = AppendRequest(
+                    self.goal_id, self.view.seq, events, self.lease, summary, self.digest
+                )
+                first, last = self.view.seq + 1, self.view.seq + len(events)
+                seqs = f"seq {first}" if first == last else f"seq {first}\u2013{last}"
+                answer = await self.store("governor.append", request, Appended, f"append {seqs}")
+                if answer.behind is not None:
+                    raise self.found_behind(answer.behind)
                 if answer.taken_over_by is not None:
                     self.taken_over = answer.taken_over_by
                     raise TakenOver(answer.taken_over_by)
                 if answer.refused is not None:
                     raise refused(answer.refused, answer.refused_as)
                 self.health = answer.health or self.health
+                self.digest = answer.digest or self.digest
                 if answer.done:
                     self.decider = after
                     fold(after.view, answer.newer)
                     return events
                 fold(self.view, answer.newer)
+                conflicts += 1
+                await self.back_off(conflicts)
 
-    def launch(self, request: CallRequest) -> Call:
+    async def back_off(self, conflicts: int) -> None:
+        """After a second conflict in a row, wait longer each time; give up after
+        ``MAX_CONFLICTS`` (the workflow never loops on the store without an exit)."""
+        if conflicts >= MAX_CONFLICTS:
+            raise ApplicationError(
+                f"goal {self.goal_id}: the store refused {conflicts} appends in a row as "
+                "conflicting (another writer?); the store is the truth: governor temporal "
+                f"doctor {self.goal_id}",
+                type="StoreConflicts",
+                non_retryable=True,
+            )
+        if conflicts > 1 and workflow.patched(CONFLICT_BACKOFF):
+            await workflow.sleep(min(0.25 * 2 ** (conflicts - 2), 10.0))
+
+    def launch(self, request: CallRequest, trigger: str | None = None) -> Call:
         """Schedule a call; it runs once it has a slot on a worker (see ``Call``)."""
         name = request.run_id or request.plan_id or ""
         handle = workflow.start_activity(
             "governor.call",
             request,
+            summary=self.call_summary(request, trigger),
             result_type=Observed,
             task_queue=agents_queue(workflow.info().task_queue),
             start_to_close_timeout=CALL_TIMEOUT,
@@ -236,7 +313,20 @@ class GoalDrive:
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
         self.calls[name] = handle
+        if self.cancelling:
+            handle.cancel()
         return Call(self, name, handle)
+
+    def call_summary(self, request: CallRequest, trigger: str | None = None) -> str:
+        """What Temporal's UI shows of a call: ``worker p1-api attempt 2``, ``planner p3
+        (milestone)``; a continuation says so."""
+        again = " continued" if request.lost else ""
+        if request.work_id is not None:
+            item = self.view.work.get(request.work_id)
+            used = item.attempts_used if item is not None else 0
+            n = used if item is not None and item.running else used + 1
+            return f"worker {request.work_id} attempt {n}{again}"
+        return f"planner {request.plan_id} ({trigger or 'initial'}){again}"
 
     def cancel_calls(self, runs: set[str] | None = None) -> None:
         """Cancel the calls in flight (those of ``runs`` when given): their agents die."""
@@ -281,7 +371,9 @@ class GoalDrive:
         and its upstream is not known to be failing; record what it came to."""
         plan_id = action.plan_id or f"p{self.view.plans_used + 1}"
         lost = (plan_id,) if action.plan_id is not None else ()
-        call = self.launch(self.request(plan_id=plan_id, lost=lost))
+        known = self.view.plans.get(plan_id)
+        trigger = action.trigger or (known.trigger if known is not None else None)
+        call = self.launch(self.request(plan_id=plan_id, lost=lost), trigger)
         if not await call.cleared():
             return
         if action.plan_id is not None:
@@ -439,6 +531,14 @@ class GoalDrive:
 
 
 _RECOVERY: Final[Any] = Recovery | None
+_SUMMARIES: Final = {
+    "governor.lease": "lease",
+    "governor.release": "release the lease",
+    "governor.reprobe": "look for the missing binary again",
+    "governor.probe": "probe the upstream",
+    "governor.cancelled_by": "who cancelled",
+}
+"""What Temporal's UI shows of a store activity (load and append say their seqs)."""
 
 
 def _accept(view: GoalView, *, work_id: str, at: datetime) -> list[Event]:

@@ -10,16 +10,24 @@ Rules:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from governor.core.events import Event
 from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
+from governor.core.wire.codec import encode
 from governor.store.base import Lease
 from governor.workflow.run import PlannerRun, WorkerRun
 
 Health = dict[str, UpstreamHealth]
 """Profile name -> the shared health record of the upstream it reaches (probe-able ones)."""
+
+
+def digest(event: Event) -> str:
+    """The fence on one stored event: what the workflow folded at its seq is what the store
+    holds there (``activities.behind``). Made by the activities, from the store's reading."""
+    return hashlib.sha256(encode(event)).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +77,8 @@ class LoadRequest:
     goal_id: str
     after_seq: int
     limit: int = 500
+    digest: str | None = None
+    """The digest of the event at ``after_seq`` the workflow folded (None: not known)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +88,10 @@ class Loaded:
     events: list[Event]
     more: bool
     health: Health
+    digest: str | None = None
+    """The digest of the last event in ``events``."""
+    behind: str | None = None
+    """Why the store does not hold what the workflow folded (a restore, a lossy failover)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +101,8 @@ class AppendRequest:
     events: list[Event]
     lease: Lease
     summary: GoalSummary
+    digest: str | None = None
+    """The digest of the event at ``expected_seq`` the workflow folded (None: not known)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +122,10 @@ class Appended:
     taken_over_by: str | None = None
     refused: str | None = None
     refused_as: str | None = None
+    digest: str | None = None
+    """The digest of the goal's last event after the append (or after ``newer``)."""
+    behind: str | None = None
+    """Why the store does not hold what the workflow folded: nothing was appended."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +134,8 @@ class LeaseAnswer:
 
     lease: Lease | None
     held_by: str | None = None
+    behind: str | None = None
+    """Why the store does not hold what the workflow folded (checked on a renewal)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,3 +203,6 @@ class LeaseRequest:
     goal_id: str
     ttl_s: float
     lease: Lease | None = None
+    seq: int = 0
+    """On a renewal: the seq the workflow folded up to, and that event's digest."""
+    digest: str | None = None

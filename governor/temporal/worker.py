@@ -16,6 +16,7 @@ Rules (SPEC §12.11; docs/deployment.md "Many machines: Temporal"):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +30,8 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from governor.clock import utc_now
 from governor.temporal.activities import Activities, WorkerConfig, activities_of
 from governor.temporal.client import connect, ensure_search_attributes
-from governor.temporal.names import agents_queue
+from governor.temporal.names import agents_queue, gone_line
+from governor.temporal.reconcile import release_gone
 from governor.temporal.watch import Contact
 from governor.temporal.workflow import GoalWorkflow
 
@@ -50,6 +52,8 @@ class WorkerSettings:
     task_queue: str
     max_concurrent_calls: int = 8
     graceful_s: float = 600.0
+    check_s: float = 60.0
+    """How often the process looks for goals whose workflow is gone (``reconcile``)."""
 
 
 async def serve(settings: WorkerSettings, stopping: asyncio.Event | None = None) -> None:
@@ -88,15 +92,33 @@ async def serve(settings: WorkerSettings, stopping: asyncio.Event | None = None)
             max_concurrent_activities=settings.max_concurrent_calls,
             graceful_shutdown_timeout=graceful,
         )
+        checking = asyncio.ensure_future(keep_checking(hosted, settings.check_s, stopping))
         try:
             async with main, agents:
                 await stopping.wait()
         finally:
+            checking.cancel()
             contact.stop()
             hosted.calls.shutdown(wait=False, cancel_futures=True)
             hosted.probes.shutdown(wait=False, cancel_futures=True)
             hosted.log.write("worker.stopped", utc_now())
             hosted.log.close()
+
+
+async def keep_checking(hosted: Activities, check_s: float, stopping: asyncio.Event) -> None:
+    """Release the leases of goals whose workflow is gone, every ``check_s`` (``reconcile``)."""
+    driver = hosted.config.driver
+    while not stopping.is_set():
+        try:
+            released = await release_gone(hosted.client, driver, hosted.probes, hosted.store)
+            for goal_id, why in released:
+                hosted.log.write(
+                    "lease.released", utc_now(), goal=goal_id, why=gone_line(goal_id, why)
+                )
+        except Exception as exc:  # the next check tries again
+            hosted.log.write("check.failed", utc_now(), error=str(exc)[:300])
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), check_s)
 
 
 def _on_signals() -> asyncio.Event:

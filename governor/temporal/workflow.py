@@ -15,8 +15,10 @@ Rules (decision record 0020):
       (``governor.core.commands``) on the workflow's view, so a refusal goes back to the
       caller with nothing recorded; the handler records it as the one writer. ``cancel``
       cancels every call in flight (their agents die), ``work abandon`` that attempt's.
-    * Before the Temporal history grows long the workflow continues as new with the
-      lease, and the next run loads the goal from the store (the truth) again.
+    * Before the Temporal history grows long, and after every rest (a wait that ran out
+      with nothing happening: at most a lease TTL, decision record 0029), the workflow
+      continues as new with the lease, and the next run loads the goal from the store
+      (the truth) again: a goal blocked for days wakes on the workers' current code.
     * Visibility: search attributes ``GovernorStatus``, ``GovernorBlockedOn``,
       ``GovernorRule`` and a memo with the ledger, kept as the decision changes.
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
@@ -35,22 +37,27 @@ from governor.core.commands import OperatorVerb, apply_verb
 from governor.core.decision import Decision
 from governor.core.route import Action, Stop, Wait, acts, route
 from governor.core.summary import summarize
+from governor.core.verbs import cancel_goal
 from governor.errors import GovernorError
+from governor.render.records import status_record
 from governor.temporal.names import (
     READY_SIGNAL,
     SEARCH_ATTRIBUTES,
+    STATUS_QUERY,
     STEP_UPDATE,
     VERB_UPDATE,
     WAKE_SIGNAL,
     WORKFLOW,
 )
-from governor.temporal.steps import GoalDrive, TakenOver
+from governor.temporal.steps import GoalDrive, StoreBehind, TakenOver
 from governor.temporal.wire import GoalOutcome, GoalStart
 
+CONTINUE_AFTER_REST: Final = "governor-continue-after-rest"
+"""The patch that continues a resting workflow as new (``new_run_after_rest``)."""
 STATUS, BLOCKED_ON, RULE = (SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTES)
 
 
-def refusal(exc: GovernorError | TakenOver) -> ApplicationError:
+def refusal(exc: GovernorError | TakenOver | StoreBehind) -> ApplicationError:
     """A governor error as the update's failure: its one line and its class name."""
     return ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True)
 
@@ -67,37 +74,79 @@ class GoalWorkflow:
         self.idle = False
         self.cycles = 0
         self.shown: tuple[Any, ...] = ()
+        self.keeping: asyncio.Future[None] | None = None
+        """The task renewing the lease (``keep_lease``)."""
 
     @workflow.run
     async def run(self, start: GoalStart) -> GoalOutcome:
+        driving = asyncio.ensure_future(self.drive_goal())
+        try:
+            await workflow.wait_condition(driving.done)
+        except asyncio.CancelledError:  # Temporal's cancel request (only this task gets it)
+            await asyncio.shield(self.cancelled(driving))
+            raise
+        return driving.result()
+
+    async def drive_goal(self) -> GoalOutcome:
+        """The goal's loop, as ``governor run``'s (the module rules)."""
         d = self.drive
         try:
             await d.begin()
-            keeping = asyncio.ensure_future(self.keep_lease())
-            while d.view.ended is None and d.taken_over is None:
+            self.keeping = asyncio.ensure_future(self.keep_lease())
+            while d.view.ended is None and d.taken_over is None and not d.cancelling:
                 decision = await d.settle()
                 self.cycles += 1
                 self.publish(decision)
                 action = route(decision)
                 if acts(action):
                     await d.act(action)
+                    rested = False
                 else:
-                    await self.pause(action, decision)
-                if self.history_is_long():
-                    keeping.cancel()
+                    rested = await self.pause(action, decision)
+                renew = self.history_is_long() or (rested and self.new_run_after_rest())
+                if renew and d.view.ended is None and not d.cancelling:
+                    self.keeping.cancel()
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     workflow.continue_as_new(GoalStart(d.goal_id, d.settings, d.lease))
             if d.taken_over is not None:
                 raise TakenOver(d.taken_over)
+            if d.cancelling:  # Temporal's cancel: ``cancelled`` records it, not this loop
+                raise asyncio.CancelledError
         except TakenOver as exc:
             d.cancel_calls()
             return GoalOutcome(d.goal_id, "taken_over", str(exc), taken_over_by=exc.holder)
-        keeping.cancel()
+        except StoreBehind as exc:  # the store is the truth: fail with its one message
+            raise ApplicationError(str(exc), type="StoreBehind", non_retryable=True) from None
+        self.keeping.cancel()
         await workflow.wait_condition(workflow.all_handlers_finished)
         await d.release()
         decision = d.decide()
         self.publish(decision)
         return GoalOutcome(d.goal_id, decision.status, decision.reason)
+
+    async def cancelled(self, driving: asyncio.Future[GoalOutcome]) -> None:
+        """Temporal's cancel is ``governor cancel`` (SPEC §13.9): kill the calls, record
+        ``goal.cancelled`` (actor ``temporal:<identity of the requester>``), stop the loop,
+        release the lease. Runs shielded: the workflow then ends Cancelled."""
+        d = self.drive
+        d.cancelling = True
+        d.cancel_calls()
+        if self.keeping is not None:
+            self.keeping.cancel()
+        identity = await d.store("governor.cancelled_by", workflow.info().run_id, str)
+        reason = workflow.cancellation_reason() or "cancelled from Temporal"
+        actor = f"temporal:{identity}"[:200]
+        try:
+            if d.lease is not None:
+                await d.refresh()
+                await d.quietly(lambda v: cancel_goal(v, at=d.at(), actor=actor, reason=reason))
+        except TakenOver:
+            pass  # another driver holds the goal: it is theirs to cancel
+        d.cancel_calls()
+        driving.cancel()
+        await workflow.wait_condition(driving.done)
+        await d.release()
+        self.publish(d.decide())
 
     async def keep_lease(self) -> None:
         """Renew the goal's lease every third of its TTL while the workflow runs."""
@@ -109,13 +158,17 @@ class GoalWorkflow:
         except TakenOver:
             d.cancel_calls()  # nothing of ours may run beside the new holder
             self.changed = True
+        except StoreBehind:
+            self.changed = True  # the loop fails the workflow
         except asyncio.CancelledError:
             return  # the run ends or continues as new
 
-    async def pause(self, action: Action, decision: Decision) -> None:
+    async def pause(self, action: Action, decision: Decision) -> bool:
         """Wait for the cooldown's end, an operator, a wake-up or the next re-probe — at
-        most a lease TTL, so a long wait still looks at the store and continues as new."""
+        most a lease TTL, so a long wait still looks at the store and continues as new.
+        True when the wait ran out with nothing happening (a rest)."""
         d = self.drive
+        rested = False
         seconds = d.settings.lease_ttl_s
         if isinstance(action, Wait) and action.until is not None:
             seconds = min(seconds, (action.until - workflow.now()).total_seconds())
@@ -125,15 +178,23 @@ class GoalWorkflow:
             self.idle = True
             try:
                 await workflow.wait_condition(
-                    lambda: self.changed or d.taken_over is not None,
+                    lambda: self.changed or d.taken_over is not None or d.behind is not None,
                     timeout=timedelta(seconds=seconds),
                 )
             except TimeoutError:
-                pass
+                rested = not self.changed
             finally:
                 self.idle = False
         self.changed = False
+        d.check()
         await d.refresh()
+        return rested
+
+    def new_run_after_rest(self) -> bool:
+        """Whether to continue as new after a rest (decision record 0029): always, once no
+        call is in flight, so a goal waiting for days wakes on the workers' current code;
+        histories recorded before this rule replay without it (the patch)."""
+        return not self.drive.calls and workflow.patched(CONTINUE_AFTER_REST)
 
     def history_is_long(self) -> bool:
         info = workflow.info()
@@ -155,6 +216,7 @@ class GoalWorkflow:
             "runtime_s": round(d.view.runtime_s, 1),
             "cost_usd": round(d.view.cost_usd, 4),
         }
+        workflow.set_current_details(f"{decision.status}: {decision.reason}")
         shown = (decision.status, decision.blocked_on, decision.rule, memo)
         if shown == self.shown:
             return
@@ -170,6 +232,12 @@ class GoalWorkflow:
             workflow.upsert_memo({"ledger": memo})
         self.shown = shown
 
+    @workflow.query(name=STATUS_QUERY)
+    def status(self) -> dict[str, Any]:
+        """What ``governor status GOAL --json`` prints, from the workflow's own view."""
+        d = self.drive
+        return status_record(d.view, d.decide(with_ledger=True), d.lease)
+
     # ------------------------------------------------------------ operators
 
     @workflow.update(name=VERB_UPDATE)
@@ -179,7 +247,7 @@ class GoalWorkflow:
         await workflow.wait_condition(lambda: d.loaded)
         try:
             events = await d.record(lambda view: apply_verb(verb, view, d.at()))
-        except (GovernorError, TakenOver) as exc:
+        except (GovernorError, TakenOver, StoreBehind) as exc:
             raise refusal(exc) from exc
         if verb.verb == "cancel":
             d.cancel_calls()

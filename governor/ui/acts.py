@@ -13,14 +13,16 @@ Rules (docs/decisions/0019-acting-from-the-web-view.md):
       refusal is the CLI's one line (``error: …``) on the page, and nothing is recorded.
     * Like every operator verb, an action never takes the goal's lease: it appends on an
       expected seq (rebuilding on a conflict), and a runner holding the lease sees the
-      new events at its next append. A goal Temporal drives is refused (409): its
-      workflow is its one writer, and the governor command sends verbs there.
+      new events at its next append. A goal Temporal drives gets the verb as an update
+      of its workflow (its one writer), exactly as from the governor command: the
+      workflow's validator refuses what the CLI refuses.
     * After an action the browser is sent to the goal's page (303), which says what was
       recorded.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import parse_qsl, quote
@@ -40,10 +42,11 @@ from governor.errors import (
     InputError,
     LeaseError,
     NotFoundError,
+    UnavailableError,
 )
 from governor.store.base import EventStore
 from governor.store.url import one_line
-from governor.temporal.names import driving
+from governor.temporal.names import driving_here, workflow_id_of
 from governor.ui.forms import Acting
 from governor.ui.keys import same_origin
 
@@ -149,15 +152,23 @@ def verb_of(fields: Mapping[str, str], actor: str) -> OperatorVerb:
 
 
 def govern(store: EventStore, goal_id: str, verb: OperatorVerb, clock: Clock) -> None:
-    """Record the verb as the CLI does; a goal Temporal drives is refused (its workflow is
-    its one writer: the CLI sends the verb there)."""
-    driver = driving(store, goal_id)
-    if driver is not None:
-        raise CommandRefusedError(
-            f"Temporal drives this goal ({driver.describe()}):"
-            f" act with the governor command, which sends the verb to its workflow"
-        )
-    goals.govern(store, goal_id, verb, clock=clock, reason_is="the reason")
+    """Record the verb as the CLI does; a goal Temporal drives gets it through its
+    workflow's update, as from the CLI (its workflow is its one writer)."""
+    driver = driving_here(store, goal_id)
+    if driver is None:
+        goals.govern(store, goal_id, verb, clock=clock, reason_is="the reason")
+        return
+    goals.refuse_secrets_in(store, goal_id, verb)
+    try:
+        from governor.temporal import client  # noqa: PLC0415 - the temporal extra
+    except ImportError as exc:
+        raise UnavailableError(
+            f"Temporal drives this goal ({driver.describe()}) and the temporal extra is not "
+            f"installed here ({exc.name or exc}): act with the governor command",
+            what="the temporal extra",
+        ) from None
+    workflow = workflow_id_of(store, goal_id)
+    asyncio.run(client.send_verb(driver, goal_id, workflow, verb))  # a threadpool thread
 
 
 def _status(exc: GovernorError) -> int:

@@ -40,7 +40,7 @@ from starlette.staticfiles import StaticFiles
 from governor.core.event_fields import ID_PATTERN
 from governor.errors import GovernorError, InputError, NotFoundError
 from governor.store.base import EventStore
-from governor.temporal.names import driving, workflow_url
+from governor.temporal.names import driving, workflow_id_of, workflow_url
 from governor.ui import acts
 from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
 from governor.ui.forms import Acting
@@ -93,7 +93,7 @@ def workflow_link(ui: str, store: EventStore, goal_id: str) -> Html:
     driver = driving(store, goal_id)
     if driver is None:
         return Html("")
-    url = workflow_url(ui, driver.namespace, goal_id)
+    url = workflow_url(ui, driver.namespace, workflow_id_of(store, goal_id))
     return el(
         "p",
         f"Driven by Temporal ({driver.describe()}): ",

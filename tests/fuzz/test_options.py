@@ -85,6 +85,7 @@ PARSED_ONLY: Final = {
     "probe": ("scripted",),
     "temporal worker": (),
     "temporal start": (STOPPED,),
+    "temporal doctor": (STOPPED,),
 }
 WRITES: Final = frozenset(
     {"--store", "-o", "--output", "--out", "--plot", "--dir", "--log-file", "--metrics-file"}

@@ -87,6 +87,16 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], within_s: float 
     raise AssertionError("the Temporal dev server did not listen")
 
 
+def wait_namespaces(binary: Path, address: str, names: list[str], within_s: float = 120) -> None:
+    """Wait until the server knows the namespaces it creates at start (it listens first)."""
+    deadline = time.monotonic() + within_s
+    for name in (names[0], names[-1]):
+        argv = [str(binary), "operator", "namespace", "describe", "--namespace", name]
+        while subprocess.run([*argv, "--address", address], capture_output=True).returncode:
+            assert time.monotonic() < deadline, f"the dev server never had namespace {name}"
+            time.sleep(0.2)
+
+
 @pytest.fixture(scope="session")
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     binary = temporal_binary()
@@ -102,6 +112,7 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_listening(port, process)
+        wait_namespaces(binary, f"127.0.0.1:{port}", names)
         yield DevServer(f"127.0.0.1:{port}", process, iter(names))
     finally:
         process.terminate()
@@ -227,6 +238,17 @@ class TemporalProject(Project):
                     return status
             assert time.monotonic() < deadline, (goal_id, statuses, result.stdout[-500:])
             time.sleep(0.2)
+
+
+def workflow_of(project: Project, goal_id: str) -> str:
+    """The workflow id of the project's goal (``names.workflow_id_of``)."""
+    from contextlib import closing
+
+    from governor.store import open_store
+    from governor.temporal.names import workflow_id_of
+
+    with closing(open_store(project.env["GOVERNOR_STORE"])) as store:
+        return workflow_id_of(store, goal_id)
 
 
 def start_all(project: TemporalProject, goal_ids: list[str], settings: Any = None) -> None:

@@ -15,10 +15,16 @@ from typing import Any
 import pytest
 
 from tests.e2e.cli import MILESTONE_COMPLETE, Project, done, plan, planner_script, worker_script
-from tests.temporal.conftest import Temporal, TemporalProject, free_port, run_async
+from tests.temporal.conftest import (
+    Temporal,
+    TemporalProject,
+    free_port,
+    run_async,
+    workflow_of,
+)
 
 
-async def visibility(temporal: Temporal, goal_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+async def visibility(temporal: Temporal, workflow: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The goal's workflow's search attributes (found by a visibility query on them) and
     its memo's ledger, once the workflow has ended."""
     from temporalio.client import Client, WorkflowExecutionStatus
@@ -27,7 +33,7 @@ async def visibility(temporal: Temporal, goal_id: str) -> tuple[dict[str, Any], 
     client = await Client.connect(
         temporal.address, namespace=temporal.namespace, data_converter=pydantic_data_converter
     )
-    handle = client.get_workflow_handle(goal_id)
+    handle = client.get_workflow_handle(workflow)
     deadline = time.monotonic() + 120
     while (described := await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
         assert time.monotonic() < deadline, "the workflow of an ended goal keeps running"
@@ -35,10 +41,10 @@ async def visibility(temporal: Temporal, goal_id: str) -> tuple[dict[str, Any], 
     found = [
         e.id
         async for e in client.list_workflows(
-            f'GovernorStatus = "succeeded" AND WorkflowId = "{goal_id}"'
+            f'GovernorStatus = "succeeded" AND WorkflowId = "{workflow}"'
         )
     ]
-    assert found == [goal_id]
+    assert found == [workflow]
     names = ("GovernorStatus", "GovernorBlockedOn", "GovernorRule")
     attributes = {k: v[0] for k, v in described.search_attributes.items() if k in names}
     return attributes, (await described.memo())["ledger"]
@@ -177,7 +183,7 @@ def test_start_is_idempotent_and_other_drivers_keep_off(project: TemporalProject
 
     project.worker()
     project.wait_status("g", {"succeeded"})
-    attributes, memo = run_async(visibility(project.temporal, "g"))
+    attributes, memo = run_async(visibility(project.temporal, workflow_of(project, "g")))
     assert attributes == {
         "GovernorStatus": "succeeded",
         "GovernorBlockedOn": "none",

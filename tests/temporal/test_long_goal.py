@@ -21,7 +21,13 @@ from governor.core.history import validate_events
 from governor.store import open_store
 from governor.temporal.wire import DriveSettings
 from tests.e2e.cli import COMPLETE, plan
-from tests.temporal.conftest import TemporalProject, histories, run_async, start_all
+from tests.temporal.conftest import (
+    TemporalProject,
+    histories,
+    run_async,
+    start_all,
+    workflow_of,
+)
 
 ITEMS = "abcdefgh"
 ATTEMPTS, EVENTS, MAX_HISTORY = 125, 2000, 600
@@ -74,6 +80,7 @@ def test_a_goal_of_thousands_of_events_continues_as_new(
     charged = status["ledger"]["attempts"]["charged"]
     assert charged == attempts * len(ITEMS)
     assert validate_events(events).seq == len(events)  # raises on an invalid history
-    runs = [name for name, _ in run_async(histories(project.temporal)) if name.startswith("long.")]
+    workflow = workflow_of(project, "long")
+    runs = [n for n, _ in run_async(histories(project.temporal)) if n.startswith(f"{workflow}.")]
     assert len(runs) >= 3, f"the workflow continued as new only {len(runs) - 1} times"
     print(f"long-goal events={len(events)} workflow_runs={len(runs)}")

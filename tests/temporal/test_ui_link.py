@@ -7,6 +7,7 @@ from contextlib import closing
 from pathlib import Path
 
 from governor.store import open_store
+from governor.temporal.names import workflow_id_of
 from tests.e2e.cli import Project
 from tests.ui.serve import start_ui
 
@@ -24,6 +25,9 @@ def test_the_goal_page_links_to_the_workflow_of_a_goal_temporal_drives(tmp_path:
     db = str(tmp_path / "governor.db")
     with closing(open_store(db)) as store:
         store.acquire_lease("driven", "temporal:prod@temporal.internal:7233", ttl_s=600)
+        workflow = workflow_id_of(store, "driven")
+    assert workflow.endswith(".driven")
+    assert len(workflow) == len("0123456789.driven")
     server = start_ui(
         "--store", db, "--port", "0", "--temporal-ui", "http://temporal.internal:8233/"
     )
@@ -32,7 +36,7 @@ def test_the_goal_page_links_to_the_workflow_of_a_goal_temporal_drives(tmp_path:
         local = page(server.at("/goals/local"))
     finally:
         server.stop()
-    href = 'href="http://temporal.internal:8233/namespaces/prod/workflows/driven"'
+    href = f'href="http://temporal.internal:8233/namespaces/prod/workflows/{workflow}"'
     assert href in driven
     assert "Driven by Temporal (namespace prod at temporal.internal:7233)" in driven
     assert "Driven by Temporal" not in local
