@@ -3,6 +3,9 @@
 Rules:
     * A timestamp prints as RFC 3339 UTC ending in ``Z``; a count names its noun in the
       right number; a failure's reason is its last non-empty line, bounded.
+    * Text an agent wrote (a question, an error, a summary) is quoted where governor's
+      sentences carry it: between “ and ”, its back-quotes shown as ``'`` and its own
+      curly quotes as ``"``, so it never passes for governor's words or a `command`.
     * A leaf: it imports nothing of the core, so decisions, rules and the shell share it.
 """
 
@@ -24,10 +27,25 @@ def count(n: int, noun: str) -> str:
 def same_way(n: int, error: str | None, who: str = "") -> str:
     """SPEC §12.10's reason: "failed the same way N times in a row: <error>" (``who``: the
     planner's, "the planner ")."""
-    return f"{who}failed the same way {n} times in a row: {last_line(error, 'no error recorded')}"
+    return f"{who}failed the same way {n} times in a row: {said(error, 'no error recorded')}"
 
 
 def last_line(text: str | None, fallback: str) -> str:
     """The last non-empty line of a failure text (vendors put the reason last), bounded."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     return lines[-1][:300] if lines else fallback
+
+
+_UNQUOTE = str.maketrans({"`": "'", "“": '"', "”": '"'})
+
+
+def quoted(text: str) -> str:
+    """Agent text as quoted data: ``“…”``, back-quotes as ``'`` (never a governor `command`)."""
+    return f"“{text.translate(_UNQUOTE)}”"
+
+
+def said(text: str | None, fallback: str) -> str:
+    """The last line of an agent's text, quoted (``quoted``); ``fallback`` (governor's own
+    words) when it wrote nothing."""
+    line = last_line(text, "")
+    return quoted(line) if line else fallback
