@@ -19,7 +19,7 @@ from governor.core.event_fields import Profile
 from governor.core.events import GoalCreated
 from governor.drive.goalfile import goal_from_file
 from governor.exec.environment import scrubbed_env
-from governor.exec.harness import harness_for
+from governor.exec.harness import INSTALL, harness_for
 from governor.exec.process import run_process
 from governor.exec.python import PythonHarness
 from governor.exec.startable import has_start_format
@@ -32,10 +32,6 @@ DOCTOR_HELP: Final = (
     "check that the binaries goal files need are on PATH (codex and claude answer "
     "--version) and that python agents import"
 )
-INSTALL: Final = {
-    "codex": "npm install -g @openai/codex",
-    "claude": "npm install -g @anthropic-ai/claude-code",
-}
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -161,10 +157,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "probe", help="run one agent call through a harness; show its class, evidence and rule"
     )
-    p.add_argument("harness", choices=("codex", "claude", "command", "python", "scripted"))
-    p.add_argument("--prompt", default=DEFAULT_PROMPT)
-    p.add_argument("--model", default=None)
-    p.add_argument("--timeout-s", type=seconds, default=120.0, dest="timeout_s")
+    p.add_argument(
+        "harness",
+        choices=("codex", "claude", "command", "python", "scripted"),
+        help="the harness that runs the agent (as a profile's harness)",
+    )
+    p.add_argument(
+        "--prompt",
+        default=DEFAULT_PROMPT,
+        help="the prompt to send (default: ask for a one-line JSON reply)",
+    )
+    p.add_argument(
+        "--model", default=None, help="the model (codex, claude; default: the CLI's own)"
+    )
+    p.add_argument(
+        "--timeout-s",
+        type=seconds,
+        default=120.0,
+        dest="timeout_s",
+        metavar="DURATION",
+        help="the wall-clock limit of the call: 90, 90s, 5m (default 120)",
+    )
     p.add_argument(
         "--pass-env",
         action="append",

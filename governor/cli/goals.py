@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, get_args
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import err, json_line, out, progress, store_from
+from governor.cli.terminate import Terminated, terminable
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
 from governor.core.decision import Status
@@ -106,13 +107,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     if driver is not None:  # Temporal drives it: say so, let it look again, follow it
         to_follow(args.goal, driver, quiet=args.quiet)
         return watch(args, as_run=True)
-    with store_from(args.store) as store, live_run(args.quiet) as (shown, calls):
-        runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
-        report = goals.stopped(runner)  # a stopped goal's run never loads LangGraph
-        if report is None:
-            from governor.graph.build import run  # noqa: PLC0415 - langgraph: 0.3 s to import
+    try:
+        with (
+            terminable(),
+            store_from(args.store) as store,
+            live_run(args.quiet) as (shown, calls),
+        ):
+            runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
+            report = goals.stopped(runner)  # a stopped goal's run never loads LangGraph
+            if report is None:
+                from governor.graph.build import run  # noqa: PLC0415 - langgraph: 0.3 s
 
-            report = run(runner)
+                report = run(runner)
+    except Terminated:  # the runner's ``finally`` released the lease on the way out
+        err(
+            f"terminated (SIGTERM): the lease on {args.goal} is released; "
+            f"`governor run {args.goal}` goes on from here"
+        )
+        return ExitCode.TERMINATED
     return _report(args, args.goal, report)
 
 
