@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from governor.core.events import Event, PlanFailed, PlanProposed, PlanRequested
 from governor.core.evidence import Evidence, FailureClass, Tries, is_uncharged
-from governor.core.text import last_line, quoted, said
+from governor.core.text import quoted, said, telling_line
 from governor.core.view import GoalView
 from governor.core.work_events import AttemptFinished, AttemptStarted
 
@@ -101,7 +101,7 @@ def describe(event: RunEvent) -> str:
     outcome = run_outcome(event)
     charged = "charged" if is_charged(event) else "not charged"
     head = ", ".join(filter(None, (event.failure_class, charged)))
-    error = last_line(event.error, "")
+    error = telling_line(event.error, "")
     return f"{outcome} ({'; '.join([head, *notes])})" + (
         f": {quoted(error[:160])}" if error else ""
     )
