@@ -109,6 +109,11 @@ def translate(exc: sqlite3.Error, where: str) -> StoreError:
         )
     if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
         return StoreError(f"{where}: not a SQLite database ({text})")
+    if isinstance(exc, sqlite3.OperationalError) and text.startswith("no such index"):
+        return StoreError(
+            f"{where}: an index of the store is gone ({text}); "
+            "`governor store check --repair` creates it again"
+        )
     folder = Path(where).parent
     if (
         ("unable to open" in text or "readonly database" in text)

@@ -129,8 +129,8 @@ def test_store_check_finds_and_mends_lost_schema_rows_indexes_and_summaries(
     assert "schema_version row versions 0-" in check.stdout
     assert "index row goals_due: missing" in check.stdout
     assert "goals row 'g': missing, though the goal has 7 events" in check.stdout
-    status = governor(tmp_path, "service", "status")  # a read: never advises what fails
-    assert "Traceback" not in status.stderr
+    status = governor(tmp_path, "service", "status")  # the read says what mends it
+    assert_one_line(status, 7, "no such index: goals_due", "governor store check --repair")
     repaired = governor(tmp_path, "store", "check", "--repair")
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
     assert governor(tmp_path, "store", "check").returncode == 0
