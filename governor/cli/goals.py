@@ -14,10 +14,11 @@ from governor.cli.terminate import Terminated, terminable
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
 from governor.core.decision import Status
-from governor.core.text import stamp
+from governor.core.text import count, stamp
 from governor.errors import InputError
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summaries
+from governor.store.checks import StoreChecks
 
 if TYPE_CHECKING:
     from governor.drive.goals import RunReport
@@ -169,9 +170,15 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    statuses = getattr(args, "status", None) or ()
     with store_from(args.store, read_only=True) as store:
-        rows = (
-            store.goals(statuses=args.status or None) if hasattr(args, "status") else store.goals()
+        rows = store.goals(statuses=statuses or None)
+        hidden = store.unsummarised() if isinstance(store, StoreChecks) and not statuses else 0
+    if hidden:  # a summary row deleted behind the store's back (issue 35): say so
+        err(
+            f"note: {count(hidden, 'goal')} in the store {'has' if hidden == 1 else 'have'} "
+            "events but no summary row, so list cannot show them; "
+            "`governor store check --repair` rebuilds them"
         )
     if args.json:
         for row in rows:
@@ -179,7 +186,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         from governor.store.url import describe_store  # noqa: PLC0415 - start-up
 
-        statuses = getattr(args, "status", None) or ()
         out(format_summaries(describe_store(args.store), rows, statuses), colour=True)
     return ExitCode.OK
 

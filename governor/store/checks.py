@@ -140,6 +140,12 @@ class StoreChecks(ABC, Generic[Tx]):
             for finding in self._check_rows(table, repair, tally):
                 yield tally.add(finding)
 
+    def unsummarised(self) -> int:
+        """How many goals have events but no summary row (``list`` cannot show them):
+        one index seek per goal, no event read."""
+        with self._read() as tx:
+            return self._unsummarised_count(tx)
+
     # --- the schema ----------------------------------------------------------------------
 
     def _check_schema(self, repair: bool) -> Iterator[Finding]:
@@ -396,6 +402,10 @@ class StoreChecks(ABC, Generic[Tx]):
     @abstractmethod
     def _lease_raw(self, tx: Tx, goal_id: str) -> Sequence[object] | None:
         """The goal's lease row as stored (token, holder, expiry); None when there is none."""
+
+    @abstractmethod
+    def _unsummarised_count(self, tx: Tx) -> int:
+        """How many streams of the ``events`` table have no summary row."""
 
     @abstractmethod
     def _orphan_summaries(self, tx: Tx) -> list[object]:

@@ -219,6 +219,11 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
     def _execute(self, tx: MemoryEventStore, statement: str) -> None:
         raise AssertionError("a memory store has no schema")
 
+    def _unsummarised_count(self, tx: MemoryEventStore) -> int:
+        return sum(
+            1 for g, rows in self.streams.items() if rows and g not in self._summaries_by_goal
+        )
+
     def _orphan_summaries(self, tx: MemoryEventStore) -> list[object]:
         orphans: list[object] = [
             g for g in sorted(self._summaries_by_goal) if not self.streams.get(g)

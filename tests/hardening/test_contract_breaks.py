@@ -124,6 +124,9 @@ def test_store_check_finds_and_mends_lost_schema_rows_indexes_and_summaries(
 ) -> None:
     hostile_store(tmp_path)
     _edit(tmp_path / "s.db", "DELETE FROM schema_version; DROP INDEX goals_due; DELETE FROM goals;")
+    hidden = governor(tmp_path, "list")  # the goal whose summary row is gone: said so
+    assert "1 goal in the store has events but no summary row" in hidden.stderr
+    assert "governor store check --repair" in hidden.stderr
     check = governor(tmp_path, "store", "check")
     assert check.returncode == 7, check.stderr
     assert "schema_version row versions 0-" in check.stdout
