@@ -21,7 +21,7 @@ from governor.drive.goalfile import goal_from_file
 from governor.exec.cli_pins import cli_pins, range_note, standing, version_of
 from governor.exec.environment import scrubbed_env
 from governor.exec.gemini import DIR_VAR, insecure_ancestor, settings_root
-from governor.exec.harness import harness_for
+from governor.exec.harness import INSTALL, harness_for
 from governor.exec.process import run_process
 from governor.exec.python import PythonHarness
 from governor.exec.startable import has_start_format
@@ -34,11 +34,6 @@ DOCTOR_HELP: Final = (
     "check that the binaries goal files need are on PATH (codex and claude answer "
     "--version, within the releases governor supports) and that python agents import"
 )
-INSTALL: Final = {
-    "codex": "npm install -g @openai/codex",
-    "claude": "npm install -g @anthropic-ai/claude-code",
-    "gemini": "npm install -g @google/gemini-cli",
-}
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -222,11 +217,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "probe", help="run one agent call through a harness; show its class, evidence and rule"
     )
     p.add_argument(
-        "harness", choices=("codex", "claude", "gemini", "command", "python", "scripted")
+        "harness",
+        choices=("codex", "claude", "gemini", "command", "python", "scripted"),
+        help="the harness that runs the agent (as a profile's harness)",
     )
-    p.add_argument("--prompt", default=DEFAULT_PROMPT)
-    p.add_argument("--model", default=None)
-    p.add_argument("--timeout-s", type=seconds, default=120.0, dest="timeout_s")
+    p.add_argument(
+        "--prompt",
+        default=DEFAULT_PROMPT,
+        help="the prompt to send (default: ask for a one-line JSON reply)",
+    )
+    p.add_argument(
+        "--model", default=None, help="the model (codex, claude, gemini; default: the CLI's own)"
+    )
+    p.add_argument(
+        "--timeout-s",
+        type=seconds,
+        default=120.0,
+        dest="timeout_s",
+        metavar="DURATION",
+        help="the wall-clock limit of the call: 90, 90s, 5m (default 120)",
+    )
     p.add_argument(
         "--pass-env",
         action="append",

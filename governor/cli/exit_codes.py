@@ -52,6 +52,9 @@ class ExitCode(IntEnum):
     """The goal waits for an operator to review a plan or work."""
     INTERRUPTED = 130
     """Ctrl-C (SIGINT) ended the command; ``--watch``: watching stopped, the goal goes on."""
+    TERMINATED = 143
+    """SIGTERM ended ``run``: its lease released (said on stderr), the goal goes on with the
+    next runner."""
 
 
 ERROR_CODES: Final[tuple[tuple[type[GovernorError], ExitCode], ...]] = (

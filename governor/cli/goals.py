@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING, get_args
 
 from governor.cli.exit_codes import STATUS_CODES, ExitCode
 from governor.cli.io import err, json_line, out, progress, store_from
+from governor.cli.terminate import Terminated, terminable
 from governor.cli.values import natural, seconds, wait_seconds
 from governor.clock import utc_now
 from governor.core.decision import Status
-from governor.core.text import stamp
+from governor.core.text import count, stamp
 from governor.errors import InputError
 from governor.render import records
 from governor.render.text import format_event, format_status, format_summaries
+from governor.store.checks import StoreChecks
 
 if TYPE_CHECKING:
     from governor.drive.goals import RunReport
@@ -110,13 +112,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     if driver is not None:  # Temporal drives it: say so, let it look again, follow it
         to_follow(args.goal, driver, workflow, quiet=args.quiet)
         return watch(args, as_run=True)
-    with store_from(args.store) as store, live_run(args.quiet) as (shown, calls):
-        runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
-        report = goals.stopped(runner)  # a stopped goal's run never loads LangGraph
-        if report is None:
-            from governor.graph.build import run  # noqa: PLC0415 - langgraph: 0.3 s to import
+    try:
+        with (
+            terminable(),
+            store_from(args.store) as store,
+            live_run(args.quiet) as (shown, calls),
+        ):
+            runner = goals.runner(store, args.goal, _settings(args), progress=shown, calls=calls)
+            report = goals.stopped(runner)  # a stopped goal's run never loads LangGraph
+            if report is None:
+                from governor.graph.build import run  # noqa: PLC0415 - langgraph: 0.3 s
 
-            report = run(runner)
+                report = run(runner)
+    except Terminated:  # the runner's ``finally`` released the lease on the way out
+        err(
+            f"terminated (SIGTERM): the lease on {args.goal} is released; "
+            f"`governor run {args.goal}` goes on from here"
+        )
+        return ExitCode.TERMINATED
     return _report(args, args.goal, report)
 
 
@@ -183,9 +196,15 @@ def _workflow_notes(states: dict[str, str]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    statuses = getattr(args, "status", None) or ()
     with store_from(args.store, read_only=True) as store:
-        rows = (
-            store.goals(statuses=args.status or None) if hasattr(args, "status") else store.goals()
+        rows = store.goals(statuses=statuses or None)
+        hidden = store.unsummarised() if isinstance(store, StoreChecks) and not statuses else 0
+    if hidden:  # a summary row deleted behind the store's back (issue 35): say so
+        err(
+            f"note: {count(hidden, 'goal')} in the store {'has' if hidden == 1 else 'have'} "
+            "events but no summary row, so list cannot show them; "
+            "`governor store check --repair` rebuilds them"
         )
         leases = {r.goal_id: store.current_lease(r.goal_id) for r in rows if r.status not in ENDED}
         held = {g: lease for g, lease in leases.items() if lease is not None}
@@ -199,7 +218,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         from governor.store.url import describe_store  # noqa: PLC0415 - start-up
 
-        statuses = getattr(args, "status", None) or ()
         out(format_summaries(describe_store(args.store), rows, statuses), colour=True)
         _workflow_notes(states)
     return ExitCode.OK

@@ -80,6 +80,8 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "temporal",
         "drive goals as Temporal workflows: worker, start (the temporal extra)",
     ),
+    "completion": ("shell", "print a shell completion script: source <(governor completion bash)"),
+    "schema": ("shell", "print the JSON Schema of goal files (for editors): governor schema goal"),
 }
 """Command -> (its module under ``governor.cli``, its one-line help), in help order."""
 

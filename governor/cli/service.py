@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from governor.cli.exit_codes import ExitCode
-from governor.cli.io import json_line, out, store_from
+from governor.cli.io import err, json_line, out, store_from
 from governor.cli.values import natural, port, positive_whole, seconds
 from governor.clock import utc_now
 from governor.errors import NotFoundError
@@ -50,7 +50,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise NotFoundError(f"--log-config {args.log_config}: no such file")
     if args.metrics_file:
         writable(args.metrics_file)
-    return serve(_settings(args))
+    if args.log_file:  # the terminal would otherwise see nothing at all (issue 35)
+        err(f"serving with {args.workers} worker(s); log lines go to {args.log_file}")
+    code = serve(_settings(args))
+    if args.log_file:
+        err(f"stopped (exit {code}); the log is {args.log_file}")
+    return code
 
 
 def cmd_service_status(args: argparse.Namespace) -> int:

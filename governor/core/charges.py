@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from governor.core.events import Event, PlanFailed, PlanProposed, PlanRequested
 from governor.core.evidence import Evidence, FailureClass, Tries, is_uncharged
-from governor.core.text import last_line
+from governor.core.text import quoted, said, telling_line
 from governor.core.view import GoalView
 from governor.core.work_events import AttemptFinished, AttemptStarted
 
@@ -80,7 +80,7 @@ def explain_failure(
         )
     return (
         True,
-        f"charged: the run {outcome.replace('_', ' ')}: {last_line(error, 'no error recorded')}{rule}",
+        f"charged: the run {outcome.replace('_', ' ')}: {said(error, 'no error recorded')}{rule}",
     )
 
 
@@ -101,8 +101,10 @@ def describe(event: RunEvent) -> str:
     outcome = run_outcome(event)
     charged = "charged" if is_charged(event) else "not charged"
     head = ", ".join(filter(None, (event.failure_class, charged)))
-    error = last_line(event.error, "")
-    return f"{outcome} ({'; '.join([head, *notes])})" + (f": {error[:160]}" if error else "")
+    error = telling_line(event.error, "")
+    return f"{outcome} ({'; '.join([head, *notes])})" + (
+        f": {quoted(error[:160])}" if error else ""
+    )
 
 
 def run_outcome(event: RunEvent) -> str:

@@ -115,6 +115,7 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 settle(view, item, accepted=False, cancelled=False)
                 # an attempt still in flight (cancelled before it finished) stays current
                 item.fresh = not item.running
+                item.answered = False
                 item.consecutive_uncharged = 0
                 item.same_failures, item.signature = 0, None
         case "work.retried":
@@ -123,6 +124,7 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
                 item.consecutive_uncharged = 0
                 item.same_failures, item.signature = 0, None
                 item.guidance = event.reason
+                item.answered = True
                 view.touched.add(item.work_id)
         case "goal.parked":
             if view.parked is None:

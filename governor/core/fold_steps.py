@@ -92,7 +92,7 @@ def attempt_started(view: GoalView, event: AttemptStarted) -> None:
     item.attempt = event.attempt
     item.run_id = event.run_id
     item.running = True
-    item.fresh = False
+    item.fresh = item.answered = False
     item.continuations = 0
     item.run_started_at = event.at
     item.outcome = item.finish = item.failure_class = item.not_before = None

@@ -37,7 +37,7 @@ from governor.core.headroom import (
     uncharged_window_full,
 )
 from governor.core.ledger import Ledger
-from governor.core.text import count, last_line, same_way, stamp
+from governor.core.text import count, said, same_way, stamp
 from governor.core.view import GoalView, PlanState
 
 
@@ -162,7 +162,7 @@ def _failed_charged(ctx: Ctx, plan: PlanState) -> Decision:
     if view.same_plan_failures and repeats_itself(view):
         why = same_way(view.same_plan_failures, text, "the planner ")
         return ctx.out("blocked", "none", why, "goal.same_failure", blocked_on="work")
-    error = last_line(text, "no error recorded")
+    error = said(text, "no error recorded")
     return ctx.plan("retry", f"plan {plan.plan_id} failed (charged): {error}", "goal.3")
 
 
@@ -174,10 +174,10 @@ def _planner_stop(ctx: Ctx) -> Decision | None:
     error = failure.error if failure else None
     if plan.failure_class == "environment":
         ref = failure.evidence.ref if failure and failure.evidence else None
-        why = f"planning could not start; a required precondition is missing: {last_line(error, ref or 'unknown')}"
+        why = f"planning could not start; a required precondition is missing: {said(error, ref or 'unknown')}"
         return ctx.out("blocked", "none", why, "goal.4", blocked_on="environment")
     if plan.failure_class == "decision":
-        why = f"the planner needs a person to decide: {last_line(error, 'no question given')}"
+        why = f"the planner needs a person to decide: {said(error, 'no question given')}"
         return ctx.out("blocked", "none", why, "goal.4", blocked_on="decision")
     if uncharged_window_full(view):
         n = view.consecutive_uncharged_plans

@@ -16,7 +16,8 @@ Rules (SPEC §3, §6.1, §6.3):
       ``goal.resumed``, so an answer from the CLI, the Python API or LangGraph's
       ``interrupt`` is the same event.
     * Abandoning a running attempt finishes it as ``abandoned``: charged, so discarding
-      between attempts never makes a budget unbounded.
+      between attempts never makes a budget unbounded. Cancelling a goal abandons each
+      attempt still running, just before ``goal.cancelled``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from governor.core.policy import LedgerName, check_policy_value
 from governor.core.question import question
 from governor.core.record_head import ensure_open, event_head
 from governor.core.record_work import finish_attempt, work_item
+from governor.core.text import quoted
 from governor.core.view import GoalView, WorkState
 from governor.core.work_events import WorkAccepted, WorkCancelled, WorkReopened, WorkRetried
 from governor.errors import CommandRefusedError, InputError, NotFoundError
@@ -118,6 +120,12 @@ def retry_work(
     stopped = item.outcome not in (None, "succeeded") or _in_review(view, item)
     if item.accepted or item.cancelled or item.running or not stopped:
         raise _refuse(view, f"{work_id} has no failed attempt to retry")
+    if item.answered:
+        raise _refuse(
+            view,
+            f"{work_id} was already retried and has not run since; the first answer stands: "
+            f"{quoted(item.guidance or '')}",
+        )
     if not headroom.item_attempts_left(view, item):
         raise _refuse(
             view,
@@ -182,9 +190,25 @@ def answer(view: GoalView, *, answer: str, at: datetime, actor: str) -> list[Eve
 def cancel_goal(
     view: GoalView, *, at: datetime, actor: str, reason: str | None = None
 ) -> list[Event]:
-    """Stop the goal for good."""
+    """Stop the goal for good; each attempt still running is finished first as
+    ``abandoned`` (its agent is killed with the goal), so none stays running for ever
+    and its time is counted — after ``goal.cancelled`` no event is valid (SPEC §11.2)."""
     ensure_open(view)
-    return [GoalCancelled(**event_head(view, at, actor, reason=reason))]
+    events: list[Event] = []
+    for item in view.work.values():
+        if item.running and item.run_id is not None:
+            [finished] = finish_attempt(
+                view,
+                work_id=item.work_id,
+                run_id=item.run_id,
+                at=at,
+                outcome="abandoned",
+                error="the goal was cancelled while this attempt ran",
+                actor=actor,
+            )
+            events.append(finished.model_copy(update={"seq": view.seq + len(events) + 1}))
+    offset = len(events) + 1
+    return [*events, GoalCancelled(**event_head(view, at, actor, offset, reason=reason))]
 
 
 def current_limit(view: GoalView, name: LedgerName, work_id: str | None = None) -> float | None:

@@ -86,6 +86,8 @@ class WorkState:
     not_before: datetime | None = None
     guidance: str | None = None
     """The reason of the latest ``work.retried`` (for a decision: the answer)."""
+    answered: bool = False
+    """A ``work.retried`` with no attempt since: its reason is the one answer (one per stop)."""
     same_failures: int = 0
     """Its charged failures in a row sharing ``signature`` (SPEC §12.10)."""
     signature: str | None = None

@@ -32,7 +32,7 @@ from typing import Final
 
 from governor.core.decision import WorkDecision
 from governor.core.headroom import item_attempts_left, item_uncharged_window_full, repeats_itself
-from governor.core.text import last_line, same_way, stamp
+from governor.core.text import said, same_way, stamp
 from governor.core.view import GoalView, WorkState
 
 WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
@@ -142,7 +142,7 @@ def _environment(view: GoalView, item: WorkState, now: datetime) -> WorkDecision
     if item.failure_class != "environment":
         return None
     ref = item.finish.evidence.ref if item.finish and item.finish.evidence else None
-    missing = last_line(item.finish.error if item.finish else None, ref or "unknown")
+    missing = said(item.finish.error if item.finish else None, ref or "unknown")
     why = f"attempt {item.attempt} could not start; a required precondition is missing: {missing}"
     return WorkDecision(
         work_id=item.work_id,
@@ -157,7 +157,7 @@ def _environment(view: GoalView, item: WorkState, now: datetime) -> WorkDecision
 def _decision(view: GoalView, item: WorkState, now: datetime) -> WorkDecision | None:
     if item.failure_class != "decision":
         return None
-    question = last_line(item.finish.error if item.finish else None, "no question given")
+    question = said(item.finish.error if item.finish else None, "no question given")
     why = f"attempt {item.attempt} needs a person to decide: {question}"
     return WorkDecision(
         work_id=item.work_id,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import sys
 import tomllib
@@ -169,6 +170,7 @@ def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
             profile = Profile.model_validate(read)
         except ValidationError as exc:
             raise GoalFileError(f"{where}: profiles.{name}: {describe(exc)}") from exc
+        _check_os_text(profile, f"{where}: profiles.{name}")
         for key in ("args", "probe"):
             shape: tuple[str, ...] | None = getattr(profile, key)
             problem = None if shape is None else args_problem(profile.harness, shape)
@@ -184,6 +186,29 @@ def _profiles(raw: Any, base: Path, where: str) -> dict[str, Profile]:
                 profile = profile.model_copy(update={key: resolved})
         profiles[name] = profile
     return profiles
+
+
+def _os_problem(text: str) -> str | None:
+    """Why the OS cannot take ``text`` as an argument, a variable or a path (None: it can)."""
+    if "\0" in text:
+        return f"holds a NUL byte at character {text.index(chr(0)) + 1}"
+    try:
+        os.fsencode(text)
+    except UnicodeError:
+        return "holds characters the file system encoding cannot write (a lone surrogate)"
+    return None
+
+
+def _check_os_text(profile: Profile, where: str) -> None:
+    """Refuse a profile's arguments, model or variable names the OS cannot take, naming
+    the field: caught here, they never reach a spawn (where each call would fail, charged)."""
+    fields: list[tuple[str, str]] = [("model", profile.model or "")]
+    for key in ("args", "probe", "env"):
+        given: tuple[str, ...] = getattr(profile, key) or ()
+        fields += [(f"{key}[{i}]", value) for i, value in enumerate(given)]
+    for field, value in fields:
+        if problem := _os_problem(value):
+            raise GoalFileError(f"{where}: {field} {problem}: the OS cannot take it")
 
 
 def new_goal_id(title: str) -> str:

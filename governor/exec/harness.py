@@ -17,6 +17,7 @@ Rules:
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -174,9 +175,31 @@ def failure_of(result: ProcessResult, redact: Redactor, *, stdout: str | None = 
     return "\n".join(part for part in (body, note) if part)
 
 
+INSTALL: Final = {
+    "codex": "npm install -g @openai/codex",
+    "claude": "npm install -g @anthropic-ai/claude-code",
+    "gemini": "npm install -g @google/gemini-cli",
+}
+"""How to install each vendor CLI a harness runs (``governor doctor`` says the same)."""
+
+
+def spawn_remedy(binary: str, errno_name: str | None) -> str:
+    """What a person does about an agent that could not start: doctor's remedy, so a run's
+    environment stop says it where the stop is shown, not only ``governor doctor``."""
+    name = os.path.basename(binary)
+    if errno_name == "EACCES":
+        fix = f"make {name} executable (chmod +x) or point the profile at the right file"
+    elif name in INSTALL:
+        fix = f"install it ({INSTALL[name]}) or put it on PATH"
+    else:
+        fix = "install it or fix the path in the profile's args"
+    return f"{fix}; governor doctor GOAL_FILE checks every profile"
+
+
 def _note(result: ProcessResult) -> str:
     if not result.started:
-        return f"could not start {result.argv[0]!r}: {result.spawn_error}"
+        remedy = spawn_remedy(result.argv[0], result.spawn_errno)
+        return f"could not start {result.argv[0]!r}: {result.spawn_error}; {remedy}"
     if result.timed_out:
         return f"timed out after {result.duration_s:.1f} s; its process group was killed"
     if result.stopped:

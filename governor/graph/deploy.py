@@ -142,7 +142,11 @@ class GraphSettings:
     def from_env(cls, environ: Mapping[str, str]) -> GraphSettings:
         """A deployment's settings: ``GOVERNOR_STORE``, ``GOVERNOR_WORKDIR``, ``GOVERNOR_PROFILES``."""
         workdir = Path(environ.get("GOVERNOR_WORKDIR") or os.getcwd()).resolve()
-        store = environ.get("GOVERNOR_STORE") or str(workdir / ".governor" / "governor.db")
+        store = environ.get("GOVERNOR_STORE")
+        if not store:  # the documented default, created as ``governor`` creates it (issue 35)
+            default = workdir / ".governor" / "governor.db"
+            default.parent.mkdir(parents=True, exist_ok=True)
+            store = str(default)
         profiles_file = environ.get("GOVERNOR_PROFILES")
         profiles = profiles_from_file(workdir / profiles_file) if profiles_file else {}
         return cls(store=store, workdir=workdir, env=dict(environ), profiles=profiles)

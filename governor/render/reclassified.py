@@ -18,7 +18,7 @@ PROJECTION: Final = ("outcome", "known", "divergence", "final", "recorded_final"
 """The what-if's fields (``replay --policy --json``) a reclassification prints."""
 READINGS: Final = {
     "recorded": "from its recorded observation",
-    "inferred": "inferred from what an old history recorded",
+    "inferred": "inferred: no observation was recorded with it; read from its evidence and text",
     "not recorded": "not recorded: kept as recorded",
 }
 

@@ -165,6 +165,7 @@ def format_whatif(
         lines.append(
             f"  diverges at seq {d.seq} ({d.event_type}): {format_decision(d.decision)}  ({d.decision.rule})"
         )
+        lines += _exhausted_items(d.decision)
     verdict = {
         "same": "the same outcome as recorded",
         "stopped_earlier": "the goal would have stopped (a known outcome)",
@@ -175,6 +176,18 @@ def format_whatif(
     other = "today:      " if header else "other policy:"
     lines.append(f"  {other} {format_decision(result.final)}")
     return "\n".join(lines)
+
+
+def _exhausted_items(decision: Decision) -> list[str]:
+    """The items a decision's ledger shows spent (what a what-if's policy exhausts, which the
+    goal's own decision, naming the next item to run, does not say)."""
+    work = decision.ledger.work if decision.ledger else {}
+    return [
+        f"    {work_id} is budget_exhausted: {ledger.charged_attempts} of its {ledger.limit} "
+        "attempts charged"
+        for work_id, ledger in work.items()
+        if ledger.status == "budget_exhausted"
+    ]
 
 
 def format_explanation(ex: Explanation) -> str:

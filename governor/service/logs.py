@@ -62,6 +62,8 @@ MESSAGES: Final[dict[str, str]] = {
     "upstream.probe.refused": "upstream {upstream} refused a probe",
     "upstream.probe.unanswered": "upstream {upstream}: a probe made no contact (timed out or could not start)",
     "upstream.up": "upstream {upstream} answers again",
+    "service.started": "the service started: {workers} worker(s) on {store}",
+    "service.stopped": "the service stopped",
     "worker.started": "worker started",
     "worker.stopped": "worker stopped",
     "worker.died": "worker process {dead} died",

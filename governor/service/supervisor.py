@@ -199,13 +199,21 @@ def serve(settings: ServiceSettings, *, harnesses: HarnessFactory = harness_for)
         except BaseException:
             log.close()
             raise
+        # the service's own start and stop, besides each worker's (issue 35)
+        log.write("service.started", utc_now(), workers=settings.workers, store=_shown(settings))
         try:
             if settings.workers == 1:
                 return _serve_here(settings, stopping, publisher, harnesses)
             return _serve_processes(settings, stopping, publisher, log, store)
         finally:
             publisher.close()
+            log.write("service.stopped", utc_now(), workers=settings.workers)
             log.close()
+
+
+def _shown(settings: ServiceSettings) -> str:
+    """The store as a log line names it (its password masked by the log itself)."""
+    return settings.store_url or ".governor/governor.db"
 
 
 def _serve_here(

@@ -36,6 +36,13 @@ from governor.errors import CorruptEventError, DamagedRowError
 from governor.store.columns import Table, Times, shown
 from governor.store.compare import differences, rebuilt, shown_value
 from governor.store.findings import CheckTally, Finding
+from governor.store.schema_objects import (
+    Catalogue,
+    built_version,
+    missing_indexes,
+    spans,
+    unrecorded,
+)
 from governor.store.stored import LeaseRecord, StreamHead, chain
 from governor.store.tables import (
     AGENTS,
@@ -61,6 +68,8 @@ if TYPE_CHECKING:
 Tx = TypeVar("Tx")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 REBUILD = "rebuilt from its events"
+_UNRECORDED = "not recorded, though the tables they made are there"
+_RECORD = "recorded again"
 RETRIES = 3
 """Walks of a goal a check makes at most while a runner keeps writing it."""
 _BUILDERS: dict[str, Callable[[Sequence[object], Times], object]] = {
@@ -87,6 +96,10 @@ class StoreChecks(ABC, Generic[Tx]):
 
     _clock: Clock
     page_size: int
+    migrations: Sequence[Sequence[str]]
+    """The backend's migrations (``MIGRATIONS``)."""
+    schema_restored: list[int]
+    """Versions opening the store recorded again (``governor.store.migrate``), to report."""
     times: Times
     """How the backend stores times (``governor.store.columns.Times``)."""
 
@@ -106,6 +119,8 @@ class StoreChecks(ABC, Generic[Tx]):
         ``repair`` mending what can be; yields each finding as it is made, and counts what
         it looked at in ``tally`` as it goes (a progress display reads it meanwhile)."""
         tally = tally if tally is not None else CheckTally()
+        for finding in self._check_schema(repair):
+            yield tally.add(finding)
         with self._read() as tx:
             tally.expected_goals = self._summary_count(tx)
         after: object = ""
@@ -124,6 +139,48 @@ class StoreChecks(ABC, Generic[Tx]):
         for table in (UPSTREAMS, WORKERS, SERVICE_ERRORS, AGENTS):
             for finding in self._check_rows(table, repair, tally):
                 yield tally.add(finding)
+
+    def unsummarised(self) -> int:
+        """How many goals have events but no summary row (``list`` cannot show them):
+        one index seek per goal, no event read."""
+        with self._read() as tx:
+            return self._unsummarised_count(tx)
+
+    # --- the schema ----------------------------------------------------------------------
+
+    def _check_schema(self, repair: bool) -> Iterator[Finding]:
+        """``schema_version`` rows the tables outlived, and indexes a migration made that
+        are gone (``governor.store.schema_objects``); a repair records the one and runs
+        the other's ``CREATE INDEX`` again."""
+        restored, self.schema_restored = self.schema_restored, []
+        if restored:  # opening the store for the repair recorded them (governor.store.migrate)
+            yield Finding(
+                "schema_version", f"versions {spans(restored)}", _UNRECORDED, _RECORD, True
+            )
+        with self._read() as tx:
+            recorded, catalogue = self._recorded_versions(tx), self._catalogue(tx)
+        built = built_version(catalogue, self.migrations)
+        if lost := unrecorded(recorded, built):
+            done = repair and self._record_versions(lost)
+            yield Finding("schema_version", f"versions {spans(lost)}", _UNRECORDED, _RECORD, done)
+        for name, statement in missing_indexes(catalogue, self.migrations, built):
+            done = repair and self._run_schema(statement)
+            yield Finding(
+                "index", name, "missing (queries that use it fail)", "created again", done
+            )
+
+    def _record_versions(self, versions: Sequence[int]) -> bool:
+        with self._write("service:schema") as tx:
+            have = set(self._recorded_versions(tx))
+            for version in versions:
+                if version not in have:
+                    self._record_version(tx, version, self._clock())
+        return True
+
+    def _run_schema(self, statement: str) -> bool:
+        with self._write("service:schema") as tx:
+            self._execute(tx, statement)
+        return True
 
     # --- one goal ----------------------------------------------------------------------
 
@@ -292,6 +349,22 @@ class StoreChecks(ABC, Generic[Tx]):
     # --- storage primitives ----------------------------------------------------------------
 
     @abstractmethod
+    def _recorded_versions(self, tx: Tx) -> list[int]:
+        """The versions ``schema_version`` holds a row of."""
+
+    @abstractmethod
+    def _catalogue(self, tx: Tx) -> Catalogue:
+        """The tables, columns and indexes the database holds."""
+
+    @abstractmethod
+    def _record_version(self, tx: Tx, version: int, at: datetime) -> None:
+        """Add ``version``'s row to ``schema_version``."""
+
+    @abstractmethod
+    def _execute(self, tx: Tx, statement: str) -> None:
+        """Run one of the migrations' statements."""
+
+    @abstractmethod
     def _rows(
         self, tx: Tx, goal_id: str, after_seq: int, limit: int
     ) -> list[tuple[int, bytes | str, int]]: ...
@@ -329,6 +402,10 @@ class StoreChecks(ABC, Generic[Tx]):
     @abstractmethod
     def _lease_raw(self, tx: Tx, goal_id: str) -> Sequence[object] | None:
         """The goal's lease row as stored (token, holder, expiry); None when there is none."""
+
+    @abstractmethod
+    def _unsummarised_count(self, tx: Tx) -> int:
+        """How many streams of the ``events`` table have no summary row."""
 
     @abstractmethod
     def _orphan_summaries(self, tx: Tx) -> list[object]:

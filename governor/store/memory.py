@@ -24,6 +24,7 @@ from governor.store.base import GoalQuery, usage_row
 from governor.store.columns import Table, Times, aware_time
 from governor.store.engine import BaseEventStore
 from governor.store.health import as_row
+from governor.store.schema_objects import Catalogue
 from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
 
 if TYPE_CHECKING:  # types only: reading summaries imports no model (start-up)
@@ -34,9 +35,12 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
     """Goal streams, summaries and leases in dictionaries guarded by one lock."""
 
     times = Times("", aware_time)
+    migrations: tuple[tuple[str, ...], ...] = ()
+    """No schema: nothing for a check to find in it."""
 
     def __init__(self, *, clock: Clock | None = None) -> None:
         super().__init__(clock=clock)
+        self.schema_restored = []
         self._lock = threading.RLock()
         self.streams: dict[str, list[StoredEvent]] = {}
         """Goal id -> stored rows in seq order (tests may damage them to simulate corruption)."""
@@ -201,6 +205,23 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
         lease = record.lease
         return (
             (record.token, lease.holder, lease.expires_at) if lease else (record.token, None, None)
+        )
+
+    def _recorded_versions(self, tx: MemoryEventStore) -> list[int]:
+        return []
+
+    def _catalogue(self, tx: MemoryEventStore) -> Catalogue:
+        return Catalogue(frozenset(), frozenset(), frozenset())
+
+    def _record_version(self, tx: MemoryEventStore, version: int, at: datetime) -> None:
+        raise AssertionError("a memory store has no schema")
+
+    def _execute(self, tx: MemoryEventStore, statement: str) -> None:
+        raise AssertionError("a memory store has no schema")
+
+    def _unsummarised_count(self, tx: MemoryEventStore) -> int:
+        return sum(
+            1 for g, rows in self.streams.items() if rows and g not in self._summaries_by_goal
         )
 
     def _orphan_summaries(self, tx: MemoryEventStore) -> list[object]:

@@ -9,6 +9,10 @@ Rules (SPEC §8; LangGraph's ``MIGRATIONS``):
       two processes opening a new database at once migrate it once.
     * A database newer than the code is refused, never guessed at. One opened read-only
       is never migrated: it must already be current (``check_readable``).
+    * A ``schema_version`` that lost rows while the tables stayed is read by what the
+      tables show (``governor.store.schema_objects``): a read takes the database as the
+      version it is built to, and a migration records the lost versions again instead of
+      running their statements a second time (which would fail: the tables exist).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Protocol, TypeVar
 
 from governor.clock import Clock
 from governor.errors import StoreError
+from governor.store.schema_objects import Catalogue, built_version
 
 S_contra = TypeVar("S_contra", bound=str, contravariant=True)
 """A statement as the backend's driver takes it (PostgreSQL's: a ``LiteralString``)."""
@@ -43,6 +48,19 @@ class Schema(Protocol[S_contra]):
         """Record ``version`` in ``schema_version``."""
         ...
 
+    def catalogue(self) -> Catalogue:
+        """The tables, columns and indexes the database holds."""
+        ...
+
+
+def _version(schema: Schema[S_contra], migrations: Sequence[Sequence[str]]) -> int:
+    """The recorded version, or the version the tables are built to when that is higher
+    (``schema_version`` lost rows)."""
+    found = schema.version()
+    if found >= len(migrations) - 1:
+        return found
+    return max(found, built_version(schema.catalogue(), migrations))
+
 
 def _check_not_newer(current: int, latest: int, where: str) -> None:
     if current > latest:
@@ -52,7 +70,9 @@ def _check_not_newer(current: int, latest: int, where: str) -> None:
         )
 
 
-def check_readable(schema: Schema[S_contra], migrations: Sequence[object], *, where: str) -> int:
+def check_readable(
+    schema: Schema[S_contra], migrations: Sequence[Sequence[str]], *, where: str
+) -> int:
     """The version of a database opened read-only, which is never migrated: it must
     already be a governor store at the latest version; returns that version.
 
@@ -60,7 +80,7 @@ def check_readable(schema: Schema[S_contra], migrations: Sequence[object], *, wh
         StoreError: for a database governor never set up, or one of another version.
     """
     latest = len(migrations) - 1
-    found = schema.version()
+    found = _version(schema, migrations)
     if found == -1:
         raise StoreError(f"{where}: not a governor store (it holds no governor tables)")
     _check_not_newer(found, latest, where)
@@ -79,8 +99,12 @@ def migrate(
     *,
     where: str,
     now: Clock,
+    restored: list[int] | None = None,
 ) -> int:
     """Bring the database to the latest version of ``migrations``; returns that version.
+
+    The versions the tables already had but ``schema_version`` did not record are
+    recorded again, not run, and appended to ``restored``.
 
     Raises:
         StoreError: when the database is newer than ``migrations`` knows.
@@ -93,8 +117,12 @@ def migrate(
     with schema.migrating():
         current = schema.version()
         _check_not_newer(current, latest, where)
+        built = built_version(schema.catalogue(), migrations)
         for version in range(current + 1, latest + 1):
-            for statement in migrations[version]:
-                schema.execute(statement)
+            if version > built:
+                for statement in migrations[version]:
+                    schema.execute(statement)
+            elif restored is not None:
+                restored.append(version)
             schema.applied(version, now())
     return latest

@@ -39,7 +39,15 @@ from governor.store.engine import BaseEventStore, read_only_error
 from governor.store.health import as_row
 from governor.store.postgres_driver import describe_url, goal_lock_key, same_time, translated
 from governor.store.postgres_rows import TIMES, TIMESTAMPTZ, TolerantTimes
-from governor.store.postgres_schema import Conn, check_current, migrate, one_row
+from governor.store.postgres_schema import (
+    MIGRATIONS,
+    Conn,
+    check_current,
+    migrate,
+    one_row,
+    postgres_catalogue,
+)
+from governor.store.schema_objects import Catalogue
 from governor.store.sqlchecks import SqlCheckRows
 from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
 from governor.store.tables import (
@@ -172,6 +180,7 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
     times = TIMES
     placeholder = "%s"
     same = "IS NOT DISTINCT FROM"
+    migrations = MIGRATIONS
 
     def __init__(
         self,
@@ -186,6 +195,7 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
         super().__init__(clock=clock)
         self.url = url
         self.read_only = read_only
+        self.schema_restored = []
         self._where = describe_url(url)
         self._lock_timeout_ms = max(1, int(lock_timeout_s * 1000))
         conninfo = url
@@ -197,7 +207,9 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
                 if read_only:
                     self.schema_version = check_current(conn, where=self._where)
                 else:
-                    self.schema_version = migrate(conn, where=self._where, now=self._clock)
+                    self.schema_version = migrate(
+                        conn, where=self._where, now=self._clock, restored=self.schema_restored
+                    )
             self._pool = self._open_pool(conninfo, max_size, timeout_s)
 
     def _open_pool(self, conninfo: str, max_size: int, timeout_s: float) -> ConnectionPool[Conn]:
@@ -253,6 +265,25 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
     def _query(self, tx: Conn, sql: str, params: Sequence[object] = ()) -> list[Any]:
         cursor = tx.execute(sql, params)
         return cursor.fetchall() if cursor.description is not None else []
+
+    def _recorded_versions(self, tx: Conn) -> list[int]:
+        (table,) = one_row(tx.execute("SELECT to_regclass('schema_version')"))
+        if table is None:
+            return []
+        return [int(v) for (v,) in tx.execute("SELECT version FROM schema_version").fetchall()]
+
+    def _catalogue(self, tx: Conn) -> Catalogue:
+        return postgres_catalogue(tx)
+
+    def _record_version(self, tx: Conn, version: int, at: datetime) -> None:
+        tx.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version "
+            "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+        )
+        tx.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, at))
+
+    def _execute(self, tx: Conn, statement: str) -> None:
+        tx.execute(statement)  # one of MIGRATIONS: literal SQL, never a value
 
     def _head(self, tx: Conn, goal_id: str) -> StreamHead:
         last, recorded, chain = one_row(tx.execute(_HEAD, {"goal": goal_id}))

@@ -18,6 +18,7 @@ from psycopg.rows import TupleRow
 
 from governor.store.migrate import check_readable
 from governor.store.migrate import migrate as run_migrations
+from governor.store.schema_objects import Catalogue
 
 Conn = psycopg.Connection[TupleRow]
 """A connection as the store uses it (rows are tuples)."""
@@ -186,6 +187,25 @@ class _Schema:
     def applied(self, version: int, at: datetime) -> None:
         self.conn.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, at))
 
+    def catalogue(self) -> Catalogue:
+        return postgres_catalogue(self.conn)
+
+
+def postgres_catalogue(conn: Conn) -> Catalogue:
+    """The tables, columns and indexes of the store's schema (``current_schema()``)."""
+    columns = conn.execute(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema()"
+    ).fetchall()
+    indexes = conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+    ).fetchall()
+    return Catalogue(
+        frozenset(str(t).lower() for t, _ in columns),
+        frozenset((str(t).lower(), str(c).lower()) for t, c in columns),
+        frozenset(str(i).lower() for (i,) in indexes),
+    )
+
 
 def check_current(conn: Conn, *, where: str) -> int:
     """The version of a database opened read-only (``governor.store.migrate.check_readable``)."""
@@ -198,6 +218,7 @@ def migrate(
     where: str,
     now: Callable[[], datetime],
     migrations: Sequence[Sequence[LiteralString]] = MIGRATIONS,
+    restored: list[int] | None = None,
 ) -> int:
     """Bring the database to the latest version (``governor.store.migrate``); returns it."""
-    return run_migrations(_Schema(conn), migrations, where=where, now=now)
+    return run_migrations(_Schema(conn), migrations, where=where, now=now, restored=restored)

@@ -27,6 +27,13 @@ _STREAM_IDS = """WITH RECURSIVE ids(id) AS (
     SELECT (SELECT goal_id FROM events WHERE goal_id > ids.id ORDER BY goal_id LIMIT 1)
     FROM ids WHERE ids.id IS NOT NULL
 ) SELECT id FROM ids WHERE id IS NOT NULL LIMIT ?"""
+_UNSUMMARISED = """WITH RECURSIVE ids(id) AS (
+    SELECT (SELECT goal_id FROM events ORDER BY goal_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT goal_id FROM events WHERE goal_id > ids.id ORDER BY goal_id LIMIT 1)
+    FROM ids WHERE ids.id IS NOT NULL
+) SELECT COUNT(*) FROM ids WHERE id IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM goals WHERE goals.goal_id = ids.id)"""
 _ORPHANS = """SELECT goal_id FROM goals
     WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.goal_id = goals.goal_id)"""
 
@@ -71,6 +78,9 @@ class SqlCheckRows(ABC, Generic[Tx]):
 
     def _orphan_summaries(self, tx: Tx) -> list[object]:
         return [row[0] for row in self._sql(tx, _ORPHANS)]
+
+    def _unsummarised_count(self, tx: Tx) -> int:
+        return int(self._sql(tx, _UNSUMMARISED)[0][0])
 
     def _table_rows(self, tx: Tx, table: Table) -> list[Sequence[object]]:
         columns = ", ".join(table.names(self.times))

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
+from governor.core.text import stamp
 from governor.errors import StoreError
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
 from governor.store import listing
@@ -39,12 +40,14 @@ from governor.store.base import GoalQuery, usage_row
 from governor.store.engine import BaseEventStore, read_only_error
 from governor.store.health import as_row
 from governor.store.migrate import check_readable
+from governor.store.schema_objects import Catalogue
 from governor.store.sqlchecks import SqlCheckRows
 from governor.store.sqlite_driver import (
     TIMES,
     Schema,
     fetch,
     maybe_us,
+    sqlite_catalogue,
     translated,
     unshareable,
     us,
@@ -134,6 +137,7 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
     times = TIMES
     placeholder = "?"
     same = "IS"
+    migrations = MIGRATIONS
 
     def __init__(
         self,
@@ -152,6 +156,7 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
         super().__init__(clock=clock)
         self.path = Path(path)
         self.read_only = read_only
+        self.schema_restored = []
         self._where = str(self.path)
         self._lock = threading.Lock()
         with translated(self._where):
@@ -186,7 +191,7 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
             self._configure(conn, busy_timeout_s, self.read_only)
             if self.read_only:
                 return check_readable(Schema(conn), MIGRATIONS, where=self._where)
-            return migrate(conn, where=self._where, now=self._clock)
+            return migrate(conn, where=self._where, now=self._clock, restored=self.schema_restored)
         except BaseException:
             conn.close()
             raise
@@ -254,6 +259,24 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
 
     def _query(self, tx: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -> list[Any]:
         return fetch(tx, sql, params)
+
+    def _recorded_versions(self, tx: sqlite3.Connection) -> list[int]:
+        if "schema_version" not in self._catalogue(tx).tables:
+            return []
+        return [int(v) for (v,) in fetch(tx, "SELECT version FROM schema_version", ())]
+
+    def _catalogue(self, tx: sqlite3.Connection) -> Catalogue:
+        return sqlite_catalogue(tx)
+
+    def _record_version(self, tx: sqlite3.Connection, version: int, at: datetime) -> None:
+        tx.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version "
+            "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        tx.execute("INSERT INTO schema_version VALUES (?, ?)", (version, stamp(at)))
+
+    def _execute(self, tx: sqlite3.Connection, statement: str) -> None:
+        tx.execute(statement)
 
     def _head(self, tx: sqlite3.Connection, goal_id: str) -> StreamHead:
         [(last, recorded, chain)] = fetch(tx, _HEAD, (goal_id,))

@@ -17,6 +17,7 @@ from typing import Any, Final
 from governor.core.text import stamp
 from governor.errors import StoreError
 from governor.store.columns import Bad, Times, shown
+from governor.store.schema_objects import Catalogue
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -108,6 +109,11 @@ def translate(exc: sqlite3.Error, where: str) -> StoreError:
         )
     if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
         return StoreError(f"{where}: not a SQLite database ({text})")
+    if isinstance(exc, sqlite3.OperationalError) and text.startswith("no such index"):
+        return StoreError(
+            f"{where}: an index of the store is gone ({text}); "
+            "`governor store check --repair` creates it again"
+        )
     folder = Path(where).parent
     if (
         ("unable to open" in text or "readonly database" in text)
@@ -166,3 +172,21 @@ class Schema:
 
     def applied(self, version: int, at: datetime) -> None:
         self.conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, stamp(at)))
+
+    def catalogue(self) -> Catalogue:
+        return sqlite_catalogue(self.conn)
+
+
+def sqlite_catalogue(conn: sqlite3.Connection) -> Catalogue:
+    """The tables, columns and indexes of a SQLite database (its own, not SQLite's)."""
+    rows = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    tables = frozenset(name.lower() for kind, name in rows if kind == "table")
+    columns = frozenset(
+        (table, str(column).lower())
+        for table in tables
+        for (column,) in conn.execute("SELECT name FROM pragma_table_info(?)", (table,))
+    )
+    indexes = frozenset(name.lower() for kind, name in rows if kind == "index")
+    return Catalogue(tables, columns, indexes)

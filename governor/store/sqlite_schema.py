@@ -143,9 +143,10 @@ def migrate(
     where: str,
     now: Callable[[], datetime],
     migrations: Sequence[Sequence[str]] = MIGRATIONS,
+    restored: list[int] | None = None,
 ) -> int:
     """Bring the database to the latest version (``governor.store.migrate``); returns it.
 
     A current database is only read (opening never waits for a busy writer).
     """
-    return run_migrations(Schema(conn), migrations, where=where, now=now)
+    return run_migrations(Schema(conn), migrations, where=where, now=now, restored=restored)

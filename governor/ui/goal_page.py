@@ -6,6 +6,7 @@ rationales, summaries, titles) reaches the page through ``markup.text`` only.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Final
 
@@ -33,7 +34,7 @@ def _status(decision: Decision, now: datetime) -> Html:
         ),
         ("blocked on", decision.blocked_on),
         ("rule", el("code", decision.rule)),
-        ("why", el("span", decision.reason, class_="reason")),
+        ("why", el("span", _quoted(decision.reason, commands=False), class_="reason")),
         ("exhausted", decision.exhausted),
         (
             "next wake-up",
@@ -96,12 +97,29 @@ def _header(view: GoalView, decision: Decision, now: datetime) -> Html:
     )
 
 
-def _quoted(text: str) -> Html:
-    """Text whose `back-quoted` parts are code (``explain`` quotes its commands so)."""
+def _commands(text: str) -> Html:
+    """Governor's own text whose `back-quoted` parts are code (``explain`` quotes its
+    commands so)."""
     parts = text.split("`")
     if len(parts) % 2 == 0:  # an unmatched quote: plain text
         return el("span", text)
     return join(el("code", part) if i % 2 else part for i, part in enumerate(parts))
+
+
+_AGENT_TEXT: Final = re.compile("(“[^”]*”)")
+"""An agent's words inside governor's sentence, as ``governor.core.text.quoted`` quotes them."""
+
+
+def _quoted(text: str, *, commands: bool = True) -> Html:
+    """Governor's text (with ``commands``: its `back-quoted` commands as code) and, apart
+    from it, an agent's quoted words as data (``agent-text``: never code)."""
+    parts = _AGENT_TEXT.split(text)
+    return join(
+        el("span", part, class_="agent-text", title="the agent's words, not governor's")
+        if i % 2
+        else (_commands(part) if commands else part)
+        for i, part in enumerate(parts)
+    )
 
 
 def _advice(page: GoalPage) -> Html:
@@ -224,8 +242,8 @@ def _run(run: Run, now: datetime) -> Html:
         el("h4", "why"), el("p", run.why),
         *([el("h4", "evidence"), _evidence(run.evidence)] if run.outcome not in ("in flight", "proposed", "succeeded") else []),
         *([el("h4", "in-agent tries"), el("p", tries, class_="tries")] if tries else []),
-        *([el("h4", "error (tail)"), el("pre", run.error)] if run.error else []),
-        *([el("h4", "produced"), el("pre", run.detail)] if run.detail else []),
+        *([el("h4", "error (tail)"), el("pre", run.error, class_="agent-output")] if run.error else []),
+        *([el("h4", "produced"), el("pre", run.detail, class_="agent-output")] if run.detail else []),
         *([el("p", f"cost ${run.cost_usd:.4f}")] if run.cost_usd is not None else []),
     ]  # fmt: skip
     return el(

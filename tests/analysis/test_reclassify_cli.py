@@ -80,7 +80,7 @@ def test_the_text_names_both_verdicts_the_inference_and_that_nothing_was_written
     assert "2 recorded failures judged again by today's classifier, 2 changed" in text
     assert "recorded: no class (upstream-text), charged" in text
     assert "today:    upstream (upstream-text), uncharged" in text
-    assert "inferred from what an old history recorded" in text
+    assert "inferred: no observation was recorded with it; read from its evidence and text" in text
     assert "assumed: the 2 output tokens were message_start placeholders" in text
     assert "recorded:    budget_exhausted/none [replans exhausted]" in text
     assert "today:       ready/plan" in text

@@ -16,6 +16,7 @@ from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.evidence import nothing_happened
 from governor.core.policy_input import with_overrides
+from governor.render.text import format_whatif
 from governor.store.jsonl import read_history
 from tests.story import Story
 from tests.ui.serve import GOVERNOR
@@ -244,3 +245,17 @@ def test_a_whatif_names_the_item_the_change_stops_at_a_divergence(tmp_path: Path
     record = _whatif_command(s.events, tmp_path)  # streamed: the same naming
     assert record["divergence"]["seq"] == started
     assert record["divergence"]["reason"].startswith("p1-vendor: "), record["divergence"]
+
+
+def test_the_text_names_the_item_the_other_policy_exhausts() -> None:
+    """Issue 35: under ``max_attempts=1`` the divergence names the next item to run; the
+    item the policy spent was shown only by ``--json``."""
+    s = Story(max_attempts=3)
+    s.plan("a", "b")
+    s.attempt("p1-a", error="tests failed")
+    s.attempt("p1-a", error="tests failed again")
+    s.succeed("p1-b")
+    policy = with_overrides(s.policy, {"max_attempts": 1})
+    text = format_whatif(whatif(s.events, policy), {"max_attempts": 1})
+    assert "run p1-b" in text
+    assert "p1-a is budget_exhausted: 1 of its 1 attempts charged" in text

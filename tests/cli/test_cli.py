@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from governor.cli.main import build_parser
 from governor.core.wire.codec import encode
 from tests.story import Story
 
@@ -281,3 +283,12 @@ def test_validate_reads_a_round_one_policy_with_a_note(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "note: " in result.stdout
     assert "max_milestones 10 is above max_replans 5" in result.stdout
+
+
+def test_every_argument_of_probe_has_help() -> None:
+    """Issue 35: ``probe --help`` listed --prompt, --model, --timeout-s and the harness
+    with no word about them."""
+    [sub] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    probe = sub.choices["probe"]
+    missing = [a.dest for a in probe._actions if not a.help]
+    assert missing == []

@@ -24,19 +24,19 @@ def failed_plan(evidence: Evidence, failure_class: str | None = "upstream") -> P
 DESCRIBED = {
     "an uncharged upstream failure says not charged": (
         failed_plan(ABSENT),
-        "failed (upstream, not charged): status 503",
+        "failed (upstream, not charged): “status 503”",
     ),
     "an upstream failure the evidence does not clear says charged": (
         failed_plan(OBSERVED),
-        "failed (upstream, charged): status 503",
+        "failed (upstream, charged): “status 503”",
     ),
     "a failure with no class says charged": (
         failed_plan(UNKNOWN, None),
-        "failed (charged): status 503",
+        "failed (charged): “status 503”",
     ),
     "the tries of a failed run follow the verdict": (
         failed_plan(ABSENT.model_copy(update={"tries": TWO_TRIES})),
-        "failed (upstream, not charged; 2 in-agent tries: upstream, upstream): status 503",
+        "failed (upstream, not charged; 2 in-agent tries: upstream, upstream): “status 503”",
     ),
 }
 
@@ -66,5 +66,5 @@ def test_last_runs_lists_the_latest_plan_and_every_finished_item() -> None:
     runs = [(what, describe(event)) for what, event in last_runs(story.view)]
     assert runs == [
         ("plan p1", "proposed 2 work items (charged)"),
-        ("p1-a attempt 1", "failed (charged): boom"),
+        ("p1-a attempt 1", "failed (charged): “boom”"),
     ]

@@ -187,7 +187,7 @@ CASES = {
         "ready",
         "plan",
         None,
-        "plan p1 failed (charged): no",
+        "plan p1 failed (charged): “no",
         "goal.3",
         trigger="retry",
     ),
@@ -227,7 +227,7 @@ CASES = {
         "blocked",
         "none",
         "environment",
-        "planning could not start; a required precondition is missing: codex: not found on PATH",
+        "planning could not start; a required precondition is missing: “codex: not found on PATH”",
         "goal.4",
     ),
     "4 a planner decision stops the goal": Case(

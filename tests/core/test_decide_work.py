@@ -128,7 +128,7 @@ CASES = {
         "blocked",
         "none",
         "environment",
-        "a required precondition is missing: codex: not found on PATH",
+        "a required precondition is missing: “codex: not found on PATH”",
         "work.6",
     ),
     "7 a decision stops the item and carries the question": Case(

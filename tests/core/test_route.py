@@ -68,11 +68,11 @@ CASES: dict[str, tuple[Callable[[], Story], Action]] = {
     ),
     "a planner's question is put to a person": (
         lambda: _with(Story(), lambda s: s.plan_fails("decision", error="Which store?")),
-        Ask(None, "the planner needs a person to decide: Which store?"),
+        Ask(None, "the planner needs a person to decide: “Which store?”"),
     ),
     "a worker's question is put to a person": (
         lambda: planned("a").attempt("p1-a", failure_class="decision", error="Which database?"),
-        Ask("p1-a", "p1-a: attempt 1 needs a person to decide: Which database?"),
+        Ask("p1-a", "p1-a: attempt 1 needs a person to decide: “Which database?”"),
     ),
 }
 

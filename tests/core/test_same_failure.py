@@ -161,7 +161,7 @@ def test_the_item_rule(
     assert (d.status, d.rule, d.exhausted) == (status, rule, exhausted), d.reason
     if rule == "work.same_failure":
         assert d.reason.startswith("failed the same way ")
-        assert " times in a row: 1 failed in " in d.reason
+        assert " times in a row: “1 failed in " in d.reason
 
 
 def test_the_goal_replans_around_an_item_that_repeats_itself() -> None:
@@ -255,7 +255,7 @@ def test_the_planner_rule(build: Callable[[], Story], status: str, rule: str) ->
     assert (d.status, d.rule) == (status, rule), d.reason
     if rule == "goal.same_failure":
         assert d.blocked_on == "work"
-        assert d.reason.startswith("the planner failed the same way 3 times in a row: ")
+        assert d.reason.startswith("the planner failed the same way 3 times in a row: “")
         assert "no JSON object" in d.reason
 
 

@@ -41,7 +41,8 @@ def test_a_worker_503_absorbed_in_agent_shows_in_events_progress_status_and_expl
 
     # the planner (one try per run) was refused once: the progress line says it was free
     assert (
-        "plan p1: failed (upstream, not charged): HTTP/1.1 503 Service Unavailable" in result.stderr
+        "plan p1: failed (upstream, not charged): “HTTP/1.1 503 Service Unavailable”"
+        in result.stderr
     )
     # the worker's refused first try is on its line although the attempt succeeded
     assert (
@@ -93,6 +94,6 @@ def test_a_charged_worker_failure_says_charged_on_its_progress_line(project: Pro
     assert result.returncode == 11, result.stderr
     # SPEC §12.12: a worker that ran and failed is not spawned again inside its attempt,
     # though its profile allows 2 spawns: the next attempt would be the retry
-    assert "p1-a attempt 1: failed (charged): tests failed" in result.stderr
+    assert "p1-a attempt 1: failed (charged): “tests failed" in result.stderr
     [finished] = [e for e in project.events("g") if e["type"] == "attempt.finished"]
     assert (finished.get("evidence") or {}).get("tries") is None

@@ -13,7 +13,7 @@ from governor.core.evidence import UNKNOWN, is_uncharged
 from governor.errors import InputError
 from governor.exec.command import CommandHarness
 from governor.exec.environment import BASE_ALLOW, REDACTED
-from governor.exec.harness import Harness
+from governor.exec.harness import Harness, spawn_remedy
 
 SECRET = "my-api-key-value-0123456789"
 
@@ -65,6 +65,17 @@ def test_a_binary_that_cannot_start_is_an_uncharged_environment_failure(
     assert result.error is not None
     assert "could not start" in result.error
     assert is_uncharged("failed", result.failure_class, result.evidence)
+    # issue 35: doctor's remedy, on the error's last line (the one a stop's reason quotes)
+    last = result.error.splitlines()[-1]
+    assert last.endswith("; governor doctor GOAL_FILE checks every profile")
+    fix = "chmod +x" if errno_name == "EACCES" else "install it or fix the path"
+    assert fix in last
+
+
+def test_a_missing_vendor_cli_is_told_how_to_install() -> None:
+    assert spawn_remedy("codex", "ENOENT").startswith(
+        "install it (npm install -g @openai/codex) or put it on PATH"
+    )
 
 
 def test_a_shell_exiting_127_is_not_classed_and_charged(

@@ -366,3 +366,13 @@ def test_a_wait_or_a_question_the_goal_moved_past_returns_to_assess(project: Pro
     nodes = _Nodes(GraphSettings(store=url(project), workdir=project.root, env=dict(os.environ)))
     assert nodes.wait({"goal_id": "g"}) == {}  # a new goal plans: nothing to wait for
     assert nodes.ask({"goal_id": "g"}, Runtime(context={})) == {}  # nor anything to ask
+
+
+def test_the_default_store_folder_is_created_as_governor_creates_it(tmp_path: Path) -> None:
+    """Issue 35: under ``langgraph dev`` with no ``GOVERNOR_STORE`` the documented default
+    failed "cannot open the database file" until someone made ``.governor/``."""
+    settings = GraphSettings.from_env({"GOVERNOR_WORKDIR": str(tmp_path)})
+    assert settings.store == str(tmp_path / ".governor" / "governor.db")
+    with _Nodes(settings).store() as store:
+        assert list(store.goals()) == []
+    assert (tmp_path / ".governor" / "governor.db").is_file()

@@ -528,3 +528,31 @@ def test_the_migration_ranks_the_rows_it_finds_as_the_code_does(url):
         migrate(raw, where="t", now=FakeClock())
     ranks = dict(sql(url, "SELECT goal_id, attention FROM goals"))
     assert ranks == {f"g{i}": attention(*pair) for i, pair in enumerate(COMBINATIONS)}
+
+
+# --- store check: the schema (issue 35) ---------------------------------------------------
+
+
+def test_store_check_finds_and_mends_lost_schema_rows_a_dropped_index_and_summaries(url):
+    store = PostgresEventStore(url, clock=FakeClock())
+    store.append("g1", story().events, expected_seq=0)
+    store.close()
+    sql(url, "DELETE FROM schema_version")
+    sql(url, "DROP INDEX goals_due")
+    sql(url, "DELETE FROM goals")
+    reader = PostgresEventStore(url, read_only=True)  # a read opens it by what its tables show
+    found = {(f.table, f.key): f for f in reader.check()}
+    reader.close()
+    assert found[("schema_version", f"versions 0-{len(MIGRATIONS) - 1}")].fix == "recorded again"
+    assert found[("index", "goals_due")].fix == "created again"
+    assert found[("goals", "'g1'")].fix == "rebuilt from its events"
+    assert not any(f.repaired for f in found.values())
+    writer = PostgresEventStore(url, clock=FakeClock())  # a write no longer fails
+    repaired = list(writer.check(repair=True))
+    assert {f.table for f in repaired} == {"schema_version", "index", "goals"}
+    assert all(f.repaired for f in repaired)
+    assert versions(url) == list(range(len(MIGRATIONS)))
+    assert sql(url, "SELECT 1 FROM pg_indexes WHERE indexname = 'goals_due'") == [(1,)]
+    assert list(writer.check()) == []
+    assert [s.goal_id for s in writer.goals()] == ["g1"]
+    writer.close()

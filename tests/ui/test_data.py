@@ -156,7 +156,7 @@ def test_the_timeline_has_each_run_with_its_charge_and_each_act_of_governance() 
     assert runs[0].why.startswith("uncharged: upstream, and the evidence shows the run did nothing")
     assert runs[0].evidence == ABSENT
     assert (runs[2].continuations, runs[2].duration_s, runs[2].error) == (1, 3.0, "boom")
-    assert runs[2].why == "charged: the run failed: boom"
+    assert runs[2].why == "charged: the run failed: “boom”"
     assert runs[3].duration_s is None
     assert runs[1].detail == "apply: because\np2-a: A"
     assert runs[2].who == "worker (scripted)"
