@@ -386,6 +386,7 @@ def service_record(status: ServiceStatus) -> Record:
         ],
         "goals": dict(sorted(status.goals.items())),
         "due_now": status.due_now,
+        "due_at_reprobe": status.reprobed,
         "soonest_wakeup": stamp(status.soonest_wakeup) if status.soonest_wakeup else None,
         "errors": [
             {"at": stamp(e.at), "worker_id": e.worker_id, "goal_id": e.goal_id, "error": e.error}

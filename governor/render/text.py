@@ -208,6 +208,11 @@ def format_service_status(status: ServiceStatus) -> str:
     lines.append(f"goals: {counts}")
     due = f"{status.due_now}+" if status.due_now >= 1000 else str(status.due_now)
     lines.append(f"due now: {due}")
+    if status.reprobed:
+        lines.append(
+            f"due at the next re-probe: {status.reprobed} (stopped on a missing binary; "
+            "serve looks again every --reprobe seconds, default 30)"
+        )
     wake = stamp(status.soonest_wakeup) if status.soonest_wakeup else "no goal waits"
     lines.append(f"soonest wake-up: {wake}")
     lines.append(f"upstreams: {len(status.upstreams) or 'none recorded'}")

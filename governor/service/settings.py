@@ -48,6 +48,9 @@ class ServiceSettings:
     """The longest idle sleep between looks at the store, in seconds (default 1)."""
     lease_ttl_s: float = 60.0
     """How long a goal's lease outlives a worker that died, in seconds (default 60)."""
+    reprobe_s: float = 30.0
+    """How often goals stopped on a missing precondition (a binary not on PATH) are
+    looked at again, in seconds (default 30); one whose binary is there now goes on."""
     max_goals_per_tick: int = 50
     """How many due goals one look at the store fetches and steps (default 50)."""
     error_backoff: ErrorBackoff = ErrorBackoff()

@@ -79,7 +79,7 @@ def _row(goal: GoalSummary, now: datetime) -> Html:
 
 RANKS: Final = {
     NEEDS_PERSON: "waiting on a person",
-    STOPPED_RANK: "stopped: blocked or out of budget",
+    STOPPED_RANK: "stopped: out of budget",
     ACTIVE_RANK: "moving: running, waiting or ready",
     ENDED_RANK: "ended",
 }
