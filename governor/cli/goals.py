@@ -138,6 +138,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         from governor.cli.watch import watch  # noqa: PLC0415 - start-up
 
         return watch(args, as_run=False)
+    from governor.analysis.unblock import unblocking  # noqa: PLC0415 - start-up
     from governor.core.charges import describe, last_runs  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
 
@@ -145,12 +146,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         goals.exists(store, args.goal)
         view, decision = goals.status(store, args.goal)
         lease = store.current_lease(args.goal)
+    found = unblocking(view, decision, utc_now(), args.store)
     if args.json:
-        json_line(records.status_record(view, decision, lease))
+        json_line(records.status_record(view, decision, lease, found))
     else:
         runs = [(what, describe(event)) for what, event in last_runs(view)]
         title = view.created.title if view.created else ""
-        out(format_status(view.goal_id, title, decision, runs), colour=True)
+        out(format_status(view.goal_id, title, decision, runs, found), colour=True)
         if lease is not None:
             out(f"lease: held by {lease.holder} until {stamp(lease.expires_at)}")
     return ExitCode.OK

@@ -23,6 +23,7 @@ from typing import Final, Literal, get_args
 
 from governor.analysis.explain import Explanation, explain
 from governor.analysis.runnable import command_line, naming_store
+from governor.analysis.unblock import Unblock, unblocking
 from governor.core.decide import decide
 from governor.core.decision import Decision, Status
 from governor.core.events import Event
@@ -145,6 +146,8 @@ class GoalPage:
     advice: str | None = None
     """``explain``'s advice, its commands naming the store (``naming_store``); None while
     it is worked out."""
+    blockers: tuple[Unblock, ...] = ()
+    """Every blocker of the goal, what unblocks most first (``governor.analysis.unblock``)."""
 
 
 def pending(
@@ -261,6 +264,7 @@ def goal_page(
         pending=pending(goal_id, view, decision, store_arg),
         events=len(events),
         advice=None if explained is None else naming_store(explained.advice, store_arg),
+        blockers=unblocking(view, decision, now, store_arg),
     )
 
 

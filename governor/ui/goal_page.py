@@ -9,13 +9,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
+from governor.analysis.unblock import Unblock
 from governor.core.charges import describe_tries
 from governor.core.decision import Decision
 from governor.core.evidence import Evidence
 from governor.core.ledger import Ledger
 from governor.core.view import GoalView
 from governor.ui.data import GoalPage, Pending
-from governor.ui.forms import Acting, act_section, outcome, pending_forms
+from governor.ui.forms import Acting, act_section, blocker_form, outcome, pending_forms
 from governor.ui.layout import badge, bar, duration, link, relative, when
 from governor.ui.markup import Html, el, join
 from governor.ui.timeline import Note, Run
@@ -71,6 +72,42 @@ def _pending(goal_id: str, pending: Pending, acting: Acting | None) -> Html:
         answer,
         id="pending",
     )
+
+
+def _blockers(goal_id: str, found: tuple[Unblock, ...], acting: Acting | None) -> Html:
+    """Every blocker, what unblocks most first, each with what clears it: its commands,
+    and — with actions allowed — its form. An agent's question is a quotation (data)."""
+    if not found:
+        return Html("")
+    forms = acting is not None and acting.csrf is not None
+    rows = []
+    for u in found:
+        b = u.blocker
+        where = b.work_id or (f"plan {b.plan_id}" if b.plan_id else "the goal")
+        rows.append(
+            el(
+                "li",
+                el("strong", b.kind, class_="kind"),
+                " ",
+                el("span", where, class_="where"),
+                " — ",
+                el("span", "waits on a person" if b.person else "governor goes on alone",
+                   class_="whose"),
+                el("p", b.reason, class_="reason"),
+                el("blockquote", b.asked, class_="question", data_source="agent")
+                if b.asked is not None
+                else Html(""),
+                el("p", _quoted(u.todo), class_="todo"),
+                el("ul", [el("li", el("code", c, class_="command")) for c in u.commands],
+                   class_="commands") if u.commands else Html(""),
+                blocker_form(goal_id, u, acting) if forms and acting else Html(""),
+                data_kind=b.kind,
+                data_work=b.work_id or "",
+            )
+        )  # fmt: skip
+    head = el("h2", "Blockers ", el("span", f"({len(found)}, what unblocks most first)",
+                                     class_="sub"))  # fmt: skip
+    return el("section", head, el("ol", rows, class_="blockers"), id="blockers")
 
 
 def _header(view: GoalView, decision: Decision, now: datetime) -> Html:
@@ -307,6 +344,7 @@ def goal_main(page: GoalPage, now: datetime, acting: Acting | None = None) -> Ht
             _goal(view),
             _status(page.decision, now),
             _pending(view.goal_id, pending, acting) if pending else Html(""),
+            _blockers(view.goal_id, page.blockers, acting),
             _advice(page),
             _ledger(page.decision.ledger, view),
             act_section(view.goal_id, view, page.decision, acting) if acting else Html(""),

@@ -69,9 +69,8 @@ def test_within_a_group_the_latest_change_comes_first(page: Any, ui: Server) -> 
     times = page.locator("tr[data-goal] td.updated time").evaluate_all(
         "ts => ts.map(t => t.getAttribute('datetime'))"
     )
-    ids = page.locator("tr[data-goal]").evaluate_all("rows => rows.map(r => r.dataset.goal)")
-    assert ids[0] == "g-blocked-decision"  # a person first, even within one status
-    assert times[1:] == sorted(times[1:], reverse=True)
+    # every blocked goal waits on a person (issue 35): one group, the latest change first
+    assert times == sorted(times, reverse=True)
 
 
 def test_the_needs_a_person_filter_shows_only_them_with_their_count(page: Any, ui: Server) -> None:
@@ -80,7 +79,9 @@ def test_the_needs_a_person_filter_shows_only_them_with_their_count(page: Any, u
     assert person.locator(".count").inner_text() == str(len(PEOPLE))
     person.click()
     page.wait_for_url("**/?needs=person")
-    assert set(rows(page)) == PEOPLE
+    shown = rows(page)  # five a page
+    assert set(shown) <= PEOPLE
+    assert len(shown) == min(5, len(PEOPLE))
     shown = page.locator("nav.filters a[aria-current=page]").inner_text()
     assert shown == f"needs a person {len(PEOPLE)}"
     assert page.locator("h1 .sub").inner_text() == f"{len(PEOPLE)} goals that wait on a person"
