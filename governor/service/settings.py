@@ -14,6 +14,7 @@ from pathlib import Path
 
 from governor.core.policy import exponential_s
 from governor.drive.runner import RunnerSettings
+from governor.service.notify import NotifySettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,8 @@ class ServiceSettings:
     metrics_host: str = "127.0.0.1"
     metrics_interval_s: float = 5.0
     """How often the metrics file is rewritten, in seconds (default 5)."""
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    """Who is told when a goal starts or stops waiting on a person (default: nobody)."""
 
     @property
     def heartbeat_s(self) -> float:

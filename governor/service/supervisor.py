@@ -46,6 +46,7 @@ from governor.errors import InputError, UnavailableError
 from governor.exec.harness import harness_for
 from governor.registry import ServiceError
 from governor.service.logs import JsonLog, configure
+from governor.service.notify import Notifier
 from governor.service.observe import (
     Counters,
     Histograms,
@@ -199,13 +200,31 @@ def serve(settings: ServiceSettings, *, harnesses: HarnessFactory = harness_for)
         except BaseException:
             log.close()
             raise
+        notifier = _notifier(settings, log)
         try:
             if settings.workers == 1:
                 return _serve_here(settings, stopping, publisher, harnesses)
             return _serve_processes(settings, stopping, publisher, log, store)
         finally:
+            if notifier is not None:
+                notifier.close()
             publisher.close()
             log.close()
+
+
+def _notifier(settings: ServiceSettings, log: JsonLog) -> Notifier | None:
+    """The notifier (started), when ``settings.notify`` names a receiver."""
+    if not settings.notify.wanted:
+        return None
+    notifier = Notifier(
+        lambda: open_store(settings.store_url),
+        settings.notify,
+        log,
+        workdir=settings.workdir,
+        env=settings.env,
+    )
+    notifier.start()
+    return notifier
 
 
 def _serve_here(
