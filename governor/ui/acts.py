@@ -45,7 +45,7 @@ from governor.store.base import EventStore
 from governor.store.url import one_line
 from governor.temporal.names import driving
 from governor.ui.forms import Acting
-from governor.ui.keys import same_origin
+from governor.ui.keys import NAME, same_origin
 
 if TYPE_CHECKING:
     from governor.ui.settings import UiSettings
@@ -60,15 +60,32 @@ Render = Callable[[Request, "Acting | None", int], Response]
 """Renders a goal's page for a request, with its forms' state, at a status code."""
 
 
+def actor_of(request: Request, settings: UiSettings) -> str | None:
+    """Who acts with this request (``ui:NAME``), or None when it may not act: the name
+    the trusted proxy's header gives, else the person whose token the cookie holds
+    (``--users``), else — with the one token made at start — the server's ``--actor``."""
+    if settings.actor is None or settings.keys is None:
+        return None
+    if settings.trusted_header is not None:
+        values = request.headers.getlist(settings.trusted_header)
+        named = len(values) == 1 and NAME.fullmatch(values[0].strip())
+        return f"ui:{values[0].strip()}" if named else None
+    presented = request.cookies.get(settings.cookie)
+    if settings.keys.people:
+        name = settings.keys.person(presented)
+        return f"ui:{name}" if name is not None else None
+    return settings.actor if settings.keys.admits(presented) else None
+
+
 def acting(request: Request, settings: UiSettings) -> Acting | None:
     """The forms' state of a goal page requested with GET (None: read-only)."""
     if settings.actor is None or settings.keys is None:
         return None
-    admitted = settings.keys.admits(request.cookies.get(settings.cookie))
+    actor = actor_of(request, settings)
     done = request.query_params.get("done")
     return Acting(
-        settings.actor,
-        csrf=_token(request, settings) if admitted else None,
+        actor or settings.actor,
+        csrf=_token(request, settings) if actor else None,
         done=done if done in goals.VERBS else None,
     )
 
@@ -96,7 +113,13 @@ def _refused(request: Request, settings: UiSettings) -> Response | None:
             "nothing was recorded\n",
             403,
         )
-    if not settings.keys.admits(request.cookies.get(settings.cookie)):
+    if settings.trusted_header is not None and actor_of(request, settings) is None:
+        return PlainTextResponse(
+            f"refused: the proxy in front named nobody ({settings.trusted_header}); "
+            "nothing was recorded\n",
+            403,
+        )
+    if settings.trusted_header is None and actor_of(request, settings) is None:
         return PlainTextResponse(
             "refused: acting needs the access token; open the address governor ui printed "
             "at start (…/?token=…) once in this browser; nothing was recorded\n",
@@ -177,7 +200,8 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
     async def again(
         request: Request, fields: Mapping[str, str], error: str, status: int
     ) -> Response:
-        shown = Acting(actor, _token(request, settings), error=error, sent=dict(fields))
+        who = actor_of(request, settings) or actor
+        shown = Acting(who, _token(request, settings), error=error, sent=dict(fields))
         return await run_in_threadpool(render, request, shown, status)
 
     async def act(request: Request) -> Response:
@@ -192,7 +216,7 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
         if problem is not None:
             return await again(request, fields, f"error: {problem}", 403)
         try:
-            verb = verb_of(fields, actor)
+            verb = verb_of(fields, actor_of(request, settings) or actor)
             await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
         except GovernorError as exc:
             return await again(request, fields, one_line(f"error: {exc}"), _status(exc))

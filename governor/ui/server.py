@@ -180,7 +180,7 @@ class TokenLink:
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
             self.settings.cookie,
-            keys.token,
+            tokens[0],  # admitted: the one token, or this person's
             path="/",
             httponly=True,
             samesite="strict",
