@@ -456,11 +456,14 @@ class Runner:
             back = self.environment_back(blocker.work_id)
             if back is None:
                 continue
-            work_id, reason = back
-            if self.record(lambda v, w=work_id, r=reason: recovered(v, w, r, at=self.now())):
-                self.progress(reason)
+            if self.record(self._clearing(*back)):
+                self.progress(back[1])
                 cleared = True
         return cleared
+
+    def _clearing(self, work_id: str | None, reason: str) -> Build:
+        """What clears the environment stop of ``work_id`` (None: the planner's)."""
+        return lambda view: recovered(view, work_id, reason, at=self.now())
 
     def environment_back(self, work_id: str | None) -> tuple[str | None, str] | None:
         """Whether the environment stop of ``work_id`` (None: of the planner) is gone
