@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -224,3 +224,75 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
         return RedirectResponse(done, status_code=303)
 
     return act
+
+
+BULK: Final = "*bulk*"
+"""The form tokens of the list's bulk form are made for this name (no goal can have it)."""
+BULK_VERBS: Final = ("cancel", "resume")
+"""The verbs the list's bulk form may apply to every goal ticked."""
+MOST_GOALS: Final = 200
+"""The most goals one bulk action takes."""
+
+
+def bulk_token(request: Request, settings: UiSettings) -> str | None:
+    """A form token for the list's bulk form, when this request may act (None: not)."""
+    if settings.keys is None or actor_of(request, settings) is None:
+        return None
+    return settings.keys.form_token(BULK, settings.clock().timestamp())
+
+
+async def _bulk_fields(request: Request) -> tuple[dict[str, str], list[str]] | Response:
+    """The bulk form's fields (each once) and the goals ticked, or the refusal."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
+        return PlainTextResponse(f"refused: a form is sent as {FORM_TYPE}\n", 415)
+    body = await request.body()
+    if len(body) > MOST_BYTES:
+        return PlainTextResponse(f"refused: a form is at most {MOST_BYTES} bytes\n", 413)
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=250)
+    except (UnicodeDecodeError, ValueError):
+        return PlainTextResponse("refused: the form is not valid UTF-8 form data\n", 400)
+    goal_ids = [v for k, v in pairs if k == "goal"]
+    fields = [(k, v.replace("\r\n", "\n")) for k, v in pairs if k in FIELDS]
+    if len({k for k, _ in fields}) != len(fields) or len(set(goal_ids)) != len(goal_ids):
+        return PlainTextResponse("refused: a field was sent twice\n", 400)
+    return dict(fields), goal_ids
+
+
+def bulk_endpoint(store: EventStore, settings: UiSettings) -> Callable[[Request], Any]:
+    """The POST endpoint of ``/bulk``: one verb on every goal ticked, after one
+    confirmation; each goal's verb is the CLI's, refused for that goal alone."""
+    keys = settings.keys
+    assert keys is not None
+
+    async def bulk(request: Request) -> Response:
+        refused = _refused(request, settings)
+        if refused is not None:
+            return refused
+        got = await _bulk_fields(request)
+        if isinstance(got, Response):
+            return got
+        fields, goal_ids = got
+        problem = keys.spend(fields.get("csrf"), BULK, settings.clock().timestamp())
+        name = fields.get("verb", "")
+        if problem is None and name not in BULK_VERBS:
+            problem = f"unknown action {name!r}; one of {', '.join(BULK_VERBS)}"
+        if problem is None and fields.get("confirm") != "yes":
+            problem = "an action on many goals needs its box ticked"
+        if problem is None and not 0 < len(goal_ids) <= MOST_GOALS:
+            problem = f"tick from 1 to {MOST_GOALS} goals"
+        if problem is not None:
+            return RedirectResponse("/?" + urlencode({"error": problem}), status_code=303)
+        verb = verb_of(fields, actor_of(request, settings) or "")
+        failed: list[str] = []
+        for goal_id in goal_ids:
+            try:
+                await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
+            except GovernorError as exc:
+                failed.append(one_line(f"{goal_id}: {exc}"))
+        done = {"done": name, "n": str(len(goal_ids) - len(failed))}
+        if failed:
+            done["error"] = "; ".join(failed)[:500]
+        return RedirectResponse("/?" + urlencode(done), status_code=303)
+
+    return bulk
