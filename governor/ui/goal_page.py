@@ -110,6 +110,39 @@ def _blockers(goal_id: str, found: tuple[Unblock, ...], acting: Acting | None) -
     return el("section", head, el("ol", rows, class_="blockers"), id="blockers")
 
 
+def running_s(page: GoalPage, now: datetime) -> float:
+    """How long the calls in flight have run so far, in seconds (not yet in the ledger)."""
+    return sum(max(0.0, (now - c.started_at).total_seconds()) for c in page.running)
+
+
+def _running(page: GoalPage, now: datetime) -> Html:
+    """Each call in flight: what, for how long, who drives it and when it was last heard
+    of. The page refreshes itself, so the times move without a reload."""
+    if not page.running:
+        return Html("")
+    rows = [
+        el(
+            "tr",
+            el("th", c.what, scope="row"),
+            el("td", duration((now - c.started_at).total_seconds()), class_="elapsed"),
+            el("td", c.holder or "no driver holds the lease", class_="holder"),
+            el("td", relative(c.heartbeat_at, now) if c.heartbeat_at else "—", class_="heartbeat"),
+            el("td", relative(c.lease_expires_at, now) if c.lease_expires_at else "—",
+               class_="lease"),
+            data_call=c.what,
+        )
+        for c in page.running
+    ]  # fmt: skip
+    heads = ("call", "running for", "driven by", "driver last heard", "lease until")
+    return el(
+        "section",
+        el("h2", "Running now"),
+        el("table", el("thead", el("tr", *(el("th", h, scope="col") for h in heads))),
+           el("tbody", rows), class_="running"),
+        id="running",
+    )  # fmt: skip
+
+
 def _header(view: GoalView, decision: Decision, now: datetime) -> Html:
     """When the goal began, when it last changed, how long it has taken, what it cost."""
     created, last = view.created, view.last_at
@@ -166,8 +199,11 @@ def _advice(page: GoalPage) -> Html:
     )
 
 
-def _ledger(ledger: Ledger, view: GoalView) -> Html:
+def _ledger(ledger: Ledger, view: GoalView, running: float = 0.0) -> Html:
+    """The budgets as bars; the runtime counts the calls in flight so far (``running``)."""
     policy = view.policy
+    spent_s = ledger.runtime_s + running
+    so_far = f" (with {duration(running)} of calls still running)" if running else ""
     r, a = ledger.replans, ledger.attempts
 
     def row(name: str, graphic: Html, figures: str) -> Html:
@@ -181,8 +217,8 @@ def _ledger(ledger: Ledger, view: GoalView) -> Html:
         row("plan records", bar(r.used, policy.max_plan_records, label="plans: "), f"{r.used} of {policy.max_plan_records}"),
         row("total attempts", bar(a.charged, a.limit, a.used - a.charged, label="attempts: "),
             f"{a.charged} of {a.limit} charged, {a.used - a.charged} uncharged"),
-        row("runtime", bar(ledger.runtime_s, policy.max_runtime_s, label="runtime: "),
-            f"{duration(ledger.runtime_s)} of {duration(policy.max_runtime_s)}"),
+        row("runtime", bar(spent_s, policy.max_runtime_s, label="runtime: "),
+            f"{duration(spent_s)} of {duration(policy.max_runtime_s)}{so_far}"),
         row("cost", bar(ledger.cost_usd, policy.max_cost_usd, label="cost: "),
             f"${ledger.cost_usd:.2f}" + (f" of ${policy.max_cost_usd:.2f}" if policy.max_cost_usd is not None else "")),
     ]  # fmt: skip
@@ -343,10 +379,11 @@ def goal_main(page: GoalPage, now: datetime, acting: Acting | None = None) -> Ht
             _header(view, page.decision, now),
             _goal(view),
             _status(page.decision, now),
+            _running(page, now),
             _pending(view.goal_id, pending, acting) if pending else Html(""),
             _blockers(view.goal_id, page.blockers, acting),
             _advice(page),
-            _ledger(page.decision.ledger, view),
+            _ledger(page.decision.ledger, view, running_s(page, now)),
             act_section(view.goal_id, view, page.decision, acting) if acting else Html(""),
             _timeline(page, now),
         ]
