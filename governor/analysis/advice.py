@@ -93,6 +93,13 @@ PERSON_MUST: Final = {
 }
 """What a person must do about an environment stop, by the rule that classified it."""
 
+REPROBED: Final = (
+    "once it is there, governor looks again and goes on by itself, no command needed: "
+    "`governor run` when it next starts, `governor serve` within its --reprobe interval "
+    "(default 30 s), a Temporal workflow within its --reprobe interval (default 60 s)"
+)
+"""What happens to a missing binary's stop under each driver (the drivers' re-probe)."""
+
 REPEATED: Final = 2
 """Charged failures in a row with one signature from which explain calls it the same
 failure again (the rule ``max_same_failures`` may not have fired yet)."""
@@ -157,7 +164,7 @@ def person(decision: Decision, notes: Sequence[FailureNote], at: Situation) -> A
     if decision.blocked_on == "environment":
         return Advice(
             f"no policy change helps: a person must act — install what is missing ({decision.reason}); "
-            "the runner re-probes and resumes by itself once it is there"
+            f"{REPROBED}"
         )
     same = repeated(at.view, decision)
     if decision.rule in ("goal.same_failure", "work.same_failure") or same >= REPEATED:

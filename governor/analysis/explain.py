@@ -22,6 +22,7 @@ from typing import Final
 
 from governor.analysis.advice import Change, FailureNote, Situation, advise, person
 from governor.analysis.divergence import WhatIf
+from governor.analysis.unblock import Unblock, unblocking
 from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD
 from governor.core.charges import RunEvent, describe, describe_tries, explain_failure
@@ -56,6 +57,9 @@ class Explanation:
     advice: str
     commands: tuple[str, ...] = ()
     """The command lines the advice quotes, each one runnable as printed."""
+    blockers: tuple[Unblock, ...] = ()
+    """Every blocker of the goal where it stands, what unblocks most first, each with
+    the commands that clear it (``governor.analysis.unblock``)."""
 
 
 class LastFailures:
@@ -215,6 +219,7 @@ def explain(
     needed = person(decision, gathered.notes, at) if stopped else None
     change = smallest_change(trace, again) if stopped and needed is None else None
     advice = needed or advise(decision, change, gathered.notes, at)
+    found = unblocking(at.view, decision, at.at, store_arg) if at.view and at.at else ()
     return Explanation(
-        trace.goal_id, decision, gathered.notes, change, advice.text, advice.commands
+        trace.goal_id, decision, gathered.notes, change, advice.text, advice.commands, found
     )

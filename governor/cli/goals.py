@@ -155,6 +155,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         from governor.cli.watch import watch  # noqa: PLC0415 - start-up
 
         return watch(args, as_run=False)
+    from governor.analysis.unblock import unblocking  # noqa: PLC0415 - start-up
     from governor.core.charges import describe, last_runs  # noqa: PLC0415 - start-up
     from governor.drive import goals  # noqa: PLC0415 - start-up
 
@@ -163,15 +164,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         view, decision = goals.status(store, args.goal)
         lease = store.current_lease(args.goal)
         states = _workflow_states(store, {args.goal: lease} if lease is not None else {})
+    found = unblocking(view, decision, utc_now(), args.store)
     if args.json:
-        record = records.status_record(view, decision, lease)
+        record = records.status_record(view, decision, lease, found)
         if args.goal in states:
             record["temporal_workflow"] = states[args.goal]
         json_line(record)
     else:
         runs = [(what, describe(event)) for what, event in last_runs(view)]
         title = view.created.title if view.created else ""
-        out(format_status(view.goal_id, title, decision, runs), colour=True)
+        out(format_status(view.goal_id, title, decision, runs, found), colour=True)
         if lease is not None:
             out(f"lease: held by {lease.holder} until {stamp(lease.expires_at)}")
         _workflow_notes(states)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from pathlib import Path
 from typing import Any, Final
 
@@ -16,6 +17,7 @@ from governor.errors import NotFoundError
 from governor.render.records import service_record, upstream_record
 from governor.render.text import format_service_status, format_upstreams
 from governor.service import ErrorBackoff, ServiceSettings, service_status
+from governor.service.notify import NotifySettings
 from governor.store.files import writable
 
 
@@ -26,6 +28,7 @@ def _settings(args: argparse.Namespace) -> ServiceSettings:
         store_url=args.store,
         workers=args.workers,
         poll_s=args.poll_s,
+        reprobe_s=args.reprobe,
         lease_ttl_s=args.lease_ttl,
         max_goals_per_tick=args.max_goals_per_tick,
         error_backoff=ErrorBackoff(initial_s=args.error_backoff, max_s=args.error_backoff_max),
@@ -36,6 +39,12 @@ def _settings(args: argparse.Namespace) -> ServiceSettings:
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         metrics_interval_s=args.metrics_interval,
+        notify=NotifySettings(
+            url=args.notify_url or os.environ.get("GOVERNOR_NOTIFY_URL") or None,
+            command=tuple(shlex.split(args.notify_command)) if args.notify_command else (),
+            state_file=Path(args.notify_state) if args.notify_state else None,
+            poll_s=args.notify_poll,
+        ),
     )
 
 
@@ -111,6 +120,18 @@ SERVE_OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
                    "help": "worker processes (default 1: the worker runs in this process)"}),
     ("--poll-s", {"type": seconds, "default": 1.0, "metavar": "SECONDS",
                   "help": "longest idle sleep between looks at the store (default 1)"}),
+    ("--reprobe", {"type": seconds, "default": 30.0, "metavar": "SECONDS",
+                   "help": "how often goals stopped on a missing binary are looked at again (default 30)"}),
+    ("--notify-url", {"metavar": "URL",
+                      "help": "POST a JSON notice here when a goal starts or stops waiting on a person "
+                              "(or GOVERNOR_NOTIFY_URL, kept out of the process list)"}),
+    ("--notify-command", {"metavar": "COMMAND",
+                          "help": "run this command (split like a shell would, never run by one) "
+                                  "with the notice on stdin"}),
+    ("--notify-state", {"metavar": "PATH",
+                        "help": "where the goals last told of are kept (default .governor/notified.json)"}),
+    ("--notify-poll", {"type": seconds, "default": 2.0, "metavar": "SECONDS",
+                       "help": "how often the notifier looks at the store (default 2)"}),
     ("--lease-ttl", {"type": seconds, "default": 60.0, "metavar": "SECONDS",
                      "help": "how long a goal's lease outlives a worker that died (default 60)"}),
     ("--max-goals-per-tick", {"type": positive_whole, "default": 50, "metavar": "N",

@@ -87,6 +87,15 @@ def _refusal(args: argparse.Namespace, exposed: bool) -> str | None:
         )
     if args.allow_actions and len(ui_actor(args.actor)) > 200:
         return "--actor: a name of at most 196 characters"
+    return _identity_refusal(args)
+
+
+def _identity_refusal(args: argparse.Namespace) -> str | None:
+    """Why ``--users`` / ``--trusted-header`` cannot apply as given, or None."""
+    if (args.users or args.trusted_header) and not args.allow_actions:
+        return "--users and --trusted-header say who acts: they apply with --allow-actions"
+    if args.users and args.trusted_header:
+        return "--users and --trusted-header are two ways to say who acts: give one"
     return None
 
 
@@ -124,12 +133,13 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace, port: int, tls: bool) -> UiSettings:
-    from governor.ui.keys import ActionKeys  # noqa: PLC0415 - the ui extra (see cmd_ui)
+    from governor.ui.keys import ActionKeys, read_users  # noqa: PLC0415 - the ui extra (see cmd_ui)
     from governor.ui.serving import allowed_hosts_for  # noqa: PLC0415 - as above
     from governor.ui.settings import UiSettings  # noqa: PLC0415 - as above
 
     shown = store_arg(args.store)  # commands name the store only when it was named
-    keys = ActionKeys() if args.allow_actions else None
+    people = read_users(Path(args.users)) if args.users else None
+    keys = ActionKeys(people=people) if args.allow_actions else None
     return UiSettings(
         store_label=shown or store_arg(os.environ.get(ENV_VAR)) or str(DEFAULT_PATH),
         store_arg=shown,
@@ -141,6 +151,7 @@ def _settings(args: argparse.Namespace, port: int, tls: bool) -> UiSettings:
         tls=tls,
         cookie=f"governor-ui-{port}",
         temporal_ui=args.temporal_ui,
+        trusted_header=args.trusted_header,
     )
 
 
@@ -148,6 +159,17 @@ def _announce(args: argparse.Namespace, settings: UiSettings, url: str, exposed:
     """The address on stderr, and with actions the token link: the one place it is written."""
     if settings.keys is None:
         err(f"governor ui: serving {url} (read-only; Ctrl-C stops)")
+    elif settings.trusted_header is not None:
+        err(
+            f"governor ui: serving {url} (acting as the person the proxy in front names in "
+            f"{settings.trusted_header}; Ctrl-C stops)"
+        )
+    elif settings.keys.people:
+        err(
+            f"governor ui: serving {url} (actions allowed for {len(settings.keys.people)} "
+            f"people of --users {args.users}, each as ui:NAME; Ctrl-C stops)"
+        )
+        err(f"governor ui: to act, each opens {url}?token=THEIR_TOKEN once in their browser")
     else:
         err(f"governor ui: serving {url} (actions allowed, as {settings.actor}; Ctrl-C stops)")
         err(f"governor ui: to act, open {url}?token={settings.keys.token} once in your browser")
@@ -191,6 +213,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--actor", default=argparse.SUPPRESS, metavar="NAME",
         help="who acts from the pages, recorded as ui:NAME (default: your login name)",
+    )  # fmt: skip
+    p.add_argument(
+        "--users", metavar="FILE",
+        help="one 'NAME TOKEN' a line: each person acts with their own token, recorded as ui:NAME",
+    )  # fmt: skip
+    p.add_argument(
+        "--trusted-header", metavar="HEADER",
+        help="who acts is the name an authenticating proxy in front sets in this header "
+        "(e.g. X-Forwarded-User; trust it only if nothing else can reach the server)",
     )  # fmt: skip
     p.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate (PEM)")
     p.add_argument("--tls-key", metavar="FILE", help="the private key of --tls-cert (PEM)")

@@ -15,7 +15,7 @@ Rules (SPEC §8):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
@@ -28,10 +28,11 @@ ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
 """Goal statuses a scheduler may have to act on (``due`` looks only at these)."""
 
 NEEDS_PERSON: Final = 0
-"""Attention rank of a goal that waits on a person: a question to answer, work or a plan
-to review."""
+"""Attention rank of a goal that waits on a person: any of its blockers is a person's
+(``governor.core.blockers``) — a question to answer, work or a plan to review, a
+precondition to install, a stop to resume."""
 STOPPED_RANK: Final = 1
-"""Attention rank of a goal stopped on something else: blocked, or a budget spent."""
+"""Attention rank of a goal stopped by its own budget (a limit reached, not a wait)."""
 ACTIVE_RANK: Final = 2
 """Attention rank of a goal that runs, waits or is ready: it moves without anyone."""
 ENDED_RANK: Final = 3
@@ -41,13 +42,15 @@ ENDED_RANK: Final = 3
 def attention(status: str, blocked_on: str | None) -> int:
     """How soon a person should look at a goal: 0 (waits on a person) .. 3 (ended).
 
-    ``NEEDS_PERSON``: awaiting review, or blocked on a decision; ``STOPPED_RANK``: blocked
-    on anything else, or a budget exhausted; ``ACTIVE_RANK``: ready, running, waiting;
-    ``ENDED_RANK``: succeeded, cancelled (and any status this code does not know).
+    ``NEEDS_PERSON``: awaiting review, or blocked (on anything: a blocked goal moves only
+    when someone answers, installs or resumes); ``STOPPED_RANK``: a budget exhausted;
+    ``ACTIVE_RANK``: ready, running, waiting; ``ENDED_RANK``: succeeded, cancelled (and
+    any status this code does not know). A goal that runs while one of its items waits on
+    a person is ranked by ``GoalSummary.person`` instead.
     """
-    if status == "awaiting_review" or (status == "blocked" and blocked_on == "decision"):
+    if status in ("awaiting_review", "blocked"):
         return NEEDS_PERSON
-    if status in ("blocked", "budget_exhausted"):
+    if status == "budget_exhausted":
         return STOPPED_RANK
     return ACTIVE_RANK if status in ACTIVE_STATUSES else ENDED_RANK
 
@@ -87,11 +90,15 @@ class GoalSummary:
     """Worker attempts across the goal: used, charged, ``max_total_attempts``."""
     upstream: str | None = None
     """While the goal waits parked (SPEC §11.10): the failing upstream it waits on."""
+    person: bool | None = field(default=None, compare=False)
+    """Whether any blocker of the goal is a person's (``governor.core.blockers``), also
+    while the goal itself runs; None when not known (then status and blocked_on rank it).
+    Derived (a store keeps it as the row's rank), so two summaries compare without it."""
 
     @property
     def attention(self) -> int:
         """How soon a person should look at it (``attention``: 0 first)."""
-        return attention(self.status, self.blocked_on)
+        return NEEDS_PERSON if self.person else attention(self.status, self.blocked_on)
 
     @property
     def due_at(self) -> datetime:
@@ -116,9 +123,11 @@ def summarize(view: GoalView, now: datetime, upstreams: Upstreams | None = None)
     """
     if view.created is None or view.last_at is None:
         raise ValueError("cannot summarise a goal without goal.created")
+    from governor.core.blockers import blockers, waits_on_person  # noqa: PLC0415 - start-up
     from governor.core.decide import decide  # noqa: PLC0415 - start-up (see the imports)
 
     decision = decide(view, now, with_ledger=False, upstreams=upstreams)
+    person = waits_on_person(blockers(view, decision))
     return GoalSummary(
         goal_id=view.goal_id,
         title=view.created.title,
@@ -133,6 +142,7 @@ def summarize(view: GoalView, now: datetime, upstreams: Upstreams | None = None)
         replans=Usage(view.plans_used, view.charged_replans, view.policy.max_replans),
         attempts=Usage(view.attempts_used, view.charged_attempts, view.policy.max_total_attempts),
         upstream=parked_on(decision),
+        person=person or attention(decision.status, decision.blocked_on) == NEEDS_PERSON,
     )
 
 

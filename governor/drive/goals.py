@@ -276,6 +276,18 @@ def needs_step(goal_runner: Runner) -> bool:
     return created is not None and goal_runner.monitor.probe_due(decision, created.profiles)
 
 
+def environment_back(goal_runner: Runner) -> bool:
+    """Whether a step would clear an environment stop: the binary of one of the goal's
+    re-probed preconditions (``governor.core.blockers``) can start now. Read without the
+    lease; the step that clears it (``tick``) looks again under it."""
+    from governor.core.blockers import blockers  # noqa: PLC0415 - start-up (see above)
+
+    return any(
+        b.kind == "precondition" and b.reprobed and goal_runner.environment_back(b.work_id)
+        for b in blockers(goal_runner.view, goal_runner.decide())
+    )
+
+
 def tick(
     goal_runner: Runner, *, on_decision: Callable[[Decision, Action], None] | None = None
 ) -> RunReport:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from governor.clock import utc_now
 from governor.core import record, record_work, verbs
+from governor.core.blockers import blockers
 from governor.core.charges import RunEvent
 from governor.core.decider import Decider
 from governor.core.decision import Decision
@@ -196,7 +197,7 @@ class Runner:
         """The decision now, after clearing environment stops whose binary came back and
         probing the failing upstream the goal is parked on when its probe is due."""
         decision = self.decide()
-        while (decision.is_stopped and self.reprobe(decision)) or self.probe(decision):
+        while self.reprobe(decision) or self.probe(decision):
             decision = self.decide()
         return decision
 
@@ -448,16 +449,23 @@ class Runner:
         return self.caller.worker(*started)
 
     def reprobe(self, decision: Decision) -> bool:
-        """Clear an environment stop whose binary can start now; True if cleared."""
-        if decision.blocked_on != "environment":
-            return False
-        back = self.environment_back(decision.work_ids[0] if decision.work_ids else None)
-        if back is None:
-            return False
-        work_id, reason = back
-        self.record(lambda v: recovered(v, work_id, reason, at=self.now()))
-        self.progress(reason)
-        return True
+        """Clear every environment stop whose binary can start now — the one the decision
+        names and any other item's (``governor.core.blockers``); True if one was cleared."""
+        cleared = False
+        for blocker in blockers(self.view, decision):
+            if blocker.kind != "precondition" or not blocker.reprobed:
+                continue
+            back = self.environment_back(blocker.work_id)
+            if back is None:
+                continue
+            if self.record(self._clearing(*back)):
+                self.progress(back[1])
+                cleared = True
+        return cleared
+
+    def _clearing(self, work_id: str | None, reason: str) -> Build:
+        """What clears the environment stop of ``work_id`` (None: the planner's)."""
+        return lambda view: recovered(view, work_id, reason, at=self.now())
 
     def environment_back(self, work_id: str | None) -> tuple[str | None, str] | None:
         """Whether the environment stop of ``work_id`` (None: of the planner) is gone

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # types only: a read command does not import the analyses (st
     from governor.analysis.outages import Savings
     from governor.analysis.replay import ReplayStep
     from governor.analysis.tune_corpus import TuneReport
+    from governor.analysis.unblock import Unblock
     from governor.core.decision import Decision
     from governor.core.ledger import AttemptLedger, Ledger, ReplanLedger, WorkLedger
     from governor.core.question import Question
@@ -141,8 +142,29 @@ def question_record(asked: Question | None) -> Record | None:
     }
 
 
-def status_record(view: GoalView, decision: Decision, lease: Lease | None) -> Record:
-    """``status GOAL --json``: the decision, its question (null when none) and the lease."""
+def blocker_record(u: Unblock) -> Record:
+    """One blocker of ``status --json``, ``explain --json`` and the API."""
+    b = u.blocker
+    return {
+        "kind": b.kind,
+        "work_id": b.work_id,
+        "plan_id": b.plan_id,
+        "waits_on": "person" if b.person else "governor",
+        "reason": b.reason,
+        "rule": b.rule,
+        "unblocks": b.unblocks,
+        "asked": b.asked,
+        "reprobed": b.reprobed,
+        "todo": u.todo,
+        "commands": list(u.commands),
+    }
+
+
+def status_record(
+    view: GoalView, decision: Decision, lease: Lease | None, found: Sequence[Unblock] = ()
+) -> Record:
+    """``status GOAL --json``: the decision, its question (null when none), every blocker
+    (what unblocks most first) and the lease."""
     from governor.core.question import question  # noqa: PLC0415 - start-up (a read command)
 
     return {
@@ -151,6 +173,7 @@ def status_record(view: GoalView, decision: Decision, lease: Lease | None) -> Re
         "seq": view.seq,
         **decision_record(decision),
         "question": question_record(question(view, decision)),
+        "blockers": [blocker_record(u) for u in found],
         "lease": None
         if lease is None
         else {"holder": lease.holder, "expires_at": stamp(lease.expires_at)},
@@ -168,6 +191,7 @@ def summary_record(row: GoalSummary) -> Record:
         "blocked_on": row.blocked_on,
         "not_before": stamp(row.not_before) if row.not_before else None,
         "updated_at": stamp(row.updated_at),
+        "needs_person": row.attention == 0,
     }
 
 
@@ -235,6 +259,7 @@ def explanation_record(ex: Explanation) -> Record:
         else {"field": ex.change.field, "from": ex.change.before, "to": ex.change.after},
         "advice": ex.advice,
         "commands": list(ex.commands),
+        "blockers": [blocker_record(u) for u in ex.blockers],
     }
 
 
@@ -389,6 +414,7 @@ def service_record(status: ServiceStatus) -> Record:
         ],
         "goals": dict(sorted(status.goals.items())),
         "due_now": status.due_now,
+        "due_at_reprobe": status.reprobed,
         "soonest_wakeup": stamp(status.soonest_wakeup) if status.soonest_wakeup else None,
         "errors": [
             {"at": stamp(e.at), "worker_id": e.worker_id, "goal_id": e.goal_id, "error": e.error}

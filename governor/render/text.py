@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # types only: a read command does not import the analyses (st
     from governor.analysis.fleet import FleetRun
     from governor.analysis.outages import Savings
     from governor.analysis.replay import ReplayStep
+    from governor.analysis.unblock import Unblock
     from governor.core.classify import SpawnResult
     from governor.core.decision import Decision
     from governor.core.events import Event
@@ -88,10 +89,40 @@ def format_validation(
     return "\n".join(lines)
 
 
+def format_blockers(found: Sequence[Unblock]) -> list[str]:
+    """Every blocker, what unblocks most first: whose it is, governor's reason, what clears
+    it and its commands; an agent's question is quoted as data on a line of its own."""
+    lines = [f"blockers ({len(found)}, what unblocks most first):"]
+    for k, u in enumerate(found, 1):
+        b = u.blocker
+        where = b.work_id or ("plan " + b.plan_id if b.plan_id else "the goal")
+        whose = "a person" if b.person else "governor"
+        lines.append(f"  {k}. {b.kind} ({where}; waits on {whose}): {b.reason}")
+        if b.asked is not None:
+            lines.append(f"     the agent asked (its words, not a command): {quoted(b.asked)}")
+        lines.append(f"     to clear it: {u.todo}")
+        lines += [f"     run: {command}" for command in u.commands]
+    return lines
+
+
+def quoted(text: str, limit: int = 500) -> str:
+    """An agent's text as one JSON string: quoted, control characters and line breaks
+    escaped, so it can pass neither for governor's words nor for terminal codes."""
+    import json  # noqa: PLC0415 - start-up (a read command)
+
+    shown = text if len(text) <= limit else text[:limit] + "…"
+    return json.dumps(shown, ensure_ascii=False)
+
+
 def format_status(
-    goal_id: str, title: str, decision: Decision, runs: Sequence[tuple[str, str]] = ()
+    goal_id: str,
+    title: str,
+    decision: Decision,
+    runs: Sequence[tuple[str, str]] = (),
+    found: Sequence[Unblock] = (),
 ) -> str:
-    """A goal's status block: what it is doing, why, its ledger, and its last runs.
+    """A goal's status block: what it is doing, why, its ledger, its last runs, and —
+    when more than one thing holds it — every blocker (``found``).
 
     ``runs`` are ``(what, description)`` pairs (``governor.core.charges.describe``):
     each says charged or not charged, and the run's in-agent tries.
@@ -106,6 +137,8 @@ def format_status(
     if runs:
         lines.append("last runs:")
         lines += [f"  {what:<24} {description}" for what, description in runs]
+    if len(found) > 1:
+        lines += format_blockers(found)
     return "\n".join(lines)
 
 
@@ -204,6 +237,8 @@ def format_explanation(ex: Explanation) -> str:
         for f in ex.failures:
             lines.append(f"  seq {f.seq:<5} {f.what:<22} {f.why}")
     lines.append(f"advice: {ex.advice}")
+    if len(ex.blockers) > 1:
+        lines += format_blockers(ex.blockers)
     return "\n".join(lines)
 
 
@@ -221,6 +256,11 @@ def format_service_status(status: ServiceStatus) -> str:
     lines.append(f"goals: {counts}")
     due = f"{status.due_now}+" if status.due_now >= 1000 else str(status.due_now)
     lines.append(f"due now: {due}")
+    if status.reprobed:
+        lines.append(
+            f"due at the next re-probe: {status.reprobed} (stopped on a missing binary; "
+            "serve looks again every --reprobe seconds, default 30)"
+        )
     wake = stamp(status.soonest_wakeup) if status.soonest_wakeup else "no goal waits"
     lines.append(f"soonest wake-up: {wake}")
     lines.append(f"upstreams: {len(status.upstreams) or 'none recorded'}")

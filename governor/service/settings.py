@@ -14,6 +14,7 @@ from pathlib import Path
 
 from governor.core.policy import exponential_s
 from governor.drive.runner import RunnerSettings
+from governor.service.notify import NotifySettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,9 @@ class ServiceSettings:
     """The longest idle sleep between looks at the store, in seconds (default 1)."""
     lease_ttl_s: float = 60.0
     """How long a goal's lease outlives a worker that died, in seconds (default 60)."""
+    reprobe_s: float = 30.0
+    """How often goals stopped on a missing precondition (a binary not on PATH) are
+    looked at again, in seconds (default 30); one whose binary is there now goes on."""
     max_goals_per_tick: int = 50
     """How many due goals one look at the store fetches and steps (default 50)."""
     error_backoff: ErrorBackoff = ErrorBackoff()
@@ -65,6 +69,8 @@ class ServiceSettings:
     metrics_host: str = "127.0.0.1"
     metrics_interval_s: float = 5.0
     """How often the metrics file is rewritten, in seconds (default 5)."""
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    """Who is told when a goal starts or stops waiting on a person (default: nobody)."""
 
     @property
     def heartbeat_s(self) -> float:

@@ -52,6 +52,9 @@ class ServiceStatus:
     """The most recent infrastructure errors, newest first."""
     upstreams: tuple[UpstreamHealth, ...] = ()
     """Each upstream's shared health, with the goals parked on it (SPEC §11.10)."""
+    reprobed: int = 0
+    """Goals stopped on a missing precondition (``blocked`` on ``environment``): due at
+    serve's next re-probe (``ServiceSettings.reprobe_s``; at most ``DUE_SHOWN``)."""
 
 
 def service_status(store: EventStore, now: datetime, *, errors: int = 10) -> ServiceStatus:
@@ -69,6 +72,10 @@ def service_status(store: EventStore, now: datetime, *, errors: int = 10) -> Ser
         soonest_wakeup=store.soonest_wakeup(),
         errors=tuple(store.service_errors(limit=errors)),
         upstreams=tuple(store.upstreams()),
+        reprobed=sum(
+            s.blocked_on == "environment"
+            for s in store.goals(statuses=("blocked",), limit=DUE_SHOWN)
+        ),
     )
 
 

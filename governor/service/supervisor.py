@@ -46,6 +46,7 @@ from governor.errors import InputError, UnavailableError
 from governor.exec.harness import harness_for
 from governor.registry import ServiceError
 from governor.service.logs import JsonLog, configure
+from governor.service.notify import Notifier
 from governor.service.observe import (
     Counters,
     Histograms,
@@ -201,11 +202,14 @@ def serve(settings: ServiceSettings, *, harnesses: HarnessFactory = harness_for)
             raise
         # the service's own start and stop, besides each worker's (issue 35)
         log.write("service.started", utc_now(), workers=settings.workers, store=_shown(settings))
+        notifier = _notifier(settings, log)
         try:
             if settings.workers == 1:
                 return _serve_here(settings, stopping, publisher, harnesses)
             return _serve_processes(settings, stopping, publisher, log, store)
         finally:
+            if notifier is not None:
+                notifier.close()
             publisher.close()
             log.write("service.stopped", utc_now(), workers=settings.workers)
             log.close()
@@ -214,6 +218,21 @@ def serve(settings: ServiceSettings, *, harnesses: HarnessFactory = harness_for)
 def _shown(settings: ServiceSettings) -> str:
     """The store as a log line names it (its password masked by the log itself)."""
     return settings.store_url or ".governor/governor.db"
+
+
+def _notifier(settings: ServiceSettings, log: JsonLog) -> Notifier | None:
+    """The notifier (started), when ``settings.notify`` names a receiver."""
+    if not settings.notify.wanted:
+        return None
+    notifier = Notifier(
+        lambda: open_store(settings.store_url),
+        settings.notify,
+        log,
+        workdir=settings.workdir,
+        env=settings.env,
+    )
+    notifier.start()
+    return notifier
 
 
 def _serve_here(

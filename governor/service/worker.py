@@ -15,6 +15,11 @@ Rules (SPEC §8):
       of a back-off, or ``poll_s``, whichever comes first; a stop request wakes it.
     * Its registry row is written at start and at every heartbeat (with the goal it is
       stepping), and removed when it stops cleanly.
+    * Goals that wait on a person are never due, but some of them wait only on a binary
+      (an environment stop): the first worker (``index`` 0) looks at them at start and
+      then every ``reprobe_s``, and steps each whose binary can start now — the step
+      records ``work.retried`` / ``goal.resumed`` by ``governor``, as ``governor run``
+      does before it decides.
 """
 
 from __future__ import annotations
@@ -71,17 +76,23 @@ class Worker:
         self.started_at = clock()
         self.backoff = GoalBackoff(settings.error_backoff)
         self._current: tuple[str, datetime] | None = None
+        self._reprobe_at: float | None = None
+        """When this worker next re-probes environment stops (None: it does not; the first
+        worker's ``run`` sets it)."""
 
     def run(self) -> None:
         """Turn until ``stopping`` is set, then finish the step in hand and leave."""
         self.log.write("worker.started", self.clock(), pid=os.getpid(), index=self.index)
         self._beat()
+        if self.index == 0:
+            self._reprobe_at = time.monotonic()
         beats = threading.Event()
         thread = threading.Thread(target=self._beats, args=(beats,), daemon=True, name="beat")
         thread.start()
         try:
             while not self.stopping.is_set():
-                if self.turn() == 0 and not self.stopping.is_set():
+                stepped = self.turn() + self.reprobe()
+                if stepped == 0 and not self.stopping.is_set():
                     self.idle()
         finally:
             beats.set()
@@ -109,8 +120,34 @@ class Worker:
                 steps += self.step(summary.goal_id)
         return steps
 
-    def step(self, goal_id: str) -> bool:
-        """One step of the goal under its lease; False when it was held or nothing acted."""
+    def reprobe(self) -> int:
+        """When due, step each goal waiting on a person whose missing binary is there now
+        (module rules); returns the steps that acted."""
+        if self._reprobe_at is None or time.monotonic() < self._reprobe_at:
+            return 0
+        self._reprobe_at = time.monotonic() + self.settings.reprobe_s
+        steps, offset, page = 0, 0, self.settings.max_goals_per_tick
+        while not self.stopping.is_set():
+            try:
+                waiting = self.store.goals(needs_person=True, offset=offset, limit=page)
+            except Exception as exc:
+                self.failed(None, exc)
+                break
+            for summary in waiting:
+                if self.stopping.is_set():
+                    break
+                if not self.backoff.is_resting(summary.goal_id):
+                    steps += self.step(summary.goal_id, reprobing=True)
+            if len(waiting) < page:
+                break
+            offset += page
+        return steps
+
+    def step(self, goal_id: str, *, reprobing: bool = False) -> bool:
+        """One step of the goal under its lease; False when it was held or nothing acted.
+
+        ``reprobing``: the goal waits on a person; it is stepped only when one of its
+        environment stops can be cleared now."""
         decided: list[Action] = []
         try:
             prior = self.store.current_lease(goal_id)
@@ -118,7 +155,7 @@ class Worker:
                 return False
             self._current = (goal_id, self.clock())
             began = time.monotonic()
-            self._tick(goal_id, decided)
+            self._tick(goal_id, decided, reprobing=reprobing)
             if decided and acts(decided[0]):
                 self.observation.stepped(name_of(decided[0]), time.monotonic() - began)
         except LeaseError as exc:
@@ -138,8 +175,9 @@ class Worker:
             )
         return bool(decided) and acts(decided[0])
 
-    def _tick(self, goal_id: str, decided: list[Action]) -> None:
-        """Step the goal once (``goals.tick``), unless it no longer needs a step."""
+    def _tick(self, goal_id: str, decided: list[Action], *, reprobing: bool = False) -> None:
+        """Step the goal once (``goals.tick``), unless it no longer needs a step (or, when
+        ``reprobing``, no environment stop of it can be cleared)."""
         runner: Runner | None = None
 
         def observed(events: Sequence[Event]) -> None:  # the view names each run's harness
@@ -153,7 +191,10 @@ class Worker:
             harnesses=self.harnesses,
             on_upstream=self.observation.upstream,
         )
-        if not goals.needs_step(runner):
+        if reprobing:
+            if not goals.environment_back(runner):
+                return
+        elif not goals.needs_step(runner):
             # another worker stepped it since the store said it was due, or it waits parked
             # on an upstream whose probe someone else holds: store when it is due next
             runner.reschedule()
@@ -196,6 +237,8 @@ class Worker:
         rest = self.backoff.next_end_s()
         if rest is not None:
             delay = min(delay, rest)
+        if self._reprobe_at is not None:
+            delay = min(delay, self._reprobe_at - time.monotonic())
         self.stopping.wait(max(delay, MIN_IDLE_S))
 
     def _beat(self) -> None:

@@ -101,14 +101,14 @@ _AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder
 _GOALS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit, upstream
+    attempts_used, attempts_charged, attempts_limit, upstream, attention
     FROM goals"""
 # The status test repeats the partial index's WHERE word for word, so the planner can
 # prove the query implies it and walk goals_due in due order over the active goals only.
 _DUE: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before, updated_at,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit, upstream
+    attempts_used, attempts_charged, attempts_limit, upstream, attention
     FROM goals
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_at <= %s)
     ORDER BY due_at, goal_id LIMIT %s"""

@@ -92,14 +92,14 @@ _AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder
 _GOALS: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit, upstream
+    attempts_used, attempts_charged, attempts_limit, upstream, attention
     FROM goals"""
 # The status test repeats the partial index's WHERE word for word, so SQLite can use
 # goals_due: a walk in due order over the active goals only, however many have ended.
 _DUE: Final = """SELECT
     goal_id, title, seq, status, next_action, blocked_on, not_before_us, updated_at_us,
     rule, reason, replans_used, replans_charged, replans_limit,
-    attempts_used, attempts_charged, attempts_limit, upstream
+    attempts_used, attempts_charged, attempts_limit, upstream, attention
     FROM goals INDEXED BY goals_due
     WHERE status IN ('ready', 'waiting', 'running') AND (status <> 'waiting' OR due_us <= ?)
     ORDER BY due_us, goal_id LIMIT ?"""

@@ -130,6 +130,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         """CREATE INDEX goals_status_attention
             ON goals (status, attention, updated_at_us DESC, goal_id)""",
     ),
+    (
+        # issue 35: a blocked goal waits on a person, whatever it is blocked on
+        "UPDATE goals SET attention = 0 WHERE status = 'blocked'",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, get_args
 
 from governor.core.decision import Action, BlockedOn, Status
 from governor.core.limits import MAX_FACTOR, MAX_INT64, MAX_WAIT_S
-from governor.core.summary import GoalSummary, Usage
+from governor.core.summary import NEEDS_PERSON, GoalSummary, Usage
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import Lease
 from governor.store.columns import (
@@ -149,12 +149,16 @@ their events)."""
 
 
 def summary_of(row: Sequence[object], times: Times) -> GoalSummary:
-    """A goal's summary row as its value."""
+    """A goal's summary row as its value; a stored ``attention`` after the columns of
+    ``SUMMARIES`` (a listing reads it) says whether the goal waits on a person."""
+    width = len(SUMMARIES.columns)
     (goal_id, title, seq, status, action, blocked_on, not_before, updated_at, rule, reason,
-     *usage, upstream) = SUMMARIES.decode(row, times)  # fmt: skip
+     *usage, upstream) = SUMMARIES.decode(row[:width], times)  # fmt: skip
+    rank = row[width] if len(row) > width else None
     return GoalSummary(
         goal_id, title, seq, status, action, blocked_on, not_before, updated_at, rule, reason,
         _usage(usage[0:3]), _usage(usage[3:6]), upstream,
+        None if not isinstance(rank, int) else rank == NEEDS_PERSON,
     )  # fmt: skip
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -48,7 +48,7 @@ from governor.store.base import EventStore
 from governor.store.url import one_line
 from governor.temporal.names import driving_here, workflow_id_of
 from governor.ui.forms import Acting
-from governor.ui.keys import same_origin
+from governor.ui.keys import NAME, same_origin
 
 if TYPE_CHECKING:
     from governor.ui.settings import UiSettings
@@ -63,15 +63,32 @@ Render = Callable[[Request, "Acting | None", int], Response]
 """Renders a goal's page for a request, with its forms' state, at a status code."""
 
 
+def actor_of(request: Request, settings: UiSettings) -> str | None:
+    """Who acts with this request (``ui:NAME``), or None when it may not act: the name
+    the trusted proxy's header gives, else the person whose token the cookie holds
+    (``--users``), else — with the one token made at start — the server's ``--actor``."""
+    if settings.actor is None or settings.keys is None:
+        return None
+    if settings.trusted_header is not None:
+        values = request.headers.getlist(settings.trusted_header)
+        named = len(values) == 1 and NAME.fullmatch(values[0].strip())
+        return f"ui:{values[0].strip()}" if named else None
+    presented = request.cookies.get(settings.cookie)
+    if settings.keys.people:
+        name = settings.keys.person(presented)
+        return f"ui:{name}" if name is not None else None
+    return settings.actor if settings.keys.admits(presented) else None
+
+
 def acting(request: Request, settings: UiSettings) -> Acting | None:
     """The forms' state of a goal page requested with GET (None: read-only)."""
     if settings.actor is None or settings.keys is None:
         return None
-    admitted = settings.keys.admits(request.cookies.get(settings.cookie))
+    actor = actor_of(request, settings)
     done = request.query_params.get("done")
     return Acting(
-        settings.actor,
-        csrf=_token(request, settings) if admitted else None,
+        actor or settings.actor,
+        csrf=_token(request, settings) if actor else None,
         done=done if done in goals.VERBS else None,
     )
 
@@ -99,7 +116,13 @@ def _refused(request: Request, settings: UiSettings) -> Response | None:
             "nothing was recorded\n",
             403,
         )
-    if not settings.keys.admits(request.cookies.get(settings.cookie)):
+    if settings.trusted_header is not None and actor_of(request, settings) is None:
+        return PlainTextResponse(
+            f"refused: the proxy in front named nobody ({settings.trusted_header}); "
+            "nothing was recorded\n",
+            403,
+        )
+    if settings.trusted_header is None and actor_of(request, settings) is None:
         return PlainTextResponse(
             "refused: acting needs the access token; open the address governor ui printed "
             "at start (…/?token=…) once in this browser; nothing was recorded\n",
@@ -188,7 +211,8 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
     async def again(
         request: Request, fields: Mapping[str, str], error: str, status: int
     ) -> Response:
-        shown = Acting(actor, _token(request, settings), error=error, sent=dict(fields))
+        who = actor_of(request, settings) or actor
+        shown = Acting(who, _token(request, settings), error=error, sent=dict(fields))
         return await run_in_threadpool(render, request, shown, status)
 
     async def act(request: Request) -> Response:
@@ -203,7 +227,7 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
         if problem is not None:
             return await again(request, fields, f"error: {problem}", 403)
         try:
-            verb = verb_of(fields, actor)
+            verb = verb_of(fields, actor_of(request, settings) or actor)
             await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
         except GovernorError as exc:
             return await again(request, fields, one_line(f"error: {exc}"), _status(exc))
@@ -211,3 +235,75 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
         return RedirectResponse(done, status_code=303)
 
     return act
+
+
+BULK: Final = "*bulk*"
+"""The form tokens of the list's bulk form are made for this name (no goal can have it)."""
+BULK_VERBS: Final = ("cancel", "resume")
+"""The verbs the list's bulk form may apply to every goal ticked."""
+MOST_GOALS: Final = 200
+"""The most goals one bulk action takes."""
+
+
+def bulk_token(request: Request, settings: UiSettings) -> str | None:
+    """A form token for the list's bulk form, when this request may act (None: not)."""
+    if settings.keys is None or actor_of(request, settings) is None:
+        return None
+    return settings.keys.form_token(BULK, settings.clock().timestamp())
+
+
+async def _bulk_fields(request: Request) -> tuple[dict[str, str], list[str]] | Response:
+    """The bulk form's fields (each once) and the goals ticked, or the refusal."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
+        return PlainTextResponse(f"refused: a form is sent as {FORM_TYPE}\n", 415)
+    body = await request.body()
+    if len(body) > MOST_BYTES:
+        return PlainTextResponse(f"refused: a form is at most {MOST_BYTES} bytes\n", 413)
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=250)
+    except (UnicodeDecodeError, ValueError):
+        return PlainTextResponse("refused: the form is not valid UTF-8 form data\n", 400)
+    goal_ids = [v for k, v in pairs if k == "goal"]
+    fields = [(k, v.replace("\r\n", "\n")) for k, v in pairs if k in FIELDS]
+    if len({k for k, _ in fields}) != len(fields) or len(set(goal_ids)) != len(goal_ids):
+        return PlainTextResponse("refused: a field was sent twice\n", 400)
+    return dict(fields), goal_ids
+
+
+def bulk_endpoint(store: EventStore, settings: UiSettings) -> Callable[[Request], Any]:
+    """The POST endpoint of ``/bulk``: one verb on every goal ticked, after one
+    confirmation; each goal's verb is the CLI's, refused for that goal alone."""
+    keys = settings.keys
+    assert keys is not None
+
+    async def bulk(request: Request) -> Response:
+        refused = _refused(request, settings)
+        if refused is not None:
+            return refused
+        got = await _bulk_fields(request)
+        if isinstance(got, Response):
+            return got
+        fields, goal_ids = got
+        problem = keys.spend(fields.get("csrf"), BULK, settings.clock().timestamp())
+        name = fields.get("verb", "")
+        if problem is None and name not in BULK_VERBS:
+            problem = f"unknown action {name!r}; one of {', '.join(BULK_VERBS)}"
+        if problem is None and fields.get("confirm") != "yes":
+            problem = "an action on many goals needs its box ticked"
+        if problem is None and not 0 < len(goal_ids) <= MOST_GOALS:
+            problem = f"tick from 1 to {MOST_GOALS} goals"
+        if problem is not None:
+            return RedirectResponse("/?" + urlencode({"error": problem}), status_code=303)
+        verb = verb_of(fields, actor_of(request, settings) or "")
+        failed: list[str] = []
+        for goal_id in goal_ids:
+            try:
+                await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
+            except GovernorError as exc:
+                failed.append(one_line(f"{goal_id}: {exc}"))
+        done = {"done": name, "n": str(len(goal_ids) - len(failed))}
+        if failed:
+            done["error"] = "; ".join(failed)[:500]
+        return RedirectResponse("/?" + urlencode(done), status_code=303)
+
+    return bulk

@@ -23,6 +23,7 @@ from typing import Final, Literal, get_args
 
 from governor.analysis.explain import Explanation, explain
 from governor.analysis.runnable import command_line, naming_store
+from governor.analysis.unblock import Unblock, unblocking
 from governor.core.decide import decide
 from governor.core.decision import Decision, Status
 from governor.core.events import Event
@@ -113,6 +114,46 @@ def goal_list(
 
 
 @dataclass(frozen=True, slots=True)
+class RunningCall:
+    """An agent call in flight, as any process that reads the store sees it."""
+
+    what: str
+    """``plan p2`` or ``p1-a attempt 2``."""
+    started_at: datetime
+    """When the run started (or was last continued)."""
+    holder: str | None
+    """Who drives it: the goal's lease holder (``host:pid``), None when no lease is held."""
+    heartbeat_at: datetime | None
+    """The holder's last sign of life: its worker's registry heartbeat (``serve``), else
+    the last renewal of the lease (``expires_at`` minus its time to live is not stored:
+    the expiry stands for it)."""
+    lease_expires_at: datetime | None
+
+
+def running_calls(store: EventStore, view: GoalView) -> tuple[RunningCall, ...]:
+    """The goal's calls in flight: its plan requested and not answered, its items
+    running; each with who drives it and when that driver was last heard of."""
+    started: list[tuple[str, datetime]] = []
+    plan = view.latest_plan
+    if plan is not None and plan.status == "requested" and plan.run_started_at is not None:
+        started.append((f"plan {plan.plan_id}", plan.run_started_at))
+    started += [
+        (f"{w} attempt {item.attempt}", item.run_started_at)
+        for w, item in view.work.items()
+        if item.running and item.run_started_at is not None
+    ]
+    if not started:
+        return ()
+    lease = store.current_lease(view.goal_id)
+    holder = lease.holder if lease is not None else None
+    beats = {w.worker_id: w.heartbeat_at for w in store.workers()} if holder else {}
+    expires = lease.expires_at if lease is not None else None
+    return tuple(
+        RunningCall(what, at, holder, beats.get(holder or ""), expires) for what, at in started
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Pending:
     """A question that waits for a person, and the commands that answer it."""
 
@@ -145,6 +186,10 @@ class GoalPage:
     advice: str | None = None
     """``explain``'s advice, its commands naming the store (``naming_store``); None while
     it is worked out."""
+    blockers: tuple[Unblock, ...] = ()
+    """Every blocker of the goal, what unblocks most first (``governor.analysis.unblock``)."""
+    running: tuple[RunningCall, ...] = ()
+    """The agent calls in flight (their time is not in the ledger until they end)."""
 
 
 def pending(
@@ -261,6 +306,8 @@ def goal_page(
         pending=pending(goal_id, view, decision, store_arg),
         events=len(events),
         advice=None if explained is None else naming_store(explained.advice, store_arg),
+        blockers=unblocking(view, decision, now, store_arg),
+        running=running_calls(store, view),
     )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from governor.analysis.unblock import Unblock
 from governor.core.budgets import LEDGERS
 from governor.core.decision import Decision
 from governor.core.view import GoalView, WorkState
@@ -114,6 +115,32 @@ def pending_forms(goal_id: str, pending: Pending, acting: Acting) -> Html:
             work=work_id,
         )
         for work_id in pending.work_ids
+    )
+
+
+def blocker_form(goal_id: str, u: Unblock, acting: Acting) -> Html:
+    """The form that clears one blocker from the page: an answer to its question, or a
+    reason to let a stopped item or planner go on (``work retry`` / ``resume``); none for
+    a review (the pending forms) or what only an install or a raise clears."""
+    b = u.blocker
+    verb = "work retry" if b.work_id is not None else "resume"
+    key = f"blocker:{b.work_id or 'goal'}"
+    hidden = {"work": b.work_id} if b.work_id is not None else {}
+    if b.kind == "question":
+        label, button = "your answer", "answer"
+    elif b.kind in ("stop", "retry") or (b.kind == "precondition" and not b.reprobed):
+        label, button = "what changed (the reason reaches the next prompt)", "resume"
+    else:
+        return Html("")
+    if not u.commands:  # the core would refuse it now
+        return Html("")
+    return _form(
+        goal_id,
+        acting,
+        key,
+        _reason(acting, key, label, required=True),
+        _buttons(_button(verb, button)),
+        **hidden,
     )
 
 

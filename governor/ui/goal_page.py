@@ -10,13 +10,14 @@ import re
 from datetime import datetime
 from typing import Final
 
+from governor.analysis.unblock import Unblock
 from governor.core.charges import describe_tries
 from governor.core.decision import Decision
 from governor.core.evidence import Evidence
 from governor.core.ledger import Ledger
 from governor.core.view import GoalView
 from governor.ui.data import GoalPage, Pending
-from governor.ui.forms import Acting, act_section, outcome, pending_forms
+from governor.ui.forms import Acting, act_section, blocker_form, outcome, pending_forms
 from governor.ui.layout import badge, bar, duration, link, relative, when
 from governor.ui.markup import Html, el, join
 from governor.ui.timeline import Note, Run
@@ -72,6 +73,75 @@ def _pending(goal_id: str, pending: Pending, acting: Acting | None) -> Html:
         answer,
         id="pending",
     )
+
+
+def _blockers(goal_id: str, found: tuple[Unblock, ...], acting: Acting | None) -> Html:
+    """Every blocker, what unblocks most first, each with what clears it: its commands,
+    and — with actions allowed — its form. An agent's question is a quotation (data)."""
+    if not found:
+        return Html("")
+    forms = acting is not None and acting.csrf is not None
+    rows = []
+    for u in found:
+        b = u.blocker
+        where = b.work_id or (f"plan {b.plan_id}" if b.plan_id else "the goal")
+        rows.append(
+            el(
+                "li",
+                el("strong", b.kind, class_="kind"),
+                " ",
+                el("span", where, class_="where"),
+                " — ",
+                el("span", "waits on a person" if b.person else "governor goes on alone",
+                   class_="whose"),
+                el("p", b.reason, class_="reason"),
+                el("blockquote", b.asked, class_="question", data_source="agent")
+                if b.asked is not None
+                else Html(""),
+                el("p", _quoted(u.todo), class_="todo"),
+                el("ul", [el("li", el("code", c, class_="command")) for c in u.commands],
+                   class_="commands") if u.commands else Html(""),
+                blocker_form(goal_id, u, acting) if forms and acting else Html(""),
+                data_kind=b.kind,
+                data_work=b.work_id or "",
+            )
+        )  # fmt: skip
+    head = el("h2", "Blockers ", el("span", f"({len(found)}, what unblocks most first)",
+                                     class_="sub"))  # fmt: skip
+    return el("section", head, el("ol", rows, class_="blockers"), id="blockers")
+
+
+def running_s(page: GoalPage, now: datetime) -> float:
+    """How long the calls in flight have run so far, in seconds (not yet in the ledger)."""
+    return sum(max(0.0, (now - c.started_at).total_seconds()) for c in page.running)
+
+
+def _running(page: GoalPage, now: datetime) -> Html:
+    """Each call in flight: what, for how long, who drives it and when it was last heard
+    of. The page refreshes itself, so the times move without a reload."""
+    if not page.running:
+        return Html("")
+    rows = [
+        el(
+            "tr",
+            el("th", c.what, scope="row"),
+            el("td", duration((now - c.started_at).total_seconds()), class_="elapsed"),
+            el("td", c.holder or "no driver holds the lease", class_="holder"),
+            el("td", relative(c.heartbeat_at, now) if c.heartbeat_at else "—", class_="heartbeat"),
+            el("td", relative(c.lease_expires_at, now) if c.lease_expires_at else "—",
+               class_="lease"),
+            data_call=c.what,
+        )
+        for c in page.running
+    ]  # fmt: skip
+    heads = ("call", "running for", "driven by", "driver last heard", "lease until")
+    return el(
+        "section",
+        el("h2", "Running now"),
+        el("table", el("thead", el("tr", *(el("th", h, scope="col") for h in heads))),
+           el("tbody", rows), class_="running"),
+        id="running",
+    )  # fmt: skip
 
 
 def _header(view: GoalView, decision: Decision, now: datetime) -> Html:
@@ -147,8 +217,11 @@ def _advice(page: GoalPage) -> Html:
     )
 
 
-def _ledger(ledger: Ledger, view: GoalView) -> Html:
+def _ledger(ledger: Ledger, view: GoalView, running: float = 0.0) -> Html:
+    """The budgets as bars; the runtime counts the calls in flight so far (``running``)."""
     policy = view.policy
+    spent_s = ledger.runtime_s + running
+    so_far = f" (with {duration(running)} of calls still running)" if running else ""
     r, a = ledger.replans, ledger.attempts
 
     def row(name: str, graphic: Html, figures: str) -> Html:
@@ -162,8 +235,8 @@ def _ledger(ledger: Ledger, view: GoalView) -> Html:
         row("plan records", bar(r.used, policy.max_plan_records, label="plans: "), f"{r.used} of {policy.max_plan_records}"),
         row("total attempts", bar(a.charged, a.limit, a.used - a.charged, label="attempts: "),
             f"{a.charged} of {a.limit} charged, {a.used - a.charged} uncharged"),
-        row("runtime", bar(ledger.runtime_s, policy.max_runtime_s, label="runtime: "),
-            f"{duration(ledger.runtime_s)} of {duration(policy.max_runtime_s)}"),
+        row("runtime", bar(spent_s, policy.max_runtime_s, label="runtime: "),
+            f"{duration(spent_s)} of {duration(policy.max_runtime_s)}{so_far}"),
         row("cost", bar(ledger.cost_usd, policy.max_cost_usd, label="cost: "),
             f"${ledger.cost_usd:.2f}" + (f" of ${policy.max_cost_usd:.2f}" if policy.max_cost_usd is not None else "")),
     ]  # fmt: skip
@@ -324,9 +397,11 @@ def goal_main(page: GoalPage, now: datetime, acting: Acting | None = None) -> Ht
             _header(view, page.decision, now),
             _goal(view),
             _status(page.decision, now),
+            _running(page, now),
             _pending(view.goal_id, pending, acting) if pending else Html(""),
+            _blockers(view.goal_id, page.blockers, acting),
             _advice(page),
-            _ledger(page.decision.ledger, view),
+            _ledger(page.decision.ledger, view, running_s(page, now)),
             act_section(view.goal_id, view, page.decision, acting) if acting else Html(""),
             _timeline(page, now),
         ]

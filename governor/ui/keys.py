@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import threading
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Final
+
+from governor.errors import InputError
 
 FORM_TTL_S: Final = 12 * 3600.0
 """How long a page's form token stays good: a page left open over a working day."""
@@ -27,20 +32,72 @@ MOST_SPENT: Final = 100_000
 """Spent tokens kept at most (past it, actions wait until older ones expire)."""
 
 
-class ActionKeys:
-    """The access token and the form tokens of one ``governor ui --allow-actions``. Thread-safe."""
+NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+"""A person's name as recorded (``ui:NAME``): from a users file or a trusted header."""
+SHORTEST_TOKEN: Final = 16
+"""The shortest token a users file may give a person."""
 
-    def __init__(self, token: str | None = None) -> None:
+
+def read_users(path: Path) -> dict[str, str]:
+    """A users file (``--users``): one ``NAME TOKEN`` a line, ``#`` comments and blank lines
+    ignored; each name and each token once. Returns name -> token.
+
+    Raises:
+        InputError: naming the line (never the token) and what is wrong with it.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"--users {path}: cannot be read ({type(exc).__name__})") from None
+    people: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        where = f"--users {path}, line {number}"
+        if len(words) != 2 or not NAME.fullmatch(words[0]):
+            raise InputError(f"{where}: expected NAME TOKEN (a name of letters, digits, . _ @ -)")
+        name, token = words
+        if len(token) < SHORTEST_TOKEN:
+            raise InputError(f"{where}: {name}'s token is shorter than {SHORTEST_TOKEN} characters")
+        if name in people or token in people.values():
+            raise InputError(f"{where}: {name} or its token is given twice")
+        people[name] = token
+    if not people:
+        raise InputError(f"--users {path}: names nobody")
+    return people
+
+
+class ActionKeys:
+    """The access tokens and the form tokens of one ``governor ui --allow-actions``:
+    one token made at start, or one per person (``people``, from ``--users``). Thread-safe."""
+
+    def __init__(self, token: str | None = None, people: Mapping[str, str] | None = None) -> None:
+        self.people = dict(people or {})
+        """Each person's name and token (empty: one token for whoever holds it)."""
         self.token = token or secrets.token_urlsafe(32)
         self._key = secrets.token_bytes(32)
         self._spent: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def admits(self, presented: str | None) -> bool:
-        """Whether ``presented`` is the access token."""
+        """Whether ``presented`` is an access token (a person's, with ``people``)."""
+        if self.people:
+            return self.person(presented) is not None
         return presented is not None and hmac.compare_digest(
             presented.encode("utf-8", "surrogatepass"), self.token.encode()
         )
+
+    def person(self, presented: str | None) -> str | None:
+        """The name of the person whose token ``presented`` is (None: nobody's)."""
+        if presented is None:
+            return None
+        given = presented.encode("utf-8", "surrogatepass")
+        found = None
+        for name, token in self.people.items():  # every token compared: constant time
+            if hmac.compare_digest(given, token.encode()):
+                found = name
+        return found
 
     def _mac(self, goal_id: str, nonce: str, issued: int) -> str:
         message = f"{goal_id}\n{nonce}\n{issued}".encode("utf-8", "surrogatepass")

@@ -6,6 +6,7 @@ Pure: a ``GoalList`` and the upstream rows in, ``Html`` out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 from typing import Final
@@ -56,11 +57,32 @@ def _usage(usage: Usage | None, label: str) -> Html:
     )
 
 
-def _row(goal: GoalSummary, now: datetime) -> Html:
+@dataclass(frozen=True, slots=True)
+class Bulk:
+    """The list's bulk form (``--allow-actions``, a browser that may act), and what the
+    last bulk action came to."""
+
+    csrf: str
+    actor: str
+    done: str | None = None
+    count: int = 0
+    error: str | None = None
+
+
+def _tick(goal: GoalSummary) -> Html:
+    """The row's box of the bulk form."""
+    return void(
+        "input", type="checkbox", name="goal", value=goal.goal_id, form="bulk",
+        aria_label=f"select {goal.goal_id}", class_="tick",
+    )  # fmt: skip
+
+
+def _row(goal: GoalSummary, now: datetime, ticks: bool = False) -> Html:
     return el(
         "tr",
         el(
             "td",
+            _tick(goal) if ticks else Html(""),
             el("a", goal.goal_id, href=goal_url(goal.goal_id), class_="goal-id"),
             el("div", goal.title, class_="title"),
         ),
@@ -79,20 +101,50 @@ def _row(goal: GoalSummary, now: datetime) -> Html:
 
 RANKS: Final = {
     NEEDS_PERSON: "waiting on a person",
-    STOPPED_RANK: "stopped: blocked or out of budget",
+    STOPPED_RANK: "stopped: out of budget",
     ACTIVE_RANK: "moving: running, waiting or ready",
     ENDED_RANK: "ended",
 }
 """The heading of each group of the list (``governor.core.summary.attention``)."""
 
 
-def _body(rows: list[GoalSummary], now: datetime) -> Html:
+def _body(rows: list[GoalSummary], now: datetime, ticks: bool = False) -> Html:
     """The rows, under a heading per attention rank (the list is in that order)."""
     groups: list[Html] = []
     for rank, members in groupby(rows, key=lambda g: g.attention):
         head = el("tr", el("th", RANKS.get(rank, ""), colspan=len(HEADINGS)), class_="group")
-        groups.append(el("tbody", head, (_row(g, now) for g in members), data_rank=rank))
+        groups.append(el("tbody", head, (_row(g, now, ticks) for g in members), data_rank=rank))
     return join(groups)
+
+
+def _bulk_form(bulk: Bulk) -> Html:
+    """One verb on every goal ticked, after one confirmation."""
+    said = el("p", "recorded: ", bulk.done, f" of {count(bulk.count, 'goal')}, by {bulk.actor}",
+              class_="done", id="action-done", role="status") if bulk.done else Html("")  # fmt: skip
+    error = (
+        el("p", "error: ", bulk.error, class_="error", id="action-error", role="alert")
+        if bulk.error
+        else Html("")
+    )
+    return join(
+        [
+            said,
+            error,
+            el(
+                "form",
+                void("input", type="hidden", name="csrf", value=bulk.csrf),
+                el("label", "why (needed to resume)", for_="bulk-reason"),
+                el("textarea", "", id="bulk-reason", name="reason", rows="1"),
+                el("label", void("input", type="checkbox", name="confirm", value="yes"),
+                   " yes, to every goal ticked"),
+                el("div", el("button", "cancel the goals ticked", type="submit", name="verb",
+                             value="cancel", class_="danger"),
+                   el("button", "resume the goals ticked", type="submit", name="verb",
+                      value="resume"), class_="buttons"),
+                method="post", action="/bulk", id="bulk", class_="act bulk",
+            ),
+        ]
+    )  # fmt: skip
 
 
 def _filters(goals: GoalList) -> Html:
@@ -266,13 +318,15 @@ def _empty(goals: GoalList) -> str:
     return "No goals in this store yet."
 
 
-def list_main(goals: GoalList, upstreams: list[UpstreamRow], now: datetime) -> Html:
-    """The ``main`` of the list page."""
+def list_main(
+    goals: GoalList, upstreams: list[UpstreamRow], now: datetime, bulk: Bulk | None = None
+) -> Html:
+    """The ``main`` of the list page; with ``bulk``, a box per row and the bulk form."""
     if goals.rows:
         table = el(
             "table",
             el("thead", el("tr", *(el("th", h, scope="col") for h in HEADINGS))),
-            _body(goals.rows, now),
+            _body(goals.rows, now, ticks=bulk is not None),
             class_="goals",
         )
     else:
@@ -282,6 +336,7 @@ def list_main(goals: GoalList, upstreams: list[UpstreamRow], now: datetime) -> H
             el("h1", "Goals ", el("span", _heading(goals), class_="sub")),
             _upstreams(upstreams, now),
             el("div", _filters(goals), _search(goals), class_="tools"),
+            _bulk_form(bulk) if bulk is not None else Html(""),
             table,
             _pager(goals),
         ]

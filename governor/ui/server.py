@@ -46,7 +46,7 @@ from governor.ui.data import Explanations, goal_list, goal_page, upstream_rows
 from governor.ui.forms import Acting
 from governor.ui.goal_page import goal_main
 from governor.ui.layout import document, link
-from governor.ui.list_page import list_main
+from governor.ui.list_page import Bulk, list_main
 from governor.ui.markup import Html, el, join
 from governor.ui.settings import HEADERS, UiSettings
 
@@ -116,10 +116,24 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
                 needs_person=query.get("needs") == "person",
                 search=query.get("q"),
             )
-            main = list_main(found, upstream_rows(store), settings.clock())
+            main = list_main(found, upstream_rows(store), settings.clock(), _bulk(request))
         except GovernorError as exc:
             return error_page(settings, exc)
         return page(settings, "goals", main)
+
+    def _bulk(request: Request) -> Bulk | None:
+        csrf = acts.bulk_token(request, settings)
+        if csrf is None:
+            return None
+        query = request.query_params
+        done = query.get("done")
+        return Bulk(
+            csrf,
+            acts.actor_of(request, settings) or "",
+            done=done if done in acts.BULK_VERBS else None,
+            count=_number(query.get("n"), 0),
+            error=query.get("error") or None,
+        )
 
     explanations = Explanations(wait_s=settings.advice_wait_s)
 
@@ -151,6 +165,7 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
     if settings.actor is not None and settings.keys is not None:
         act = acts.endpoint(store, settings, goal_response)
         routes.insert(2, Route("/goals/{goal_id}/act", act, methods=["POST"]))
+        routes.insert(3, Route("/bulk", acts.bulk_endpoint(store, settings), methods=["POST"]))
         app = TokenLink(Starlette(routes=routes), settings)
     return Guard(app, settings.allowed_hosts, settings.headers)
 
@@ -180,7 +195,7 @@ class TokenLink:
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
             self.settings.cookie,
-            keys.token,
+            tokens[0],  # admitted: the one token, or this person's
             path="/",
             httponly=True,
             samesite="strict",

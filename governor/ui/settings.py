@@ -57,6 +57,9 @@ class UiSettings:
     """Served over HTTPS (the cookie is then ``Secure``, the origin ``https://``)."""
     cookie: str = "governor-ui"
     """The name of the access token's cookie (one per port: cookies ignore ports)."""
+    trusted_header: str | None = None
+    """A header an authenticating proxy in front sets to the person's name: who acts
+    (``ui:NAME``), in place of an access token (docs/ui.md says what this trusts)."""
     temporal_ui: str | None = None
     """Temporal's Web UI: a goal Temporal drives links to its workflow's page there."""
 

@@ -12,9 +12,9 @@ from governor.core.summary import attention
     [
         ("awaiting_review", "operator", 0),
         ("blocked", "decision", 0),
-        ("blocked", "environment", 1),
-        ("blocked", "upstream", 1),
-        ("blocked", "work", 1),
+        ("blocked", "environment", 0),
+        ("blocked", "upstream", 0),
+        ("blocked", "work", 0),
         ("budget_exhausted", None, 1),
         ("ready", None, 2),
         ("running", None, 2),

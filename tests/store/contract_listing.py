@@ -1,7 +1,8 @@
 """The store contract, part 7: listings for people — by attention, filtered, searched, counted.
 
-``goals(order="attention")`` puts the goals that wait on a person first (a decision, a
-review), then the other stopped ones, then the active ones, then the ended ones; within
+``goals(order="attention")`` puts the goals that wait on a person first (blocked on
+anything, a review), then the ones whose budget is spent, then the active ones, then the
+ended ones; within
 each, the most recent change first (then goal id). ``count_goals`` counts what ``goals``
 lists under the same conditions.
 """
@@ -36,8 +37,8 @@ COMBINATIONS = [
 ]  # fmt: skip
 """Every status with every blocked_on, for the migrations that rank the rows they find."""
 BY_ATTENTION = [
-    "g-ask-new", "g-review", "g-ask-old",  # a person: most recent first
-    "g-spent", "g-env",  # stopped on something else
+    "g-ask-new", "g-review", "g-env", "g-ask-old",  # a person: most recent first
+    "g-spent",  # a budget spent
     "g-wait", "g-run", "g-ready",  # moving by themselves
     "g-cancelled", "g-done-new", "g-done-old",  # ended
 ]  # fmt: skip
@@ -55,7 +56,7 @@ class ListingCases(Backend):
         self.fill_fleet(store)
         listed = store.goals(order="attention")
         assert [g.goal_id for g in listed] == BY_ATTENTION
-        assert [g.attention for g in listed] == [0, 0, 0, 1, 1, 2, 2, 2, 3, 3, 3]
+        assert [g.attention for g in listed] == [0, 0, 0, 0, 1, 2, 2, 2, 3, 3, 3]
         assert [g.goal_id for g in store.goals()] == sorted(BY_ATTENTION)  # by id, as before
 
     def test_pages_of_the_attention_order_follow_each_other(self, store):
@@ -67,14 +68,14 @@ class ListingCases(Backend):
     def test_only_the_goals_that_need_a_person_and_their_count(self, store):
         self.fill_fleet(store)
         people = store.goals(needs_person=True, order="attention")
-        assert [g.goal_id for g in people] == BY_ATTENTION[:3]
-        assert store.count_goals(needs_person=True) == 3
-        assert [g.goal_id for g in store.goals(needs_person=True)] == sorted(BY_ATTENTION[:3])
+        assert [g.goal_id for g in people] == BY_ATTENTION[:4]
+        assert store.count_goals(needs_person=True) == 4
+        assert [g.goal_id for g in store.goals(needs_person=True)] == sorted(BY_ATTENTION[:4])
 
     def test_one_status_in_the_attention_order(self, store):
         self.fill_fleet(store)
         blocked = store.goals(statuses=["blocked"], order="attention")
-        assert [g.goal_id for g in blocked] == ["g-ask-new", "g-ask-old", "g-env"]
+        assert [g.goal_id for g in blocked] == ["g-ask-new", "g-env", "g-ask-old"]
         assert store.count_goals(statuses="blocked") == 3
         both = store.goals(statuses=["succeeded", "running"], order="attention")
         assert [g.goal_id for g in both] == ["g-run", "g-done-new", "g-done-old"]

@@ -91,12 +91,11 @@ def test_the_list_puts_people_first_then_stopped_moving_and_ended_goals() -> Non
     store = people_first()
     found = goal_list(store)
     assert [r.goal_id for r in found.rows] == ["review", "asks", "blocked", "ready", "ended"]
-    assert found.waiting_on_people == 2
+    assert found.waiting_on_people == 3  # a blocked goal waits on a person, whatever blocks it
     page = list_main(found, [], T0)
     heads = re.findall(r'<tbody data-rank="(\d)"><tr class="group"><th colspan="9">([^<]*)<', page)
     assert heads == [
         ("0", "waiting on a person"),
-        ("1", "stopped: blocked or out of budget"),
         ("2", "moving: running, waiting or ready"),
         ("3", "ended"),
     ]
@@ -105,8 +104,8 @@ def test_the_list_puts_people_first_then_stopped_moving_and_ended_goals() -> Non
 def test_the_list_filters_those_that_need_a_person_and_searches_ids_and_titles() -> None:
     store = people_first()
     people = goal_list(store, needs_person=True)
-    assert ([r.goal_id for r in people.rows], people.total) == (["review", "asks"], 2)
-    assert "2 goals that wait on a person" in list_main(people, [], T0)
+    assert ([r.goal_id for r in people.rows], people.total) == (["review", "asks", "blocked"], 3)
+    assert "3 goals that wait on a person" in list_main(people, [], T0)
     found = goal_list(store, search="  ASK ")
     assert ([r.goal_id for r in found.rows], found.total, found.search) == (["asks"], 1, "ASK")
     assert goal_list(store, search="test goal").total == 5  # every title is "Test goal"

@@ -1,0 +1,80 @@
+"""What clears each blocker of a goal: the runnable commands beside every blocker
+``governor.core.blockers`` finds (issue 35 §2).
+
+Rules:
+    * Each blocker gets the verbs that clear it, each one the core would take now
+      (``governor.analysis.advice.Situation.offer``): a question its answer (``work retry``
+      of the item, or ``resume`` for the planner's), a stop ``resume``/``work retry`` with
+      a reason, a review approve/reject or accept/send back. A missing binary that the
+      drivers re-probe has no command: installing it is enough (``advice.REPROBED``).
+    * The agent's question stays data (``Blocker.asked``): it is never put in a command
+      nor in governor's sentence.
+    * ``status``, ``explain``, the goal page and their ``--json`` read the same list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from governor.analysis.advice import REPROBED, Situation
+from governor.analysis.runnable import (
+    Advised,
+    accept_work,
+    answer,
+    approve_plan,
+    go_on,
+    reject_plan,
+)
+from governor.core.blockers import Blocker, blockers
+from governor.core.decision import Decision
+from governor.core.view import GoalView
+
+
+@dataclass(frozen=True, slots=True)
+class Unblock:
+    """One blocker, what a person does about it, and the commands that record it."""
+
+    blocker: Blocker
+    todo: str
+    """Governor's words: what clears it."""
+    commands: tuple[str, ...] = ()
+    """Command lines, each one the core would take now (the store named)."""
+
+
+def unblocking(
+    view: GoalView, decision: Decision, at: datetime, store_arg: str | None = None
+) -> tuple[Unblock, ...]:
+    """Every blocker of the goal at ``decision`` with what clears it (module rules)."""
+    where = Situation(view.goal_id, view, at, store_arg)
+    return tuple(_unblock(b, where) for b in blockers(view, decision))
+
+
+def _unblock(b: Blocker, at: Situation) -> Unblock:
+    goal = at.goal_id
+    if b.kind == "question":
+        return _offered(b, "answer the question (quoted below)", at, answer(goal, b.work_id))
+    if b.kind == "precondition" and b.reprobed:
+        return Unblock(b, f"install what is missing; {REPROBED}")
+    if b.kind == "precondition":
+        return _offered(b, "fix it, then say what changed", at, go_on(goal, b.work_id))
+    if b.kind in ("stop", "retry"):
+        return _offered(b, "fix the cause, then let it go on", at, go_on(goal, b.work_id))
+    if b.kind == "review":
+        return _review(b, at)
+    return Unblock(b, "a budget is spent: `governor explain` says which raise lets it go on")
+
+
+def _review(b: Blocker, at: Situation) -> Unblock:
+    """A plan to approve or reject, or work to accept or send back."""
+    goal = at.goal_id
+    if b.plan_id is not None:
+        verbs = (approve_plan(goal, b.plan_id), reject_plan(goal, b.plan_id))
+        return _offered(b, "review the plan", at, *verbs)
+    item = b.work_id or ""
+    return _offered(b, "review the work", at, accept_work(goal, item), go_on(goal, item))
+
+
+def _offered(b: Blocker, todo: str, at: Situation, *verbs: Advised) -> Unblock:
+    commands = tuple(c for v in verbs if (c := at.offer(v)) is not None)
+    return Unblock(b, todo, commands)
