@@ -74,3 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from tests.tiers import Tiers
 
         config.pluginmanager.register(Tiers(tier), "governor-tiers")
+
+
+# after each worker's tests, no store or log they wrote holds a vendor key (tests/secrets_sweep.py)
+from tests.secrets_sweep import no_vendor_key_in_any_store  # noqa: E402, F401
