@@ -157,23 +157,25 @@ def _difference(policy: Policy, recorded: Policy) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Job:
-    policy: Policy
+    policies: tuple[Policy, ...]
     models: tuple[Model, ...]
     samples: int
     seed: int
 
 
-def _outcomes(job: _Job, index: int, events: list[Event]) -> list[list[Result]]:
-    """One history under the goal's policy: per model, ``samples`` outcomes."""
+def _outcomes(job: _Job, index: int, events: list[Event]) -> list[list[list[Result]]]:
+    """One history under each policy: ``[policy][model]``, ``samples`` outcomes each."""
     first = events[0]
     assert isinstance(first, GoalCreated)
-    override = _difference(job.policy, first.policy)
+    overrides = [_difference(p, first.policy) for p in job.policies]
     rng = random.Random(f"forecast:{job.seed}:{index}")
     drawn = [
-        evaluate_models(events, [override], job.models, samples=len(job.models), rng=rng)
+        evaluate_models(events, overrides, job.models, samples=len(job.models), rng=rng)
         for _ in range(job.samples)
     ]
-    return [[d[m][0] for d in drawn] for m in range(len(job.models))]
+    return [
+        [[d[m][j] for d in drawn] for m in range(len(job.models))] for j in range(len(job.policies))
+    ]
 
 
 def _quantile_ci(
@@ -193,46 +195,30 @@ def _quantile_ci(
     return low, high
 
 
-def forecast(
-    corpus: Corpus,
+def _summarise(
     policy: Policy,
+    per_history: Sequence[list[list[Result]]],
+    weights: Sequence[tuple[int, ...]],
+    held: Misfit,
     *,
-    similar_by: str = "corpus",
-    bootstrap: int = BOOTSTRAP,
-    samples: int = 1,
-    workers: int = 1,
-    seed: int = 0,
+    similar_by: str,
+    samples: int,
+    bootstrap: int,
 ) -> Forecast:
-    """What a goal under ``policy`` will take, from the histories of ``corpus`` (see the module).
-
-    An empty corpus gives a forecast of no histories (``histories == 0``).
-    """
-    if bootstrap == 1 or bootstrap < 0:
-        raise InputError(f"bootstrap: 0 (off) or 2 or more replicates, not {bootstrap}")
-    n = len(corpus)
-    if n == 0:
-        return Forecast(policy, 0, similar_by)
-    scan = scan_corpus(corpus, workers=workers)
-    total = Tally()
-    for tally in scan.tallies:
-        total.merge(tally)
-    if bootstrap:
-        models, weights = bootstrap_models(scan.tallies, bootstrap, seed)
-    else:
-        models, weights = (total.model(),), ((1,) * n,)
-    job = _Job(policy, models, samples, seed)
-    per_history = map_histories(corpus, _outcomes, job, workers=workers)
-    held = holdout(corpus, scan.cuts, workers=workers)
+    """One policy's forecast from each history's outcomes ``[model][sample]``."""
+    n, models = len(per_history), len(per_history[0])
     pooled: list[tuple[float, Result]] = [
-        (1 / (len(models) * samples), r) for per_model in per_history for m in per_model for r in m
+        (1 / (models * samples), r) for per_model in per_history for m in per_model for r in m
     ]
     censored = sum(w * r.censored for w, r in pooled) / n
-    replicate_samples = [
-        [(w[i] / samples, r) for i, per_model in enumerate(per_history) for r in per_model[b]]
-        for b, w in enumerate(weights)
-    ]
-    if not bootstrap:
-        replicate_samples = []
+    replicate_samples = (
+        [
+            [(w[i] / samples, r) for i, per_model in enumerate(per_history) for r in per_model[b]]
+            for b, w in enumerate(weights)
+        ]
+        if bootstrap
+        else []
+    )
     quantities = {}
     for name, read in QUANTITIES.items():
         values = [(w, read(r)) for w, r in pooled]
@@ -242,7 +228,7 @@ def forecast(
             reps = [stat.of(s) for s in replicate_samples]
             low, high = _quantile_ci(values, n, p, reps)
             extra = held.widen(stat.name, censored)
-            found[label] = (stat.of(pooled), (max(0.0, low - extra), high + extra))
+            found[label] = (float(stat.of(pooled)), (max(0.0, low - extra), high + extra))
         quantities[name] = Quantity(*found["median"], *found["p90"])
     success = Stat("success").of(pooled)
     reps = [Stat("success").of(s) for s in replicate_samples]
@@ -259,6 +245,73 @@ def forecast(
         bootstrap,
         held,
     )
+
+
+def forecasts(
+    corpus: Corpus,
+    policies: Sequence[Policy],
+    *,
+    similar_by: str = "corpus",
+    bootstrap: int = BOOTSTRAP,
+    samples: int = 1,
+    workers: int = 1,
+    seed: int = 0,
+) -> list[Forecast]:
+    """What a goal under each of ``policies`` will take, from the histories of ``corpus``
+    (see the module): one fit, bootstrap and holdout for them all.
+
+    An empty corpus gives forecasts of no histories (``histories == 0``).
+    """
+    if bootstrap == 1 or bootstrap < 0:
+        raise InputError(f"bootstrap: 0 (off) or 2 or more replicates, not {bootstrap}")
+    n = len(corpus)
+    if n == 0:
+        return [Forecast(p, 0, similar_by) for p in policies]
+    scan = scan_corpus(corpus, workers=workers)
+    if bootstrap:
+        models, weights = bootstrap_models(scan.tallies, bootstrap, seed)
+    else:
+        total = Tally()
+        for tally in scan.tallies:
+            total.merge(tally)
+        models, weights = (total.model(),), ((1,) * n,)
+    job = _Job(tuple(policies), models, samples, seed)
+    per_history = map_histories(corpus, _outcomes, job, workers=workers)
+    held = holdout(corpus, scan.cuts, workers=workers)
+    return [
+        _summarise(
+            policy,
+            [h[j] for h in per_history],
+            weights,
+            held,
+            similar_by=similar_by,
+            samples=samples,
+            bootstrap=bootstrap,
+        )
+        for j, policy in enumerate(policies)
+    ]
+
+
+def forecast(
+    corpus: Corpus,
+    policy: Policy,
+    *,
+    similar_by: str = "corpus",
+    bootstrap: int = BOOTSTRAP,
+    samples: int = 1,
+    workers: int = 1,
+    seed: int = 0,
+) -> Forecast:
+    """What a goal under ``policy`` will take, from the histories of ``corpus`` (see the module)."""
+    return forecasts(
+        corpus,
+        [policy],
+        similar_by=similar_by,
+        bootstrap=bootstrap,
+        samples=samples,
+        workers=workers,
+        seed=seed,
+    )[0]
 
 
 # ---------------------------------------------------------------- what a goal needs to finish

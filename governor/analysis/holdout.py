@@ -26,7 +26,7 @@ Rules:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -205,7 +205,7 @@ def error_of(
 
 def misfit(
     cuts: Sequence[Cut],
-    outcomes: dict[str, Sequence[list[Result]]],
+    outcomes: Mapping[str, Sequence[list[Result]]],
     stats: Sequence[Stat] = STATS,
 ) -> Misfit:
     """The model's error per completed goal: per statistic, the sum over the directions of
