@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 NEW_HISTORIES: Final = 100
 """``new``'s line reads at most this many similar goals (the most recent ones)."""
+LOOK_AT: Final = 3
+"""``new`` looks for them among the store's ``LOOK_AT * NEW_HISTORIES`` most recent goals."""
 
 
 def _created(path: str, actor: str) -> GoalCreated:
@@ -39,16 +41,14 @@ def forecast_of(
     workers: int,
     seed: int,
     exclude: str | None = None,
-    most: int | None = None,
 ) -> Forecast:
     """The forecast of a goal: from ``corpus`` taken whole, else from the store's similar goals
     (no store: no data)."""
-    from governor.analysis.corpus import Corpus, corpus_of  # noqa: PLC0415 - start-up
+    from governor.analysis.corpus import corpus_of  # noqa: PLC0415 - start-up
     from governor.analysis.forecast import (  # noqa: PLC0415 - start-up
         Forecast,
         forecast,
         similar_corpus,
-        subset,
     )
 
     if corpus:
@@ -60,9 +60,7 @@ def forecast_of(
             return Forecast(created.policy, 0, "profiles")
         chosen = similar_corpus(everything, created, workers=workers, exclude=exclude)
         by = "profiles"
-        if most is not None and len(chosen) > most:
-            chosen = subset(chosen, range(len(chosen) - most, len(chosen)))
-    if not isinstance(chosen, Corpus) or not len(chosen):
+    if not len(chosen):
         return Forecast(created.policy, 0, by)
     return forecast(
         chosen, created.policy, similar_by=by, bootstrap=bootstrap, workers=workers, seed=seed
@@ -88,28 +86,51 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def forecast_line(created: GoalCreated, store: str | None) -> None:
-    """``governor new``'s one line on stderr: the forecast from the store's similar goals
-    (the most recent ``NEW_HISTORIES``), or nothing when there are none or they cannot be
-    read (the goal is created all the same)."""
-    from governor.render.forecast import format_forecast_line  # noqa: PLC0415
+def _recent(store_url: str | None, goal_id: str) -> tuple[str, ...]:
+    """The ids of the store's ``LOOK_AT * NEW_HISTORIES`` most recently updated goals but
+    ``goal_id`` (none: no store, or no other goal)."""
+    from governor.store.url import open_store  # noqa: PLC0415 - start-up
 
     try:
-        fc = forecast_of(
-            created,
-            corpus=None,
-            store=store,
-            bootstrap=0,
-            workers=1,
-            seed=0,
-            exclude=created.goal_id,
-            most=NEW_HISTORIES,
+        store = open_store(store_url, read_only=True)
+    except GovernorError:
+        return ()
+    try:
+        rows = [s for s in store.goals() if s.goal_id != goal_id]
+    finally:
+        store.close()
+    rows.sort(key=lambda s: s.updated_at)
+    return tuple(s.goal_id for s in rows[-LOOK_AT * NEW_HISTORIES :])
+
+
+def forecast_line(created: GoalCreated, store: str | None) -> None:
+    """``governor new``'s one line on stderr: the forecast from the store's similar goals
+    (the ``NEW_HISTORIES`` most recent among its ``LOOK_AT * NEW_HISTORIES`` most recently
+    updated goals), or nothing when there are none or they cannot be read (the goal is
+    created all the same)."""
+    try:
+        recent = _recent(store, created.goal_id)
+        if not recent:  # the store's first goal: nothing to forecast from, nothing to import
+            return
+        from governor.analysis.corpus import Corpus  # noqa: PLC0415 - start-up
+        from governor.analysis.forecast import (  # noqa: PLC0415
+            forecast,
+            similar_corpus,
+            subset,
         )
+
+        chosen = similar_corpus(Corpus(store_url=store, goal_ids=recent), created)
+        if len(chosen) > NEW_HISTORIES:
+            chosen = subset(chosen, range(len(chosen) - NEW_HISTORIES, len(chosen)))
+        if not len(chosen):
+            return
+        fc = forecast(chosen, created.policy, similar_by="profiles", bootstrap=0)
     except GovernorError:
         return
-    if fc.histories:
-        sys.stdout.flush()  # after the goal's id
-        err(format_forecast_line(fc))
+    from governor.render.forecast import format_forecast_line  # noqa: PLC0415
+
+    sys.stdout.flush()  # after the goal's id
+    err(format_forecast_line(fc))
 
 
 def _replicates(text: str) -> int:
