@@ -18,9 +18,10 @@ Rules (one model with tune: the same fit, re-projection, tails, bootstrap and ho
     * Per quantity (charged attempts, planner calls, cost, run time), the **median** and
       the **90th percentile** of the pooled outcomes. Each has a 95 % interval: the
       distribution-free interval of that quantile over the histories (its ranks
-      ``n p ± 1.96 sqrt(n p (1 - p))``), widened to the bootstrap replicates' spread
-      (``t`` standard deviations, as tune's rows), then by the holdout's misfit times the
-      censored share (``governor.analysis.holdout``).
+      ``n p ± 1.96 sqrt(n p (1 - p))``, then ± n e c more: e the holdout's error of that
+      quantile in probability per completed goal, c the censored share;
+      ``governor.analysis.holdout``), widened to the bootstrap replicates' spread (``t``
+      standard deviations, as tune's rows).
     * Its **basis** is tune's (``estimate.basis_of`` of the censored share).
     * ``need_to_finish`` answers the grants' question, "what does this goal need to
       finish": the same model, simulated on from the goal's own state.
@@ -179,11 +180,16 @@ def _outcomes(job: _Job, index: int, events: list[Event]) -> list[list[list[Resu
 
 
 def _quantile_ci(
-    pooled: Sequence[tuple[float, float]], n: int, p: float, replicates: Sequence[float]
+    pooled: Sequence[tuple[float, float]],
+    n: int,
+    p: float,
+    replicates: Sequence[float],
+    extra: float = 0.0,
 ) -> tuple[float, float]:
-    """The distribution-free interval of the ``p`` quantile over ``n`` histories, widened to
-    the bootstrap replicates' spread."""
-    spread = Z * math.sqrt(p * (1 - p) / n)
+    """The distribution-free interval of the ``p`` quantile over ``n`` histories (the pooled
+    quantiles at ``p`` ± 1.96 sqrt(p (1 - p) / n), and ± ``extra`` more: the model's error in
+    probability), widened to the bootstrap replicates' spread."""
+    spread = Z * math.sqrt(p * (1 - p) / n) + extra
     low = weighted_quantile(pooled, max(0.0, p - spread))
     high = weighted_quantile(pooled, min(1.0, p + spread))
     if len(replicates) >= 2:
@@ -226,9 +232,8 @@ def _summarise(
         for label, p in QUANTILES.items():
             stat = Stat(name, p)
             reps = [stat.of(s) for s in replicate_samples]
-            low, high = _quantile_ci(values, n, p, reps)
-            extra = held.widen(stat.name, censored)
-            found[label] = (float(stat.of(pooled)), (max(0.0, low - extra), high + extra))
+            low, high = _quantile_ci(values, n, p, reps, held.widen(stat.name, censored))
+            found[label] = (float(stat.of(pooled)), (max(0.0, low), high))
         quantities[name] = Quantity(*found["median"], *found["p90"])
     success = Stat("success").of(pooled)
     reps = [Stat("success").of(s) for s in replicate_samples]

@@ -19,8 +19,10 @@ Rules:
       attempts, planner calls or run time) the error of that completion against the
       record, divided by the share of histories that were cut, is the model's error per
       completed goal; the directions' errors add up, unsigned (``Misfit.per_completed``).
-      A row or a forecast whose censored share is c widens its 95 % interval by c times
-      it, on each side (``Misfit.widen``).
+      A quantile's error is measured in probability (``Stat.error``). A row or a forecast
+      whose censored share is c widens its 95 % interval by c times it, on each side
+      (``Misfit.widen``): a success rate by that much, a quantile by reading the pooled
+      distribution that much further out.
 """
 
 from __future__ import annotations
@@ -73,6 +75,17 @@ QUANTITIES: Final[dict[str, Callable[[Result], float]]] = {
 QUANTILES: Final = {"median": 0.5, "p90": 0.9}
 
 
+def mid_cdf(sample: Sample, quantity: str, at: float) -> float:
+    """P(X < at) + P(X = at) / 2 of ``quantity`` over a weighted sample."""
+    read = QUANTITIES[quantity]
+    total = below = 0.0
+    for w, r in sample:
+        x = read(r)
+        total += w
+        below += w if x < at else w / 2 if x == at else 0.0
+    return below / total if total else 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class Stat:
     """One statistic of a weighted sample of outcomes: the success rate, or a quantile."""
@@ -86,6 +99,16 @@ class Stat:
         if self.quantity == "success":
             return "success"
         return f"{self.quantity}@{self.p:g}"
+
+    def error(self, held: Sample, record: Sample) -> float:
+        """How far ``held`` is from ``record`` in this statistic: the success rates'
+        difference; for a quantile, in probability: the held sample's mid-distribution
+        function at the record's quantile, less the record's (a quantile of whole numbers
+        jumps, its probability does not)."""
+        if self.quantity == "success":
+            return self.of(held) - self.of(record)
+        at = self.of(record)
+        return mid_cdf(held, self.quantity, at) - mid_cdf(record, self.quantity, at)
 
     def of(self, sample: Sample) -> float:
         if self.quantity == "success":
@@ -106,7 +129,8 @@ class Misfit:
     """The model's error per completed goal, per statistic, measured on the held-out tails."""
 
     per_completed: dict[str, float] = field(default_factory=dict)
-    """Statistic name -> |completed - recorded| / cut share (0: no history was cut)."""
+    """Statistic name -> |completed - recorded| / cut share (0: no history was cut): for
+    the success rate in its own units, for a quantile in probability (``Stat.error``)."""
     cut_share: float = 0.0
     """The largest share of histories the holdout cut in one direction."""
     errors: dict[str, float] = field(default_factory=dict)
@@ -200,7 +224,7 @@ def error_of(
         return 0.0, {}
     held: list[tuple[float, Result]] = [(1 / len(draws), r) for draws in outcomes for r in draws]
     record = [(1.0, c.recorded) for c in cuts]
-    return share, {s.name: s.of(held) - s.of(record) for s in stats}
+    return share, {s.name: s.error(held, record) for s in stats}
 
 
 def misfit(
