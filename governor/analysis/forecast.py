@@ -116,12 +116,6 @@ def similar(a: GoalCreated, b: GoalCreated) -> bool:
     return profiles_of(a) == profiles_of(b)
 
 
-def _created(_: Any, __: int, events: list[Event]) -> GoalCreated:
-    first = events[0]
-    assert isinstance(first, GoalCreated)
-    return first
-
-
 def similar_corpus(
     corpus: Corpus, created: GoalCreated, *, workers: int = 1, exclude: str | None = None
 ) -> Corpus:
@@ -368,7 +362,8 @@ def need_to_finish(
     """What ``view``'s goal needs to finish: the charged attempts, planner calls, cost and
     run time it would spend from where it is until it succeeds (or stops for a reason no
     budget lifts), with its goal's budgets lifted (``lifted``), by the model fitted to the
-    histories of ``corpus`` similar to it (``similar``; all of them when none is).
+    histories of ``corpus`` similar to it (``similar``; all of them when none is; the
+    model's defaults for an empty corpus).
 
     For the grants of SPEC §13.7: a request asks for the median (or the 90th percentile,
     to be safe) of what it needs.
