@@ -252,11 +252,16 @@ class Sums:
         self.n += other.n
 
     def estimates(
-        self, overrides: Sequence[dict[str, Any]], *, widen: float = 1.0, misfit: float = 0.0
+        self,
+        overrides: Sequence[dict[str, Any]],
+        *,
+        widen: float = 1.0,
+        misfit: float | Sequence[float] = 0.0,
     ) -> list[Estimate]:
         """Every candidate's estimate; ``widen`` scales the intervals of extrapolated rows,
         and each row's interval grows by ``misfit`` (the model's error in the success rate
-        per goal it completes) times its censored share."""
+        per goal it completes; one for every row, or one per row) times its censored
+        share."""
         assert self.values is not None
         assert self.n > 0
         n = self.n
@@ -269,7 +274,7 @@ class Sums:
                 n,
                 reps,
                 widen=widen if basis == "extrapolated" else 1.0,
-                extra=misfit * v[7] / n,
+                extra=(misfit if isinstance(misfit, int | float) else misfit[j]) * v[7] / n,
             )
             out.append(
                 Estimate(

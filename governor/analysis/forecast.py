@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -44,6 +45,7 @@ from governor.analysis.holdout import (
     QUANTITIES,
     Misfit,
     Stat,
+    steps_past,
     weighted_quantile,
 )
 from governor.analysis.model import Model
@@ -200,6 +202,7 @@ def _summarise(
     per_history: Sequence[list[list[Result]]],
     weights: Sequence[tuple[int, ...]],
     held: Misfit,
+    steps: dict[str, int],
     *,
     similar_by: str,
     samples: int,
@@ -226,12 +229,13 @@ def _summarise(
         for label, p in QUANTILES.items():
             stat = Stat(name, p)
             reps = [stat.of(s) for s in replicate_samples]
-            low, high = _quantile_ci(values, n, p, reps, held.widen(stat.name, censored))
+            extra = held.widen(stat.name, censored, steps)
+            low, high = _quantile_ci(values, n, p, reps, extra)
             found[label] = (float(stat.of(pooled)), (max(0.0, low), high))
         quantities[name] = Quantity(*found["median"], *found["p90"])
     success = Stat("success").of(pooled)
     reps = [Stat("success").of(s) for s in replicate_samples]
-    ci = interval(success, n, reps, extra=held.widen("success", censored))
+    ci = interval(success, n, reps, extra=held.widen("success", censored, steps))
     return Forecast(
         policy,
         n,
@@ -277,12 +281,14 @@ def forecasts(
     job = _Job(tuple(policies), models, samples, seed)
     per_history = map_histories(corpus, _outcomes, job, workers=workers)
     held = holdout(corpus, scan.cuts, workers=workers)
+    recorded = Counter(scan.policies).most_common(1)[0][0]
     return [
         _summarise(
             policy,
             [h[j] for h in per_history],
             weights,
             held,
+            steps_past(policy, recorded),
             similar_by=similar_by,
             samples=samples,
             bootstrap=bootstrap,

@@ -20,9 +20,12 @@ Rules:
       record, divided by the share of histories that were cut, is the model's error per
       completed goal; the directions' errors add up, unsigned (``Misfit.per_completed``).
       A quantile's error is measured in probability (``Stat.error``). A row or a forecast
-      whose censored share is c widens its 95 % interval by c times it, on each side
-      (``Misfit.widen``): a success rate by that much, a quantile by reading the pooled
-      distribution that much further out.
+      whose censored share is c widens its 95 % interval on each side by c times the sum
+      over the directions of each one's error times the steps it goes past the record in
+      that direction, at least 1 (``Misfit.widen``, ``steps_past``: the error is of one
+      step; a completed goal of a row k steps out may go through k such steps): a success
+      rate by that much, a quantile by reading the pooled distribution that much further
+      out.
 """
 
 from __future__ import annotations
@@ -136,10 +139,23 @@ class Misfit:
     errors: dict[str, float] = field(default_factory=dict)
     """``direction:statistic`` -> completed - recorded (signed), over the whole corpus."""
 
-    def widen(self, stat: str, censored_share: float) -> float:
+    by_direction: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Direction -> statistic name -> |error| / that direction's cut share."""
+
+    def widen(
+        self, stat: str, censored_share: float, steps: Mapping[str, int] | None = None
+    ) -> float:
         """How much a row with ``censored_share`` of its goals completed by the model widens
-        its interval on each side for ``stat``."""
-        return self.per_completed.get(stat, 0.0) * censored_share
+        its interval on each side for ``stat``: each direction's error per completed goal
+        times the steps the row goes past the record in it (at least 1: ``steps_past``),
+        summed, times the censored share. Without ``steps``, one step in each."""
+        if steps is None or not self.by_direction:
+            return self.per_completed.get(stat, 0.0) * censored_share
+        total = sum(
+            errors.get(stat, 0.0) * max(1, steps.get(direction, 0))
+            for direction, errors in self.by_direction.items()
+        )
+        return total * censored_share
 
 
 def tighter(policy: Policy) -> dict[str, Policy]:
@@ -237,6 +253,7 @@ def misfit(
     row may extrapolate in one only, so they are not let cancel)."""
     per: dict[str, float] = {}
     signed: dict[str, float] = {}
+    by: dict[str, dict[str, float]] = {}
     shares = []
     for direction, drawn in outcomes.items():
         share, errors = error_of(cuts, drawn, direction, stats)
@@ -244,4 +261,19 @@ def misfit(
         for name, e in errors.items():
             per[name] = per.get(name, 0.0) + abs(e) / share
             signed[f"{direction}:{name}"] = e
-    return Misfit(per, max(shares, default=0.0), signed)
+            by.setdefault(direction, {})[name] = abs(e) / share
+    return Misfit(per, max(shares, default=0.0), signed, by)
+
+
+def steps_past(policy: Policy, recorded: Policy) -> dict[str, int]:
+    """How many steps ``policy`` goes past ``recorded`` in each direction the holdout
+    measures: the goal's replans (the larger of ``max_replans``' and
+    ``max_uncharged_replans``' excess) and an item's attempts (``max_attempts``')."""
+    return {
+        "replans": max(
+            0,
+            policy.max_replans - recorded.max_replans,
+            policy.max_uncharged_replans - recorded.max_uncharged_replans,
+        ),
+        "attempts": max(0, policy.max_attempts - recorded.max_attempts),
+    }

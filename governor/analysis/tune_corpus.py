@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -30,12 +31,14 @@ from governor.analysis.holdout import (
     cut_of,
     fit_cut,
     misfit,
+    steps_past,
 )
 from governor.analysis.model import Model
 from governor.analysis.parallel import map_histories
 from governor.analysis.tune import Job, run_chunk
 from governor.core.events import Event, GoalCreated
 from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
 from governor.errors import InputError
 
 Progress = Callable[[int, int], None]
@@ -252,7 +255,12 @@ def tune_corpus(
     sums = evaluate_corpus(corpus, job, workers=processes, progress=progress)
     held = holdout(corpus, scan.cuts, workers=processes)
     widen = MISFIT_WIDEN if any(c.poor for c in found) else 1.0
-    estimates = pareto(sums.estimates(overrides, widen=widen, misfit=held.widen("success", 1.0)))
+    recorded = Counter(scan.policies).most_common(1)[0][0]
+    per_row = [
+        held.widen("success", 1.0, steps_past(with_overrides(recorded, o), recorded))
+        for o in overrides
+    ]
+    estimates = pareto(sums.estimates(overrides, widen=widen, misfit=per_row))
     best, why = recommend(estimates)
     return TuneReport(
         len(corpus),

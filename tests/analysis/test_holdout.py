@@ -94,3 +94,17 @@ def test_rows_widen_by_their_censored_share_times_the_misfit() -> None:
     assert wide[1].success_ci[1] == pytest.approx(min(1.0, plain[1].success_ci[1] + 0.1))
     low, high = wilson(40, 100)
     assert interval(0.4, 100, [], extra=0.05) == pytest.approx((low - 0.05, high + 0.05))
+
+
+def test_a_row_further_past_the_record_widens_more() -> None:
+    from governor.analysis.holdout import Misfit, steps_past
+
+    loose = with_overrides(TIGHT, {"max_replans": 7, "max_attempts": 3})
+    assert steps_past(loose, TIGHT) == {"replans": 4, "attempts": 1}
+    assert steps_past(TIGHT, loose) == {"replans": 0, "attempts": 0}
+    held = Misfit(
+        {"success": 0.3}, 0.5, {}, {"replans": {"success": 0.1}, "attempts": {"success": 0.2}}
+    )
+    assert held.widen("success", 0.5) == pytest.approx(0.15)
+    assert held.widen("success", 0.5, steps_past(TIGHT, TIGHT)) == pytest.approx(0.15)
+    assert held.widen("success", 0.5, steps_past(loose, TIGHT)) == pytest.approx(0.5 * (0.4 + 0.2))
