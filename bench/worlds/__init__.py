@@ -9,7 +9,9 @@ gives the truth the tuner's estimate for that candidate is checked against.
     * ``simulate`` — governor's own model (``governor.analysis.simulate``), the one the
       tuner fits;
     * ``rival`` — an independent model with features the tuner does not assume
-      (``bench.worlds.rival``).
+      (``bench.worlds.rival``);
+    * ``drift`` — governor's own model whose items get harder with every replan
+      (``bench.worlds.drift``): a structure the tuner's model does not have.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
+from bench.worlds.drift import drift_goal
 from bench.worlds.rival import RivalModel, rival_goal
 from governor.analysis.model import Model
 from governor.analysis.simulate import simulate_goal
@@ -39,9 +42,15 @@ def rival_world_goal(policy: Policy, seed: int, goal: int) -> list[Event]:
     return rival_goal(RivalModel(), policy, seed, goal)
 
 
+def drift_world_goal(policy: Policy, seed: int, goal: int) -> list[Event]:
+    """Goal ``goal`` of the drift world, with governor's model's defaults."""
+    return drift_goal(Model(), policy, seed, goal)
+
+
 WORLDS: Final[dict[str, GoalMaker]] = {
     "simulate": simulate_world_goal,
     "rival": rival_world_goal,
+    "drift": drift_world_goal,
 }
 """The worlds by name (top-level functions, so worker processes can receive them)."""
 
@@ -76,4 +85,6 @@ def world(name: str, settings: dict[str, str] | None = None) -> GoalMaker:
             raise InputError(f"{field}={text}: not a {type(default).__name__}") from None
     if isinstance(model, RivalModel):
         return partial(rival_goal, dataclasses.replace(model, **changes))
+    if name == "drift":
+        return partial(drift_goal, dataclasses.replace(model, **changes))
     return partial(simulate_goal, dataclasses.replace(model, **changes))

@@ -125,7 +125,7 @@ def t_quantile(df: int, z: float = 1.96) -> float:
 
 
 def interval(
-    success: float, n: int, replicates: Sequence[float], *, widen: float = 1.0
+    success: float, n: int, replicates: Sequence[float], *, widen: float = 1.0, extra: float = 0.0
 ) -> tuple[float, float]:
     """The 95 % interval of a success rate.
 
@@ -133,7 +133,9 @@ def interval(
     ``t`` standard deviations of the replicate estimates (each refitted the model on
     goals drawn with replacement and completed the censored ones with it: goal sampling,
     model uncertainty and Monte Carlo noise together). ``widen`` scales the bootstrap
-    part when a model check is poor.
+    part when a model check is poor; ``extra`` is added on each side: the model's own
+    error where the record runs out (``governor.analysis.holdout``), a bias the bootstrap
+    cannot see.
     """
     low, high = wilson(success * n, n)
     if len(replicates) >= 2:
@@ -143,7 +145,7 @@ def interval(
         low, high = min(low, success - half), max(high, success + half)
     elif widen > 1:
         low, high = success - (success - low) * widen, success + (high - success) * widen
-    return (max(0.0, low), min(1.0, high))
+    return (max(0.0, low - extra), min(1.0, high + extra))
 
 
 def aggregate(overrides: dict[str, Any], results: list[Result]) -> Estimate:
@@ -250,9 +252,16 @@ class Sums:
         self.n += other.n
 
     def estimates(
-        self, overrides: Sequence[dict[str, Any]], *, widen: float = 1.0
+        self,
+        overrides: Sequence[dict[str, Any]],
+        *,
+        widen: float = 1.0,
+        misfit: float | Sequence[float] = 0.0,
     ) -> list[Estimate]:
-        """Every candidate's estimate; ``widen`` scales the intervals of extrapolated rows."""
+        """Every candidate's estimate; ``widen`` scales the intervals of extrapolated rows,
+        and each row's interval grows by ``misfit`` (the model's error in the success rate
+        per goal it completes; one for every row, or one per row) times its censored
+        share."""
         assert self.values is not None
         assert self.n > 0
         n = self.n
@@ -260,7 +269,13 @@ class Sums:
         for j, (o, v) in enumerate(zip(overrides, self.values, strict=True)):
             basis = basis_of(v[7] / n)
             reps = [r[j] / n for r in self.replicates] if self.replicates else []
-            ci = interval(v[0] / n, n, reps, widen=widen if basis == "extrapolated" else 1.0)
+            ci = interval(
+                v[0] / n,
+                n,
+                reps,
+                widen=widen if basis == "extrapolated" else 1.0,
+                extra=(misfit if isinstance(misfit, int | float) else misfit[j]) * v[7] / n,
+            )
             out.append(
                 Estimate(
                     o,

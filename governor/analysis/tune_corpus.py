@@ -11,21 +11,34 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from governor.analysis.checks import Check, Stats, compare, replicate
 from governor.analysis.corpus import Corpus
-from governor.analysis.estimate import Estimate, Sums, pareto, recommend
+from governor.analysis.estimate import Estimate, Result, Sums, pareto, recommend
 from governor.analysis.fit import Tally
 from governor.analysis.grid import Grid, split_grid
+from governor.analysis.holdout import (
+    DIRECTIONS,
+    Cut,
+    Misfit,
+    completed,
+    cut_of,
+    fit_cut,
+    misfit,
+    steps_past,
+)
 from governor.analysis.model import Model
+from governor.analysis.parallel import map_histories
 from governor.analysis.tune import Job, run_chunk
 from governor.core.events import Event, GoalCreated
 from governor.core.policy import Policy
+from governor.core.policy_input import with_overrides
 from governor.errors import InputError
 
 Progress = Callable[[int, int], None]
@@ -57,6 +70,10 @@ class TuneReport:
     """Bootstrap replicates behind the intervals (0: Wilson intervals over the goals only)."""
     infeasible: tuple[tuple[dict[str, Any], str], ...] = ()
     """The grid points SPEC §12.1 refuses, each with why: listed, never estimated."""
+    holdout: Misfit = field(default_factory=Misfit)
+    """The model's error per completed goal on the record's held-out tails
+    (``governor.analysis.holdout``): it widens every row's interval by its censored share
+    times the success rate's error."""
 
     @property
     def misfit(self) -> bool:
@@ -115,26 +132,48 @@ class _Scan:
     tallies: list[Tally]
     stats: Stats
     policies: list[Policy]
+    cuts: list[Cut]
 
 
-def _scan_one(events: list[Event]) -> tuple[Tally, Stats, Policy]:
+_Scanned = tuple[Tally, Stats, Policy, Cut]
+
+
+def _scan_one(events: list[Event]) -> _Scanned:
     tally, stats = Tally(), Stats()
     tally.add(events)
     stats.add(events)
     created = events[0]
     assert isinstance(created, GoalCreated)
-    return tally, stats, created.policy
+    return tally, stats, created.policy, cut_of(events)
 
 
-def _scan(indices: Sequence[int]) -> list[tuple[Tally, Stats, Policy]]:
+def _scan(indices: Sequence[int]) -> list[_Scanned]:
     assert _CORPUS is not None
     return [_scan_one(_CORPUS.read(i)) for i in indices]
+
+
+def _complete_held(
+    held: tuple[str, Model, tuple[Cut, ...]], index: int, events: list[Event]
+) -> list[Result]:
+    direction, model, cuts = held
+    rng = random.Random(f"holdout:{direction}:{index}")
+    return completed(events, cuts[index], direction, model, rng)
+
+
+def holdout(corpus: Corpus, cuts: Sequence[Cut], *, workers: int) -> Misfit:
+    """The model's error on the record's held-out tails (``governor.analysis.holdout``)."""
+    outcomes = {}
+    for direction in DIRECTIONS:
+        if any(c.at.get(direction) is not None for c in cuts):
+            held = (direction, fit_cut(cuts, direction), tuple(cuts))
+            outcomes[direction] = map_histories(corpus, _complete_held, held, workers=workers)
+    return misfit(cuts, outcomes)
 
 
 def scan_corpus(corpus: Corpus, *, workers: int) -> _Scan:
     """Read every history once (checked), in ``workers`` processes."""
     chunks = _chunks(len(corpus), max(1, min(200, len(corpus) // (workers * 4) or 1)))
-    parts: dict[int, list[tuple[Tally, Stats, Policy]]] = {}
+    parts: dict[int, list[_Scanned]] = {}
     if workers <= 1:
         _init(corpus, Job((), (), 1, 0))
         parts = {i: _scan(chunk) for i, chunk in enumerate(chunks)}
@@ -146,12 +185,13 @@ def scan_corpus(corpus: Corpus, *, workers: int) -> _Scan:
             futures = {pool.submit(_scan, chunk): i for i, chunk in enumerate(chunks)}
             for future in as_completed(futures):
                 parts[futures[future]] = future.result()
-    scan = _Scan([], Stats(), [])
+    scan = _Scan([], Stats(), [], [])
     for i in range(len(chunks)):
-        for tally, stats, policy in parts[i]:
+        for tally, stats, policy, cut in parts[i]:
             scan.tallies.append(tally)
             scan.stats.merge(stats)
             scan.policies.append(policy)
+            scan.cuts.append(cut)
     return scan
 
 
@@ -190,6 +230,8 @@ def tune_corpus(
 
     ``bootstrap``: replicates (0: one model fitted to the whole corpus, Wilson intervals);
     ``checks``: run the model checks (a poor one widens the extrapolated intervals).
+    Every row's interval is also widened by the model's error on the record's held-out
+    tails times the row's censored share (``holdout``).
     """
     if len(corpus) == 0:
         raise InputError("the corpus holds no history")
@@ -211,11 +253,26 @@ def tune_corpus(
         models, weights = (model,), ()
     job = Job(tuple(overrides), models, samples, seed, weights)
     sums = evaluate_corpus(corpus, job, workers=processes, progress=progress)
+    held = holdout(corpus, scan.cuts, workers=processes)
     widen = MISFIT_WIDEN if any(c.poor for c in found) else 1.0
-    estimates = pareto(sums.estimates(overrides, widen=widen))
+    recorded = Counter(scan.policies).most_common(1)[0][0]
+    per_row = [
+        held.widen("success", 1.0, steps_past(with_overrides(recorded, o), recorded))
+        for o in overrides
+    ]
+    estimates = pareto(sums.estimates(overrides, widen=widen, misfit=per_row))
     best, why = recommend(estimates)
     return TuneReport(
-        len(corpus), events, model, estimates, best, why, found, bootstrap, tuple(infeasible)
+        len(corpus),
+        events,
+        model,
+        estimates,
+        best,
+        why,
+        found,
+        bootstrap,
+        tuple(infeasible),
+        held,
     )
 
 

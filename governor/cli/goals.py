@@ -57,6 +57,11 @@ def cmd_new(args: argparse.Namespace) -> int:
         json_line(records.created_record(view))
     else:
         out(view.goal_id)
+        from governor.cli.forecasting import forecast_line  # noqa: PLC0415 - start-up
+        from governor.core.events import GoalCreated  # noqa: PLC0415 - start-up
+
+        if isinstance(events[0], GoalCreated):  # a line of forecast on stderr, when there is data
+            forecast_line(events[0].model_copy(update={"goal_id": view.goal_id}), args.store)
     return ExitCode.OK
 
 

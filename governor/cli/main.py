@@ -52,6 +52,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     ),
     "simulate": ("tuning", "write synthetic goal histories from a stated generative model"),
     "tune": ("tuning", "estimate candidate policies on a corpus of histories; recommend one"),
+    "forecast": (
+        "forecasting",
+        "before a goal starts: its attempts, planner calls, cost and run time, from similar goals",
+    ),
     "probe": ("agents", "run one agent call through a harness; show its class, evidence and rule"),
     "doctor": (
         "agents",

@@ -316,6 +316,10 @@ def tuned_record(report: TuneReport, spared: Savings) -> Record:
             "sent_under_fleet_rule": spared.sent,
             "calls_saved": spared.saved,
         },
+        "holdout": {
+            "cut_share": report.holdout.cut_share,
+            "success_error_per_completed": report.holdout.per_completed.get("success", 0.0),
+        },
         "infeasible": infeasible,
     }
 

@@ -155,4 +155,11 @@ def _checks(report: TuneReport) -> list[str]:
             "  the model fits the corpus poorly: extrapolated rows rest on it, and their "
             "intervals are widened"
         )
+    error = report.holdout.per_completed.get("success", 0.0)
+    if report.holdout.cut_share:
+        lines.append(
+            f"  past the record (its own tail held out): the model's success is off by "
+            f"{error:.3f} per goal it completes; each row's interval is widened by its "
+            "censored share times that"
+        )
     return lines

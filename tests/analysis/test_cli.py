@@ -112,9 +112,12 @@ def test_simulate_then_tune_json_has_the_contract_shape(tmp_path: Path) -> None:
         "model_checks",
         "bootstrap",
         "fleet",
+        "holdout",
         "infeasible",
     ]
     assert report["bootstrap"] == 8
+    assert 0 <= report["holdout"]["cut_share"] <= 1
+    assert report["holdout"]["success_error_per_completed"] >= 0
     # SPEC §12.1: max_replans 1 leaves no planner call for the completion review
     assert [p["policy"]["max_replans"] for p in report["policies"]] == [2, 2, 3, 3]
     assert report["infeasible"] == [

@@ -312,6 +312,8 @@ def test_the_text_report_says_when_the_model_fits_poorly(tmp_path: Path) -> None
     text = format_report(report, every=True)
     assert "model checks" in text
     assert "POOR" not in text
+    assert report.holdout.cut_share > 0
+    assert "past the record (its own tail held out)" in text
     poor = dataclasses.replace(report.checks[-1], poor=True)
     text = format_report(
         dataclasses.replace(report, checks=(*report.checks[:-1], poor)), every=True
