@@ -31,6 +31,7 @@ from governor.core.event_fields import (
     Milestone,
     Name,
     PlanTrigger,
+    PoolName,
     Profile,
     ReasonRequired,
     Sha256,
@@ -65,6 +66,8 @@ class GoalCreated(EventBase):
     profiles: dict[Name, Profile]
     planner: Name
     worker: Name
+    pools: tuple[PoolName, ...] | None = None
+    """The pools whose budgets the goal spends (SPEC §13.6); absent: none."""
 
     @model_validator(mode="after")
     def _profiles_exist(self) -> GoalCreated:

@@ -139,6 +139,22 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
         """CREATE INDEX goals_status_attention
             ON goals (status, attention, updated_at DESC, goal_id)""",
     ),
+    (
+        # pools (SPEC §13.6): each pool's events, and its state at its last seq
+        """CREATE TABLE pool_events (
+            pool TEXT COLLATE "C" NOT NULL,
+            seq BIGINT NOT NULL,
+            type TEXT NOT NULL,
+            at TIMESTAMPTZ NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (pool, seq)
+        )""",
+        """CREATE TABLE pools (
+            name TEXT COLLATE "C" PRIMARY KEY,
+            seq BIGINT NOT NULL,
+            state TEXT NOT NULL
+        )""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

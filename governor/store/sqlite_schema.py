@@ -130,6 +130,22 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         """CREATE INDEX goals_status_attention
             ON goals (status, attention, updated_at_us DESC, goal_id)""",
     ),
+    (
+        # pools (SPEC §13.6): each pool's events, and its state at its last seq
+        """CREATE TABLE pool_events (
+            pool TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            at_us INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (pool, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE pools (
+            name TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL,
+            state TEXT NOT NULL
+        )""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

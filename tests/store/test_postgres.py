@@ -518,7 +518,7 @@ def test_a_page_by_attention_walks_an_index_over_100000_goals_without_sorting(ur
 
 def test_the_migration_ranks_the_rows_it_finds_as_the_code_does(url):
     with psycopg.connect(url, autocommit=True) as raw:
-        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:-1])
+        migrate(raw, where="t", now=FakeClock(), migrations=MIGRATIONS[:_RANKED])
         for i, (status, blocked_on) in enumerate(COMBINATIONS):
             raw.execute(
                 "INSERT INTO goals (goal_id, title, seq, status, next_action, blocked_on, "
@@ -528,3 +528,7 @@ def test_the_migration_ranks_the_rows_it_finds_as_the_code_does(url):
         migrate(raw, where="t", now=FakeClock())
     ranks = dict(sql(url, "SELECT goal_id, attention FROM goals"))
     assert ranks == {f"g{i}": attention(*pair) for i, pair in enumerate(COMBINATIONS)}
+
+
+_RANKED = next(i for i, step in enumerate(MIGRATIONS) if "attention" in step[0])
+"""The migration that ranks the summaries by attention: the tests stop just before it."""

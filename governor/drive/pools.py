@@ -1,0 +1,244 @@
+"""Pools from the shell: setting and deleting them, and reserving, settling and releasing
+the calls of a goal against every pool it names (SPEC §13.6).
+
+Rules:
+    * Input is checked before anything is written: a limit out of range, an unknown time
+      zone, a pool that does not exist, a pool still named by a goal that has not ended
+      are each one ``InputError``/``NotFoundError``/``CommandRefusedError`` line, and
+      nothing is recorded.
+    * A reservation is one store transaction over every pool of the goal
+      (``EventStore.change_pools``): either each pool records ``pool.reserved`` (after a
+      ``pool.renewed`` when its period turned) or, when one of them has no room, none does
+      and the call does not start. Settling and releasing are transactions the same way.
+    * A goal only ever touches the pools its ``goal.created`` names: the names come from
+      the goal's own view, never from the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from functools import cache
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import ValidationError
+
+from governor.core.pools import (
+    DEFAULT_RESERVE_USD,
+    Figure,
+    PoolLimits,
+    PoolState,
+    Refusal,
+    needs_renewal,
+    refusal,
+)
+from governor.core.view import GoalView
+from governor.errors import CommandRefusedError, InputError, NotFoundError
+from governor.store.base import EventStore
+
+
+@cache
+def zone(name: str) -> ZoneInfo:
+    """The IANA time zone ``name``; ``InputError`` when there is none of that name."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        raise InputError(
+            f"unknown time zone '{name}': use an IANA name such as Europe/Berlin or UTC"
+        ) from exc
+
+
+def limits_of(fields: Mapping[str, Any]) -> PoolLimits:
+    """Pool limits from input, checked whole (range, period, time zone)."""
+    try:
+        limits = PoolLimits.model_validate(dict(fields))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "pool"
+        raise InputError(f"pool {where}: {first['msg']}") from None
+    zone(limits.tz)
+    return limits
+
+
+def set_pool(
+    store: EventStore,
+    name: str,
+    limits: PoolLimits,
+    *,
+    at: datetime,
+    actor: str,
+    reason: str | None,
+) -> PoolState:
+    """Create the pool or change its limits (``pool.set``)."""
+    zone(limits.tz)
+    states = store.change_pools(
+        [name],
+        lambda _s: {name: [_fields("pool.set", at, actor, reason, limits=limits)]},
+    )
+    return states[name]
+
+
+def pool_or_error(store: EventStore, name: str) -> PoolState:
+    """The pool's state; ``NotFoundError`` for a pool never set or deleted."""
+    state = store.pool_state(name)
+    if state is None or state.deleted or state.limits is None:
+        raise NotFoundError(f"no pool '{name}': `governor pool list` shows the pools")
+    return state
+
+
+def delete_pool(
+    store: EventStore, name: str, users: Sequence[str], *, at: datetime, actor: str
+) -> PoolState:
+    """Delete the pool (``pool.deleted``); refused while a goal that has not ended names it."""
+    pool_or_error(store, name)
+    if users:
+        shown = ", ".join(users[:5]) + (" …" if len(users) > 5 else "")
+        raise CommandRefusedError(
+            f"pool '{name}' is named by {len(users)} goal(s) that have not ended ({shown}); "
+            "cancel them or let them finish first"
+        )
+    return store.change_pools(
+        [name], lambda _s: {name: [_fields("pool.deleted", at, actor, None)]}
+    )[name]
+
+
+def check_pools_exist(store: EventStore, names: Iterable[str]) -> None:
+    """``NotFoundError`` naming the first pool of ``names`` that does not exist."""
+    for name in names:
+        pool_or_error(store, name)
+
+
+def pools_of(view: GoalView) -> tuple[str, ...]:
+    """The pools the goal names in its ``goal.created`` (the only ones it may spend)."""
+    created = view.created
+    return tuple(created.pools or ()) if created is not None else ()
+
+
+class _Refused(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        self.refusal = refusal
+
+
+def reserve(
+    store: EventStore,
+    pools: Sequence[str],
+    goal_id: str,
+    call: str,
+    ask: Figure,
+    *,
+    now: datetime,
+) -> Refusal | None:
+    """Reserve ``ask`` for ``call`` against every pool in one transaction; the refusal of
+    the first pool without room (then nothing was written)."""
+    if not pools:
+        return None
+
+    def change(states: Mapping[str, PoolState]) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for name, state in states.items():
+            if state.limits is None or state.deleted:
+                continue  # deleted under a goal that had ended: nothing left to spend
+            tz = zone(state.limits.tz)
+            refused = refusal(state, ask, tz, now)
+            if refused is not None:
+                raise _Refused(refused)
+            events = []
+            start = needs_renewal(state, tz, now)
+            if start is not None:
+                events.append(_fields("pool.renewed", now, "governor", None, period_start=start))
+            events.append(
+                _fields(
+                    "pool.reserved", now, "governor", None, call=call, goal_id=goal_id, figure=ask
+                )
+            )
+            out[name] = events
+        return out
+
+    try:
+        store.change_pools(pools, change)
+    except _Refused as refused:
+        return refused.refusal
+    return None
+
+
+def settle(
+    store: EventStore,
+    pools: Sequence[str],
+    goal_id: str,
+    call: str,
+    figure: Figure | None,
+    *,
+    now: datetime,
+) -> None:
+    """Settle the call's reservation with what it spent (``figure``), or release it when
+    the call never ran (``figure`` None)."""
+    if not pools:
+        return
+
+    def change(states: Mapping[str, PoolState]) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for name, state in states.items():
+            if call not in state.in_flight:
+                continue
+            if figure is None:
+                out[name] = [
+                    _fields("pool.released", now, "governor", None, call=call, goal_id=goal_id)
+                ]
+            else:
+                out[name] = [
+                    _fields(
+                        "pool.settled",
+                        now,
+                        "governor",
+                        None,
+                        call=call,
+                        goal_id=goal_id,
+                        figure=figure,
+                    )
+                ]
+        return out
+
+    store.change_pools(pools, change)
+
+
+def expected_figure(view: GoalView, profile: str, reserve_usd: float | None = None) -> Figure:
+    """What a call of ``profile`` is expected to spend: ``reserve_usd`` when the profile
+    names it, else the median cost of the goal's recorded calls with a cost, else
+    ``DEFAULT_RESERVE_USD`` — and one charged attempt. The forecast (issue 33 Build 5)
+    may replace this through ``EXPECTED_FIGURE_HOOK``."""
+    if EXPECTED_FIGURE_HOOK is not None:
+        hooked = EXPECTED_FIGURE_HOOK(view, profile)
+        if hooked is not None:
+            return hooked
+    if reserve_usd is not None:
+        return Figure(usd=reserve_usd, attempts=1)
+    costs = sorted(view_costs(view))
+    usd = costs[len(costs) // 2] if costs else DEFAULT_RESERVE_USD
+    return Figure(usd=usd, attempts=1)
+
+
+ExpectedFigure = Callable[[GoalView, str], Figure | None]
+"""A forecast's estimate of what a call of a profile will spend (None: no estimate)."""
+
+EXPECTED_FIGURE_HOOK: ExpectedFigure | None = None
+"""Set by the forecast (issue 33 Build 5) to size reservations from similar goals."""
+
+
+def view_costs(view: GoalView) -> list[float]:
+    """The reported costs of the goal's finished calls (planner and worker)."""
+    costs = [
+        p.proposal.cost_usd
+        if p.proposal is not None
+        else (p.failure.cost_usd if p.failure else None)
+        for p in view.plans.values()
+    ]
+    costs += [i.finish.cost_usd if i.finish is not None else None for i in view.work.values()]
+    return [c for c in costs if c]
+
+
+def _fields(kind: str, at: datetime, actor: str, reason: str | None, **more: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": kind, "at": at, "actor": actor, **more}
+    if reason:
+        out["reason"] = reason
+    return out
