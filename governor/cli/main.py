@@ -64,6 +64,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     ),
     "serve": ("service", "tick every due goal of the store with N workers until stopped"),
     "service": ("service", "the service's state: governor service status"),
+    "pool": ("pools", "budgets shared by goals: set, list, show, delete"),
     "upstreams": (
         "service",
         "each upstream's shared health: state, outage, next probe, parked goals",

@@ -23,6 +23,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Final
 
+from governor.core.budget_stops import budget_stop
 from governor.core.decision import Decision, WorkDecision
 from governor.core.dispatch import RULES_8_TO_12, dispatch_on, running_on
 from governor.core.goal_rules import RULES_1_TO_7, SETTLED, Ctx
@@ -149,6 +150,8 @@ def goal_decision(
             if decision is not None:
                 break
     assert decision is not None, "the fallback rule always decides"
-    if view.parked is None and not upstreams:  # nothing known to fail, nothing parked
-        return decision
-    return fleet(view, now, decision, upstreams)
+    if view.parked is not None or upstreams:  # something known to fail, or parked
+        decision = fleet(view, now, decision, upstreams)
+    if view.budget_request is not None:  # a budget stop that asks (SPEC §13.6, §13.7)
+        decision = budget_stop(view, now, decision)
+    return decision

@@ -42,7 +42,7 @@ from governor.core.event_fields import (
     WorkSpec,
 )
 from governor.core.evidence import Evidence, FailureClass
-from governor.core.numbers import MAX_RUNTIME_S, Position, Usd, WaitS
+from governor.core.numbers import MAX_RUNTIME_S, Count, Position, Usd, WaitS
 from governor.core.observation import Usage
 from governor.core.policy import LedgerName, Policy, check_policy_value
 from governor.core.work_events import (
@@ -223,6 +223,52 @@ class BudgetRaised(ReasonRequired):
         return self
 
 
+class BudgetRequested(ReasonRequired):
+    """A budget stopped the goal, and the goal asks for more (SPEC §13.7).
+
+    ``budget`` is ``pool:<name>`` for a pool, else the goal's own ledger (``cost``,
+    ``total_attempts``, ``replans``); the amount asked is ``usd`` or ``attempts``; a pool
+    that renews says when (``renews_at``: the goal goes on by itself then). The reason says
+    why, in words (the spend and the limit).
+    """
+
+    type: Literal["budget.requested"] = "budget.requested"
+    budget: Name
+    usd: Usd | None = None
+    attempts: Count | None = None
+    renews_at: UtcTime | None = None
+
+
+class BudgetGranted(ReasonRequired):
+    """A request was granted: by ``policy`` (the ``grants`` rule named in ``rule``) or by a
+    person. For the goal's own ledger the limit rises by the amount until ``expires_at``
+    (``budget.expired``); for a pool the grant is the pool's (``pool.granted``)."""
+
+    type: Literal["budget.granted"] = "budget.granted"
+    budget: Name
+    usd: Usd | None = None
+    attempts: Count | None = None
+    expires_at: UtcTime | None = None
+    rule: Name | None = None
+
+
+class BudgetDeclined(ReasonRequired):
+    """A person declined the open request: the goal stays stopped (until its pool renews)."""
+
+    type: Literal["budget.declined"] = "budget.declined"
+    budget: Name
+
+
+class BudgetExpired(EventBase):
+    """A grant on the goal's own ledger expired: its limit falls back by the amount granted;
+    what the grant bought stays counted."""
+
+    type: Literal["budget.expired"] = "budget.expired"
+    budget: Name
+    usd: Usd | None = None
+    attempts: Count | None = None
+
+
 Event = Annotated[
     GoalCreated
     | PlanRequested
@@ -243,7 +289,11 @@ Event = Annotated[
     | GoalResumed
     | GoalParked
     | GoalCancelled
-    | BudgetRaised,
+    | BudgetRaised
+    | BudgetRequested
+    | BudgetGranted
+    | BudgetDeclined
+    | BudgetExpired,
     Field(discriminator="type"),
 ]
 """Any event of a goal's stream."""
@@ -271,6 +321,10 @@ EVENT_CLASSES: Final[dict[str, type[EventBase]]] = {
         GoalParked,
         GoalCancelled,
         BudgetRaised,
+        BudgetRequested,
+        BudgetGranted,
+        BudgetDeclined,
+        BudgetExpired,
     )
 }
 """Every event type string and the class that carries it."""

@@ -41,11 +41,13 @@ ENDED_RANK: Final = 3
 def attention(status: str, blocked_on: str | None) -> int:
     """How soon a person should look at a goal: 0 (waits on a person) .. 3 (ended).
 
-    ``NEEDS_PERSON``: awaiting review, or blocked on a decision; ``STOPPED_RANK``: blocked
+    ``NEEDS_PERSON``: awaiting review, or blocked on a decision or on a person's grant; ``STOPPED_RANK``: blocked
     on anything else, or a budget exhausted; ``ACTIVE_RANK``: ready, running, waiting;
     ``ENDED_RANK``: succeeded, cancelled (and any status this code does not know).
     """
-    if status == "awaiting_review" or (status == "blocked" and blocked_on == "decision"):
+    if status == "awaiting_review" or (
+        status == "blocked" and blocked_on in ("decision", "operator")
+    ):  # a question, or a request for more budget (SPEC §13.7)
         return NEEDS_PERSON
     if status in ("blocked", "budget_exhausted"):
         return STOPPED_RANK

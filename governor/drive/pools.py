@@ -16,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache
@@ -24,6 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
 
+from governor.core.event_fields import POOL_NAME_PATTERN
 from governor.core.pools import (
     DEFAULT_RESERVE_USD,
     Figure,
@@ -55,10 +57,20 @@ def limits_of(fields: Mapping[str, Any]) -> PoolLimits:
         limits = PoolLimits.model_validate(dict(fields))
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "pool"
-        raise InputError(f"pool {where}: {first['msg']}") from None
+        where = " ".join(["pool", *(str(p) for p in first["loc"])])
+        raise InputError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
     zone(limits.tz)
     return limits
+
+
+def check_name(name: str) -> str:
+    """``name`` when it is a pool name; ``InputError`` saying what one is otherwise."""
+    if not re.fullmatch(POOL_NAME_PATTERN, name):
+        raise InputError(
+            f"'{name}' is not a pool name: 1-64 small letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
 
 
 def set_pool(
@@ -71,6 +83,7 @@ def set_pool(
     reason: str | None,
 ) -> PoolState:
     """Create the pool or change its limits (``pool.set``)."""
+    check_name(name)
     zone(limits.tz)
     states = store.change_pools(
         [name],
@@ -242,3 +255,16 @@ def _fields(kind: str, at: datetime, actor: str, reason: str | None, **more: Any
     if reason:
         out["reason"] = reason
     return out
+
+
+def goals_naming(store: EventStore, name: str, *, ended: bool = True) -> list[str]:
+    """The ids of the goals whose ``goal.created`` names the pool (those that have not
+    ended only, with ``ended=False``)."""
+    found = []
+    for summary in store.goals():
+        if not ended and summary.status in ("succeeded", "cancelled"):
+            continue
+        first = next(iter(store.load(summary.goal_id)), None)
+        if first is not None and first.type == "goal.created" and name in (first.pools or ()):
+            found.append(summary.goal_id)
+    return found

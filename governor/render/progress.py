@@ -77,5 +77,12 @@ def format_event_line(event: Event) -> str | None:  # noqa: PLR0911, PLR0912 - o
             return f"{event.type} by {event.actor}" + (f": {event.reason}" if event.reason else "")
         case e.GoalParked():
             return f"parked on {event.upstream} (failing since {stamp(event.since)})"
+        case e.BudgetRequested() | e.BudgetDeclined():
+            return f"{event.type} ({event.budget}) by {event.actor}: {event.reason}"
+        case e.BudgetGranted():
+            rule = f" under {event.rule}" if event.rule else ""
+            return f"budget.granted ({event.budget}) by {event.actor}{rule}: {event.reason}"
+        case e.BudgetExpired():
+            return f"budget.expired ({event.budget}): the grant's limit is gone"
         case _:
             return None

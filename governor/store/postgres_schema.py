@@ -140,7 +140,9 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
             ON goals (status, attention, updated_at DESC, goal_id)""",
     ),
     (
-        # pools (SPEC §13.6): each pool's events, and its state at its last seq
+        # pools (SPEC §13.6): each pool's events, and its state at its last seq; a goal
+        # blocked on a person's grant (SPEC §13.7) needs a person (none was before)
+        "UPDATE goals SET attention = 0 WHERE status = 'blocked' AND blocked_on = 'operator'",
         """CREATE TABLE pool_events (
             pool TEXT COLLATE "C" NOT NULL,
             seq BIGINT NOT NULL,

@@ -131,7 +131,9 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             ON goals (status, attention, updated_at_us DESC, goal_id)""",
     ),
     (
-        # pools (SPEC §13.6): each pool's events, and its state at its last seq
+        # pools (SPEC §13.6): each pool's events, and its state at its last seq; a goal
+        # blocked on a person's grant (SPEC §13.7) needs a person (none was before)
+        "UPDATE goals SET attention = 0 WHERE status = 'blocked' AND blocked_on = 'operator'",
         """CREATE TABLE pool_events (
             pool TEXT NOT NULL,
             seq INTEGER NOT NULL,

@@ -497,7 +497,7 @@ def test_a_page_by_attention_walks_an_index_over_100000_goals_without_sorting(ur
     fill(url, GOALS)
     asking = "UPDATE goals SET status = 'blocked', blocked_on = 'decision' WHERE seq = 1 AND goal_id LIKE '%%7'"
     sql(url, asking)  # a tenth of the goals ask a person
-    sql(url, MIGRATIONS[-1][1])  # rank them as the migration ranks rows it finds
+    sql(url, MIGRATIONS[_RANKED][1])  # rank them as the migration ranks rows it finds
     sql(url, "ANALYZE goals")
     statement, values = listing.select(_GOALS, query, "postgres")
     ((plan,),) = sql(url, f"EXPLAIN (FORMAT JSON) {statement}", (*values, 50, 400))
