@@ -127,6 +127,37 @@ def cmd_pool_delete(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_grant(args: argparse.Namespace) -> int:
+    from governor.drive import pools  # noqa: PLC0415
+
+    expires = _duration("--expires", args.expires) if args.expires else None
+    with store_from(args.store) as store:
+        moved = pools.grant(
+            store, args.target, usd=args.usd, attempts=args.attempts, expires_s=expires,
+            reason=args.reason, actor=args.actor, clock=utc_now,
+        )  # fmt: skip
+    return _answered(args, "granted", moved)
+
+
+def cmd_decline(args: argparse.Namespace) -> int:
+    from governor.drive import pools  # noqa: PLC0415
+
+    with store_from(args.store) as store:
+        answered = pools.decline(
+            store, args.target, reason=args.reason, actor=args.actor, clock=utc_now
+        )
+    return _answered(args, "declined", answered)
+
+
+def _answered(args: argparse.Namespace, what: str, goals: list[str]) -> int:
+    if args.json:
+        json_line({"target": args.target, what: True, "goals": goals})
+    else:
+        named = ", ".join(goals) if goals else "no goal was waiting on it"
+        out(f"{what} for {args.target}: {named}")
+    return ExitCode.OK
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pool = sub.add_parser("pool", help="budgets shared by goals: set, list, show, delete")
     verbs = pool.add_subparsers(dest="pool_command", required=True, metavar="VERB")
@@ -162,3 +193,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_pool_delete)
+    _register_answers(sub)
+
+
+def _register_answers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("grant", help="grant more budget to a goal's open request, or to a pool")
+    p.add_argument("target", metavar="GOAL|POOL")
+    p.add_argument("--usd", type=float, metavar="X", help="US dollars (default: what was asked)")
+    p.add_argument("--attempts", type=int, metavar="N", help="charged attempts (default: asked)")
+    p.add_argument("--expires", metavar="DURATION", help="the grant ends after this (2h)")
+    p.add_argument("--reason", required=True, help="why, recorded on the grant")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grant)
+    p = sub.add_parser(
+        "decline", help="decline a goal's open request for more budget (or a pool's)"
+    )
+    p.add_argument("target", metavar="GOAL|POOL")
+    p.add_argument("--reason", required=True, help="why, recorded on the answer")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_decline)

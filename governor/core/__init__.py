@@ -17,7 +17,7 @@ Read in this order (bottom up; ``docs/architecture.md`` gives each module a line
     events: event_fields, work_events, events, pools
     the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
     the fold: view, fold_steps, fold, hot, headroom, proposal, history, charges
-    recording: record_head, record, record_work, record_park
+    recording: record_head, record, record_work, record_park, record_budget
     decisions: ledger, decision, work, memo, parking, budget_stops, goal_rules, dispatch, decide, decider, route, question, summary
     operator verbs: verbs, commands
 """

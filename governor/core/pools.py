@@ -34,6 +34,8 @@ from governor.core.event_fields import Id, Name, PoolName, Reason, UtcTime
 from governor.core.events import PlanFailed, PlanProposed
 from governor.core.evidence import is_uncharged
 from governor.core.numbers import Count, Position, RuntimeS, Usd
+from governor.core.policy import Grants
+from governor.core.text import stamp
 from governor.core.work_events import AttemptFinished
 
 Period = Literal["day", "week", "month", "total", "every"]
@@ -50,17 +52,6 @@ _MIN_EVERY_S: Final = 1.0
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Grants(_Frozen):
-    """What governor may grant by itself (SPEC §13.7), on a goal policy or a pool."""
-
-    auto_usd: Usd = 0.0
-    """Largest request in US dollars granted without a person. Default 0."""
-    auto_attempts: Count = 0
-    """Largest request in charged attempts granted without a person. Default 0."""
-    expires_s: RuntimeS | None = None
-    """How long a grant lasts, in seconds (None: until the period renews, or for ever)."""
 
 
 class PoolLimits(_Frozen):
@@ -306,11 +297,12 @@ class Refusal:
     renews_at: datetime | None
 
     def sentence(self) -> str:
-        renews = f"; it renews at {self.renews_at.isoformat()}" if self.renews_at else ""
+        renews = f"; it renews at {stamp(self.renews_at)}" if self.renews_at else ""
+        span = {"total": "in total", "every": "this period"}.get(self.period, f"this {self.period}")
         what = {"usd": "$", "attempts": "", "run_time_s": ""}[self.unit]
         unit = {"usd": "", "attempts": " attempts", "run_time_s": "s of run time"}[self.unit]
         return (
-            f"pool '{self.pool}' is spent for this {self.period}: "
+            f"pool '{self.pool}' is spent {span}: "
             f"{what}{self.spent:g}{unit} spent and {what}{self.reserved:g}{unit} reserved "
             f"of {what}{self.limit:g}{unit}{renews}"
         )

@@ -18,24 +18,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
 
+from governor.core.decision import Decision
 from governor.core.event_fields import POOL_NAME_PATTERN
+from governor.core.events import Event, PlanFailed, PlanProposed
+from governor.core.fold_steps import GRANTABLE
 from governor.core.pools import (
     DEFAULT_RESERVE_USD,
     Figure,
+    PoolGranted,
     PoolLimits,
     PoolState,
     Refusal,
+    call_figure,
     needs_renewal,
     refusal,
 )
+from governor.core.record_budget import (
+    auto_grant_rule,
+    decline_budget,
+    expire_grants,
+    grant_budget,
+    request_budget,
+)
 from governor.core.view import GoalView
+from governor.core.work_events import AttemptFinished
+from governor.drive.append import Build
 from governor.errors import CommandRefusedError, InputError, NotFoundError
 from governor.store.base import EventStore
 
@@ -268,3 +283,280 @@ def goals_naming(store: EventStore, name: str, *, ended: bool = True) -> list[st
         if first is not None and first.type == "goal.created" and name in (first.pools or ()):
             found.append(summary.goal_id)
     return found
+
+
+# --- the runner's side: a call's reservation, its settlement, a request on a refusal ------
+
+
+@dataclass(frozen=True, slots=True)
+class Reserved:
+    """A call's reservation against the goal's pools (none when the goal names no pool)."""
+
+    call: str | None
+    pools: tuple[str, ...]
+    at: datetime
+
+
+class PoolCalls:
+    """Reserves a goal's calls against its pools and settles them (SPEC §13.6); on a
+    refusal, records the goal's request for more (SPEC §13.7) and grants it when the
+    pool's ``grants`` rule allows.
+
+    ``record`` appends events built on the goal's current view (the runner's); ``view``
+    returns that view.
+    """
+
+    def __init__(
+        self,
+        store: EventStore,
+        goal_id: str,
+        *,
+        view: Callable[[], GoalView],
+        record: Callable[[Build], list[Event]],
+        clock: Callable[[], datetime],
+        ids: Callable[[], str],
+        progress: Callable[[str], None],
+    ) -> None:
+        self.store, self.goal_id, self.view, self.record = store, goal_id, view, record
+        self.clock, self.ids, self.progress = clock, ids, progress
+
+    def reserve(self, profile: str) -> Reserved | None:
+        """Reserve a call of ``profile``; None when a pool has no room (the goal then has
+        an open request, and waits or is granted)."""
+        view, now = self.view(), self.clock()
+        pools = pools_of(view)
+        if not pools:
+            return Reserved(None, (), now)
+        created = view.created
+        given = created.profiles.get(profile) if created is not None else None
+        ask = expected_figure(view, profile, given.reserve_usd if given is not None else None)
+        call = self.ids()
+        refused = reserve(self.store, pools, self.goal_id, call, ask, now=now)
+        if refused is None:
+            return Reserved(call, pools, now)
+        self.progress(refused.sentence())
+        self._request(refused, ask, now)
+        return None
+
+    def settle(self, reserved: Reserved | None, finish: Event | None) -> None:
+        """Settle the reservation with what the call's recorded finish spent (release it
+        when nothing was recorded: the call never ran)."""
+        if reserved is None or reserved.call is None:
+            return
+        figure = None
+        if isinstance(finish, PlanProposed | PlanFailed | AttemptFinished):
+            figure = call_figure(finish, reserved.at)
+        settle(self.store, reserved.pools, self.goal_id, reserved.call, figure, now=self.clock())
+
+    def _request(self, refused: Refusal, ask: Figure, now: datetime) -> None:
+        usd = ask.usd if refused.unit == "usd" else None
+        attempts = 1 if refused.unit == "attempts" else None
+        budget = f"pool:{refused.pool}"
+        asked = self.record(
+            lambda v: request_budget(
+                v, budget=budget, usd=usd, attempts=attempts, renews_at=refused.renews_at,
+                reason=refused.sentence(), at=now,
+            )
+        )  # fmt: skip
+        state = self.store.pool_state(refused.pool)
+        grants = state.limits.grants if state is not None and state.limits is not None else None
+        rule = auto_grant_rule(grants, usd, attempts)
+        if not asked or rule is None or grants is None:
+            return
+        granted = grant_pool(
+            self.store, refused.pool, Figure(usd=usd or 0.0, attempts=attempts or 0),
+            expires_s=grants.expires_s, at=now, actor="policy", rule=rule, goal_id=self.goal_id,
+            reason=f"at or under pool {refused.pool}'s {rule}",
+        )  # fmt: skip
+        self.record(
+            lambda v: grant_budget(
+                v, usd=usd, attempts=attempts, expires_s=grants.expires_s, at=now,
+                actor="policy", rule=f"pool {refused.pool} {rule}",
+                reason=f"granted by pool {refused.pool}'s rule {rule} (pool event {granted.seq})",
+            )
+        )  # fmt: skip
+        self.progress(f"pool {refused.pool} granted {asked_text(usd, attempts)} by its rule {rule}")
+
+    def own_budget(self, decision: Decision) -> bool:
+        """On a stop by the goal's own budget under a ``grants`` policy: record the request,
+        and grant it when the rule allows; expire grants whose time has come. True when
+        something was recorded (decide again)."""
+        view, now = self.view(), self.clock()
+        if any(g.expires_at <= now for g in view.open_grants) and self.record(
+            lambda v: expire_grants(v, at=now)
+        ):
+            return True
+        grants = view.policy.grants
+        ledger = decision.exhausted
+        if grants is None or decision.status != "budget_exhausted" or ledger not in GRANTABLE:
+            return False
+        per_call = expected_figure(view, view.created.planner if view.created else "").usd
+        usd, attempts = (per_call, None) if ledger == "cost" else (None, 1)
+        request = view.budget_request
+        if request is not None and request.budget == ledger:
+            return False  # asked already: a person answers
+        spent = decision.ledger
+        reason = f"the goal's own {ledger} budget is spent ({_spent_text(ledger, spent)})"
+        if not self.record(
+            lambda v: request_budget(
+                v, budget=ledger, usd=usd, attempts=attempts, renews_at=None, reason=reason, at=now
+            )
+        ):
+            return False
+        rule = auto_grant_rule(grants, usd, attempts)
+        if rule is not None:
+            self.record(
+                lambda v: grant_budget(
+                    v, usd=usd, attempts=attempts, expires_s=grants.expires_s, at=now,
+                    actor="policy", rule=f"policy {rule}", reason=f"at or under the goal's {rule}",
+                )
+            )  # fmt: skip
+            self.progress(f"granted {asked_text(usd, attempts)} by the goal's rule {rule}")
+        return True
+
+
+def _spent_text(ledger: str, spent: Any) -> str:
+    if ledger == "cost":
+        return f"${spent.cost_usd:.4g} reported"
+    row = spent.replans if ledger == "replans" else spent.attempts
+    return f"{row.charged} charged of {row.limit}"
+
+
+def asked_text(usd: float | None, attempts: int | None) -> str:
+    """An amount in words: ``$0.5``, ``1 attempt``."""
+    parts = []
+    if usd is not None:
+        parts.append(f"${usd:g}")
+    if attempts is not None:
+        parts.append(f"{attempts} attempt" + ("s" if attempts != 1 else ""))
+    return " and ".join(parts) or "nothing"
+
+
+def grant_pool(
+    store: EventStore,
+    name: str,
+    figure: Figure,
+    *,
+    expires_s: float | None,
+    at: datetime,
+    actor: str,
+    reason: str,
+    rule: str | None = None,
+    goal_id: str | None = None,
+) -> PoolGranted:
+    """Record ``pool.granted`` on the pool: its limit rises by ``figure`` until it expires
+    (or the period renews)."""
+    expires_at = at + timedelta(seconds=expires_s) if expires_s else None
+    fields = _fields(
+        "pool.granted", at, actor, reason, figure=figure, expires_at=expires_at, rule=rule,
+        goal_id=goal_id,
+    )  # fmt: skip
+    state = store.change_pools([name], lambda _s: {name: [fields]})[name]
+    return PoolGranted(pool=name, seq=state.seq, **fields)
+
+
+# --- a person's answer: governor grant / governor decline (SPEC §13.7) ----------------------
+
+
+def grant(
+    store: EventStore,
+    target: str,
+    *,
+    usd: float | None,
+    attempts: int | None,
+    expires_s: float | None,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+) -> list[str]:
+    """Grant more budget to a goal's open request, or to a pool (and so to every goal
+    waiting on it); the goals moved. A goal with no open request is refused."""
+    from governor.drive import goals  # noqa: PLC0415 - goals imports this module
+
+    _check_amount(usd, attempts)
+    if store.last_seq(target):
+        view, now = goals.load(store, target), clock()
+        grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=reason,
+                     at=now, actor=actor)  # fmt: skip  # refuses a goal that is not waiting
+        request = view.budget_request
+        assert request is not None
+        if request.renews_at is not None and now >= request.renews_at:
+            raise CommandRefusedError(
+                f"it is not waiting for more budget: {request.budget} renewed at "
+                f"{request.renews_at.isoformat()}",
+                goal_id=target,
+            )
+        if request.budget.startswith("pool:"):
+            pool = request.budget.removeprefix("pool:")
+            figure = Figure(
+                usd=usd or request.usd or 0.0, attempts=attempts or request.attempts or 0
+            )
+            grant_pool(store, pool, figure, expires_s=expires_s, at=now, actor=actor,
+                       reason=reason, goal_id=target)  # fmt: skip
+        goals.operate(
+            store,
+            target,
+            lambda v: grant_budget(
+                v,
+                usd=usd,
+                attempts=attempts,
+                expires_s=expires_s,
+                reason=reason,
+                at=clock(),
+                actor=actor,
+            ),
+            clock=clock,
+        )
+        return [target]
+    check_name(target)
+    pool_or_error(store, target)
+    if usd is None and attempts is None:
+        raise InputError("granting to a pool needs an amount: --usd X and/or --attempts N")
+    figure = Figure(usd=usd or 0.0, attempts=attempts or 0)
+    grant_pool(store, target, figure, expires_s=expires_s, at=clock(), actor=actor, reason=reason)
+    return _answer_waiting(store, target, lambda v: grant_budget(
+        v, usd=usd, attempts=attempts, expires_s=expires_s, reason=reason, at=clock(), actor=actor
+    ), clock)  # fmt: skip
+
+
+def decline(
+    store: EventStore, target: str, *, reason: str, actor: str, clock: Callable[[], datetime]
+) -> list[str]:
+    """Decline a goal's open request, or every open request on a pool; the goals answered."""
+    from governor.drive import goals  # noqa: PLC0415
+
+    if store.last_seq(target):
+        goals.operate(
+            store, target, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor),
+            clock=clock,
+        )  # fmt: skip
+        return [target]
+    check_name(target)
+    pool_or_error(store, target)
+    return _answer_waiting(
+        store, target, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor), clock
+    )
+
+
+def _answer_waiting(
+    store: EventStore, pool: str, build: Build, clock: Callable[[], datetime]
+) -> list[str]:
+    """Answer every goal whose open request is on ``pool``."""
+    from governor.drive import goals  # noqa: PLC0415
+
+    answered = []
+    for goal_id in goals_naming(store, pool, ended=False):
+        view = goals.load(store, goal_id)
+        request = view.budget_request
+        if request is not None and request.budget == f"pool:{pool}":
+            goals.operate(store, goal_id, build, clock=clock)
+            answered.append(goal_id)
+    return answered
+
+
+def _check_amount(usd: float | None, attempts: int | None) -> None:
+    try:
+        Figure(usd=usd or 0.0, attempts=attempts or 0)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(f"--{first['loc'][0]}: {first['msg']}") from None
