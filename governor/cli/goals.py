@@ -159,7 +159,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     with store_from(args.store, read_only=True) as store:
         rows = (
-            store.goals(statuses=args.status or None) if hasattr(args, "status") else store.goals()
+            store.goals(
+                statuses=args.status or None, needs_person=getattr(args, "needs_person", False)
+            )
+            if hasattr(args, "status")
+            else store.goals()
         )
     if args.json:
         for row in rows:
@@ -302,6 +306,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=GOAL_STATUSES,
         metavar="STATUS",
         help=f"only goals with this status (repeatable): {', '.join(GOAL_STATUSES)}",
+    )
+    p.add_argument(
+        "--needs-person",
+        action="store_true",
+        help="only goals that wait on a person: a review, a question, a budget grant",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)

@@ -33,13 +33,13 @@ def budget_stop(view: GoalView, now: datetime, decision: Decision) -> Decision:
         return decision
     if not request.budget.startswith("pool:"):  # the goal's own ledger: only its stop
         mine = decision.status == "budget_exhausted" and decision.exhausted == request.budget
-        return _ask(decision, request) if mine else decision
+        return _ask(view, decision, request) if mine else decision
     lapsed = request.renews_at is not None and now >= request.renews_at  # budget.1
     calls = decision.next_action in ("plan", "run") and decision.status != "budget_exhausted"
     if lapsed or not calls:
         return decision
     if request.renews_at is None:
-        return _ask(decision, request)
+        return _ask(view, decision, request)
     return decision._replace(  # budget.2
         status="waiting",
         next_action="wait",
@@ -56,12 +56,16 @@ def budget_stop(view: GoalView, now: datetime, decision: Decision) -> Decision:
     )
 
 
-def _ask(decision: Decision, request: BudgetRequest) -> Decision:
+def _ask(view: GoalView, decision: Decision, request: BudgetRequest) -> Decision:
     declined = " (declined; a later grant still lets it go on)" if request.declined else ""
+    answer = (
+        f"; {grant_command(view, request)} grants it, "
+        f"`governor decline {view.goal_id} --reason '…'` declines it"
+    )
     return decision._replace(
         status="blocked",
         next_action="none",
-        reason=f"waiting for a person to grant more budget: {request.reason}{declined}",
+        reason=f"waiting for a person to grant more budget: {request.reason}{declined}{answer}",
         rule="budget.3",
         blocked_on="operator",
         not_before=None,
