@@ -171,6 +171,8 @@ class PoolState:
     goals_in_flight: dict[str, str] = field(default_factory=dict)
     """Call id -> the goal that reserved it."""
     grants: list[Grant] = field(default_factory=list)
+    grants_by: dict[str, int] = field(default_factory=dict)
+    """Grants made on the pool: ``policy`` (its rule) or ``person``, each a count."""
     created_at: datetime | None = None
     updated_at: datetime | None = None
 
@@ -212,6 +214,8 @@ def evolve_pool(state: PoolState, event: PoolEvent) -> PoolState:
             state.goals_in_flight.pop(event.call, None)
         case PoolGranted():
             state.grants.append(Grant(event.figure, event.at, event.expires_at))
+            by = "policy" if event.actor == "policy" else "person"
+            state.grants_by[by] = state.grants_by.get(by, 0) + 1
     return state
 
 
@@ -268,6 +272,13 @@ def period_end(limits: PoolLimits, zone: tzinfo, now: datetime) -> datetime | No
 
 def _midnight(year: int, month: int, day: int, zone: tzinfo) -> datetime:
     return datetime(year, month, day, tzinfo=zone).astimezone(UTC)
+
+
+def spent_now(state: PoolState, zone: tzinfo, now: datetime) -> dict[str, float]:
+    """What the pool has spent in the period holding ``now`` (nothing yet when the
+    recorded period has ended and no call has renewed it)."""
+    renewed = needs_renewal(state, zone, now) is not None
+    return {unit: 0.0 if renewed else state.spent[unit] for unit in UNITS}
 
 
 def needs_renewal(state: PoolState, zone: tzinfo, now: datetime) -> datetime | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from governor.core.pools import UNITS, PoolState, period_end, period_start
+from governor.core.pools import UNITS, PoolState, period_end, period_start, spent_now
 from governor.core.text import stamp
 
 
@@ -16,8 +16,7 @@ def pool_record(
     limits = state.limits
     assert limits is not None
     start, end = period_start(limits, zone, now), period_end(limits, zone, now)
-    stale = start is not None and (state.period_start is None or start > state.period_start)
-    spent = {u: 0.0 if stale else state.spent[u] for u in UNITS}
+    spent = spent_now(state, zone, now)
     record: dict[str, Any] = {
         "pool": state.name,
         "limits": limits.model_dump(exclude_none=True),
@@ -29,6 +28,7 @@ def pool_record(
         "reserved": {u: state.reserved(u) for u in UNITS},
         "granted": {u: state.granted(u, now) for u in UNITS},
         "in_flight": len(state.in_flight),
+        "grants": dict(state.grants_by),
         "deleted": state.deleted,
         "seq": state.seq,
     }
