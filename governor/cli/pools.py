@@ -128,11 +128,11 @@ def cmd_pool_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_grant(args: argparse.Namespace) -> int:
-    from governor.drive import pools  # noqa: PLC0415
+    from governor.drive import grants  # noqa: PLC0415
 
     expires = _duration("--expires", args.expires) if args.expires else None
     with store_from(args.store) as store:
-        moved = pools.grant(
+        moved = grants.grant(
             store, args.target, usd=args.usd, attempts=args.attempts, expires_s=expires,
             reason=args.reason, actor=args.actor, clock=utc_now,
         )  # fmt: skip
@@ -140,10 +140,10 @@ def cmd_grant(args: argparse.Namespace) -> int:
 
 
 def cmd_decline(args: argparse.Namespace) -> int:
-    from governor.drive import pools  # noqa: PLC0415
+    from governor.drive import grants  # noqa: PLC0415
 
     with store_from(args.store) as store:
-        answered = pools.decline(
+        answered = grants.decline(
             store, args.target, reason=args.reason, actor=args.actor, clock=utc_now
         )
     return _answered(args, "declined", answered)

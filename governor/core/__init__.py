@@ -14,7 +14,7 @@ Read in this order (bottom up; ``docs/architecture.md`` gives each module a line
     limits: policy, policy_input, budgets
     upstream health: upstream, outage_text
     what a run left: observation, evidence, classify, absence, reclassify, proof
-    events: event_fields, work_events, events, pools
+    events: event_fields, work_events, budget_events, events, pool_limits, pools
     the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
     the fold: view, fold_steps, fold, hot, headroom, proposal, history, charges
     recording: record_head, record, record_work, record_park, record_budget

@@ -24,6 +24,12 @@ from pydantic import (
     model_validator,
 )
 
+from governor.core.budget_events import (
+    BudgetDeclined,
+    BudgetExpired,
+    BudgetGranted,
+    BudgetRequested,
+)
 from governor.core.budgets import ledger
 from governor.core.event_fields import (
     EventBase,
@@ -42,7 +48,7 @@ from governor.core.event_fields import (
     WorkSpec,
 )
 from governor.core.evidence import Evidence, FailureClass
-from governor.core.numbers import MAX_RUNTIME_S, Count, Position, Usd, WaitS
+from governor.core.numbers import MAX_RUNTIME_S, Position, Usd, WaitS
 from governor.core.observation import Usage
 from governor.core.policy import LedgerName, Policy, check_policy_value
 from governor.core.work_events import (
@@ -221,52 +227,6 @@ class BudgetRaised(ReasonRequired):
         if problem:
             raise ValueError(f"ledger '{self.ledger}': {problem}")
         return self
-
-
-class BudgetRequested(ReasonRequired):
-    """A budget stopped the goal, and the goal asks for more (SPEC §13.7).
-
-    ``budget`` is ``pool:<name>`` for a pool, else the goal's own ledger (``cost``,
-    ``total_attempts``, ``replans``); the amount asked is ``usd`` or ``attempts``; a pool
-    that renews says when (``renews_at``: the goal goes on by itself then). The reason says
-    why, in words (the spend and the limit).
-    """
-
-    type: Literal["budget.requested"] = "budget.requested"
-    budget: Name
-    usd: Usd | None = None
-    attempts: Count | None = None
-    renews_at: UtcTime | None = None
-
-
-class BudgetGranted(ReasonRequired):
-    """A request was granted: by ``policy`` (the ``grants`` rule named in ``rule``) or by a
-    person. For the goal's own ledger the limit rises by the amount until ``expires_at``
-    (``budget.expired``); for a pool the grant is the pool's (``pool.granted``)."""
-
-    type: Literal["budget.granted"] = "budget.granted"
-    budget: Name
-    usd: Usd | None = None
-    attempts: Count | None = None
-    expires_at: UtcTime | None = None
-    rule: Name | None = None
-
-
-class BudgetDeclined(ReasonRequired):
-    """A person declined the open request: the goal stays stopped (until its pool renews)."""
-
-    type: Literal["budget.declined"] = "budget.declined"
-    budget: Name
-
-
-class BudgetExpired(EventBase):
-    """A grant on the goal's own ledger expired: its limit falls back by the amount granted;
-    what the grant bought stays counted."""
-
-    type: Literal["budget.expired"] = "budget.expired"
-    budget: Name
-    usd: Usd | None = None
-    attempts: Count | None = None
 
 
 Event = Annotated[

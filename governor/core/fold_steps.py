@@ -15,14 +15,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
+from governor.core.budget_events import BudgetExpired, BudgetGranted
 from governor.core.budgets import ledger
-from governor.core.events import (
-    BudgetExpired,
-    BudgetGranted,
-    BudgetRaised,
-    PlanFailed,
-    PlanRequested,
-)
+from governor.core.events import BudgetRaised, PlanFailed, PlanRequested
 from governor.core.evidence import FailureClass, effective_class
 from governor.core.numbers import later
 from governor.core.policy import default_milestones

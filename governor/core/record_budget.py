@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from governor.core.events import (
+from governor.core.budget_events import (
     BudgetDeclined,
     BudgetExpired,
     BudgetGranted,
     BudgetRequested,
-    Event,
 )
+from governor.core.events import Event
 from governor.core.policy import Grants
 from governor.core.record_head import event_head
 from governor.core.view import BudgetRequest, GoalView

@@ -107,7 +107,7 @@ def test_a_reservation_fits_while_spent_and_reserved_leave_room_for_it():
         0.5,
         0.4,
     )
-    assert "renews at 2026-06-02T00:00:00+00:00" in refused.sentence()
+    assert "renews at 2026-06-02T00:00:00Z" in refused.sentence()
     assert refusal(state, Figure(usd=0.2, attempts=1), UTC, now + timedelta(days=1)) is None
 
 

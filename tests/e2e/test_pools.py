@@ -152,15 +152,19 @@ def test_an_expired_grant_on_the_goals_own_budget_stops_it_again_at_its_next_cha
     [asked] = [e for e in project.events("g1") if e["type"] == "budget.requested"]
     assert (asked["budget"], asked["usd"]) == ("cost", CALL)
     # enough for the goal to finish, had it not expired while its next call runs
-    ok(project, "grant", "g1", "--usd", "0.5", "--expires", "5s", "--reason", "one more")
-    project.scenario("g1.scenario.json", scripts("a", "b", delay_s=8.0))
+    ok(project, "grant", "g1", "--usd", "0.5", "--expires", "15s", "--reason", "one more")
+    project.scenario("g1.scenario.json", scripts("a", "b", delay_s=25.0))
     again = project.gov("run", "g1")
     assert again.returncode == 10, again.stderr
     types = [e["type"] for e in project.events("g1")]
     tail = types[types.index("budget.granted") :]
-    assert tail.index("attempt.started") < tail.index("budget.expired")  # the grant ran b
-    assert tail[-1] == "budget.requested"  # and, expired, stopped the goal at b's charge
+    # the grant ran b (unless this machine took 15 s to start it), and, expired, stopped
+    # the goal at b's charge: the goal never completes on what the grant had allowed
+    assert "budget.expired" in tail
+    assert tail[-1] == "budget.requested"
     assert "plan.completed" not in tail
+    if "attempt.started" in tail:
+        assert tail.index("attempt.started") < tail.index("budget.expired")
     status = project.status("g1")
     assert (status["status"], status["blocked_on"]) == ("blocked", "operator")
 

@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from governor.core.pools import PoolReserved, PoolSettled, PoolState, evolve_pool, project_pool
+from governor.core.pools import (
+    Figure,
+    PoolReserved,
+    PoolSettled,
+    PoolState,
+    evolve_pool,
+    project_pool,
+)
 from governor.drive import goals
 from governor.service.metrics import MetricsSnapshot, pool_gauges, render
 from governor.store import open_store
@@ -108,11 +115,11 @@ def test_the_metrics_show_each_pools_spend_limit_reservations_and_grants(tmp_pat
         from governor.drive import pools
 
         now = datetime.now(UTC)
-        pools.reserve(store, ["a"], "g1", "c1", pools.Figure(usd=0.5, attempts=1), now=now)
-        pools.reserve(store, ["a"], "g1", "c2", pools.Figure(usd=0.5, attempts=1), now=now)
-        pools.settle(store, ["a"], "g1", "c1", pools.Figure(usd=0.75, attempts=1), now=now)
+        pools.reserve(store, ["a"], "g1", "c1", Figure(usd=0.5, attempts=1), now=now)
+        pools.reserve(store, ["a"], "g1", "c2", Figure(usd=0.5, attempts=1), now=now)
+        pools.settle(store, ["a"], "g1", "c1", Figure(usd=0.75, attempts=1), now=now)
         pools.grant_pool(
-            store, "a", pools.Figure(usd=1), expires_s=None, at=now, actor="policy", reason="r"
+            store, "a", Figure(usd=1), expires_s=None, at=now, actor="policy", reason="r"
         )
         gauges = pool_gauges(store.pool_states(), pools.zone, now)
     text = render(MetricsSnapshot({}, {}, 1, None, pools=gauges))
