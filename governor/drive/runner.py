@@ -457,9 +457,12 @@ class Runner:
         delay = (action.until - self.clock()).total_seconds()
         if delay > self.settings.max_wait_s:
             return False
-        self.progress(
-            f"waiting {max(delay, 0):.1f}s for the outside service (until the cooldown ends)"
+        what = (
+            "its pool to renew"  # SPEC §13.6: parked on a spent pool
+            if self.view.budget_request is not None and self.decide().blocked_on == "budget"
+            else "the outside service (until the cooldown ends)"
         )
+        self.progress(f"waiting {max(delay, 0):.1f}s for {what}")
         self.sleep(max(delay, 0.0))
         return True
 
