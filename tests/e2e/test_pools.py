@@ -211,3 +211,24 @@ def test_a_goal_cannot_name_a_pool_that_does_not_exist_nor_delete_one_in_use(pro
     assert "named by 1 goal(s) that have not ended (g2)" in refused.stderr
     assert project.gov("cancel", "g2", "--reason", "done with it").returncode == 0
     ok(project, "pool", "delete", "team")
+
+
+def test_the_python_api_joins_a_goal_to_its_pools(project):
+    import governor
+    from governor.errors import NotFoundError
+
+    ok(project, "pool", "set", "team", "--usd", "1")
+    store = project.env["GOVERNOR_STORE"]
+    spec = {
+        "title": "API goal", "objective": "Do it.", "planner": "p", "worker": "p",
+        "profiles": {"p": {"harness": "scripted", "reserve_usd": 0.2}},
+    }  # fmt: skip
+    with governor.Goal.create(
+        {**spec, "pools": ["team"]}, store=store, workdir=project.root
+    ) as goal:
+        created = goal.events()[0]
+        assert created.type == "goal.created"
+        assert created.pools == ("team",)
+        assert created.profiles["p"].reserve_usd == 0.2
+    with pytest.raises(NotFoundError, match="no pool 'other'"):
+        governor.Goal.create({**spec, "pools": ["other"]}, store=store, workdir=project.root)
