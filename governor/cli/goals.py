@@ -205,7 +205,9 @@ def _workflow_notes(states: dict[str, str]) -> None:
 def cmd_list(args: argparse.Namespace) -> int:
     statuses = getattr(args, "status", None) or ()
     with store_from(args.store, read_only=True) as store:
-        rows = store.goals(statuses=statuses or None)
+        rows = store.goals(
+            statuses=statuses or None, needs_person=getattr(args, "needs_person", False)
+        )
         hidden = store.unsummarised() if isinstance(store, StoreChecks) and not statuses else 0
     if hidden:  # a summary row deleted behind the store's back (issue 35): say so
         err(
@@ -360,6 +362,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=GOAL_STATUSES,
         metavar="STATUS",
         help=f"only goals with this status (repeatable): {', '.join(GOAL_STATUSES)}",
+    )
+    p.add_argument(
+        "--needs-person",
+        action="store_true",
+        help="only goals that wait on a person: a review, a question, a budget grant",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)

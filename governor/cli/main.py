@@ -72,6 +72,9 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "service",
         "each upstream's shared health: state, outage, next probe, parked goals",
     ),
+    "pool": ("pools", "budgets shared by goals: set, list, show, delete"),
+    "grant": ("pools", "grant more budget to a goal's open request, or to a pool"),
+    "decline": ("pools", "decline a goal's open request for more budget (or a pool's)"),
     "ui": (
         "ui",
         "serve a web view of goals, timelines and ledgers (read-only unless --allow-actions)",

@@ -23,6 +23,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Final
 
+from governor.core.budget_stops import budget_stop
 from governor.core.decision import Decision, WorkDecision
 from governor.core.dispatch import RULES_8_TO_12, dispatch_on, running_on
 from governor.core.goal_rules import RULES_1_TO_7, SETTLED, Ctx
@@ -149,6 +150,9 @@ def goal_decision(
             if decision is not None:
                 break
     assert decision is not None, "the fallback rule always decides"
-    if view.parked is None and not upstreams and not refused_by_window(view):
-        return decision  # nothing known to fail, nothing parked, no spent usage window
-    return fleet(view, now, decision, upstreams)
+    if view.parked is not None or upstreams or refused_by_window(view):
+        # something known to fail, parked, or a spent usage window
+        decision = fleet(view, now, decision, upstreams)
+    if view.budget_request is not None:  # a budget stop that asks (SPEC §13.6, §13.7)
+        decision = budget_stop(view, now, decision)
+    return decision

@@ -76,7 +76,7 @@ class Decider:
         ``tests/test_lean_steps.py`` holds each head equal to ``decide``'s."""
         view, memo = self.view, self._memo
         memo.update(view, now)
-        if view.parked is not None or not goal_rules_pass(view):
+        if view.parked is not None or view.budget_request is not None or not goal_rules_pass(view):
             return None
         active = view.active_plan
         assert active is not None, "rule 5 passed"

@@ -49,7 +49,7 @@ Action = Literal[
     "resume",
     "none",
 ]
-BlockedOn = Literal["environment", "upstream", "decision", "work", "operator"]
+BlockedOn = Literal["environment", "upstream", "decision", "work", "operator", "budget"]
 Exhausted = Literal[
     "replans",
     "plan_records",

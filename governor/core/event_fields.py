@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from governor.core.numbers import Position, TimeoutS
+from governor.core.numbers import Position, TimeoutS, Usd
 from governor.core.prices import Price
 from governor.core.signature import SIGNATURE_LIMIT
 
@@ -67,6 +67,9 @@ Text = Annotated[str, Field(max_length=TEXT_LIMIT)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 AccountName = Annotated[str, Field(min_length=1, max_length=64)]
 """An account's name or digest, never a credential (SPEC §13.2)."""
+POOL_NAME_PATTERN: Final = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+PoolName = Annotated[str, Field(pattern=POOL_NAME_PATTERN)]
+"""A pool's name (SPEC §13.6): small letters, digits, ``.``, ``_`` and ``-``."""
 Reason = Annotated[str, Field(min_length=1, max_length=TEXT_LIMIT)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Signature = Annotated[str, Field(min_length=1, max_length=SIGNATURE_LIMIT)]
@@ -101,6 +104,10 @@ class Profile(Frozen):
     (SPEC §11.10): for ``command`` an executable and its arguments, for ``python`` a
     ``module:function``, for ``scripted`` a scenario file. ``codex`` and ``claude`` probe
     with the profile itself; a profile that cannot probe is never parked. Default none."""
+    reserve_usd: Usd | None = None
+    """What one call of this agent reserves against the goal's pools before it starts, in
+    US dollars (SPEC §13.6). Default: the median cost of the goal's recorded calls, else
+    ``DEFAULT_RESERVE_USD``."""
     upstream: Name | None = None
     """The name of the upstream this agent's calls reach (SPEC §12.9): profiles that
     declare the same name share one health record and park together, whatever their

@@ -24,6 +24,12 @@ from pydantic import (
     model_validator,
 )
 
+from governor.core.budget_events import (
+    BudgetDeclined,
+    BudgetExpired,
+    BudgetGranted,
+    BudgetRequested,
+)
 from governor.core.budgets import ledger
 from governor.core.event_fields import (
     AccountName,
@@ -32,6 +38,7 @@ from governor.core.event_fields import (
     Milestone,
     Name,
     PlanTrigger,
+    PoolName,
     Profile,
     ReasonRequired,
     Sha256,
@@ -66,6 +73,8 @@ class GoalCreated(EventBase):
     profiles: dict[Name, Profile]
     planner: Name
     worker: Name
+    pools: tuple[PoolName, ...] | None = None
+    """The pools whose budgets the goal spends (SPEC §13.6); absent: none."""
 
     @model_validator(mode="after")
     def _profiles_exist(self) -> GoalCreated:
@@ -246,7 +255,11 @@ Event = Annotated[
     | GoalResumed
     | GoalParked
     | GoalCancelled
-    | BudgetRaised,
+    | BudgetRaised
+    | BudgetRequested
+    | BudgetGranted
+    | BudgetDeclined
+    | BudgetExpired,
     Field(discriminator="type"),
 ]
 """Any event of a goal's stream."""
@@ -274,6 +287,10 @@ EVENT_CLASSES: Final[dict[str, type[EventBase]]] = {
         GoalParked,
         GoalCancelled,
         BudgetRaised,
+        BudgetRequested,
+        BudgetGranted,
+        BudgetDeclined,
+        BudgetExpired,
     )
 }
 """Every event type string and the class that carries it."""

@@ -24,6 +24,7 @@ Rules (SPEC §6):
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import assert_never
 
 from governor.core.events import (
@@ -32,6 +33,8 @@ from governor.core.events import (
 from governor.core.fold_steps import (
     attempt_finished,
     attempt_started,
+    budget_expired,
+    budget_granted,
     budget_raised,
     finish_plan,
     milestone,
@@ -40,7 +43,7 @@ from governor.core.fold_steps import (
     settle,
     work_created,
 )
-from governor.core.view import GoalView, Parked
+from governor.core.view import BudgetRequest, GoalView, Parked
 
 
 def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 - one case per event type
@@ -144,6 +147,23 @@ def evolve(view: GoalView, event: Event) -> GoalView:  # noqa: PLR0912, PLR0915 
             view.cancelled = True
         case "budget.raised":
             budget_raised(view, event)
+        case "budget.requested":
+            view.budget_request = BudgetRequest(
+                event.budget,
+                event.usd,
+                event.attempts,
+                event.renews_at,
+                event.reason or "",
+                event.at,
+            )
+        case "budget.granted":
+            budget_granted(view, event)
+        case "budget.declined":
+            request = view.budget_request
+            if request is not None and request.budget == event.budget:
+                view.budget_request = replace(request, declined=True)
+        case "budget.expired":
+            budget_expired(view, event)
         case "goal.created":
             view.goal_id = event.goal_id
             view.created = event

@@ -13,13 +13,15 @@ Rules (SPEC §6, §12.10; ``governor.core.fold`` calls them):
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Final
 
+from governor.core.budget_events import BudgetExpired, BudgetGranted
 from governor.core.budgets import ledger
 from governor.core.events import BudgetRaised, PlanFailed, PlanRequested
 from governor.core.evidence import FailureClass, effective_class
 from governor.core.numbers import later
 from governor.core.policy import default_milestones
-from governor.core.view import GoalView, PlanState, WorkState
+from governor.core.view import GoalView, OpenGrant, PlanState, WorkState
 from governor.core.work_events import AttemptFinished, AttemptStarted, WorkCreated
 
 
@@ -221,3 +223,52 @@ def plan_requested(view: GoalView, event: PlanRequested) -> None:
     view.plans[event.plan_id] = plan
     view.latest_plan = plan
     view.plans_used += 1
+
+
+GRANTABLE: Final = {
+    "cost": "max_cost_usd",
+    "total_attempts": "max_total_attempts",
+    "replans": "max_replans",
+}
+"""The goal's own ledgers a grant lifts (SPEC §13.7), and the policy field of each."""
+
+
+def budget_granted(view: GoalView, event: BudgetGranted) -> None:
+    """Close the matching request; on the goal's own ledger, lift the limit by the amount
+    (until it expires)."""
+    request = view.budget_request
+    if request is not None and request.budget == event.budget:
+        view.budget_request = None
+    if _shift(view, event.budget, event.usd, event.attempts, 1) and event.expires_at is not None:
+        view.open_grants = (
+            *view.open_grants,
+            OpenGrant(event.budget, event.usd, event.attempts, event.expires_at),
+        )
+
+
+def budget_expired(view: GoalView, event: BudgetExpired) -> None:
+    """Lower the limit by what the expired grant added; its spend stays counted."""
+    kept, dropped = [], False
+    for grant in view.open_grants:
+        if not dropped and (grant.budget, grant.usd, grant.attempts) == (
+            event.budget,
+            event.usd,
+            event.attempts,
+        ):
+            dropped = True
+        else:
+            kept.append(grant)
+    view.open_grants = tuple(kept)
+    _shift(view, event.budget, event.usd, event.attempts, -1)
+
+
+def _shift(view: GoalView, budget: str, usd: float | None, attempts: int | None, sign: int) -> bool:
+    """Move the goal-ledger limit ``budget`` by the amount (``sign`` 1 up, -1 down); False
+    for a pool's budget or a ledger without a limit to move."""
+    name = GRANTABLE.get(budget)
+    current = getattr(view.policy, name) if name is not None else None
+    if name is None or current is None:
+        return False
+    amount = (usd or 0.0) if budget == "cost" else (attempts or 0)
+    view.policy = view.policy.model_copy(update={name: max(current + sign * amount, 0)})
+    return True

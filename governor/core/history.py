@@ -131,6 +131,13 @@ class HistoryChecker:
                 return self._raise_problem(event)
             case "goal.parked":
                 return self._parked_problem(event)
+            case "budget.granted" | "budget.declined":
+                request = view.budget_request
+                if request is None or request.budget != event.budget:
+                    return f"{event.type} answers no open request on '{event.budget}'"
+            case "budget.expired":
+                if not any(g.budget == event.budget for g in view.open_grants):
+                    return f"budget.expired: no open grant on '{event.budget}' to end"
             case _:
                 return None
         return None

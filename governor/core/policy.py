@@ -116,6 +116,20 @@ class UpstreamBackoff(BaseModel):
         return floor if floor > wait else wait  # ``max(wait, floor)``
 
 
+class Grants(BaseModel):
+    """What governor may grant by itself when a budget stops a goal (SPEC §13.7), on a
+    goal's policy or on a pool; a larger request waits for a person."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    auto_usd: Usd = 0.0
+    """Largest request in US dollars granted without a person. Default 0."""
+    auto_attempts: Count = 0
+    """Largest request in charged attempts granted without a person. Default 0."""
+    expires_s: RuntimeS | None = None
+    """How long a grant lasts, in seconds (None: it does not expire). Default none."""
+
+
 class Policy(BaseModel):
     """Budgets and gates of one goal (SPEC §5). Frozen into ``goal.created``.
 
@@ -178,6 +192,10 @@ class Policy(BaseModel):
     (SPEC §12.10): an item is settled as exhausted, a planner stops the goal. ``None``: no
     limit. A new goal takes ``MAX_SAME_FAILURES`` (3) unless it names one; a policy
     recorded without it reads ``None``."""
+    grants: Grants | None = None
+    """What governor grants by itself when this goal's own budget stops it (SPEC §13.7):
+    ``{auto_usd, auto_attempts, expires_s}``. ``None``: every request waits for a
+    person, and a goal without grants stops ``budget_exhausted`` as before. Default none."""
 
     @model_validator(mode="before")
     @classmethod

@@ -61,6 +61,7 @@ def create_goal(
     at: datetime,
     policy: Policy | None = None,
     actor: str = "governor",
+    pools: Sequence[str] = (),
 ) -> list[Event]:
     """The first event of a new goal: its policy with the defaults of a new goal, refused
     when it leaves no planner call for the completion review (SPEC §12.1).
@@ -81,6 +82,7 @@ def create_goal(
             profiles=profiles,
             planner=planner,
             worker=worker,
+            pools=tuple(pools) or None,
         )
     ]
 

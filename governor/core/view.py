@@ -108,6 +108,31 @@ class Parked:
     """When the goal was parked."""
 
 
+@dataclass(frozen=True, slots=True)
+class BudgetRequest:
+    """The goal's open request for more budget (``budget.requested``, SPEC §13.7)."""
+
+    budget: str
+    """``pool:<name>``, or the goal's own ledger (``cost``, ``total_attempts``, ``replans``)."""
+    usd: float | None
+    attempts: int | None
+    renews_at: datetime | None
+    """When the pool renews (the goal goes on by itself then); None: only a grant helps."""
+    reason: str
+    at: datetime
+    declined: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OpenGrant:
+    """A grant on the goal's own ledger that will expire (``budget.granted``)."""
+
+    budget: str
+    usd: float | None
+    attempts: int | None
+    expires_at: datetime
+
+
 @dataclass(slots=True)
 class GoalView:
     """Everything the decision rules need about one goal. Mutated in place by the fold."""
@@ -150,6 +175,10 @@ class GoalView:
     """The planner's charged failures in a row sharing ``plan_signature`` (SPEC §12.10)."""
     plan_signature: str | None = None
     """The signature of that run of planner failures."""
+    budget_request: BudgetRequest | None = None
+    """The open request for more budget, if any (SPEC §13.7)."""
+    open_grants: tuple[OpenGrant, ...] = ()
+    """Grants on the goal's own ledgers not yet expired (``budget.expired``)."""
     dependents: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
     """Work id -> the items that depend on it (derived from ``work``)."""
     touched: set[str] = field(default_factory=set, compare=False, repr=False)

@@ -43,7 +43,7 @@ from governor.exec.load import module_file
 from governor.store.files import MAX_GOAL_FILE_BYTES, read_bounded
 
 KEYS = frozenset(
-    {"id", "title", "objective", "acceptance", "planner", "worker", "policy", "profiles"}
+    {"id", "title", "objective", "acceptance", "planner", "worker", "policy", "profiles", "pools"}
 )
 
 
@@ -270,6 +270,9 @@ def goal_from_mapping(
         policy = policy_from(data.get("policy"))
     except PolicyError as exc:
         raise GoalFileError(f"{where}: {exc.detail}") from exc
+    pools = data.get("pools") or []
+    if not isinstance(pools, list) or not all(isinstance(p, str) for p in pools):
+        raise GoalFileError(f"{where}: 'pools' is a list of pool names")
     acceptance = data.get("acceptance") or []
     if not isinstance(acceptance, list) or not all(isinstance(a, str) for a in acceptance):
         raise GoalFileError(f"{where}: 'acceptance' is a list of strings")
@@ -285,6 +288,7 @@ def goal_from_mapping(
             at=at,
             policy=policy,
             actor=actor,
+            pools=list(dict.fromkeys(pools)),
         )
     except PolicyError as exc:  # a policy that leaves no call for the completion (SPEC §12.1)
         raise GoalFileError(f"{where}: {exc.detail}") from exc

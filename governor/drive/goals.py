@@ -79,6 +79,11 @@ def create_from(store: EventStore, events: list[Event], *, clock: Clock = utc_no
     """Store a new goal's ``goal.created`` (``goalfile.goal_from_mapping`` builds it);
     refuses an id that is already taken."""
     goal_id = events[0].goal_id
+    first = events[0]
+    if first.type == "goal.created" and first.pools:
+        from governor.drive.pools import check_pools_exist  # noqa: PLC0415 - start-up
+
+        check_pools_exist(store, first.pools)
     if store.last_seq(goal_id) != 0:
         raise CommandRefusedError(
             f"a goal with id '{goal_id}' already exists; give the goal another id"

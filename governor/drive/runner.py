@@ -57,6 +57,7 @@ from governor.drive.crashes import CrashGuard
 from governor.drive.lease import LeaseKeeper, holder_id
 from governor.drive.monitor import MonitorSettings, OnChange, UpstreamMonitor
 from governor.drive.outcomes import describe_run, finish_events
+from governor.drive.pools import PoolCalls, Reserved
 from governor.drive.reprobe import environment_back, recovered
 from governor.drive.spans import record_event, span
 from governor.errors import CommandRefusedError
@@ -169,6 +170,16 @@ class Runner:
             runtime=self.runtime,
             clock=clock,
         )
+        self.pool_calls = PoolCalls(
+            store,
+            goal_id,
+            view=lambda: self.view,
+            record=self.record,
+            clock=self.now,
+            ids=ids,
+            progress=self.progress,
+        )
+        """The goal's calls against its pools (SPEC §13.6) and its requests for more."""
         if view is not None:
             self.refresh()
 
@@ -197,7 +208,11 @@ class Runner:
         """The decision now, after clearing environment stops whose binary came back and
         probing the failing upstream the goal is parked on when its probe is due."""
         decision = self.decide()
-        while self.reprobe(decision) or self.probe(decision):
+        while (
+            self.reprobe(decision)
+            or self.probe(decision)
+            or self.pool_calls.own_budget(decision)
+        ):
             decision = self.decide()
         return decision
 
@@ -274,22 +289,34 @@ class Runner:
     # ------------------------------------------------------------ actions
 
     def plan(self, action: Plan) -> None:
-        """Request a plan (or continue a lost one), run the planner, record its outcome."""
+        """Reserve the planner call against the goal's pools (SPEC §13.6), then request a
+        plan (or continue a lost one), run the planner, record its outcome, settle."""
+        created = self.view.created
+        reserved = self.pool_calls.reserve(created.planner) if created is not None else None
+        if reserved is None:
+            return
+        finish: Event | None = None
+        try:
+            finish = self._plan(action)
+        finally:
+            self.pool_calls.settle(reserved, finish)
+
+    def _plan(self, action: Plan) -> Event | None:
         if action.plan_id is not None:
             plan_id, trigger = action.plan_id, self.view.plans[action.plan_id].trigger
             events = self.record(lambda v: record.continue_plan(v, plan_id=plan_id, at=self.now()))
             if not events:
-                return
+                return None
             if events[-1].type == "plan.failed":
                 self.progress(f"plan {plan_id} was lost too often; recorded as a charged failure")
-                return
+                return events[-1]
             self.progress(f"plan {plan_id} ({trigger}) was lost; continuing it")
         else:
             plan_id, trigger = f"p{self.view.plans_used + 1}", action.trigger or "initial"
             if not self.record(
                 partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.now())
             ):
-                return
+                return None
             self.progress(f"plan {plan_id} ({trigger}) requested")
         created = self.view.created
         assert created is not None
@@ -317,6 +344,7 @@ class Runner:
                 record_event(current, events[-1])
         if events:
             self.progress(f"plan {plan_id}: {describe_run(events[-1])}")
+        return events[-1] if events else None
 
     def _run_planner(self, plan_id: str, trigger: str, info: CallInfo) -> Callable[[], PlannerRun]:
         return partial(self.caller.planner, plan_id, trigger, info)
@@ -364,17 +392,39 @@ class Runner:
                 self.progress(f"{work_id} accepted")
 
     def dispatch(self, action: Dispatch) -> None:
-        """Start (or continue) attempts, run the workers concurrently, record each finish."""
-        starts = [self._start(w) for w in action.work_ids]
-        started = [s for s in starts if s is not None]
-        if not started:
-            return
-        with ThreadPoolExecutor(max_workers=len(started)) as pool:
-            runs = [pool.submit(in_context(self._work), s) for s in started]
-            for (item, run_id), run in zip(started, runs, strict=True):
-                self._finish(item, run_id, run)
+        """Reserve each call against the goal's pools (SPEC §13.6), start (or continue)
+        attempts, run the workers concurrently, record each finish and settle it."""
+        started: list[tuple[str, str]] = []
+        reserved: dict[str, Reserved] = {}
+        try:
+            for work_id in action.work_ids:
+                held = self.pool_calls.reserve(self._profile_of(work_id))
+                if held is None:
+                    break  # a pool has no room: the goal waits (or was granted: next step)
+                reserved[work_id] = held
+                start = self._start(work_id)
+                if start is None:
+                    self.pool_calls.settle(reserved.pop(work_id), None)
+                else:
+                    started.append(start)
+            if not started:
+                return
+            with ThreadPoolExecutor(max_workers=len(started)) as pool:
+                runs = [pool.submit(in_context(self._work), s) for s in started]
+                for (item, run_id), run in zip(started, runs, strict=True):
+                    finish = self._finish(item, run_id, run)
+                    self.pool_calls.settle(reserved.pop(item), finish)
+        finally:
+            for held in reserved.values():  # an exception ended the dispatch: never ran
+                self.pool_calls.settle(held, None)
 
-    def _finish(self, item: str, run_id: str, run: Future[WorkerRun]) -> None:
+    def _profile_of(self, work_id: str) -> str:
+        """The profile that runs the item's attempts."""
+        created = self.view.created
+        default = created.worker if created is not None else ""
+        return self.view.work[work_id].spec.profile or default
+
+    def _finish(self, item: str, run_id: str, run: Future[WorkerRun]) -> Event | None:
         """Record what an attempt's run came to (or the exception that ended it)."""
         events = self.guard.settle(
             f"{item} attempt {self.view.work[item].attempt}",
@@ -393,10 +443,11 @@ class Runner:
             lambda: self.view.work[item].running and self.view.work[item].run_id == run_id,
         )
         if not events:
-            return
+            return None
         self.progress(f"{item} attempt {self.view.work[item].attempt}: {describe_run(events[0])}")
         if events[-1].type == "work.accepted":
             self.progress(f"{item} accepted")
+        return events[0]
 
     def crash_text(self, exc: BaseException) -> str:
         """An exception as a recordable error (``governor.drive.crashes``)."""
@@ -409,9 +460,12 @@ class Runner:
         delay = (action.until - self.clock()).total_seconds()
         if delay > self.settings.max_wait_s:
             return False
-        self.progress(
-            f"waiting {max(delay, 0):.1f}s for the outside service (until the cooldown ends)"
+        what = (
+            "its pool to renew"  # SPEC §13.6: parked on a spent pool
+            if self.view.budget_request is not None and self.decide().blocked_on == "budget"
+            else "the outside service (until the cooldown ends)"
         )
+        self.progress(f"waiting {max(delay, 0):.1f}s for {what}")
         self.sleep(max(delay, 0.0))
         return True
 

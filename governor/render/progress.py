@@ -41,6 +41,7 @@ def format_heartbeat(calls: Sequence[RunningCall]) -> str | None:
 def format_event_line(event: Event) -> str | None:  # noqa: PLR0911, PLR0912 - one case per event type
     """What a followed goal's event says, as ``governor run`` would have said it (None: an
     event a run prints nothing for)."""
+    from governor.core import budget_events as b  # noqa: PLC0415 - start-up: the models
     from governor.core import events as e  # noqa: PLC0415 - start-up: the models
     from governor.core import work_events as w  # noqa: PLC0415 - start-up: the models
     from governor.core.charges import describe  # noqa: PLC0415 - start-up: the models
@@ -77,5 +78,12 @@ def format_event_line(event: Event) -> str | None:  # noqa: PLR0911, PLR0912 - o
             return f"{event.type} by {event.actor}" + (f": {event.reason}" if event.reason else "")
         case e.GoalParked():
             return f"parked on {event.upstream} (failing since {stamp(event.since)})"
+        case b.BudgetRequested() | b.BudgetDeclined():
+            return f"{event.type} ({event.budget}) by {event.actor}: {event.reason}"
+        case b.BudgetGranted():
+            rule = f" under {event.rule}" if event.rule else ""
+            return f"budget.granted ({event.budget}) by {event.actor}{rule}: {event.reason}"
+        case b.BudgetExpired():
+            return f"budget.expired ({event.budget}): the grant's limit is gone"
         case _:
             return None

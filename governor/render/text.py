@@ -156,7 +156,10 @@ def format_summary_row(summary: GoalSummary) -> str:
     """One line of ``governor list``."""
     state = f"{summary.status}/{summary.next_action}"
     on = f"[on {summary.blocked_on}]" if summary.blocked_on else ""
-    return f"{summary.goal_id:<32} {state:<28} {on:<16} {summary.title}"
+    line = f"{summary.goal_id:<32} {state:<28} {on:<16} {summary.title}"
+    if summary.status == "blocked" and summary.blocked_on == "operator":
+        line += "  (needs a person: a budget grant)"  # SPEC §13.7
+    return line
 
 
 def format_event(event: Event) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import platform
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +44,7 @@ from prometheus_client.exposition import choose_encoder, generate_latest
 from governor._version import __version__
 from governor.core.decision import Status
 from governor.core.outage_text import shown_name
+from governor.core.pools import UNITS, PoolState, spent_now
 from governor.core.upstream import UpstreamHealth
 from governor.service.observe import COUNTERS, HISTOGRAMS, Histograms, Snapshot
 from governor.store.files import write_atomically
@@ -61,6 +62,44 @@ class MetricsSnapshot:
     soonest_wakeup: datetime | None
     upstreams: tuple[UpstreamHealth, ...] = ()
     histograms: Histograms = field(default_factory=dict)
+    pools: tuple[PoolGauge, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PoolGauge:
+    """One pool as the metrics show it (SPEC §13.6): per unit, its spend in the current
+    period, its limit (grants still open included) and its reservations in flight; and the
+    grants made on it, by whom."""
+
+    pool: str
+    spent: dict[str, float]
+    limit: dict[str, float]
+    reserved: dict[str, float]
+    grants: dict[str, int]
+
+
+def pool_gauges(
+    states: Iterable[PoolState], zone_of: Callable[[str], Any], now: datetime
+) -> tuple[PoolGauge, ...]:
+    """The gauges of every pool not deleted (pool names are an operator's few: the labels
+    stay bounded)."""
+    gauges = []
+    for state in states:
+        limits = state.limits
+        if limits is None or state.deleted:
+            continue
+        zone = zone_of(limits.tz)
+        capped = [u for u in UNITS if limits.limit(u) is not None]
+        gauges.append(
+            PoolGauge(
+                state.name,
+                {u: v for u, v in spent_now(state, zone, now).items() if u in capped},
+                {u: (limits.limit(u) or 0.0) + state.granted(u, now) for u in capped},
+                {u: state.reserved(u) for u in capped},
+                dict(state.grants_by),
+            )
+        )
+    return tuple(gauges)
 
 
 def upstream_label(record: UpstreamHealth) -> str:
@@ -104,6 +143,7 @@ def families(snapshot: MetricsSnapshot) -> Iterator[Metric]:
         for record in snapshot.upstreams:
             gauge.add_metric([upstream_label(record)], value(record))
         yield gauge
+    yield from _pools(snapshot.pools)
     yield from _counters(snapshot.counters)
     yield from _histograms(snapshot.histograms)
     yield InfoMetricFamily(
@@ -111,6 +151,30 @@ def families(snapshot: MetricsSnapshot) -> Iterator[Metric]:
         "The governor version and the Python running this service.",
         value={"version": __version__, "python": platform.python_version()},
     )
+
+
+POOL_GAUGES: Final = (
+    ("governor_pool_spend", "What the pool spent in its current period, by unit.", "spent"),
+    ("governor_pool_limit", "The pool's limit per period (open grants included), by unit.", "limit"),
+    ("governor_pool_reserved", "What calls in flight reserved against the pool, by unit.", "reserved"),
+)  # fmt: skip
+
+
+def _pools(pools: tuple[PoolGauge, ...]) -> Iterator[Metric]:
+    for name, help_text, attr in POOL_GAUGES:
+        gauge = GaugeMetricFamily(name, help_text, labels=["pool", "unit"])
+        for pool in pools:
+            for unit, value in getattr(pool, attr).items():
+                gauge.add_metric([pool.pool, unit], value)
+        yield gauge
+    grants = CounterMetricFamily(
+        "governor_grants_total",
+        "Grants of more budget made on pools, by who made them.",
+        labels=["by"],
+    )
+    for by in ("policy", "person"):
+        grants.add_metric([by], sum(p.grants.get(by, 0) for p in pools))
+    yield grants
 
 
 def _counters(counters: Snapshot) -> Iterator[Metric]:

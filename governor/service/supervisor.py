@@ -40,6 +40,7 @@ from typing import Final
 
 from governor.clock import utc_now
 from governor.drive.lease import holder_id
+from governor.drive.pools import zone
 from governor.drive.runner import HarnessFactory
 from governor.drive.spans import instrument_from
 from governor.errors import InputError, UnavailableError
@@ -152,6 +153,7 @@ class Publisher:
         try:
             goals, soonest = self.store.goal_counts(), self.store.soonest_wakeup()
             upstreams = tuple(self.store.upstreams())
+            pools = self._metrics.pool_gauges(self.store.pool_states(), zone, utc_now())
         except Exception as exc:
             self._unready = f"the store could not be read ({type(exc).__name__})"
             self.log.write("metrics.error", utc_now(), error=f"{type(exc).__name__}: {exc}")
@@ -159,7 +161,7 @@ class Publisher:
         workers = self.workers()
         self._unready = None if workers else "no worker process is alive"
         snapshot = self._metrics.MetricsSnapshot(
-            counters, goals, workers, soonest, upstreams, histograms
+            counters, goals, workers, soonest, upstreams, histograms, pools
         )
         self._collector.update(snapshot)
         if self.settings.metrics_file is not None:

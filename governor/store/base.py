@@ -23,16 +23,17 @@ that decides; a backend only stores and fetches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from governor.core.summary import NEEDS_PERSON, GoalSummary, Usage
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
 
 if TYPE_CHECKING:  # types only: ``list`` opens a store without the models (start-up)
     from governor.core.events import Event
+    from governor.core.pools import PoolEvent, PoolState
     from governor.core.upstream import UpstreamHealth
     from governor.store.findings import CheckTally, Finding
 
@@ -260,6 +261,30 @@ class EventStore(Protocol):
     ) -> UpstreamHealth | None:
         """Apply a transition to the upstream's record in one transaction, writing only when
         it changes it, and move the goals parked on it; the new record, or None."""
+        ...
+
+    # --- pools: budgets shared by goals (SPEC §13.6) ------------------------------------
+
+    def pool_events(self, name: str) -> list[PoolEvent]:
+        """The pool's events in order (empty for a pool never set)."""
+        ...
+
+    def pool_state(self, name: str) -> PoolState | None:
+        """The pool's folded state, or None for a pool never set."""
+        ...
+
+    def pool_states(self) -> list[PoolState]:
+        """Every pool's state (deleted ones too), by name."""
+        ...
+
+    def change_pools(
+        self,
+        names: Sequence[str],
+        change: Callable[[Mapping[str, PoolState]], Mapping[str, Sequence[dict[str, Any]]]],
+    ) -> dict[str, PoolState]:
+        """Append the pool events ``change(states)`` returns (pool name -> the fields of
+        each event but ``pool`` and ``seq``) in one transaction that holds every pool
+        named; the pools' new states. Anything ``change`` raises writes nothing."""
         ...
 
     # --- checking the store (``governor store check``) ----------------------------------

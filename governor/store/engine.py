@@ -46,6 +46,7 @@ from governor.store.base import GoalOrder, GoalQuery, Lease, ascii_lower
 from governor.store.checks import StoreChecks
 from governor.store.health import HealthRecords
 from governor.store.leases import LeaseRecords
+from governor.store.pools import PoolRecords
 from governor.store.primitives import StoragePrimitives, Tx
 from governor.store.stored import StreamHead, chain
 
@@ -59,7 +60,13 @@ REGISTRY_KEY: Final = "service:registry"
 
 
 class BaseEventStore(
-    LeaseRecords[Tx], HealthRecords[Tx], StoreChecks[Tx], StoragePrimitives[Tx], ABC, Generic[Tx]
+    LeaseRecords[Tx],
+    HealthRecords[Tx],
+    PoolRecords[Tx],
+    StoreChecks[Tx],
+    StoragePrimitives[Tx],
+    ABC,
+    Generic[Tx],
 ):
     """The event store contract, implemented over a backend's storage primitives."""
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from governor.clock import Clock
 from governor.core.summary import GoalSummary
+from governor.errors import StoreError
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
 from governor.store.base import GoalQuery, usage_row
 from governor.store.columns import Table, Times, aware_time
@@ -28,6 +29,7 @@ from governor.store.schema_objects import Catalogue
 from governor.store.stored import LeaseRecord, StoredEvent, StreamHead
 
 if TYPE_CHECKING:  # types only: reading summaries imports no model (start-up)
+    from governor.core.pools import PoolEvent
     from governor.core.upstream import UpstreamHealth
 
 
@@ -51,6 +53,8 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
         self._workers_by_id: dict[str, WorkerBeat] = {}
         self._errors_kept: list[ServiceError] = []
         self._upstreams: dict[str, UpstreamHealth] = {}
+        self._pool_rows: dict[str, list[str]] = {}
+        self._pool_states: dict[str, str] = {}
 
     @contextmanager
     def _write(self, goal_id: str) -> Iterator[MemoryEventStore]:
@@ -153,6 +157,25 @@ class MemoryEventStore(BaseEventStore["MemoryEventStore"]):
 
     def _put_upstream(self, tx: MemoryEventStore, record: UpstreamHealth) -> None:
         self._upstreams[record.upstream] = replace(record, parked=None)
+
+    def _lock_pool(self, tx: MemoryEventStore, name: str) -> None:
+        pass  # the store's lock is held
+
+    def _pool_bodies(self, tx: MemoryEventStore, name: str) -> list[str]:
+        return list(self._pool_rows.get(name, ()))
+
+    def _pool_snapshots(self, tx: MemoryEventStore, names: Sequence[str] | None) -> dict[str, str]:
+        wanted = self._pool_states if names is None else names
+        return {n: self._pool_states[n] for n in wanted if n in self._pool_states}
+
+    def _put_pool_event(self, tx: MemoryEventStore, event: PoolEvent, body: str) -> None:
+        rows = self._pool_rows.setdefault(event.pool, [])
+        if len(rows) + 1 != event.seq:
+            raise StoreError(f"pool {event.pool}: seq {event.seq} is taken")
+        rows.append(body)
+
+    def _put_pool_state(self, tx: MemoryEventStore, name: str, seq: int, state: str) -> None:
+        self._pool_states[name] = state
 
     def _move_parked(self, tx: MemoryEventStore, upstream: str, due: datetime, reason: str) -> None:
         for goal_id, s in list(self._summaries_by_goal.items()):

@@ -30,6 +30,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
 from governor.clock import Clock
+from governor.core.pools import PoolEvent
 from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
 from governor.registry import AgentRecord, ServiceError, WorkerBeat
@@ -409,6 +410,35 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
 
     def _put_upstream(self, tx: Conn, record: UpstreamHealth) -> None:
         tx.execute(_PUT_UPSTREAM, as_row(record, same_time))
+
+    def _lock_pool(self, tx: Conn, name: str) -> None:
+        tx.execute("SELECT pg_advisory_xact_lock(%s)", (goal_lock_key(f"pool:{name}"),))
+
+    def _pool_bodies(self, tx: Conn, name: str) -> list[str]:
+        cursor = tx.execute("SELECT body FROM pool_events WHERE pool = %s ORDER BY seq", (name,))
+        return [row[0] for row in cursor.fetchall()]
+
+    def _pool_snapshots(self, tx: Conn, names: Sequence[str] | None) -> dict[str, str]:
+        if names is None:
+            cursor = tx.execute("SELECT name, state FROM pools")
+        else:
+            cursor = tx.execute(
+                "SELECT name, state FROM pools WHERE name = ANY(%s)", (list(names),)
+            )
+        return {name: state for name, state in cursor.fetchall()}
+
+    def _put_pool_event(self, tx: Conn, event: PoolEvent, body: str) -> None:
+        tx.execute(
+            "INSERT INTO pool_events (pool, seq, type, at, body) VALUES (%s, %s, %s, %s, %s)",
+            (event.pool, event.seq, event.type, event.at, body),
+        )
+
+    def _put_pool_state(self, tx: Conn, name: str, seq: int, state: str) -> None:
+        tx.execute(
+            "INSERT INTO pools (name, seq, state) VALUES (%s, %s, %s) ON CONFLICT (name) "
+            "DO UPDATE SET seq = EXCLUDED.seq, state = EXCLUDED.state",
+            (name, seq, state),
+        )
 
     def _move_parked(self, tx: Conn, upstream: str, due: datetime, reason: str) -> None:
         tx.execute(_MOVE_PARKED, (due, due, reason, upstream))

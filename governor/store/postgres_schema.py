@@ -144,6 +144,22 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
         # issue 35: a blocked goal waits on a person, whatever it is blocked on
         "UPDATE goals SET attention = 0 WHERE status = 'blocked'",
     ),
+    (
+        # pools (SPEC §13.6): each pool's events, and its state at its last seq
+        """CREATE TABLE pool_events (
+            pool TEXT COLLATE "C" NOT NULL,
+            seq BIGINT NOT NULL,
+            type TEXT NOT NULL,
+            at TIMESTAMPTZ NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (pool, seq)
+        )""",
+        """CREATE TABLE pools (
+            name TEXT COLLATE "C" PRIMARY KEY,
+            seq BIGINT NOT NULL,
+            state TEXT NOT NULL
+        )""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

@@ -68,6 +68,7 @@ from governor.store.tables import (
 )
 
 if TYPE_CHECKING:  # types only: reading summaries imports no model (start-up)
+    from governor.core.pools import PoolEvent
     from governor.core.upstream import UpstreamHealth
 
 BUSY_TIMEOUT_S: Final = 30.0
@@ -395,6 +396,34 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
 
     def _parked_counts(self, tx: sqlite3.Connection) -> dict[str, int]:
         return dict(parked_count(row) for row in fetch(tx, _PARKED))
+
+    def _lock_pool(self, tx: sqlite3.Connection, name: str) -> None:
+        pass  # BEGIN IMMEDIATE already excludes every other writer
+
+    def _pool_bodies(self, tx: sqlite3.Connection, name: str) -> list[str]:
+        query = "SELECT body FROM pool_events WHERE pool = ? ORDER BY seq"
+        return [row[0] for row in fetch(tx, query, (name,))]
+
+    def _pool_snapshots(
+        self, tx: sqlite3.Connection, names: Sequence[str] | None
+    ) -> dict[str, str]:
+        if names is None:
+            rows = fetch(tx, "SELECT name, state FROM pools")
+        else:
+            query = "SELECT name, state FROM pools WHERE name IN (SELECT value FROM json_each(?))"
+            rows = fetch(tx, query, (json.dumps(list(names)),))
+        return {name: state for name, state in rows}
+
+    def _put_pool_event(self, tx: sqlite3.Connection, event: PoolEvent, body: str) -> None:
+        tx.execute(
+            "INSERT INTO pool_events (pool, seq, type, at_us, body) VALUES (?, ?, ?, ?, ?)",
+            (event.pool, event.seq, event.type, us(event.at), body),
+        )
+
+    def _put_pool_state(self, tx: sqlite3.Connection, name: str, seq: int, state: str) -> None:
+        tx.execute(
+            "INSERT OR REPLACE INTO pools (name, seq, state) VALUES (?, ?, ?)", (name, seq, state)
+        )
 
     def _lease_record(self, tx: sqlite3.Connection, goal_id: str) -> LeaseRecord | None:
         query = "SELECT token, holder, expires_at_us FROM leases WHERE goal_id = ?"

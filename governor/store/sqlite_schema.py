@@ -134,6 +134,22 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         # issue 35: a blocked goal waits on a person, whatever it is blocked on
         "UPDATE goals SET attention = 0 WHERE status = 'blocked'",
     ),
+    (
+        # pools (SPEC §13.6): each pool's events, and its state at its last seq
+        """CREATE TABLE pool_events (
+            pool TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            at_us INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (pool, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE pools (
+            name TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL,
+            state TEXT NOT NULL
+        )""",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

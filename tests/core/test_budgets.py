@@ -106,6 +106,8 @@ def test_the_whatif_key_covers_every_policy_field(name: str) -> None:
         other = not value
     elif name == "upstream_backoff":
         other = {"initial_s": 1.0, "factor": 1.0, "max_s": 1.0}
+    elif name == "grants":
+        other = {"auto_usd": 1.0}
     elif value is None:
         other = 1.0
     else:

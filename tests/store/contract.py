@@ -30,6 +30,7 @@ from tests.store.contract_damage import DamageCases
 from tests.store.contract_health import HealthCases
 from tests.store.contract_leases import LeaseCases
 from tests.store.contract_listing import ListingCases
+from tests.store.contract_pools import PoolCases
 from tests.store.contract_registry import RegistryCases
 from tests.store.contract_rows import CheckCases
 from tests.store.contract_transfer import TransferCases
@@ -43,6 +44,7 @@ class StoreContract(
     DamageCases,
     RegistryCases,
     HealthCases,
+    PoolCases,
     CheckCases,
     ListingCases,
     Backend,

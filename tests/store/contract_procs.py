@@ -109,3 +109,45 @@ class ProcessCases:
         time.sleep(0.25)
         assert store.acquire_lease("g1", "b", ttl_s=1).token == lease.token + 1
         store.close()
+
+    @pytest.mark.parametrize(
+        ("ask", "cost"), [("0.1", "0.1"), ("0.1", "0.13")], ids=["as reserved", "over reservations"]
+    )
+    def test_eight_processes_on_one_pool_spend_past_it_only_what_was_in_flight(
+        self, url, tmp_path, ask, cost
+    ):
+        """SPEC §13.6: a reservation is one transaction; with 8 drivers, the spend passes
+        the limit by at most what the calls in flight cost over their reservations."""
+        from governor.core.pools import PoolLimits, project_pool
+        from governor.drive import pools
+
+        store = open_store(url)
+        pools.set_pool(store, "team", PoolLimits(usd=2.0), at=utc_now(), actor="t", reason=None)
+        store.close()
+        go, names = tmp_path / "go", [f"w{i}" for i in range(8)]
+        procs = [spawn("reserve", url, "team", name, ask, cost, str(go)) for name in names]
+        deadline = time.monotonic() + 60
+        while not all(Path(f"{go}.ready-{name}").exists() for name in names):
+            assert time.monotonic() < deadline, "the drivers did not start"
+            time.sleep(0.01)
+        go.touch()
+        calls = sum(finish(proc)[0]["calls"] for proc in procs)
+        store = open_store(url)
+        events = store.pool_events("team")
+        store.close()
+        state = project_pool(events)
+        assert state.in_flight == {}
+        excess = float(cost) - float(ask)
+        in_flight, most = 0, 0
+        for event in events:  # at every point, spent + reserved stays within the limit
+            in_flight += {"pool.reserved": 1, "pool.settled": -1}.get(event.type, 0)
+            most = max(most, in_flight)
+            partial = project_pool(events[: event.seq])
+            assert partial.spent["usd"] + partial.reserved("usd") <= 2.0 + excess * most + 1e-9
+        assert calls == len([e for e in events if e.type == "pool.settled"])
+        if excess == 0:
+            assert calls == 20
+            assert abs(state.spent["usd"] - 2.0) < 1e-9
+        else:
+            assert 2.0 - float(ask) < state.spent["usd"] <= 2.0 + excess * most + 1e-9
+            assert most >= 1

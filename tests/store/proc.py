@@ -7,6 +7,8 @@ file, ``postgresql://…``).
     append URL GOAL NAME COUNT GO      append COUNT events, retrying on conflicts
     hold URL GOAL HOLDER TTL GO        take the lease, wait for GO, then append under it
     take URL GOAL HOLDER TTL           take the lease as soon as it expires, append under it
+    reserve URL POOL NAME ASK COST GO  reserve ASK dollars against POOL until it refuses,
+                                       settling each call at COST dollars
 
 ``GO`` is a file the test creates to release every waiting process at once.
 """
@@ -98,7 +100,32 @@ def take(url: str, goal: str, holder: str, ttl: str) -> None:
     store.close()
 
 
-COMMANDS: dict[str, Callable[..., None]] = {"append": append, "hold": hold, "take": take}
+def reserve(url: str, pool: str, name: str, ask: str, cost: str, go: str) -> None:
+    from governor.core.pools import Figure
+    from governor.drive import pools
+
+    store = open_store(url)
+    Path(f"{go}.ready-{name}").touch()
+    wait_for(Path(go))
+    calls = 0
+    while True:
+        call = f"{name}-{calls}"
+        now = datetime.now(UTC)
+        if pools.reserve(store, [pool], name, call, Figure(usd=float(ask), attempts=1), now=now):
+            break
+        time.sleep(0.001)  # the call runs
+        pools.settle(store, [pool], name, call, Figure(usd=float(cost), attempts=1), now=now)
+        calls += 1
+    say(name=name, calls=calls)
+    store.close()
+
+
+COMMANDS: dict[str, Callable[..., None]] = {
+    "append": append,
+    "hold": hold,
+    "take": take,
+    "reserve": reserve,
+}
 
 if __name__ == "__main__":
     COMMANDS[sys.argv[1]](*sys.argv[2:])

@@ -1,0 +1,123 @@
+"""A person's answer to a request for more budget: ``governor grant`` / ``governor decline``
+of a goal or a pool (SPEC §13.7).
+
+Rules:
+    * A goal is answered only while it waits for more budget (an open
+      ``budget.requested`` whose pool has not renewed since); anything else is refused and
+      nothing is recorded. Everything is checked before the first write.
+    * A grant of a goal's pool request is recorded on the pool (``pool.granted``) and on
+      the goal (``budget.granted``); a grant to a pool answers every goal waiting on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from pydantic import ValidationError
+
+from governor.core.pools import Figure
+from governor.core.record_budget import decline_budget, grant_budget
+from governor.drive import goals
+from governor.drive.append import Build
+from governor.drive.pools import check_name, goals_naming, grant_pool, pool_or_error
+from governor.errors import CommandRefusedError, InputError
+from governor.store.base import EventStore
+
+
+def grant(
+    store: EventStore,
+    target: str,
+    *,
+    usd: float | None,
+    attempts: int | None,
+    expires_s: float | None,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+) -> list[str]:
+    """Grant more budget to a goal's open request, or to a pool (and so to every goal
+    waiting on it); the goals moved. A goal with no open request is refused."""
+    _check_amount(usd, attempts)
+    if store.last_seq(target):
+        view, now = goals.load(store, target), clock()
+        grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=reason,
+                     at=now, actor=actor)  # fmt: skip  # refuses a goal that is not waiting
+        request = view.budget_request
+        assert request is not None
+        if request.renews_at is not None and now >= request.renews_at:
+            raise CommandRefusedError(
+                f"it is not waiting for more budget: {request.budget} renewed at "
+                f"{request.renews_at.isoformat()}",
+                goal_id=target,
+            )
+        if request.budget.startswith("pool:"):
+            pool = request.budget.removeprefix("pool:")
+            figure = Figure(
+                usd=usd or request.usd or 0.0, attempts=attempts or request.attempts or 0
+            )
+            grant_pool(store, pool, figure, expires_s=expires_s, at=now, actor=actor,
+                       reason=reason, goal_id=target)  # fmt: skip
+        goals.operate(
+            store,
+            target,
+            lambda v: grant_budget(
+                v,
+                usd=usd,
+                attempts=attempts,
+                expires_s=expires_s,
+                reason=reason,
+                at=clock(),
+                actor=actor,
+            ),
+            clock=clock,
+        )
+        return [target]
+    check_name(target)
+    pool_or_error(store, target)
+    if usd is None and attempts is None:
+        raise InputError("granting to a pool needs an amount: --usd X and/or --attempts N")
+    figure = Figure(usd=usd or 0.0, attempts=attempts or 0)
+    grant_pool(store, target, figure, expires_s=expires_s, at=clock(), actor=actor, reason=reason)
+    return _answer_waiting(store, target, lambda v: grant_budget(
+        v, usd=usd, attempts=attempts, expires_s=expires_s, reason=reason, at=clock(), actor=actor
+    ), clock)  # fmt: skip
+
+
+def decline(
+    store: EventStore, target: str, *, reason: str, actor: str, clock: Callable[[], datetime]
+) -> list[str]:
+    """Decline a goal's open request, or every open request on a pool; the goals answered."""
+    if store.last_seq(target):
+        goals.operate(
+            store, target, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor),
+            clock=clock,
+        )  # fmt: skip
+        return [target]
+    check_name(target)
+    pool_or_error(store, target)
+    return _answer_waiting(
+        store, target, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor), clock
+    )
+
+
+def _answer_waiting(
+    store: EventStore, pool: str, build: Build, clock: Callable[[], datetime]
+) -> list[str]:
+    """Answer every goal whose open request is on ``pool``."""
+    answered = []
+    for goal_id in goals_naming(store, pool, ended=False):
+        view = goals.load(store, goal_id)
+        request = view.budget_request
+        if request is not None and request.budget == f"pool:{pool}":
+            goals.operate(store, goal_id, build, clock=clock)
+            answered.append(goal_id)
+    return answered
+
+
+def _check_amount(usd: float | None, attempts: int | None) -> None:
+    try:
+        Figure(usd=usd or 0.0, attempts=attempts or 0)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(f"--{first['loc'][0]}: {first['msg']}") from None

@@ -1,0 +1,137 @@
+"""Pools in the store: each pool's append-only stream of pool events and its folded state.
+
+Rules (SPEC §13.6; the rules themselves are ``governor.core.pools``'):
+    * A pool's events are its history: appended, never changed, numbered from 1 per pool
+      (``pool_events``), so a pool can be exported and explained. Its folded state is kept
+      beside them (``pools`` row: the state at its last seq), written in the same
+      transaction, so a reservation reads one row, not the whole stream.
+    * ``change_pools`` is the one write: in one transaction it locks the pools named (in
+      name order, so two writers never wait on each other in a circle), reads their
+      states, asks ``change`` for the events to append, and appends them with the new
+      states. Anything ``change`` raises writes nothing. A reservation against every pool
+      of a goal is one such transaction (``governor.drive.pools``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from functools import cache
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from governor.core.pools import PoolEvent, PoolState
+
+Tx = TypeVar("Tx")
+
+
+@cache
+def _event_adapter() -> TypeAdapter[PoolEvent]:
+    from pydantic import TypeAdapter  # noqa: PLC0415 - start-up: only pool commands need it
+
+    from governor.core.pools import PoolEvent  # noqa: PLC0415
+
+    return TypeAdapter(PoolEvent)
+
+
+@cache
+def _state_adapter() -> TypeAdapter[PoolState]:
+    from pydantic import TypeAdapter  # noqa: PLC0415
+
+    from governor.core.pools import PoolState  # noqa: PLC0415
+
+    return TypeAdapter(PoolState)
+
+
+def encode_pool_event(event: PoolEvent) -> str:
+    return _event_adapter().dump_json(event, exclude_none=True).decode()
+
+
+def decode_pool_event(body: str | bytes) -> PoolEvent:
+    return _event_adapter().validate_json(body)
+
+
+class PoolRecords(ABC, Generic[Tx]):
+    """The pools half of a store (``BaseEventStore`` includes it)."""
+
+    @abstractmethod
+    def _write(self, goal_id: str) -> AbstractContextManager[Tx]: ...
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Tx]: ...
+
+    def pool_events(self, name: str) -> list[PoolEvent]:
+        """The pool's events in order (empty for a pool never set)."""
+        with self._read() as tx:
+            return [decode_pool_event(body) for body in self._pool_bodies(tx, name)]
+
+    def pool_state(self, name: str) -> PoolState | None:
+        """The pool's folded state, or None for a pool never set."""
+        with self._read() as tx:
+            found = self._pool_snapshots(tx, [name])
+        return _state_adapter().validate_json(found[name]) if name in found else None
+
+    def pool_states(self) -> list[PoolState]:
+        """Every pool's state (deleted ones too), by name."""
+        with self._read() as tx:
+            found = self._pool_snapshots(tx, None)
+        return [_state_adapter().validate_json(found[n]) for n in sorted(found)]
+
+    def change_pools(
+        self, names: Sequence[str], change: Callable[..., Any]
+    ) -> dict[str, PoolState]:
+        """Append what ``change(states)`` returns (pool name -> event fields without
+        ``pool`` and ``seq``) in one transaction; the pools' new states."""
+        from governor.core.pools import PoolState, evolve_pool  # noqa: PLC0415
+
+        wanted = sorted(set(names))
+        if not wanted:
+            return {}
+        with self._write(f"pool:{wanted[0]}") as tx:
+            for name in wanted[1:]:
+                self._lock_pool(tx, name)
+            found = self._pool_snapshots(tx, wanted)
+            states = {
+                n: _state_adapter().validate_json(found[n]) if n in found else PoolState(name=n)
+                for n in wanted
+            }
+            drafts: Mapping[str, Sequence[dict[str, Any]]] = change(states)
+            written: list[tuple[PoolEvent, str]] = []
+            for name, fields in drafts.items():
+                state = states[name]
+                for draft in fields:
+                    event = _event_adapter().validate_python(
+                        {**draft, "pool": name, "seq": state.seq + 1}
+                    )
+                    evolve_pool(state, event)
+                    written.append((event, encode_pool_event(event)))
+            for event, body in written:  # every event built and checked before any write
+                self._put_pool_event(tx, event, body)
+            for name in {event.pool for event, _ in written}:
+                body = _state_adapter().dump_json(states[name]).decode()
+                self._put_pool_state(tx, name, states[name].seq, body)
+        return states
+
+    @abstractmethod
+    def _lock_pool(self, tx: Tx, name: str) -> None:
+        """Hold the pool's lock until the transaction ends (a no-op where a write
+        transaction already excludes every other writer)."""
+
+    @abstractmethod
+    def _pool_bodies(self, tx: Tx, name: str) -> list[str]:
+        """The stored bodies of the pool's events, by seq."""
+
+    @abstractmethod
+    def _pool_snapshots(self, tx: Tx, names: Sequence[str] | None) -> dict[str, str]:
+        """Pool name -> its stored state (every pool when None)."""
+
+    @abstractmethod
+    def _put_pool_event(self, tx: Tx, event: PoolEvent, body: str) -> None:
+        """Insert one pool event (a duplicate ``(pool, seq)`` fails the transaction)."""
+
+    @abstractmethod
+    def _put_pool_state(self, tx: Tx, name: str, seq: int, state: str) -> None:
+        """Insert or replace the pool's state row."""
