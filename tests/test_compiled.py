@@ -73,3 +73,27 @@ def test_each_module_is_compiled_exactly_when_the_build_says_so() -> None:
             if file.endswith(".py") == expect_compiled:
                 wrong.append(f"{name}: {file}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_the_build_compiles_defines_a_pydantic_model_or_a_struct() -> None:
+    # a class made by its metaclass (pydantic, msgspec) cannot be a mypyc native class:
+    # its module must stay interpreted (the hook's exclude)
+    import inspect
+
+    import msgspec
+    from pydantic import BaseModel
+
+    hook = _hook()
+    wrong = []
+    for name, path in _modules().items():
+        if not _under(path, hook["include"]) or _under(path, hook["exclude"]):
+            continue
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if (
+                inspect.isclass(value)
+                and value.__module__ == name
+                and issubclass(value, BaseModel | msgspec.Struct)
+            ):
+                wrong.append(f"{name}.{value.__name__}")
+    assert not wrong, "\n".join(wrong)
