@@ -192,7 +192,7 @@ def test_the_generated_long_history_prints_the_reference_lines(
     raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(30_000, cycles=300))
     pairs = pairs_of(raw)
     leaned = assert_lean_is_the_reference(pairs, monkeypatch)
-    assert 0.5 * len(pairs) < leaned < len(pairs), (leaned, len(pairs))
+    assert not COUNTED or 0.5 * len(pairs) < leaned < len(pairs), (leaned, len(pairs))
 
 
 @pytest.mark.parametrize("every", [2, 3, 7])
