@@ -1,9 +1,10 @@
 """Benchmark: ``governor replay --json`` from two source trees, side by side in one run.
 
 Run: ``.venv/bin/python -m bench.ab TREE OTHER_TREE [--events 200000] [--repeat 5]
-[--history FILE] [--text]`` (each tree holds ``governor/``: e.g. ``git archive <commit>``
+[--history FILE] [--text] [--tune CORPUS]`` (each tree holds ``governor/``: e.g. ``git archive <commit>``
 unpacked; ``--history``: any history instead of the generated one; ``--text``: the text
-``governor replay`` instead of ``--json``).
+``governor replay`` instead of ``--json``; ``--tune``: ``governor tune`` of a folder of
+histories over bench/tune.py's 100-point grid, one worker).
 
 Method (the figures go to docs/performance.md):
     1. The history of ``bench.replay --json-only`` (about N events over two plans of 5 work
@@ -33,14 +34,20 @@ from pathlib import Path
 from bench.replay import json_history
 
 _MAIN = "import sys; from governor.cli.main import main; sys.exit(main())"
+TUNE_ARGS = ["--grid", "max_replans=2..11", "--grid", "max_uncharged_replans=0..9"]
+TUNE_ARGS += ["--workers", "1", "--quiet", "--json", "--seed", "0"]
+"""``--tune``: bench/tune.py's 100-point grid, in one process (its CPU is the child's)."""
 
 
-def _run(tree: Path, path: Path, text: bool = False) -> tuple[float, str]:
+def _run(tree: Path, path: Path, text: bool = False, tune: bool = False) -> tuple[float, str]:
     """CPU seconds and the sha256 of the output of one ``replay --json`` (``text``:
-    ``replay``) from ``tree``."""
+    ``replay``; ``tune``: ``tune`` of the corpus ``path`` over ``TUNE_GRID``) from ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    argv = [sys.executable, "-c", _MAIN, "replay", str(path), *([] if text else ["--json"])]
+    if tune:
+        argv = [sys.executable, "-c", _MAIN, "tune", str(path), *TUNE_ARGS]
+    else:
+        argv = [sys.executable, "-c", _MAIN, "replay", str(path), *([] if text else ["--json"])]
     digest = hashlib.sha256()
     with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, cwd=tree) as child:
         assert child.stdout is not None
@@ -104,6 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fold-decide", action="store_true", help="time evolve + decide only")
     parser.add_argument("--history", type=Path, help="this history instead (any shape)")
     parser.add_argument("--text", action="store_true", help="time `replay` (text), not --json")
+    parser.add_argument(
+        "--tune", type=Path, metavar="CORPUS", help="time `governor tune CORPUS` instead"
+    )
     args = parser.parse_args(argv)
     if args.fold_decide:
         path = (args.history or json_history(200_000)[0]).resolve()
@@ -125,7 +135,10 @@ def main(argv: list[str] | None = None) -> None:
             f"(spread {ratios[0]:.3f} to {ratios[-1]:.3f})"
         )
         return
-    if args.history:
+    if args.tune:
+        path = args.tune.resolve()
+        count = len(list(path.glob("*.jsonl")))
+    elif args.history:
         path = args.history.resolve()
         with path.open("rb") as f:
             count = sum(1 for _ in f)
@@ -133,17 +146,20 @@ def main(argv: list[str] | None = None) -> None:
         path, count = json_history(args.events)
     ours, theirs, ratios = [], [], []
     for _ in range(args.repeat):
-        cpu_a, sha_a = _run(args.tree.resolve(), path, args.text)
-        cpu_b, sha_b = _run(args.other.resolve(), path, args.text)
+        cpu_a, sha_a = _run(args.tree.resolve(), path, args.text, bool(args.tune))
+        cpu_b, sha_b = _run(args.other.resolve(), path, args.text, bool(args.tune))
         assert sha_a == sha_b, "the two trees print different bytes"
         ours.append(count / cpu_a)
         theirs.append(count / cpu_b)
         ratios.append(cpu_b / cpu_a)
     ratios.sort()
     command = "governor replay" + ("" if args.text else " --json")
-    print(f"{command} {path.name}, {count:,} events, {args.repeat} rounds (CPU):")
-    print(f"  {args.tree}  median {statistics.median(ours):>10,.0f} events/CPU-s")
-    print(f"  {args.other}  median {statistics.median(theirs):>10,.0f} events/CPU-s")
+    unit = "events"
+    if args.tune:
+        command, unit = "governor tune (100 policies)", "histories"
+    print(f"{command} {path.name}, {count:,} {unit}, {args.repeat} rounds (CPU):")
+    print(f"  {args.tree}  median {statistics.median(ours):>10,.1f} {unit}/CPU-s")
+    print(f"  {args.other}  median {statistics.median(theirs):>10,.1f} {unit}/CPU-s")
     print(
         f"  tree / other: median {statistics.median(ratios):.3f} "
         f"(spread {ratios[0]:.3f} to {ratios[-1]:.3f}); same bytes: yes"

@@ -42,6 +42,7 @@ from governor.core.policy_input import with_overrides
 from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines, encode
 from governor.errors import HistoryError
+from governor.render import lines as lines_module
 from governor.render import records
 from governor.render.lines import StepLines
 from tests.core.test_properties import policies, recorded
@@ -58,6 +59,12 @@ def reference(pairs: Sequence[tuple[int, Event]], now: datetime | None) -> tuple
     except HistoryError as exc:
         return out, str(exc)
     return out, ""
+
+
+# Against the compiled build (.ci/compiled, decision record 0031) a compiled caller does
+# not see a method patched on its class, so the lean steps cannot be counted (nor full ones
+# forced) there: the lines are still compared with the reference, line by line.
+COUNTED = str(lines_module.__file__).endswith(".py")
 
 
 def lean(
@@ -135,7 +142,7 @@ def test_every_golden_history_prints_the_reference_lines(
     leaned = 0
     for path in GOLDEN:
         leaned += assert_lean_is_the_reference(golden_pairs(path, structs=structs), monkeypatch)
-    assert leaned > 100, "the golden histories take lean steps"
+    assert leaned > 100 or not COUNTED, "the golden histories take lean steps"
 
 
 def test_golden_histories_at_fixed_times_print_the_reference_lines(
@@ -151,7 +158,7 @@ def test_golden_histories_at_fixed_times_print_the_reference_lines(
         middle = first + (last - first) / 2
         for now in (first - timedelta(days=1), middle, last + timedelta(hours=3)):
             leaned += assert_lean_is_the_reference(pairs, monkeypatch, now.astimezone(UTC))
-    assert leaned > 100
+    assert leaned > 100 or not COUNTED
 
 
 def test_parked_goals_and_upstream_outages_print_the_reference_lines(
@@ -185,7 +192,7 @@ def test_the_generated_long_history_prints_the_reference_lines(
     raw = b"".join(orjson.dumps(e) + b"\n" for e in generated_events(30_000, cycles=300))
     pairs = pairs_of(raw)
     leaned = assert_lean_is_the_reference(pairs, monkeypatch)
-    assert 0.5 * len(pairs) < leaned < len(pairs), (leaned, len(pairs))
+    assert not COUNTED or 0.5 * len(pairs) < leaned < len(pairs), (leaned, len(pairs))
 
 
 @pytest.mark.parametrize("every", [2, 3, 7])
@@ -203,7 +210,7 @@ def test_lean_and_full_steps_in_any_turn_print_the_reference_lines(
         if pairs:
             later = pairs[-1][1].at + timedelta(days=1)
             leaned += assert_lean_is_the_reference(pairs, monkeypatch, later, every=every)
-    assert leaned > 1_000
+    assert leaned > 1_000 or not COUNTED
 
 
 def parked_in_turn(n: int) -> bytes:
@@ -249,7 +256,7 @@ def test_a_goal_parked_between_lean_steps_prints_the_reference_lines(
     assert sum(e.type == "goal.resumed" for _, e in pairs) >= 5
     assert reference(pairs, None)[1] == "", "a valid history"
     for now in (None, pairs[-1][1].at):
-        assert assert_lean_is_the_reference(pairs, monkeypatch, now) > 1_000
+        assert assert_lean_is_the_reference(pairs, monkeypatch, now) > 1_000 or not COUNTED
 
 
 def test_every_lean_head_is_the_head_decide_takes() -> None:

@@ -209,9 +209,7 @@ class Runner:
         probing the failing upstream the goal is parked on when its probe is due."""
         decision = self.decide()
         while (
-            self.reprobe(decision)
-            or self.probe(decision)
-            or self.pool_calls.own_budget(decision)
+            self.reprobe(decision) or self.probe(decision) or self.pool_calls.own_budget(decision)
         ):
             decision = self.decide()
         return decision

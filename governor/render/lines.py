@@ -206,14 +206,20 @@ class StepLines:
                 kind_json = types.get(kind)
                 if kind_json is None:
                     kind_json = types[kind] = _dumps(kind)
-                if replans is not (replans := decider.replans()):
-                    replans_json = _dumps(replans_record(replans))
-                if attempts is not (attempts := decider.attempts()):
-                    attempts_json = _dumps(attempts_record(attempts))
-                if runtime is not (runtime := view.runtime_s):
-                    runtime_json = _dumps(float(runtime))
-                if cost is not (cost := view.cost_usd):
-                    cost_json = _dumps(float(cost))
+                # (one name read, then compared: mypyc reads ``x is not (x := f())`` after the
+                # assignment, so that form would never see a change once compiled)
+                replans_now = decider.replans()
+                if replans_now is not replans:
+                    replans, replans_json = replans_now, _dumps(replans_record(replans_now))
+                attempts_now = decider.attempts()
+                if attempts_now is not attempts:
+                    attempts, attempts_json = attempts_now, _dumps(attempts_record(attempts_now))
+                runtime_now = view.runtime_s
+                if runtime_now is not runtime:
+                    runtime, runtime_json = runtime_now, _dumps(float(runtime_now))
+                cost_now = view.cost_usd
+                if cost_now is not cost:
+                    cost, cost_json = cost_now, _dumps(float(cost_now))
                 yield _LINE % (
                     event.seq,
                     kind_json,

@@ -559,5 +559,3 @@ def test_store_check_finds_and_mends_lost_schema_rows_a_dropped_index_and_summar
     assert list(writer.check()) == []
     assert [s.goal_id for s in writer.goals()] == ["g1"]
     writer.close()
-
-

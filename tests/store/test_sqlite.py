@@ -367,5 +367,3 @@ def test_a_search_reads_the_table_once_and_sorts_what_matched(db):
     assert "SCAN goals" in plan, plan
     assert "goals_attention" not in plan, plan  # no lookup of each row in the index's order
     store.close()
-
-
