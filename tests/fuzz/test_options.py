@@ -76,6 +76,15 @@ BASES: Final[dict[str, tuple[str, ...]]] = {
     "service status": (),
     "upstreams": (),
     "store check": (),
+    "completion": ("bash",),
+    "schema": ("goal",),
+    "forecast": ("goal.toml", "--corpus", "sim", "--bootstrap", "2", "--workers", "1"),
+    "pool set": ("team", "--usd", "5", "--per", "day"),
+    "pool list": (),
+    "pool show": ("team",),
+    "pool delete": ("team",),
+    "grant": (STOPPED, "--usd", "1", "--reason", "r"),
+    "decline": (STOPPED, "--reason", "r"),
 }
 """Each command that finishes by itself, with valid values for what it requires."""
 PARSED_ONLY: Final = {
@@ -90,7 +99,13 @@ PARSED_ONLY: Final = {
 WRITES: Final = frozenset(
     {"--store", "-o", "--output", "--out", "--plot", "--dir", "--log-file", "--metrics-file"}
 )
-CAPS: Final = {"--goals": 20, "--samples": 3, "--workers": 2, "--max-goals-per-tick": 50}
+CAPS: Final = {
+    "--goals": 20,
+    "--samples": 3,
+    "--workers": 2,
+    "--max-goals-per-tick": 50,
+    "--bootstrap": 20,
+}
 
 GOAL_TOML = """id = "fuzz"
 title = "A goal"
