@@ -71,19 +71,22 @@ def test_the_checker_sees_a_positional_build() -> None:
     ]
 
 
-LONG_ALLOWED: Final = {"wire/decoder.py"}
-"""The compiled decoder's readers: replay's generated line and chunk loops (issue 26 lets
-the generated-code half of the decoder run over 300 lines)."""
+LONG_ALLOWED: Final[set[str]] = set()
+"""Core modules allowed past ``LONGEST``: none."""
+LONGEST: Final = 600
+"""A core module holds one concept whole, split on a seam between concepts and never on a
+line count (STYLE.md; issue 36 joins what a 300-line cap split): past ~600 lines a module
+likely holds two concepts."""
 
 
 def long_modules() -> set[str]:
-    """The core modules over 300 lines."""
+    """The core modules over ``LONGEST`` lines."""
     return {
         str(path.relative_to(CORE))
         for path in core_sources()
-        if len(path.read_text().splitlines()) > 300
+        if len(path.read_text().splitlines()) > LONGEST
     }
 
 
-def test_no_core_module_is_over_300_lines() -> None:
+def test_no_core_module_is_over_600_lines() -> None:
     assert long_modules() <= LONG_ALLOWED
