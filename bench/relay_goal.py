@@ -68,6 +68,7 @@ def run_goal(root: Path, cli: str, items: int, parallel: int, relay: bool) -> tu
             codex,
             max_parallel_work=parallel,
             max_work_items_per_plan=items,
+            max_total_work_items=items,
         )
         start = time.perf_counter()
         result = project.gov("run", "g", "--max-wait", "0", timeout=3600)
