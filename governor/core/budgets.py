@@ -288,6 +288,12 @@ LEDGERS: Final[tuple[str, ...]] = tuple(b.name for b in BUDGETS if b.raisable)
 """The ledgers ``budget.raised`` may name (``governor.core.policy.LedgerName``)."""
 
 
+def cost_spent_during(view: Counted, call_usd: float) -> bool:
+    """Whether the goal's recorded cost plus ``call_usd`` (what a call under way has used so
+    far, not yet recorded: counted once) spends its cost budget (the relay's gate)."""
+    return COST.is_spent(COST.used(view) + call_usd, COST.limit(view))
+
+
 def item_limits(policy: Policy) -> dict[str, int]:
     """The per-item limits a new work item takes from the policy (``work.created`` freezes them)."""
     return {b.field: getattr(policy, b.field) for b in BUDGETS if b.scope == "item"}

@@ -17,11 +17,14 @@ from governor.core.event_fields import Profile
 from governor.core.view import GoalView, WorkState
 from governor.drive.agents import Agents
 from governor.drive.calls import Calls
+from governor.drive.cost_gate import cost_gate
 from governor.drive.monitor import UpstreamMonitor
 from governor.drive.spans import record_run, span
 from governor.exec.call import CallInfo
 from governor.exec.harness import Harness
+from governor.exec.prices import call_price
 from governor.exec.process import watching
+from governor.exec.relay import Gated
 from governor.workflow.agent import AgentCall
 from governor.workflow.briefs import planner_prompt, worker_prompt
 from governor.workflow.run import PlannerRun, Runtime, WorkerRun, run_planner, run_worker
@@ -62,7 +65,10 @@ class AgentCaller:
         assert view.created is not None
         profile = view.created.profiles[profile_name]
         backoff = view.policy.upstream_backoff
-        harness = self.monitor.wrap(self.harnesses(profile, self.workdir), profile, backoff)
+        made = self.harnesses(profile, self.workdir)
+        if isinstance(made, Gated):  # the goal's cost budget bites mid-run (cost_gate)
+            made.gate = cost_gate(self._view, call_price(profile, self.env, self.workdir))
+        harness = self.monitor.wrap(made, profile, backoff)
         return AgentCall(
             agent,
             harness,

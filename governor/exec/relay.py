@@ -22,9 +22,10 @@ Rules (SPEC §13.1; decision record 0027; docs/classification.md "Evidence from 
       closed, an enormous head (more than ``HEAD_LIMIT`` bytes) is refused, and anything
       else that goes wrong ends that connection only. If the relay itself fails, the call
       is told (``WireFacts.failed``).
-    * ``gate`` (optional) is asked before each model request after the first; when it
-      answers a reason, the relay refuses the request itself (``refusal``) with a
-      vendor-shaped error and marks the facts ``gated``.
+    * ``gate`` (optional) is asked before each model request after the first, with the
+      token usage the call's responses reported so far (None: none yet); when it answers
+      a reason, the relay refuses the request itself (``refusal``) with a vendor-shaped
+      error and marks the facts ``gated`` (the driver's gate: ``governor.drive.cost_gate``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
 import h11
 import orjson
@@ -78,8 +79,16 @@ HOP_BY_HOP: Final = frozenset(
         b"host",
     }
 )
-Gate = Callable[[], str | None]
-"""Asked before each model request after the first: a reason to refuse it, or None."""
+Gate = Callable[[Usage | None], str | None]
+"""Asked before each model request after the first, with the call's usage so far: a reason
+to refuse it, or None."""
+
+
+@runtime_checkable
+class Gated(Protocol):
+    """A harness whose relay asks a gate (``ClaudeHarness``, ``CodexHarness``)."""
+
+    gate: Gate | None
 
 
 class RelayError(Exception):
@@ -334,9 +343,10 @@ class Relay:
     def _gated_reason(self) -> str | None:
         with self._lock:
             first = self._models <= 1
+            usage = self._usage
         if first or self.gate is None:
             return None
-        reason = self.gate()
+        reason = self.gate(usage)
         if reason is not None:
             with self._lock:
                 self._gated = True

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import pytest
 
 from governor.core.evidence import is_uncharged_failure
+from governor.core.observation import Usage
 from governor.exec.claude import ClaudeHarness
 from governor.exec.codex import CodexHarness
 from governor.exec.vendor_health import seen
@@ -170,10 +171,10 @@ def test_codex_reached_is_reached_a_vendor_that_answered_then_dropped_is_never_e
 def test_a_budget_spent_mid_run_refuses_the_next_request_and_the_tool_effect_stays(
     fake_vendor, codex_source_env, workdir
 ):
-    asked: list[int] = []
+    asked: list[Usage | None] = []
 
-    def gate() -> str | None:
-        asked.append(1)
+    def gate(usage: Usage | None) -> str | None:
+        asked.append(usage)
         return "governor: the goal's cost budget is spent"
 
     scenario = sc.Scenario((sc.Step("tool_call", command="touch gated.txt"), sc.Step("reply")))
@@ -183,6 +184,8 @@ def test_a_budget_spent_mid_run_refuses_the_next_request_and_the_tool_effect_sta
     assert (workdir / "gated.txt").exists()  # what the agent did is kept
     assert len(fake_vendor.model_requests) == 1  # the second never left the relay
     assert asked  # asked before the second model request, not the first
+    assert asked[0] is not None
+    assert asked[0].output_tokens
     assert (result.failure_class, result.rule) == (None, "budget")
     assert not is_uncharged_failure(result.failure_class, result.evidence)
     assert result.wire is not None
