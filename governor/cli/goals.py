@@ -207,15 +207,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     with store_from(args.store, read_only=True) as store:
         rows = store.goals(statuses=statuses or None)
         hidden = store.unsummarised() if isinstance(store, StoreChecks) and not statuses else 0
+        leases = {r.goal_id: store.current_lease(r.goal_id) for r in rows if r.status not in ENDED}
+        held = {g: lease for g, lease in leases.items() if lease is not None}
+        states = _workflow_states(store, held)
     if hidden:  # a summary row deleted behind the store's back (issue 35): say so
         err(
             f"note: {count(hidden, 'goal')} in the store {'has' if hidden == 1 else 'have'} "
             "events but no summary row, so list cannot show them; "
             "`governor store check --repair` rebuilds them"
         )
-        leases = {r.goal_id: store.current_lease(r.goal_id) for r in rows if r.status not in ENDED}
-        held = {g: lease for g, lease in leases.items() if lease is not None}
-        states = _workflow_states(store, held)
     if args.json:
         for row in rows:
             record = records.summary_record(row)

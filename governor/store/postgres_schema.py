@@ -144,6 +144,10 @@ MIGRATIONS: Final[tuple[tuple[LiteralString, ...], ...]] = (
         # issue 35: a blocked goal waits on a person, whatever it is blocked on
         "UPDATE goals SET attention = 0 WHERE status = 'blocked'",
     ),
+    (
+        # issue 35: a running agent's last line, written at its runner's heartbeat
+        "ALTER TABLE agents ADD COLUMN last_line TEXT",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 
