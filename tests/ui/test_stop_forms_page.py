@@ -64,7 +64,7 @@ def test_a_person_lets_a_stopped_item_go_on_from_its_blocker_form(
     finally:
         ui.stop()
     with SqliteEventStore(tmp_path / "governor.db", read_only=True) as store:
-        last = list(store.load("env"))[-1]
+        last: Any = list(store.load("env"))[-1]
     assert (last.type, last.actor, last.work_id, last.reason) == (
         "work.retried", "ui:alice", "p1-a", "the vendor is fixed"
     )  # fmt: skip
