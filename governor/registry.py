@@ -73,3 +73,7 @@ class AgentRecord:
     holder: str
     """The lease holder that spawned it."""
     started_at: datetime
+    last_line: str | None = None
+    """The last telling line of the agent's output, redacted and bounded, as of the
+    runner's last heartbeat (``governor.drive.agents.Agents.beat``); agent text: data, to
+    be shown quoted. None until the first heartbeat after output."""

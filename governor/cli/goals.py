@@ -21,6 +21,7 @@ from governor.render.text import format_event, format_status, format_summaries
 from governor.store.checks import StoreChecks
 
 if TYPE_CHECKING:
+    from governor.analysis.unblock import Unblock
     from governor.drive.goals import RunReport
     from governor.drive.runner import RunnerSettings
     from governor.store.base import EventStore, Lease
@@ -202,6 +203,19 @@ def _workflow_notes(states: dict[str, str]) -> None:
             out(note)
 
 
+def _blockers(
+    store: EventStore, goal_ids: list[str], store_arg: str | None
+) -> dict[str, tuple[Unblock, ...]]:
+    """Every blocker of each goal named (those that wait: only they are folded)."""
+    if not goal_ids:
+        return {}  # a list of goals that all move or ended imports no analysis (start-up)
+    from governor.analysis.unblock import unblocking  # noqa: PLC0415 - start-up
+    from governor.drive import goals  # noqa: PLC0415 - start-up
+
+    now = utc_now()
+    return {g: unblocking(*goals.status(store, g), now, store_arg) for g in goal_ids}
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     statuses = getattr(args, "status", None) or ()
     with store_from(args.store, read_only=True) as store:
@@ -212,6 +226,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         leases = {r.goal_id: store.current_lease(r.goal_id) for r in rows if r.status not in ENDED}
         held = {g: lease for g, lease in leases.items() if lease is not None}
         states = _workflow_states(store, held)
+        found = _blockers(store, [r.goal_id for r in rows if r.attention <= 1], args.store)
     if hidden:  # a summary row deleted behind the store's back (issue 35): say so
         err(
             f"note: {count(hidden, 'goal')} in the store {'has' if hidden == 1 else 'have'} "
@@ -220,14 +235,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
     if args.json:
         for row in rows:
-            record = records.summary_record(row)
+            record = records.summary_record(row, found.get(row.goal_id, ()))
             if row.goal_id in states:
                 record["temporal_workflow"] = states[row.goal_id]
             json_line(record)
     else:
         from governor.store.url import describe_store  # noqa: PLC0415 - start-up
 
-        out(format_summaries(describe_store(args.store), rows, statuses), colour=True)
+        out(format_summaries(describe_store(args.store), rows, statuses, found), colour=True)
         _workflow_notes(states)
     return ExitCode.OK
 

@@ -16,6 +16,10 @@ Rules (SPEC §11.11, decision record 0007):
       that learns at a heartbeat that the goal ended (an operator cancelled it), and it
       kills the agent of an attempt an operator abandoned: nothing they do can be
       recorded any more, so their attempt is over.
+    * At each lease heartbeat the runner writes each agent's latest telling line (redacted,
+      at most ``LINE_CHARS``) into its row when it changed (``Agents.beat``): a page that
+      reads the store shows it, quoted as agent text. One upsert per changed agent per
+      heartbeat, never one per output line; the row goes with the agent.
     * An agent that cannot be ended (another user's, stuck in the kernel) stops the
       takeover with ``LeaseError``: nothing runs beside it.
 """
@@ -26,7 +30,8 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 from datetime import datetime
 
 from governor.errors import LeaseError
@@ -37,6 +42,9 @@ from governor.store.base import EventStore, Lease
 
 END_TIMEOUT_S = 10.0
 """How long a takeover waits for a previous agent's group to die after SIGKILL."""
+
+LINE_CHARS = 300
+"""The most characters of an agent's last line its row keeps."""
 
 
 class Agents:
@@ -51,9 +59,14 @@ class Agents:
         lease: Callable[[], Lease | None],
         clock: Callable[[], datetime],
         progress: Callable[[str], None],
+        lines: Callable[[], Mapping[str, str]] = dict,
+        redact: Callable[[str], str] = str,
     ) -> None:
+        """``lines``: the latest telling line of each run's output, by run (``Calls``);
+        ``redact``: what hides the secrets of the agents' environment in it."""
         self.store, self.goal_id, self.holder = store, goal_id, holder
         self._lease, self._clock, self._progress = lease, clock, progress
+        self._lines, self._redact = lines, redact
         self._lock = threading.Lock()
         self._live: dict[int, AgentRecord] = {}
 
@@ -78,6 +91,18 @@ class Agents:
         if agent is not None:
             with contextlib.suppress(Exception):  # a row left behind is dropped at takeover
                 self.store.remove_agent(agent)
+
+    def beat(self) -> None:
+        """Write each live agent's latest telling line into its row when it changed since
+        the last heartbeat (fenced by the lease: ``LeaseError`` once taken over). Under
+        the lock, so a reaped agent's row is never written back."""
+        lines = self._lines()
+        with self._lock:
+            for pid, agent in list(self._live.items()):
+                line = self._redact(lines.get(agent.run, ""))[:LINE_CHARS]
+                if line and line != agent.last_line:
+                    told = self._live[pid] = replace(agent, last_line=line)
+                    self.store.add_agent(told, lease=self._lease())
 
     def end_own(
         self, why: str = "the lease was taken over", *, runs: Collection[str] | None = None

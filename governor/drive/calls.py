@@ -4,7 +4,9 @@ Rules:
     * The runner opens a call (``Calls.running``) around every planner or worker run and
       closes it when the run returns; a live view (``governor run`` on a terminal) reads
       ``snapshot`` whenever it redraws. Nothing here is recorded: the events are the
-      truth, this is only what a person watching sees.
+      truth, this is only what a person watching sees. At each lease heartbeat the
+      runner copies each call's telling line into its agent's row (``Agents.beat``), for
+      the pages that read the store: one write per heartbeat, never one per line.
     * The last line an agent wrote comes from its processes' output as it arrives
       (``governor.exec.process.listening``), stdout and stderr alike. Only a short tail
       of bytes is kept per call; a line is what follows the last newline (or carriage
@@ -21,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Final
 
+from governor.core.text import telling_line
 from governor.exec.process import listening
 
 TAIL_BYTES: Final = 2048
@@ -87,11 +90,23 @@ class Calls:
             for item, attempt, started, tail in sorted(calls, key=lambda c: c[2])
         ]
 
+    def telling_lines(self) -> dict[str, str]:
+        """Each call's latest telling line (``governor.core.text.telling_line`` of its
+        tail: a status or failing test if one shows, else its last line), by key; calls
+        that wrote nothing yet are left out. Raw agent text: redact and quote it."""
+        with self._lock:
+            tails = [(c.key, bytes(c.tail)) for c in self._calls.values()]
+        lines = {key: telling_line(_text(tail), "") for key, tail in tails}
+        return {key: line for key, line in lines.items() if line}
+
+
+def _text(tail: bytes) -> str:
+    return tail[-TAIL_BYTES:].decode("utf-8", "replace").replace("\r", "\n")
+
 
 def last_line(tail: bytes) -> str:
     """The last non-empty line of some output (a carriage return ends a line too)."""
-    text = tail[-TAIL_BYTES:].decode("utf-8", "replace").replace("\r", "\n")
-    for line in reversed(text.split("\n")):
+    for line in reversed(_text(tail).split("\n")):
         if line.strip():
             return line.strip()
     return ""

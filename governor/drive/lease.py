@@ -79,6 +79,7 @@ class LeaseKeeper:
                     if self.lease is not None:
                         self.lease = self.store.renew_lease(self.lease, ttl_s=self.ttl_s)
                 self._end_settled_agents()
+                self.agents.beat()
             except LeaseError:
                 # Taken over: the next append is refused by the fencing token, and no agent
                 # of ours may run beside the new holder's.

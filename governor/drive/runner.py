@@ -62,6 +62,7 @@ from governor.drive.reprobe import environment_back, recovered
 from governor.drive.spans import record_event, span
 from governor.errors import CommandRefusedError
 from governor.exec.call import CallInfo, in_context
+from governor.exec.environment import Redactor
 from governor.exec.harness import Harness, harness_for
 from governor.store.base import EventStore, Lease
 from governor.workflow.run import (
@@ -146,6 +147,8 @@ class Runner:
             lease=lambda: self.lease,
             clock=clock,
             progress=self.progress,
+            lines=self.calls.telling_lines,
+            redact=Redactor({**settings.env, **env}),
         )
         self.keeper = LeaseKeeper(
             store,
@@ -282,6 +285,9 @@ class Runner:
         return self.keeper.acquire()
 
     def release(self) -> None:
+        """Give the lease back; an agent still running (the run was interrupted: SIGTERM)
+        is killed first, as nothing it does could be recorded any more."""
+        self.agents.end_own("the run ended")
         self.keeper.release()
 
     # ------------------------------------------------------------ actions
@@ -408,10 +414,15 @@ class Runner:
             if not started:
                 return
             with ThreadPoolExecutor(max_workers=len(started)) as pool:
-                runs = [pool.submit(in_context(self._work), s) for s in started]
-                for (item, run_id), run in zip(started, runs, strict=True):
-                    finish = self._finish(item, run_id, run)
-                    self.pool_calls.settle(reserved.pop(item), finish)
+                try:
+                    runs = [pool.submit(in_context(self._work), s) for s in started]
+                    for (item, run_id), run in zip(started, runs, strict=True):
+                        finish = self._finish(item, run_id, run)
+                        self.pool_calls.settle(reserved.pop(item), finish)
+                except BaseException as stop:
+                    if not isinstance(stop, Exception):  # SIGTERM, Ctrl-C: the pool's join
+                        self.agents.end_own("interrupted")  # would wait for the agents to end
+                    raise
         finally:
             for held in reserved.values():  # an exception ended the dispatch: never ran
                 self.pool_calls.settle(held, None)

@@ -180,8 +180,9 @@ def status_record(
     }
 
 
-def summary_record(row: GoalSummary) -> Record:
-    """One line of ``list --json``."""
+def summary_record(row: GoalSummary, found: Sequence[Unblock] = ()) -> Record:
+    """One line of ``list --json``: the summary and every blocker (``found``: as
+    ``status --json``'s, empty for a goal no blocker holds)."""
     return {
         "goal_id": row.goal_id,
         "title": row.title,
@@ -192,6 +193,7 @@ def summary_record(row: GoalSummary) -> Record:
         "not_before": stamp(row.not_before) if row.not_before else None,
         "updated_at": stamp(row.updated_at),
         "needs_person": row.attention == 0,
+        "blockers": [blocker_record(u) for u in found],
     }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from governor.core.text import count, stamp
@@ -95,14 +95,20 @@ def format_blockers(found: Sequence[Unblock]) -> list[str]:
     lines = [f"blockers ({len(found)}, what unblocks most first):"]
     for k, u in enumerate(found, 1):
         b = u.blocker
-        where = b.work_id or ("plan " + b.plan_id if b.plan_id else "the goal")
-        whose = "a person" if b.person else "governor"
-        lines.append(f"  {k}. {b.kind} ({where}; waits on {whose}): {b.reason}")
+        lines.append(f"  {format_blocker_line(k, u)}")
         if b.asked is not None:
             lines.append(f"     the agent asked (its words, not a command): {quoted(b.asked)}")
         lines.append(f"     to clear it: {u.todo}")
         lines += [f"     run: {command}" for command in u.commands]
     return lines
+
+
+def format_blocker_line(k: int, u: Unblock) -> str:
+    """A blocker's line: its rank, kind, what it holds, whose it is, governor's reason."""
+    b = u.blocker
+    where = b.work_id or ("plan " + b.plan_id if b.plan_id else "the goal")
+    whose = "a person" if b.person else "governor"
+    return f"{k}. {b.kind} ({where}; waits on {whose}): {b.reason}"
 
 
 def quoted(text: str, limit: int = 500) -> str:
@@ -142,14 +148,25 @@ def format_status(
     return "\n".join(lines)
 
 
-def format_summaries(store: str, rows: Sequence[GoalSummary], statuses: Sequence[str] = ()) -> str:
-    """``governor list``: which store, then one line per goal."""
+def format_summaries(
+    store: str,
+    rows: Sequence[GoalSummary],
+    statuses: Sequence[str] = (),
+    found: Mapping[str, Sequence[Unblock]] | None = None,
+) -> str:
+    """``governor list``: which store, then one line per goal, and under a goal each of its
+    blockers (``found``, by goal), as ``status`` numbers them (``format_blocker_line``)."""
     which = f" with status {' or '.join(statuses)}" if statuses else ""
     if not rows:
         hint = "" if statuses else " (governor new GOAL_FILE creates one)"
         return f"no goals{which} in the store {store}{hint}"
     count = f"{len(rows)} goal{'s' if len(rows) != 1 else ''}{which}"
-    return "\n".join([f"store {store}: {count}", *(format_summary_row(row) for row in rows)])
+    lines = [f"store {store}: {count}"]
+    for row in rows:
+        lines.append(format_summary_row(row))
+        held = (found or {}).get(row.goal_id, ())
+        lines += [f"    {format_blocker_line(k, u)}" for k, u in enumerate(held, 1)]
+    return "\n".join(lines)
 
 
 def format_summary_row(summary: GoalSummary) -> str:

@@ -92,11 +92,13 @@ _HEAD: Final = """SELECT (SELECT MAX(seq) FROM events WHERE goal_id = %(goal)s),
     (SELECT seq FROM goals WHERE goal_id = %(goal)s),
     (SELECT chain FROM goals WHERE goal_id = %(goal)s)"""
 _PUT_AGENT: Final = """INSERT INTO agents
-    (goal_id, host, boot_id, pid, start_ticks, run, holder, started_at)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+    (goal_id, host, boot_id, pid, start_ticks, run, holder, started_at, last_line)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
     ON CONFLICT (goal_id, host, boot_id, pid, start_ticks) DO UPDATE SET
-        run = EXCLUDED.run, holder = EXCLUDED.holder, started_at = EXCLUDED.started_at"""
-_AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder, started_at
+        run = EXCLUDED.run, holder = EXCLUDED.holder, started_at = EXCLUDED.started_at,
+        last_line = EXCLUDED.last_line"""
+_AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder, started_at,
+    last_line
     FROM agents WHERE goal_id = %s ORDER BY started_at, pid"""
 # LIMIT NULL is PostgreSQL's "no limit"; the WHERE and ORDER BY come from governor.store.listing.
 _GOALS: Final = """SELECT
@@ -387,7 +389,17 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
         a = agent
         tx.execute(
             _PUT_AGENT,
-            (a.goal_id, a.host, a.boot_id, a.pid, a.start_ticks, a.run, a.holder, a.started_at),
+            (
+                a.goal_id,
+                a.host,
+                a.boot_id,
+                a.pid,
+                a.start_ticks,
+                a.run,
+                a.holder,
+                a.started_at,
+                a.last_line,
+            ),
         )
 
     def _delete_agent(self, tx: Conn, agent: AgentRecord) -> None:

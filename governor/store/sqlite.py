@@ -85,9 +85,10 @@ _PUT_SUMMARY: Final = """INSERT OR REPLACE INTO goals
 _HEAD: Final = """SELECT (SELECT MAX(seq) FROM events WHERE goal_id = ?1),
     (SELECT seq FROM goals WHERE goal_id = ?1), (SELECT chain FROM goals WHERE goal_id = ?1)"""
 _PUT_AGENT: Final = """INSERT OR REPLACE INTO agents
-    (goal_id, host, boot_id, pid, start_ticks, run, holder, started_at_us)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
-_AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder, started_at_us
+    (goal_id, host, boot_id, pid, start_ticks, run, holder, started_at_us, last_line)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+_AGENTS: Final = """SELECT goal_id, host, boot_id, pid, start_ticks, run, holder, started_at_us,
+    last_line
     FROM agents WHERE goal_id = ? ORDER BY started_at_us, pid"""
 # LIMIT -1 is SQLite's "no limit"; the WHERE and ORDER BY come from governor.store.listing.
 _GOALS: Final = """SELECT
@@ -363,7 +364,7 @@ class SqliteEventStore(SqlCheckRows[sqlite3.Connection], BaseEventStore[sqlite3.
         tx.execute(
             _PUT_AGENT,
             (a.goal_id, a.host, a.boot_id, a.pid, a.start_ticks, a.run, a.holder,
-             us(a.started_at)),
+             us(a.started_at), a.last_line),
         )  # fmt: skip
 
     def _delete_agent(self, tx: sqlite3.Connection, agent: AgentRecord) -> None:

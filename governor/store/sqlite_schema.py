@@ -150,6 +150,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             state TEXT NOT NULL
         )""",
     ),
+    (
+        # issue 35: a running agent's last line, written at its runner's heartbeat
+        "ALTER TABLE agents ADD COLUMN last_line TEXT",
+    ),
 )
 """Schema migrations: ``MIGRATIONS[v]`` takes a database from version ``v - 1`` to ``v``.
 

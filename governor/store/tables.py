@@ -138,7 +138,7 @@ AGENTS: Final = Table(
     "agents",
     (("goal_id", text), ("host", text), ("boot_id", text), ("pid", PID),
      ("start_ticks", whole(0, MAX_INT64)), ("run", text), ("holder", text),
-     ("started_at", TIME)),
+     ("started_at", TIME), ("last_line", maybe_text)),
     (0, 1, 2, 3, 4),
     f"{REPAIR} drops the row (if that agent still runs, end it by hand)",
 )  # fmt: skip

@@ -31,8 +31,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
+from governor.analysis.runnable import accepted, go_on
 from governor.clock import Clock
 from governor.core.commands import OperatorVerb, VerbName
+from governor.core.decide import decide
 from governor.core.policy import LedgerName
 from governor.drive import goals
 from governor.errors import (
@@ -239,10 +241,39 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
 
 BULK: Final = "*bulk*"
 """The form tokens of the list's bulk form are made for this name (no goal can have it)."""
-BULK_VERBS: Final = ("cancel", "resume")
+BULK_VERBS: Final = ("cancel", "resume", "retry")
 """The verbs the list's bulk form may apply to every goal ticked."""
 MOST_GOALS: Final = 200
 """The most goals one bulk action takes."""
+
+
+def retry_all(
+    store: EventStore, goal_id: str, fields: Mapping[str, str], actor: str, clock: Clock
+) -> None:
+    """``work retry`` of every blocked item of the goal that the core would let go on (as
+    the advice offers it: ``governor.analysis.runnable.go_on``), with the form's reason,
+    each recorded as the CLI's would be. A question needs its own answer and a review
+    its verdict: those are left to the goal's page.
+
+    Raises:
+        CommandRefusedError: no item of the goal waits for a retry.
+    """
+    view = goals.load(store, goal_id)
+    at = clock()
+    found = [
+        d.work_id
+        for d in decide(view, at).items
+        if d.status == "blocked"
+        and d.blocked_on != "decision"  # a question: its answer is its own
+        and accepted(go_on(goal_id, d.work_id), view, at)
+    ]
+    if not found:
+        raise CommandRefusedError(
+            "no item of it waits for a retry (answer or review it on its page)"
+        )
+    for work_id in found:
+        verb = verb_of({**fields, "verb": "work retry", "work": work_id}, actor)
+        govern(store, goal_id, verb, clock)
 
 
 def bulk_token(request: Request, settings: UiSettings) -> str | None:
@@ -294,11 +325,15 @@ def bulk_endpoint(store: EventStore, settings: UiSettings) -> Callable[[Request]
             problem = f"tick from 1 to {MOST_GOALS} goals"
         if problem is not None:
             return RedirectResponse("/?" + urlencode({"error": problem}), status_code=303)
-        verb = verb_of(fields, actor_of(request, settings) or "")
+        who = actor_of(request, settings) or ""
         failed: list[str] = []
         for goal_id in goal_ids:
             try:
-                await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
+                if name == "retry":
+                    await run_in_threadpool(retry_all, store, goal_id, fields, who, settings.clock)
+                else:
+                    verb = verb_of(fields, who)
+                    await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
             except GovernorError as exc:
                 failed.append(one_line(f"{goal_id}: {exc}"))
         done = {"done": name, "n": str(len(goal_ids) - len(failed))}

@@ -128,17 +128,20 @@ class RunningCall:
     the last renewal of the lease (``expires_at`` minus its time to live is not stored:
     the expiry stands for it)."""
     lease_expires_at: datetime | None
+    last_line: str | None = None
+    """The latest telling line of the call's agent, as its runner wrote it into the
+    agent's row at its last heartbeat (redacted, bounded): agent text, shown quoted."""
 
 
 def running_calls(store: EventStore, view: GoalView) -> tuple[RunningCall, ...]:
     """The goal's calls in flight: its plan requested and not answered, its items
     running; each with who drives it and when that driver was last heard of."""
-    started: list[tuple[str, datetime]] = []
+    started: list[tuple[str, datetime, str | None]] = []
     plan = view.latest_plan
     if plan is not None and plan.status == "requested" and plan.run_started_at is not None:
-        started.append((f"plan {plan.plan_id}", plan.run_started_at))
+        started.append((f"plan {plan.plan_id}", plan.run_started_at, plan.plan_id))
     started += [
-        (f"{w} attempt {item.attempt}", item.run_started_at)
+        (f"{w} attempt {item.attempt}", item.run_started_at, item.run_id)
         for w, item in view.work.items()
         if item.running and item.run_started_at is not None
     ]
@@ -148,8 +151,10 @@ def running_calls(store: EventStore, view: GoalView) -> tuple[RunningCall, ...]:
     holder = lease.holder if lease is not None else None
     beats = {w.worker_id: w.heartbeat_at for w in store.workers()} if holder else {}
     expires = lease.expires_at if lease is not None else None
+    lines = {a.run: a.last_line for a in store.agents(view.goal_id) if a.last_line}
     return tuple(
-        RunningCall(what, at, holder, beats.get(holder or ""), expires) for what, at in started
+        RunningCall(what, at, holder, beats.get(holder or ""), expires, lines.get(run or ""))
+        for what, at, run in started
     )
 
 

@@ -15,6 +15,7 @@ from governor.core.charges import describe_tries
 from governor.core.decision import Decision
 from governor.core.evidence import Evidence
 from governor.core.ledger import Ledger
+from governor.core.text import quoted
 from governor.core.view import GoalView
 from governor.ui.data import GoalPage, Pending
 from governor.ui.forms import Acting, act_section, blocker_form, outcome, pending_forms
@@ -117,8 +118,9 @@ def running_s(page: GoalPage, now: datetime) -> float:
 
 
 def _running(page: GoalPage, now: datetime) -> Html:
-    """Each call in flight: what, for how long, who drives it and when it was last heard
-    of. The page refreshes itself, so the times move without a reload."""
+    """Each call in flight: what, for how long, who drives it, when it was last heard of
+    and the last line its agent wrote (as of the driver's last heartbeat; quoted agent
+    text). The page refreshes itself, so the times and lines move without a reload."""
     if not page.running:
         return Html("")
     rows = [
@@ -130,11 +132,13 @@ def _running(page: GoalPage, now: datetime) -> Html:
             el("td", relative(c.heartbeat_at, now) if c.heartbeat_at else "—", class_="heartbeat"),
             el("td", relative(c.lease_expires_at, now) if c.lease_expires_at else "—",
                class_="lease"),
+            el("td", _quoted(quoted(c.last_line)) if c.last_line else "—", class_="last-line"),
             data_call=c.what,
         )
         for c in page.running
     ]  # fmt: skip
-    heads = ("call", "running for", "driven by", "driver last heard", "lease until")
+    heads = ("call", "running for", "driven by", "driver last heard", "lease until",
+             "last line (at the driver's last heartbeat)")  # fmt: skip
     return el(
         "section",
         el("h2", "Running now"),

@@ -133,14 +133,16 @@ def _bulk_form(bulk: Bulk) -> Html:
             el(
                 "form",
                 void("input", type="hidden", name="csrf", value=bulk.csrf),
-                el("label", "why (needed to resume)", for_="bulk-reason"),
+                el("label", "why (needed to resume or retry)", for_="bulk-reason"),
                 el("textarea", "", id="bulk-reason", name="reason", rows="1"),
                 el("label", void("input", type="checkbox", name="confirm", value="yes"),
                    " yes, to every goal ticked"),
                 el("div", el("button", "cancel the goals ticked", type="submit", name="verb",
                              value="cancel", class_="danger"),
                    el("button", "resume the goals ticked", type="submit", name="verb",
-                      value="resume"), class_="buttons"),
+                      value="resume"),
+                   el("button", "retry the stopped items of the goals ticked", type="submit",
+                      name="verb", value="retry"), class_="buttons"),
                 method="post", action="/bulk", id="bulk", class_="act bulk",
             ),
         ]

@@ -94,3 +94,30 @@ def test_answering_and_installing_lets_it_finish(tmp_path: Path) -> None:
     actors = {e["work_id"]: e["actor"] for e in retried}
     assert actors["p1-b"] == "governor"  # the re-probe, before the run decided
     assert actors["p1-a"].startswith("operator:")  # the person who answered
+
+
+def test_list_shows_each_blocker_under_its_goal_and_in_its_json(tmp_path: Path) -> None:
+    project = two_blockers(tmp_path)
+    other = project.scenario(
+        "o.json", [planner_script([{"reply": plan("a")}]), worker_script("a", [])]
+    )
+    project.goal("quiet", {"harness": "scripted", "args": [other]}, {"harness": "scripted"})
+    text = project.gov("list").stdout.splitlines()
+    at = next(k for k, line in enumerate(text) if line.startswith("g "))
+    assert text[at + 1 : at + 3] == [
+        f"    {line.strip()}"
+        for line in project.gov("status", "g").stdout.splitlines()
+        if line.strip()[:3] in ("1. ", "2. ")
+    ]
+    assert text[at + 1].startswith("    1. precondition (p1-b; waits on a person): ")
+    assert text[at + 2].startswith("    2. question (p1-a; waits on a person): ")
+    assert text[at + 2].endswith("“Postgres or SQLite? 'governor cancel g ; curl x|sh'”")
+    assert not any(line.startswith("    ") for line in text[text.index(
+        next(line for line in text if line.startswith("quiet "))) + 1 :])  # fmt: skip
+
+    rows = {
+        r["goal_id"]: r
+        for r in map(json.loads, project.gov("list", "--json").stdout.split("\n")[:-1])
+    }
+    assert rows["g"]["blockers"] == project.status("g")["blockers"]
+    assert rows["quiet"]["blockers"] == []

@@ -3,6 +3,7 @@ worker heartbeat rows and the bounded list of recent errors."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -115,6 +116,17 @@ class RegistryCases(Backend):
             store.add_agent(agent("g1", 102), lease=stale)
         store.add_agent(agent("g1", 103), lease=current)
         assert [a.pid for a in store.agents("g1")] == [101, 103]
+
+    def test_an_agents_last_line_is_rewritten_in_place_and_kept_with_its_row(self, store):
+        lease = store.acquire_lease("g1", "runner-a", ttl_s=30)
+        quiet = agent("g1", 101)
+        store.add_agent(quiet, lease=lease)
+        assert store.agents("g1")[0].last_line is None
+        for line in ("warming up", "FAILED tests/x.py::t — “ß” `x`"):
+            store.add_agent(replace(quiet, last_line=line), lease=lease)
+            assert store.agents("g1") == [replace(quiet, last_line=line)]
+        store.remove_agent(quiet)
+        assert store.agents("g1") == []
 
 
 def agent(goal_id: str, pid: int, *, ticks: int = 1, seconds: float = 0) -> AgentRecord:

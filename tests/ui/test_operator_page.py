@@ -4,6 +4,8 @@ action recorded with the acting person's name (``governor ui --users``):
 * a planner stopped on the same failure again (``goal.same_failure``) is resumed with a
   reason from the blockers' **resume** form, and a ``governor run`` then finishes it;
 * a worker's question is answered from the blocker's **answer** form;
+* two goals' stopped items are retried at once from the list (ticked, one confirmation,
+  one reason); a goal ticked with them whose only blocker is a question is refused alone;
 * three goals are cancelled at once from the list (ticked, one confirmation).
 
 Real processes: ``governor new`` and ``governor run`` with the scripted harness make the
@@ -26,6 +28,8 @@ ALICE = "alice-token-0123456789"
 PROSE = {"reply": "Schema first, then the API: that is the plan I would propose."}
 ASK = {"reply": {"status": "decision", "question": "Postgres or SQLite?"}}
 CANCELLED = ("c1", "c2", "c3")
+RETRIED = ("r1", "r2")
+FAILS = {"effects": True, "stderr": "FAILED tests/test_api.py::test_get\n", "exit_code": 1}
 
 
 @pytest.fixture
@@ -45,8 +49,17 @@ def served(tmp_path: Path) -> Any:
     project.goal("ask", {**agent, "args": [asks]}, {**agent, "args": [asks]})
     for goal_id in CANCELLED:
         project.goal(goal_id, {**agent, "args": []}, {**agent, "args": []})
-    for goal_id in ("same", "ask"):
+    stops = project.scenario("scenario-stops.json", [
+        planner_script([{"reply": plan("a")}, {"reply": COMPLETE}]),
+        worker_script("a", [{"reply": FAILS}, {"reply": done("a")}]),
+    ])  # fmt: skip
+    for goal_id in RETRIED:
+        project.goal(goal_id, {**agent, "args": [stops]}, {**agent, "args": [stops]},
+                     retry_blocked=False)  # fmt: skip
+    for goal_id in ("same", "ask", *RETRIED):
         project.gov("run", goal_id, "--quiet")
+    for goal_id in RETRIED:
+        assert project.status(goal_id)["status"] == "blocked"
     assert project.status("same")["rule"] == "goal.same_failure"
     assert project.status("ask")["blocked_on"] == "decision"
     users = tmp_path / "users.txt"
@@ -93,6 +106,24 @@ def test_a_person_resumes_a_same_failure_stop_answers_and_bulk_cancels(
     _acted(page, "ask", "work retry")
     last = _last(project, "ask")
     assert (last.type, last.actor, last.reason) == ("work.retried", "ui:alice", "SQLite")
+
+    page.goto(ui.url)
+    for goal_id in (*RETRIED, "ask"):
+        page.locator(f"input.tick[value={goal_id}]").check()
+    page.locator("#bulk-reason").fill("the API's fixture is fixed")
+    page.locator("#bulk input[name=confirm]").check()
+    page.locator("#bulk button[value=retry]").click()
+    page.wait_for_url("**/?done=retry*")
+    assert page.locator("#action-done").inner_text() == "recorded: retry of 2 goals, by ui:alice"
+    assert "ask: no item of it waits for a retry" in page.locator("#action-error").inner_text()
+    for goal_id in RETRIED:
+        last = _last(project, goal_id)
+        assert (last.type, last.actor, last.work_id, last.reason) == (
+            "work.retried", "ui:alice", "p1-a", "the API's fixture is fixed"
+        )  # fmt: skip
+        assert project.gov("run", goal_id, "--quiet").returncode == 0
+        assert project.status(goal_id)["status"] == "succeeded"
+    assert _last(project, "ask").type == "work.retried"  # alice's answer, nothing more
 
     page.goto(ui.url)
     for goal_id in CANCELLED:
