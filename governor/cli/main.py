@@ -60,7 +60,7 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "doctor": (
         "agents",
         "check that the binaries goal files need are on PATH (codex and claude answer "
-        "--version) and that python agents import",
+        "--version, within the releases governor supports) and that python agents import",
     ),
     "demo": (
         "demo",

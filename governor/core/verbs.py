@@ -188,14 +188,21 @@ def answer(view: GoalView, *, answer: str, at: datetime, actor: str) -> list[Eve
 
 
 def cancel_goal(
-    view: GoalView, *, at: datetime, actor: str, reason: str | None = None
+    view: GoalView,
+    *,
+    at: datetime,
+    actor: str,
+    reason: str | None = None,
+    close_running: bool = True,
 ) -> list[Event]:
     """Stop the goal for good; each attempt still running is finished first as
     ``abandoned`` (its agent is killed with the goal), so none stays running for ever
-    and its time is counted — after ``goal.cancelled`` no event is valid (SPEC §11.2)."""
+    and its time is counted — after ``goal.cancelled`` no event is valid (SPEC §11.2).
+    ``close_running=False`` writes ``goal.cancelled`` alone, as governor did before
+    (a Temporal workflow replaying a history recorded then: ``temporal.workflow``)."""
     ensure_open(view)
     events: list[Event] = []
-    for item in view.work.values():
+    for item in view.work.values() if close_running else ():
         if item.running and item.run_id is not None:
             [finished] = finish_attempt(
                 view,

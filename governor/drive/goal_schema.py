@@ -18,7 +18,7 @@ from typing import Any, Final
 from pydantic import TypeAdapter
 
 from governor.core.durations import BACKOFF_DURATIONS, POLICY_DURATIONS
-from governor.core.event_fields import ID_PATTERN, Profile
+from governor.core.event_fields import ID_PATTERN, POOL_NAME_PATTERN, Profile
 from governor.core.policy import Policy
 from governor.drive.goalfile import KEYS
 
@@ -60,6 +60,11 @@ def goal_schema() -> dict[str, Any]:
             "type": "object",
             "minProperties": 1,
             "additionalProperties": {"$ref": "#/$defs/Profile"},
+        },
+        "pools": {
+            "type": "array",
+            "items": {"type": "string", "pattern": POOL_NAME_PATTERN},
+            "description": "the pools whose budgets this goal spends (SPEC §13.6)",
         },
     }
     assert set(properties) == KEYS, "every key a goal file may hold, and no other"

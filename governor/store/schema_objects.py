@@ -60,12 +60,16 @@ def made(migration: Sequence[str]) -> Made:
 
 def built_version(catalogue: Catalogue, migrations: Sequence[Sequence[str]]) -> int:
     """The highest version whose tables and columns (and every earlier one's) exist; -1
-    when not even the first's do."""
+    when not even the first's do.
+
+    A migration that makes no table or column (it only changes rows) has nothing to see
+    it by: it counts as built when a later migration's objects exist (they were made after
+    it), and not otherwise (the last ones may run again: they are written to be rerun)."""
     built = -1
     for version, migration in enumerate(migrations):
         m = made(migration)
         if not m.tables and not m.columns:
-            break  # nothing to see it by: not known to be built
+            continue  # known built only through a later migration's objects
         if not set(m.tables) <= catalogue.tables or not set(m.columns) <= catalogue.columns:
             break
         built = version

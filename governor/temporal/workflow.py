@@ -26,18 +26,21 @@ Rules (decision record 0020):
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 
+from governor.analysis.unblock import unblocking
 from governor.core.commands import OperatorVerb, apply_verb
 from governor.core.decision import Decision
+from governor.core.events import Event
 from governor.core.route import Action, Stop, Wait, acts, route
 from governor.core.summary import summarize
 from governor.core.verbs import cancel_goal
+from governor.core.view import GoalView
 from governor.errors import GovernorError
 from governor.render.records import status_record
 from governor.temporal.names import (
@@ -54,7 +57,21 @@ from governor.temporal.wire import GoalOutcome, GoalStart
 
 CONTINUE_AFTER_REST: Final = "governor-continue-after-rest"
 """The patch that continues a resting workflow as new (``new_run_after_rest``)."""
+CANCEL_CLOSES_ATTEMPTS: Final = "governor-cancel-closes-attempts"
+"""The patch after which a cancel finishes each running attempt ``abandoned`` before
+``goal.cancelled`` (issue 35); a history recorded before it replays writing
+``goal.cancelled`` alone, as it did."""
 STATUS, BLOCKED_ON, RULE = (SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTES)
+
+
+def verb_events(
+    verb: OperatorVerb, view: GoalView, at: datetime, closes_attempts: bool
+) -> list[Event]:
+    """The events an operator verb records (``apply_verb``), but for a cancel replayed from
+    a history recorded before ``CANCEL_CLOSES_ATTEMPTS``: ``goal.cancelled`` alone."""
+    if verb.verb == "cancel" and not closes_attempts:
+        return cancel_goal(view, at=at, actor=verb.actor, reason=verb.reason, close_running=False)
+    return apply_verb(verb, view, at)
 
 
 def refusal(exc: GovernorError | TakenOver | StoreBehind) -> ApplicationError:
@@ -139,7 +156,12 @@ class GoalWorkflow:
         try:
             if d.lease is not None:
                 await d.refresh()
-                await d.quietly(lambda v: cancel_goal(v, at=d.at(), actor=actor, reason=reason))
+                closes = workflow.patched(CANCEL_CLOSES_ATTEMPTS)
+                await d.quietly(
+                    lambda v: cancel_goal(
+                        v, at=d.at(), actor=actor, reason=reason, close_running=closes
+                    )
+                )
         except TakenOver:
             pass  # another driver holds the goal: it is theirs to cancel
         d.cancel_calls()
@@ -234,9 +256,13 @@ class GoalWorkflow:
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> dict[str, Any]:
-        """What ``governor status GOAL --json`` prints, from the workflow's own view."""
+        """What ``governor status GOAL --json`` prints, from the workflow's own view (each
+        blocker's commands name no ``--store``: the workflow does not know how its reader
+        names the store)."""
         d = self.drive
-        return status_record(d.view, d.decide(with_ledger=True), d.lease)
+        decision = d.decide(with_ledger=True)
+        found = unblocking(d.view, decision, d.at())
+        return status_record(d.view, decision, d.lease, found)
 
     # ------------------------------------------------------------ operators
 
@@ -246,7 +272,8 @@ class GoalWorkflow:
         d = self.drive
         await workflow.wait_condition(lambda: d.loaded)
         try:
-            events = await d.record(lambda view: apply_verb(verb, view, d.at()))
+            closes = verb.verb != "cancel" or workflow.patched(CANCEL_CLOSES_ATTEMPTS)
+            events = await d.record(lambda view: verb_events(verb, view, d.at(), closes))
         except (GovernorError, TakenOver, StoreBehind) as exc:
             raise refusal(exc) from exc
         if verb.verb == "cancel":

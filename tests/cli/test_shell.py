@@ -107,6 +107,7 @@ BAD = {
     "an unknown harness": {**GOOD, "profiles": {"p": {"harness": "bash"}}},
     "an unknown policy field": {**GOOD, "policy": {"max_replan": 3}},
     "no profiles": {k: v for k, v in GOOD.items() if k != "profiles"},
+    "pools not a list": {**GOOD, "pools": "team-a"},
 }
 
 
@@ -132,7 +133,7 @@ def test_the_schema_is_the_models_own(tmp_path: Path) -> None:
     the models that validate goal files, durations (``5m``) allowed where files take them."""
     found = schema(tmp_path)
     assert found["additionalProperties"] is False
-    assert set(found["properties"]) == {*GOOD} | {"id"}
+    assert set(found["properties"]) == {*GOOD, "pools"}  # a pool must exist: not in GOOD
     for name, model in (("Policy", Policy), ("Profile", Profile)):
         mine = found["$defs"][name]
         theirs = model.model_json_schema()
