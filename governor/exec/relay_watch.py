@@ -377,14 +377,17 @@ class Watch:
     # --- the end ---------------------------------------------------------------------------
 
     def end(self, ended: WireEnd, detail: str | None = None) -> WireRequest:
-        """The exchange is over: its record (an in-stream error or a status of 400 or more
-        makes a whole response ``refused``)."""
+        """The exchange is over: its record (a status of 400 or more makes a whole response
+        ``refused``; so does an in-stream error event, however the stream then ended: the
+        vendor refused, and a client that went away after reading it, or a close after it,
+        tells nothing more)."""
         if self._json is not None and ended in ("answered", "broken", "abandoned"):
             self._read_json()
         if self._tail:
             self._scan(self._tail + b"\n\n")
             self._tail = b""
-        if ended == "answered" and (self.in_stream_error or (self.status or 0) >= 400):
+        whole = ended == "answered" and (self.status or 0) >= 400
+        if whole or (self.in_stream_error and ended in ("answered", "broken", "abandoned")):
             ended = "refused"
         ttfb = self.first_byte
         return WireRequest(

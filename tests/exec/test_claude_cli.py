@@ -219,17 +219,21 @@ def test_out_of_credit_is_environment_uncharged_with_a_billing_remedy(
     assert is_uncharged_failure(result.failure_class, result.evidence)
 
 
-def test_a_vendor_with_nothing_listening_is_never_reached(claude_cli, workdir, tmp_path):
+@pytest.mark.parametrize("relay", [True, False], ids=["relay", "text"])
+def test_a_vendor_with_nothing_listening_is_never_reached(claude_cli, workdir, tmp_path, relay):
     env = claude_env(tmp_path / "home", dead_url(), claude_cli)
-    result = ClaudeHarness(workdir).run(PROMPT, claude_profile(), cwd=workdir, env=env)
+    profile = claude_profile() if relay else claude_profile().model_copy(update={"relay": False})
+    result = ClaudeHarness(workdir).run(PROMPT, profile, cwd=workdir, env=env)
     assert (result.failure_class, result.rule, result.connection) == (
         "environment",
         "no-response",
         "unreachable",
     )
-    # claude's own words: "Unable to connect to API (ConnectionRefused)" (2.1.197),
-    # "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)" (2.1.332)
-    assert result.connection_detail in ("ConnectionRefused", "ECONNREFUSED")
-    assert result.connection_detail in (result.error or "")
+    if relay:  # the relay's own connect was refused; claude saw the relay close on it
+        assert result.connection_detail == "ECONNREFUSED"
+    else:  # claude's own words: "Unable to connect to API (ConnectionRefused)" (2.1.197),
+        # "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)" (2.1.332)
+        assert result.connection_detail in ("ConnectionRefused", "ECONNREFUSED")
+        assert result.connection_detail in (result.error or "")
     assert result.endpoint == env["ANTHROPIC_BASE_URL"]
     assert is_uncharged_failure(result.failure_class, result.evidence)

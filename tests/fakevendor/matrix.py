@@ -256,6 +256,16 @@ CLAUDE: Final[dict[str, Case]] = {
             "streaming and prints nothing of it (no api_retry); only the wire sees the "
             "re-sent request and its 503"
         },
+        # through the relay the class and charge come from the wire's 503 after streamed
+        # content; claude 2.1.332 prints no api_retry, so no back-off and no retry list
+        wire_since={
+            "2.1.332": Verdict(
+                failure_class="upstream",
+                rule="vendor-status",
+                vendor_status=503,
+                output="observed",
+            )
+        },
     ),
     "503-with-fallback-variable-overridden": Case(
         sc.status(503),

@@ -77,6 +77,8 @@ READER: Final = {
     "service_errors": ("service", "status"),
     "agents": ("tick", "first"),
     "events": ("events", "first"),
+    "pools": ("pool", "list", "--json"),
+    "pool_events": ("pool", "list", "--json"),  # the base store has no pool (yet)
 }
 """The command that reads every row of a table (each case runs it too)."""
 UNREAD: Final = frozenset(

@@ -134,7 +134,7 @@ def test_an_agent_row_whose_pid_is_a_process_group_of_the_system_is_refused(
     agent row must never reach the takeover that kills its group."""
     edit_copy(
         copy,
-        "INSERT INTO agents VALUES ('first', 'elsewhere', 'boot', 0, 1, 'p1', 'x', 0)",
+        "INSERT INTO agents VALUES ('first', 'elsewhere', 'boot', 0, 1, 'p1', 'x', 0, NULL)",
     )
     assert_one_line(copy.gov("tick", "first"), 7, "agents row", "pid holds 0")
     assert copy.gov("store", "check", "--repair").returncode == 0
