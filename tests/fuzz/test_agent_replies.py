@@ -346,10 +346,15 @@ def valid_replies(
         expected = {"apply": 0, "decision": 10}[status]
     how = draw(st.sampled_from(NEARLY)) if nearly else None
     depth = draw(st.sampled_from([10, 63, 64, 65, 200, 5_000]))
+    # a planner's message is in its item's objective too; a worker's only in ``field``
+    elsewhere = role == "planner" and status == "apply"
     if how == "wrong type":
-        obj[draw(st.sampled_from(sorted(obj)))] = draw(st.sampled_from(WRONG_TYPES))
+        key = draw(st.sampled_from(sorted(obj)))
+        obj[key] = draw(st.sampled_from(WRONG_TYPES))
+        kept = kept and (key != field or elsewhere)
     elif how == "past its bound":
         obj[field] = draw(st.sampled_from(BOUND_TEXTS))
+        kept = kept and elsewhere
     elif how == "nested":
         obj["deep"] = "__DEEP__"
     elif how == "extra keys":
