@@ -33,12 +33,12 @@ from hypothesis import strategies as st
 
 from bench.history_gen import events as generated_events
 from governor.analysis.replay import ReplayStep, replay
-from governor.core.decide import decide
-from governor.core.decider import Decider
-from governor.core.dispatch import Head
 from governor.core.events import Event
 from governor.core.fold import evolve
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
+from governor.core.rules.decider import Decider
+from governor.core.rules.goal import Head
 from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines, encode
 from governor.errors import HistoryError

@@ -20,10 +20,10 @@ from governor.cli.io import err, json_line, out, write_lines, write_text
 from governor.cli.ui import store_arg
 from governor.cli.values import positive_whole
 from governor.clock import utc_now
-from governor.core.decide import decide
 from governor.core.history import check_history
 from governor.core.policy import recorded_policy_notes
 from governor.core.policy_input import parse_assignments, with_overrides
+from governor.core.rules.decide import decide
 from governor.core.wire.codec import LineDecoder
 from governor.errors import HistoryError, InputError, PolicyError
 from governor.render import records

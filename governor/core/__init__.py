@@ -18,6 +18,6 @@ Read in this order (bottom up; ``docs/architecture.md`` gives each module a line
     the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
     the fold: view, fold_steps, fold, hot, headroom, proposal, history, charges
     recording: record_head, record, record_work, record_park, record_budget
-    decisions: ledger, decision, work, memo, parking, budget_stops, goal_rules, dispatch, decide, decider, route, question, blockers, summary
+    decisions: ledger, decision, rules.work, rules.memo, rules.fleet, rules.budget, rules.goal, rules.decide, rules.decider, route, question, blockers, summary
     operator verbs: verbs, commands
 """

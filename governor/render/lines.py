@@ -31,7 +31,6 @@ from typing import Final
 import orjson
 
 from governor.analysis.replay import ReplayStep
-from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.history import HistoryChecker, empty_history
@@ -42,6 +41,7 @@ from governor.core.ledger import (
     WorkLedger,
     WorkLedgers,
 )
+from governor.core.rules.decider import Decider
 from governor.render.records import (
     attempts_record,
     decision_head,

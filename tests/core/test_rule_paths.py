@@ -22,16 +22,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.history_gen import events as generated_events
-from governor.core.decide import GOAL_RULES, decide
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold import evolve
-from governor.core.goal_rules import Ctx
-from governor.core.parking import Upstreams, fleet
+from governor.core.rules.decide import GOAL_RULES, decide
+from governor.core.rules.fleet import Upstreams, fleet
+from governor.core.rules.goal import Ctx
+from governor.core.rules.work import decide_work, first_work_rule
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines
-from governor.core.work import decide_work, first_work_rule
 from tests.core.test_decider import GOLDEN, golden_events
 from tests.core.test_parking import failing, healthy_record
 from tests.core.test_properties import policies, recorded

@@ -1,12 +1,12 @@
 """The decider: one goal's view and what deciding it left, so a decision costs what changed.
 
 Rules:
-    * ``decide(view, now)`` (``governor.core.decide``) defines the rules: every item
+    * ``decide(view, now)`` (``governor.core.rules.decide``) defines the rules: every item
       decided afresh, every ledger row laid out. A ``Decider`` takes the same decision
       after each event deciding again only the items the event touched (the fold notes
       them on the view: ``GoalView.touched``), those whose cooldown ``now`` crossed, and
       every item when the policy changed a field item decisions read
-      (``governor.core.memo``). ``tests/core/test_decider.py`` holds the two equal after
+      (``governor.core.rules.memo``). ``tests/core/test_decider.py`` holds the two equal after
       every event of every golden history, the differential corpus and random histories.
     * A view has at most one decider: the decider takes in (and clears) the view's
       ``touched``. Fold through ``fold`` or into ``view`` directly: it is the same view.
@@ -20,18 +20,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final, NamedTuple
 
-from governor.core.decide import (
+from governor.core.decision import Decision, WorkDecision
+from governor.core.events import Event
+from governor.core.fold import evolve
+from governor.core.ledger import NO_LEDGER, AttemptLedger, ReplanLedger, WorkLedger
+from governor.core.rules.decide import (
     active_item_ids,
     goal_decision,
     goal_rules_pass,
 )
-from governor.core.decision import Decision, WorkDecision
-from governor.core.dispatch import Head, dispatch_head, runnable, running_ids
-from governor.core.events import Event
-from governor.core.fold import evolve
-from governor.core.ledger import NO_LEDGER, AttemptLedger, ReplanLedger, WorkLedger
-from governor.core.memo import DecisionMemo
-from governor.core.parking import Upstreams
+from governor.core.rules.fleet import Upstreams
+from governor.core.rules.goal import Head, dispatch_head, runnable, running_ids
+from governor.core.rules.memo import DecisionMemo
 from governor.core.view import GoalView
 
 

@@ -3,7 +3,7 @@
 Rules (issue 12):
     * A work item's decision reads only the item, whether its dependencies are accepted,
       the policy and, against the item's own ``not_before``, the time
-      (``governor.core.work``). So after an event only these are decided again: the items
+      (``governor.core.rules.work``). So after an event only these are decided again: the items
       the fold noted as touched (``GoalView.touched``: the item an event names, and the
       items depending on one it settles), every item under a policy that differs in a
       field item decisions read (``work.POLICY_READ``: a goal's limits are not among them,
@@ -14,7 +14,7 @@ Rules (issue 12):
     * The ledger rows of the items and the goal's replan and attempt ledgers are laid out
       again only when they may have changed; ``WorkLedgers`` snapshots share the chunks
       in which no row changed.
-    * A memo belongs to one ``governor.core.decider.Decider`` (with its view); the
+    * A memo belongs to one ``governor.core.rules.decider.Decider`` (with its view); the
       decider's ``copy`` copies both.
 """
 
@@ -39,8 +39,8 @@ from governor.core.ledger import (
     work_ledger,
 )
 from governor.core.policy import Policy
+from governor.core.rules.work import POLICY_READ, decide_work
 from governor.core.view import GoalView
-from governor.core.work import POLICY_READ, decide_work
 
 _read: Final = attrgetter(*POLICY_READ)
 """The fields item decisions read, off a policy at once (one value, or a tuple of them)."""

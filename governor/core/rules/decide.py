@@ -1,12 +1,12 @@
 """Goal decisions: SPEC §6.2 as one ordered table of named rules, with the full ledger.
 
-Rules (first match wins; work item rules live in ``governor.core.work``):
+Rules (first match wins; work item rules live in ``governor.core.rules.work``):
     goal.1-7   the goal's own state, its limits, its plans, milestones and reviews
-               (``governor.core.goal_rules``, which words each rule)
+               (``governor.core.rules.goal``, which words each rule)
     goal.8-12  running, waiting on and replanning around the active plan's items
-               (``governor.core.dispatch``)
+               (``governor.core.rules.goal``)
     fleet.*    the shared health of the upstreams, over the rule that fired
-               (``governor.core.parking``): park, wait parked, resume
+               (``governor.core.rules.fleet``): park, wait parked, resume
 
 Wherever a rule says ``ready/plan``, charged replans must be below ``max_replans`` and
 the raw plan count below ``max_plan_records``; otherwise ``budget_exhausted`` naming
@@ -23,10 +23,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Final
 
-from governor.core.budget_stops import budget_stop
 from governor.core.decision import Decision, WorkDecision
-from governor.core.dispatch import RULES_8_TO_12, dispatch_on, running_on
-from governor.core.goal_rules import RULES_1_TO_7, SETTLED, Ctx
 from governor.core.headroom import (
     cost_within,
     runtime_within,
@@ -39,9 +36,18 @@ from governor.core.ledger import (
     replan_ledger,
     work_ledger,
 )
-from governor.core.parking import Upstreams, fleet, refused_by_window
+from governor.core.rules.budget import budget_stop
+from governor.core.rules.fleet import Upstreams, fleet, refused_by_window
+from governor.core.rules.goal import (
+    RULES_1_TO_7,
+    RULES_8_TO_12,
+    SETTLED,
+    Ctx,
+    dispatch_on,
+    running_on,
+)
+from governor.core.rules.work import decide_work
 from governor.core.view import GoalView
-from governor.core.work import decide_work
 
 _status: Final = attrgetter("status")
 """A ``WorkDecision``'s status."""
@@ -86,14 +92,14 @@ def decide(
 ) -> Decision:
     """The goal's decision (SPEC §6.2), with its item decisions and the full ledger,
     taken from scratch: every item decided afresh, every ledger row laid out. This is
-    the definition of the rules; ``governor.core.decider.Decider`` takes the same
+    the definition of the rules; ``governor.core.rules.decider.Decider`` takes the same
     decision again after each event deciding only what the event changed (a property
     test holds the two equal after every event).
 
     ``with_ledger=False`` skips the ledger (``NO_LEDGER``) and every item outside the
     active plan: the same status, action and reason, for callers that only act on them.
     ``upstreams`` is the shared health of the upstreams the goal's profiles reach
-    (profile name -> record), an input like ``now`` (``governor.core.parking``); without
+    (profile name -> record), an input like ``now`` (``governor.core.rules.fleet``); without
     it only a recorded park holds the goal. The view is only read.
     """
     work = view.work

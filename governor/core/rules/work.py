@@ -20,7 +20,7 @@ A failure whose class fails the evidence gate is an ordinary charged failure (wo
 the view only carries a class for failures that passed it.
 
 An item's decision reads only the item, whether its dependencies are accepted, the
-policy and, against the item's own ``not_before``, the time (``governor.core.memo``
+policy and, against the item's own ``not_before``, the time (``governor.core.rules.memo``
 relies on it to decide again only the items that may have changed).
 """
 
@@ -40,7 +40,7 @@ WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
 POLICY_READ: Final = ("accept_passing", "max_same_failures")
 """The only policy fields a work item's decision reads (its other limits are its own,
 frozen at ``work.created``): a policy that differs in none of them decides every item
-alike, so the memo keeps its decisions (``governor.core.memo``;
+alike, so the memo keeps its decisions (``governor.core.rules.memo``;
 ``tests/core/test_decider.py``)."""
 
 
