@@ -118,7 +118,19 @@ class Budget:
         return used > limit if self.over else used >= limit
 
     def spent(self, view: Counted, item: object | None = None) -> bool:
-        return self.is_spent(self.used(view, item), self.limit(view, item))
+        """Whether its counter (``used``) spends its limit (``limit``): ``is_spent``, the
+        one comparison, over the counter and the limit read here in one call (the rules
+        take it after every event)."""
+        get = self._item_get
+        if item is not None and get is not None:
+            used = get(item)
+        else:
+            assert self._view_get is not None, "a per-item budget is counted on a work item"
+            used = self._view_get(view)
+        if self.scope == "item":
+            assert item is not None, "a per-item budget is counted on a work item"
+            return self.is_spent(used, self._limit_of(item))
+        return self.is_spent(used, self._limit_of(view.policy))
 
     def remaining(self, view: Counted, item: object | None = None) -> float:
         limit = self.limit(view, item)

@@ -299,3 +299,15 @@ def _workable(story: Story, work_id: str) -> bool:
     settled = item.accepted or item.cancelled or item.running or item.outcome == "succeeded"
     ready = all(work[d].accepted for d in item.spec.depends_on)
     return not settled and ready and item.charged_attempts < item.max_attempts
+
+
+def test_the_golden_histories_reach_every_goal_rule() -> None:
+    """Or the property above would hold the decider to little: every goal rule (and the
+    same failure again) fires somewhere in the golden histories."""
+    fired: set[str] = set()
+    for path in GOLDEN:
+        view = GoalView()
+        for event in golden_events(path):
+            evolve(view, event)
+            fired.add(decide(view, event.at).rule)
+    assert {f"goal.{n}" for n in range(1, 13)} | {"goal.same_failure"} <= fired, fired

@@ -1,7 +1,6 @@
-"""Goal rules 1-7 (SPEC §6.2): the goal's own state, its limits, its plans, milestones, reviews.
+"""Goal rules (SPEC §6.2): one ordered table, ``GOAL_RULES``, whose rows are the code that runs.
 
-Rules (first match wins; ``governor.core.rules.decide`` runs them, then rules 8-12 of
-``governor.core.rules.goal``):
+Rules (first match wins; ``governor.core.rules.decide.goal_decision`` asks them in order):
     goal.1  cancelled -> cancelled; plan completed -> succeeded
     goal.2  cumulative runtime or cost over its limit -> budget_exhausted
     goal.3  latest plan proposed -> apply (or review_plan); rejected or failed charged
@@ -14,9 +13,18 @@ Rules (first match wins; ``governor.core.rules.decide`` runs them, then rules 8-
     goal.5  no applied plan -> plan (initial)
     goal.6  every item of the active plan settled, one at least accepted -> plan (milestone)
     goal.7  items in review -> accept, or awaiting_review/review_work
+    goal.8  dispatchable items and a free slot -> run (budget_exhausted at the total)
+    goal.9  items running -> running/wait; items cooling down -> waiting/wait
+    goal.10 an item stopped on environment, decision or the upstream bound -> blocked
+    goal.11 items out of budget -> plan (replan)
+    goal.12 fallback -> blocked on work: no legal progress action
 
-A rule reads its context (``Ctx``: the view, the time, the ledger, the active plan's item
-decisions) and makes its decision with ``Ctx.out`` (by keyword) or ``Ctx.plan``.
+Rules 6-12 read the active plan's item decisions (the work item rules of
+``governor.core.rules.work``). A rule reads its context (``Ctx``: the view, the time, the
+ledger, those item decisions and the statuses among them) and makes its decision with
+``Ctx.out`` (by keyword) or ``Ctx.plan``. A rule that looks for items of one status
+skips its scan when ``Ctx.statuses`` has none (the data the rules read, not a shortcut
+around them).
 """
 
 from __future__ import annotations
@@ -226,48 +234,27 @@ def _review(ctx: Ctx) -> Decision | None:
     return ctx.gate(auto, "accept", "review_work", what, "accept", "goal.7", work_ids=ids)
 
 
-RULES_1_TO_7: Final[tuple[Callable[[Ctx], Decision | None], ...]] = (
-    _over,
-    _limits,
-    _latest_plan,
-    _planner_stop,
-    _first_plan,
-    _milestone,
-    _review,
-)
-"""Goal rules 1-7, in order."""
-
-
-Head = tuple[Status, Action, str, None, None, Exhausted | None]
-"""A decision's head as ``replay --json`` prints it: status, next action, reason,
-blocked_on, not_before and exhausted (in ``Decision``'s order of these fields)."""
-
-
 _RUNNABLE_OR_HELD: Final = frozenset({("ready", "run"), ("blocked", "retry")})
 
 
 def _dispatch(ctx: Ctx) -> Decision | None:
-    return dispatch_on(ctx.view, ctx.ledger, ctx.items, ctx.statuses)
-
-
-def dispatch_on(
-    view: GoalView, ledger: Ledger, items: tuple[WorkDecision, ...], statuses: frozenset[str]
-) -> Decision | None:
-    """Rule 8 (``_dispatch``) on its inputs; the decision is made whole (``Ctx.out``)."""
-    taken = dispatch_head(view, statuses, runnable, items)
-    if taken is None:
+    view, policy = ctx.view, ctx.view.policy
+    free = policy.max_parallel_work - view.running_items
+    held = policy.retry_blocked
+    if free <= 0 or not ("ready" in ctx.statuses or (held and "blocked" in ctx.statuses)):
         return None
-    (status, action, why, _, _, exhausted), ids = taken
-    return Decision(
-        status=status,
-        next_action=action,
-        reason=why,
-        rule="goal.8",
-        ledger=ledger,
-        exhausted=exhausted,
-        work_ids=ids,
-        items=items,
-    )
+    ready = runnable(ctx.items, held, free)  # no more than the free slots can take
+    if not ready:
+        return None
+    if not total_attempts_left(view):
+        why = (
+            f"the goal's charged attempts are spent ({view.charged_attempts} of "
+            f"{policy.max_total_attempts})"
+        )
+        return ctx.out("budget_exhausted", "none", why, "goal.8", exhausted="total_attempts")
+    # never offer more runs than the goal's total budget can start
+    ids = tuple(ready[: min(free, total_attempts_remaining(view))])
+    return ctx.out("ready", "run", f"run {', '.join(ids)}", "goal.8", work_ids=ids)
 
 
 def runnable(items: tuple[WorkDecision, ...], held: bool, most: int | None = None) -> list[str]:
@@ -282,67 +269,12 @@ def runnable(items: tuple[WorkDecision, ...], held: bool, most: int | None = Non
     return list(islice(ids, most))
 
 
-def dispatch_head(
-    view: GoalView,
-    statuses: frozenset[str],
-    runnable: Callable[[Any, bool, int], list[str]],
-    items: Any,
-    kept: dict[tuple[bool, int], tuple[Head, tuple[str, ...]]] | None = None,
-) -> tuple[Head, tuple[str, ...]] | None:
-    """Rule 8 on its inputs: the decision's head (``Head``) and its work ids.
-    ``runnable(items, held, most)`` lists the first ``most`` items it may run
-    (``runnable``, or a scan the lean steps kept); ``kept`` holds the runs offered from those same items, by
-    ``retry_blocked`` and how many (a scan's ``runs``)."""
-    policy = view.policy
-    free = policy.max_parallel_work - view.running_items
-    held = policy.retry_blocked
-    if free <= 0 or not ("ready" in statuses or (held and "blocked" in statuses)):
-        return None
-    ready = runnable(items, held, free)  # no more than the free slots can take
-    if not ready:
-        return None
-    if not total_attempts_left(view):
-        why = (
-            f"the goal's charged attempts are spent ({view.charged_attempts} of "
-            f"{policy.max_total_attempts})"
-        )
-        return ("budget_exhausted", "none", why, None, None, "total_attempts"), ()
-    # never offer more runs than the goal's total budget can start
-    most = min(free, total_attempts_remaining(view))
-    if kept is not None and (offered := kept.get((held, most))) is not None:
-        return offered
-    ids = tuple(ready[:most])
-    run: tuple[Head, tuple[str, ...]] = (
-        ("ready", "run", f"run {', '.join(ids)}", None, None, None),
-        ids,
-    )
-    if kept is not None:
-        kept[held, most] = run
-    return run
-
-
-def running_on(ledger: Ledger, items: tuple[WorkDecision, ...]) -> Decision:
-    """Rule 9 with items running (``_in_flight``): wait on them."""
-    running = running_ids(items)
-    why = f"{', '.join(running)} running"
-    return Decision(
-        status="running",
-        next_action="wait",
-        reason=why,
-        rule="goal.9",
-        ledger=ledger,
-        work_ids=running,
-        items=items,
-    )
-
-
-def running_ids(items: tuple[WorkDecision, ...]) -> tuple[str, ...]:
-    return tuple([d.work_id for d in items if d.status == "running"])
-
-
 def _in_flight(ctx: Ctx) -> Decision | None:
     if "running" in ctx.statuses:
-        return running_on(ctx.ledger, ctx.items)
+        running = tuple([d.work_id for d in ctx.items if d.status == "running"])
+        return ctx.out(
+            "running", "wait", f"{', '.join(running)} running", "goal.9", work_ids=running
+        )
     if "waiting" not in ctx.statuses:
         return None
     # the first item of the earliest cooldown
@@ -418,11 +350,19 @@ def _fallback(ctx: Ctx) -> Decision | None:
     return ctx.out("blocked", "none", why, "goal.12", blocked_on="work")
 
 
-RULES_8_TO_12: Final[tuple[Callable[[Ctx], Decision | None], ...]] = (
+GOAL_RULES: Final[tuple[Callable[[Ctx], Decision | None], ...]] = (
+    _over,
+    _limits,
+    _latest_plan,
+    _planner_stop,
+    _first_plan,
+    _milestone,
+    _review,
     _dispatch,
     _in_flight,
     _stopped_item,
     _replan,
     _fallback,
 )
-"""Goal rules 8-12, in order."""
+"""The goal rules of SPEC §6.2, in order; the first that returns a decision wins
+(``governor.core.rules.decide.goal_decision`` asks them)."""
