@@ -70,7 +70,10 @@ except ImportError:  # a tree from before issue 26
     from governor.core.fold import evolve
 from governor.core.view import GoalView
 try:  # a tree with the decider (decision record 0025): it decides what changed
-    from governor.core.rules.decider import Decider
+    try:
+        from governor.core.rules.decider import Decider
+    except ImportError:  # before the rules had their package (issue 36)
+        from governor.core.decider import Decider
     def deciding():
         decider = Decider()
         return decider.view, decider.decide
