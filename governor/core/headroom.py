@@ -87,8 +87,8 @@ def runtime_within(view: GoalView) -> bool:
     return not RUNTIME.spent(view)
 
 
-def runtime_over(view: GoalView) -> bool:
-    return RUNTIME.spent(view)
+runtime_over: Final = RUNTIME.spent
+"""Cumulative runtime is over ``max_runtime_s`` (the budget's own ``spent``)."""
 
 
 def cost_within(view: GoalView) -> bool:
@@ -96,8 +96,8 @@ def cost_within(view: GoalView) -> bool:
     return not COST.spent(view)
 
 
-def cost_over(view: GoalView) -> bool:
-    return COST.spent(view)
+cost_over: Final = COST.spent
+"""Cumulative cost is over ``max_cost_usd`` (the budget's own ``spent``)."""
 
 
 def outage_wait_s(view: GoalView, now: datetime) -> float:

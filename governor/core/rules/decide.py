@@ -99,7 +99,7 @@ def goal_decision(
     """The first rule of ``GOAL_RULES`` that answers over the active plan's item decisions
     ``items``, in order; then the fleet rules and the budget stops over it."""
     statuses = frozenset(map(_status, items))
-    ctx = Ctx(view=view, now=now, ledger=ledger, items=items, statuses=statuses)
+    ctx = Ctx(view, now, ledger, items, statuses)
     for rule in GOAL_RULES:  # pragma: no branch - the fallback rule always decides
         decision = rule(ctx)
         if decision is not None:
