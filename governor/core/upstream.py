@@ -377,6 +377,16 @@ def probe_profile(profile: Profile) -> Profile | None:
     return profile.model_copy(update={**bounded, "args": args})
 
 
+def after_probe(
+    record: UpstreamHealth | None, result: SpawnResult, endpoint: str, now: datetime
+) -> UpstreamHealth | None:
+    """The record after a probe that returned ``result``: the result judged with the
+    record (``judged``), then ``probed``; None when there is no record."""
+    if record is None:
+        return None
+    return probed(record, seen(judged(result, record, endpoint)), now)
+
+
 @dataclass(frozen=True, slots=True)
 class Outage:
     """The upstream a park, a parked wait or a resume concerns (``Decision.outage``)."""

@@ -59,13 +59,13 @@ from governor.core.upstream import (
     Seen,
     Upstream,
     UpstreamHealth,
+    after_probe,
     change_kind,
     claimed,
     judged,
     named,
     observed,
     probe_profile,
-    probed,
     seen,
 )
 from governor.core.view import Parked
@@ -269,20 +269,19 @@ class UpstreamMonitor:
     def probe(self, profile: Profile) -> UpstreamHealth | None:
         """Claim the profile's upstream's probe and run it; the new record, or None when
         no probe was due (or another runner holds it)."""
-        probing = probe_profile(profile)
+        upstream, probing = self.upstream(profile), probe_profile(profile)
         if probing is None:
             return None
-        name, now = self.upstream(profile).name, self.clock()
+        name, now, holder = upstream.name, self.clock(), self.settings.holder
         deadline = now + timedelta(seconds=probing.timeout_s + CLAIM_MARGIN_S)
-        holder = self.settings.holder
         if self.store.change_upstream(name, lambda r: claimed(r, now, holder, deadline)) is None:
             return None
         harness = self.harnesses(probing, self.settings.workdir)
         result = harness.run(
             PROBE_PROMPT, probing, cwd=self.settings.workdir, env=self.settings.env
         )
-        what, done = seen(self.judged(profile, result)), self.clock()
-        after = self._change(name, lambda r: probed(r, what, done) if r is not None else None)
+        done = self.clock()
+        after = self._change(name, lambda r: after_probe(r, result, upstream.endpoint, done))
         return after or self._record(name)
 
     def probe_parked(
