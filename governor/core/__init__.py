@@ -12,9 +12,9 @@ Rules:
 Read in this order (bottom up; ``docs/architecture.md`` gives each module a line):
     words and numbers: text, spelling, limits, numbers, durations, signature, credentials, upstream_text, remedy
     limits: policy, policy_input, budgets
-    upstream health: upstream, accounts, outage_text
     what a run left: observation, prices, evidence, wire_evidence, classify, absence, reclassify, proof
     events: event_fields, work_events, budget_events, events, pool_limits, pools
+    upstream health: upstream, accounts, outage_text
     the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
     the fold: view, fold_steps, fold, hot, headroom, proposal, history, charges
     recording: record_head, record, record_work, record_park, record_budget
