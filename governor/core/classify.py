@@ -148,7 +148,7 @@ class SpawnResult(BaseModel):
     """The vendor endpoint the call was for, when the adapter knows it (for the remedy)."""
     answered_before: bool | None = None
     """Whether the upstream's health record had seen it answer before (None: not asked;
-    ``governor.drive.monitor`` asks, and classifies again)."""
+    ``governor.drive.health`` asks, and classifies again)."""
     stream: ClaudeFacts | CodexFacts | None = None
     """The summary of the stream the adapter's absence rule judged."""
     upstream: str | None = Field(default=None, min_length=1, max_length=200)

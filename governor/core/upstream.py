@@ -5,13 +5,18 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
       and its model family — or the name a profile (or the failure) declares for it
       (SPEC §12.9). The shell names the upstream of each profile; the core only sees
       names and records.
-    * Every classified agent call says something about its upstream (``Contact``): it was
-      ``refused`` (an ``upstream`` failure), it was ``answered`` (the vendor spoke: a
-      reply, or any failure after contact), or there was no contact (a missing binary, a
-      timeout, a vendor never reached): then nothing is learned of its health. A record
-      remembers whether its upstream has ever answered (``answered``: any HTTP response,
-      a refusal included), which decides what a vendor that cannot be reached means
-      (SPEC §12.7: an outage when it has, a wrong base URL or network when it never has).
+    * Every classified agent call says something about its upstream (``seen``, a
+      ``Contact``): it was ``refused`` (an ``upstream`` failure), it was ``answered`` (the
+      vendor spoke: a reply, or any failure after contact — a call whose relay saw any
+      response byte reached its vendor, whatever followed, SPEC §13.4), or there was no
+      contact (it never started, timed out, or never reached a vendor that has never
+      answered): then nothing is learned of its health. A record remembers whether its
+      upstream has ever answered (``answered``: any HTTP response, a refusal included),
+      which decides what a vendor that cannot be reached means (SPEC §12.7: an outage
+      when it has, a wrong base URL or network when it never has): such a call is
+      classified again with the record (``judged``).
+    * A failure that names an upstream (a command envelope's ``upstream``, SPEC §12.9)
+      renames the profile's upstream for good (``named``).
     * A refusal marks a healthy upstream failing from that moment; the next probe is due
       one back-off step later (``UpstreamBackoff.wait_s`` of the step, or the vendor's
       Retry-After when longer). While it is failing, one probe per step may be claimed
@@ -25,8 +30,19 @@ Rules (SPEC §11.10; docs/fleet-outages.md):
       reopen the gate to the fleet.
     * The transitions are pure functions of (record, observation, now); they return None
       when nothing changes, so a store writes only when a record really changes.
+    * The probe is one bounded, cheap call with the profile's own credentials
+      (``probe_profile``): codex, claude and gemini run the profile itself on
+      ``PROBE_PROMPT`` (codex in a read-only sandbox unless the profile chooses one);
+      ``command``, ``python`` and ``scripted`` agents run their profile's ``probe``
+      arguments instead of ``args``. A profile without a way to probe is never parked:
+      its goals meet an outage on their own.
+    * A person hears of a record's change when an upstream went down, came back, or a
+      probe was refused or made no contact (``change_kind``).
     * An account's spent usage window has a record too (harness ``ACCOUNT``; its
       transitions are ``governor.core.accounts``'): no probe is ever claimed on it.
+
+The shell (``governor.drive.health``) names each profile's upstream, reads and writes the
+shared records with these transitions, and runs the probes.
 """
 
 from __future__ import annotations
@@ -36,6 +52,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final, Literal
 
+from governor.core.classify import SpawnResult, classify
+from governor.core.event_fields import Profile
 from governor.core.policy import UpstreamBackoff
 
 DEFAULT_BACKOFF: Final = UpstreamBackoff.model_construct()  # ``UpstreamBackoff()`` (see policy.py)
@@ -46,6 +64,21 @@ ACCOUNT: Final = "account"
 
 Contact = Literal["refused", "answered", "none"]
 """What one call said about its upstream: refused, answered, or nothing (no contact)."""
+
+ChangeKind = Literal["down", "up", "probe_refused", "probe_unanswered"]
+"""What a person hears of a record's change (``change_kind``)."""
+
+PROBE_PROMPT: Final = (
+    "role: probe\n"
+    "This is a health check of the model endpoint. Do not use any tool. "
+    "Reply with the single word: ok"
+)
+"""What a probe asks (``role: probe`` lets a scripted or command agent recognise it)."""
+PROBE_TIMEOUT_S: Final = 60.0
+"""The longest a probe may run, whatever the profile's own ``timeout_s``."""
+SELF_PROBING: Final = frozenset({"codex", "claude", "gemini"})
+"""Harnesses whose probe is the profile itself; the others need ``probe`` arguments."""
+_SANDBOX: Final = frozenset({"-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox"})
 
 _DATED: Final = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$")
 
@@ -77,6 +110,13 @@ class Upstream:
         return f"{self.harness} {self.endpoint} {self.model_family}"
 
 
+def named(upstream: Upstream, name: str | None) -> Upstream:
+    """The upstream a failure names instead (a command envelope's ``upstream``), if it does."""
+    return (
+        upstream if name is None or name == upstream.declared else replace(upstream, declared=name)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Seen:
     """What one call (or probe) said about its upstream."""
@@ -88,6 +128,20 @@ class Seen:
     unreachable: bool = False
     """No HTTP response came back: the vendor could not be reached (SPEC §12.7). Refused
     when the upstream had answered before; no contact when it never had."""
+
+
+def seen(result: SpawnResult) -> Seen:
+    """What one call's result says about its upstream (a response byte on the relay's wire
+    says the vendor answered, whatever the CLI did after: reached is reached, SPEC §13.4)."""
+    if result.ok:
+        return Seen("answered")
+    reached = result.wire is not None and result.wire.responded
+    unreachable = result.connection == "unreachable" and not reached
+    if result.failure_class == "upstream":
+        return Seen("refused", result.vendor_status, result.retry_after_s, unreachable)
+    if not reached and (result.timed_out or result.spawn_errno is not None or unreachable):
+        return Seen("none", unreachable=unreachable)
+    return Seen("answered")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +210,21 @@ class UpstreamHealth:
         if self.healthy or self.next_probe_at is None or self.next_probe_at > now:
             return False
         return self.probing_until is None or self.probing_until <= now
+
+
+def judged(result: SpawnResult, record: UpstreamHealth | None, endpoint: str) -> SpawnResult:
+    """The call classified again with its upstream's record when it never reached the
+    vendor and was not judged yet (SPEC §12.7); any other result as it is."""
+    if result.connection != "unreachable" or result.answered_before is not None:
+        return result
+    return classify(
+        result.model_copy(
+            update={
+                "answered_before": record is not None and record.answered,
+                "endpoint": result.endpoint or endpoint,
+            }
+        )
+    )
 
 
 def _first_record(upstream: Upstream, now: datetime, answered: bool) -> UpstreamHealth:
@@ -281,6 +350,41 @@ def probed(record: UpstreamHealth, seen: Seen, now: datetime) -> UpstreamHealth:
         prober=None,
         answered=record.answered or (refused and not seen.unreachable),
     )
+
+
+def change_kind(before: UpstreamHealth | None, after: UpstreamHealth) -> ChangeKind | None:
+    """What a person should hear of a record's change (None: nothing)."""
+    was_healthy = before is None or before.healthy
+    if was_healthy and not after.healthy:
+        return "down"
+    if not was_healthy and after.healthy:
+        return "up"
+    if before is not None and after.probes > before.probes:
+        return "probe_refused" if after.refusals > before.refusals else "probe_unanswered"
+    return None
+
+
+def probe_profile(profile: Profile) -> Profile | None:
+    """The profile a probe runs (one try, bounded), or None when it cannot be probed."""
+    bounded = {"max_attempts": 1, "timeout_s": min(profile.timeout_s, PROBE_TIMEOUT_S)}
+    if profile.probe:
+        return profile.model_copy(update={**bounded, "args": profile.probe})
+    if profile.harness not in SELF_PROBING:
+        return None
+    args = profile.args
+    if profile.harness == "codex" and not _SANDBOX & set(args):
+        args = (*args, "--sandbox", "read-only")
+    return profile.model_copy(update={**bounded, "args": args})
+
+
+def after_probe(
+    record: UpstreamHealth | None, result: SpawnResult, endpoint: str, now: datetime
+) -> UpstreamHealth | None:
+    """The record after a probe that returned ``result``: the result judged with the
+    record (``judged``), then ``probed``; None when there is no record."""
+    if record is None:
+        return None
+    return probed(record, seen(judged(result, record, endpoint)), now)
 
 
 @dataclass(frozen=True, slots=True)

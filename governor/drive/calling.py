@@ -18,7 +18,7 @@ from governor.core.view import GoalView, WorkState
 from governor.drive.agents import Agents
 from governor.drive.calls import Calls
 from governor.drive.cost_gate import cost_gate
-from governor.drive.monitor import UpstreamMonitor
+from governor.drive.health import UpstreamMonitor
 from governor.drive.spans import record_run, span
 from governor.exec.call import CallInfo
 from governor.exec.harness import Harness

@@ -38,7 +38,7 @@ from governor.errors import CommandRefusedError, ConcurrencyConflictError, Input
 
 if TYPE_CHECKING:  # the runner and the harnesses load on first use: read commands start fast
     from governor.drive.calls import Calls
-    from governor.drive.monitor import OnChange
+    from governor.drive.health import OnChange
     from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
     from governor.store.base import EventStore
 

@@ -54,8 +54,8 @@ from governor.drive.append import Build, append_built
 from governor.drive.calling import AgentCaller, agent_env
 from governor.drive.calls import Calls
 from governor.drive.crashes import CrashGuard
+from governor.drive.health import MonitorSettings, OnChange, UpstreamMonitor
 from governor.drive.lease import LeaseKeeper, holder_id
-from governor.drive.monitor import MonitorSettings, OnChange, UpstreamMonitor
 from governor.drive.outcomes import describe_run, finish_events
 from governor.drive.pools import PoolCalls, Reserved
 from governor.drive.reprobe import environment_back, recovered

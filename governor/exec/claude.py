@@ -67,12 +67,12 @@ from governor.core.observation import (
     counted,
 )
 from governor.exec.claude_stream import ClaudeEvents, ClaudeResult, ClaudeStream
+from governor.exec.endpoints import ANTHROPIC_URL, public_url
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
 from governor.exec.relay import Gate, Relay
 from governor.exec.relayed import start_relay, uses_relay
-from governor.exec.vendor_health import ANTHROPIC_URL, public_url
 
 UNABLE_TO_CONNECT: Final = re.compile(
     r"Unable to connect to API(?: \((?P<code>[A-Za-z0-9_]{1,80})\)|: SSL)"

@@ -75,12 +75,12 @@ from governor.core.observation import (
 )
 from governor.exec.codex_events import CodexEvents, CodexRun
 from governor.exec.codex_trace import CodexTrace, parse_codex_trace, without_trace
+from governor.exec.endpoints import OPENAI_URL, codex_config, upstream_of
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import decode, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
 from governor.exec.relay import Gate, Relay
 from governor.exec.relayed import start_relay, uses_relay
-from governor.exec.vendor_health import OPENAI_URL, codex_config, upstream_of
 
 CODEX_BINARY: Final = "codex"
 CODEX_PASS: Final = ("CODEX_HOME", "OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")

@@ -49,10 +49,10 @@ from governor.core.absence import GeminiFacts, gemini_absence
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.event_fields import Profile
 from governor.core.observation import Connection, Usage
+from governor.exec.endpoints import GOOGLE_URL, public_url
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import json_event, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
-from governor.exec.vendor_health import GOOGLE_URL, public_url
 
 GEMINI_BINARY: Final = "gemini"
 GEMINI_VERIFIED_VERSION: Final = "0.61.0"

@@ -29,7 +29,7 @@ from governor.core.event_fields import Profile
 from governor.core.prices import Price
 from governor.core.upstream import model_family
 from governor.errors import InputError
-from governor.exec.vendor_health import upstream_of
+from governor.exec.endpoints import upstream_of
 
 TABLE: Final = Path(__file__).with_name("prices.toml")
 

@@ -28,10 +28,9 @@ from governor.core.events import Event, PlanContinued, PlanFailed, PlanProposed,
 from governor.core.evidence import Evidence, FailureClass
 from governor.core.route import Action, acts, name_of
 from governor.core.text import stamp
-from governor.core.upstream import UpstreamHealth
+from governor.core.upstream import ChangeKind, UpstreamHealth
 from governor.core.view import GoalView
 from governor.core.work_events import AttemptContinued, AttemptFinished, AttemptStarted
-from governor.drive.monitor import ChangeKind
 from governor.service.logs import JsonLog
 
 Labels = tuple[tuple[str, str], ...]

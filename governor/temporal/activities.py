@@ -46,7 +46,7 @@ from governor.core.fold import fold
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.core.wire.codec import encode
-from governor.drive.monitor import MonitorSettings, UpstreamMonitor
+from governor.drive.health import MonitorSettings, UpstreamMonitor
 from governor.drive.runner import Runner, RunnerSettings
 from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError
 from governor.exec.harness import harness_for

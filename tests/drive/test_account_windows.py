@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from governor.core.accounts import JITTER_MAX_S, window_jitter_s
 from governor.core.event_fields import Profile
 from governor.core.policy import UpstreamBackoff
 from governor.core.view import Parked
-from governor.drive.monitor import JITTER_MAX_S, MonitorSettings, UpstreamMonitor, window_jitter_s
+from governor.drive.health import MonitorSettings, UpstreamMonitor
 from governor.exec.harness import harness_for
 from governor.store import open_store
 

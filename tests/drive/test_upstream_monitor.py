@@ -16,7 +16,7 @@ from governor.core.event_fields import Profile
 from governor.core.evidence import nothing_happened
 from governor.core.policy import UpstreamBackoff
 from governor.core.upstream import Seen, observed
-from governor.drive.monitor import MonitorSettings, UpstreamMonitor
+from governor.drive.health import MonitorSettings, UpstreamMonitor
 from governor.exec.harness import harness_for
 from governor.store import open_store
 
@@ -117,7 +117,7 @@ def test_a_failure_that_names_its_upstream_is_counted_there_and_renames_the_prof
 
 
 def test_an_agent_is_named_by_its_whole_command_line_never_by_a_path(tmp_path: Path) -> None:
-    from governor.exec.vendor_health import upstream_of
+    from governor.exec.endpoints import upstream_of
 
     env: dict[str, str] = {}
     one = upstream_of(Profile(harness="command", args=("python3", "a.py")), env, tmp_path)

@@ -15,7 +15,9 @@ import pytest
 
 from governor.core.absence import GeminiFacts, gemini_blockers
 from governor.core.evidence import is_uncharged_failure, passes_gate
+from governor.core.upstream import probe_profile
 from governor.exec.cli_pins import cli_pins
+from governor.exec.endpoints import upstream_of
 from governor.exec.environment import Redactor
 from governor.exec.gemini import (
     GEMINI_VERIFIED_VERSION,
@@ -30,7 +32,6 @@ from governor.exec.gemini import (
     vendor_error,
 )
 from governor.exec.process import ProcessResult
-from governor.exec.vendor_health import probe_profile, upstream_of
 from tests.fakevendor.clis import FAKE_GEMINI_KEY, gemini_profile
 from tests.fakevendor.matrix import FIXTURES
 

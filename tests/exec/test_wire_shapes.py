@@ -15,9 +15,9 @@ import pytest
 
 from governor.core.evidence import is_uncharged_failure
 from governor.core.observation import Usage
+from governor.core.upstream import seen
 from governor.exec.claude import ClaudeHarness
 from governor.exec.codex import CodexHarness
-from governor.exec.vendor_health import seen
 from tests.fakevendor import scenario as sc
 from tests.fakevendor.clis import (
     FAKE_ANTHROPIC_KEY,

@@ -1,4 +1,4 @@
-"""Which upstream an agent profile reaches, what a call said about it, and its health probe.
+"""Which upstream an agent profile reaches: the vendor endpoint its CLI calls, or its identity.
 
 Rules (SPEC §11.10, §12.9; docs/fleet-outages.md):
     * A profile's upstream is its harness, its endpoint and its model family
@@ -16,15 +16,10 @@ Rules (SPEC §11.10, §12.9; docs/fleet-outages.md):
       a log.
     * A profile's ``upstream`` setting names its record instead, whatever its harness:
       profiles that declare the same name share it (and park together).
-    * A call was ``refused`` when its class is ``upstream``; it made no contact when it
-      never started, timed out, or never reached a vendor that has never answered (an
-      ``environment`` failure, SPEC §12.7); any other outcome is an answer. A call whose
-      relay saw any response byte reached its vendor, whatever followed (SPEC §13.4).
-    * The probe is one bounded, cheap call with the profile's own credentials: codex and
-      claude run the profile itself on ``PROBE_PROMPT`` (codex in a read-only sandbox
-      unless the profile chooses one); ``command``, ``python`` and ``scripted`` agents
-      run their profile's ``probe`` arguments instead of ``args``. A profile without a
-      way to probe is never parked: its goals meet an outage on their own.
+
+The adapters read their vendor's base URL here too (the relay forwards to it); what a
+call says about its upstream, and the probe, are the core's (``governor.core.upstream``),
+and the record is kept by ``governor.drive.health``.
 """
 
 from __future__ import annotations
@@ -32,29 +27,16 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
-from governor.core.classify import SpawnResult
 from governor.core.event_fields import Profile
-from governor.core.upstream import Seen, Upstream, model_family
+from governor.core.upstream import Upstream, model_family
 
-PROBE_PROMPT: Final = (
-    "role: probe\n"
-    "This is a health check of the model endpoint. Do not use any tool. "
-    "Reply with the single word: ok"
-)
-"""What a probe asks (``role: probe`` lets a scripted or command agent recognise it)."""
-PROBE_TIMEOUT_S: Final = 60.0
-"""The longest a probe may run, whatever the profile's own ``timeout_s``."""
 OPENAI_URL: Final = "https://api.openai.com/v1"
 ANTHROPIC_URL: Final = "https://api.anthropic.com"
 GOOGLE_URL: Final = "https://generativelanguage.googleapis.com"
-SELF_PROBING: Final = frozenset({"codex", "claude", "gemini"})
-"""Harnesses whose probe is the profile itself; the others need ``probe`` arguments."""
-_SANDBOX: Final = frozenset({"-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox"})
 
 
 def public_url(url: str) -> str:
@@ -124,37 +106,3 @@ def upstream_of(profile: Profile, env: Mapping[str, str], base_dir: Path) -> Ups
         case _:
             endpoint = agent_identity(profile.args, base_dir)
     return Upstream(profile.harness, endpoint, model_family(model), declared=profile.upstream)
-
-
-def named(upstream: Upstream, name: str | None) -> Upstream:
-    """The upstream a failure names instead (a command envelope's ``upstream``), if it does."""
-    return (
-        upstream if name is None or name == upstream.declared else replace(upstream, declared=name)
-    )
-
-
-def seen(result: SpawnResult) -> Seen:
-    """What one call's result says about its upstream (a response byte on the relay's wire
-    says the vendor answered, whatever the CLI did after: reached is reached, SPEC §13.4)."""
-    if result.ok:
-        return Seen("answered")
-    reached = result.wire is not None and result.wire.responded
-    unreachable = result.connection == "unreachable" and not reached
-    if result.failure_class == "upstream":
-        return Seen("refused", result.vendor_status, result.retry_after_s, unreachable)
-    if not reached and (result.timed_out or result.spawn_errno is not None or unreachable):
-        return Seen("none", unreachable=unreachable)
-    return Seen("answered")
-
-
-def probe_profile(profile: Profile) -> Profile | None:
-    """The profile a probe runs (one try, bounded), or None when it cannot be probed."""
-    bounded = {"max_attempts": 1, "timeout_s": min(profile.timeout_s, PROBE_TIMEOUT_S)}
-    if profile.probe:
-        return profile.model_copy(update={**bounded, "args": profile.probe})
-    if profile.harness not in SELF_PROBING:
-        return None
-    args = profile.args
-    if profile.harness == "codex" and not _SANDBOX & set(args):
-        args = (*args, "--sandbox", "read-only")
-    return profile.model_copy(update={**bounded, "args": args})
