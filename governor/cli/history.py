@@ -126,7 +126,7 @@ def _text_steps(steps: Iterator[ReplayStep], args: argparse.Namespace) -> Replay
 def _replay_one(corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None) -> bool:
     """Print the replay of one history; whether it had a step to show."""
     name, decoder = corpus.name(index), LineDecoder(corpus.name(index), structs=True)
-    if args.json and args.at is None:  # every step: the lean lines (``StepLines.lines``)
+    if args.json and args.at is None:  # every step: ``StepLines.lines``
         write_lines(StepLines().lines(corpus.lines(index, decoder), now=now, source=name))
         _notes(name, decoder)
         return True
