@@ -50,6 +50,7 @@ from governor.core.record_budget import (
 from governor.core.view import GoalView
 from governor.core.work_events import AttemptFinished
 from governor.drive.append import Build
+from governor.drive.spans import span
 from governor.errors import CommandRefusedError, InputError, NotFoundError
 from governor.store.base import EventStore
 
@@ -330,7 +331,13 @@ class PoolCalls:
         given = created.profiles.get(profile) if created is not None else None
         ask = expected_figure(view, profile, given.reserve_usd if given is not None else None)
         call = self.ids()
-        refused = reserve(self.store, pools, self.goal_id, call, ask, now=now)
+        with span("reservation", _figure_attributes("reserve", pools, call, ask)) as current:
+            refused = reserve(self.store, pools, self.goal_id, call, ask, now=now)
+            if current is not None:
+                current.set_attribute("governor.reservation", "refused" if refused else "held")
+                if refused is not None:
+                    current.set_attribute("governor.refused.pool", refused.pool)
+                    current.set_attribute("governor.refused.unit", refused.unit)
         if refused is None:
             return Reserved(call, pools, now)
         self.progress(refused.sentence())
@@ -345,7 +352,11 @@ class PoolCalls:
         figure = None
         if isinstance(finish, PlanProposed | PlanFailed | AttemptFinished):
             figure = call_figure(finish, reserved.at)
-        settle(self.store, reserved.pools, self.goal_id, reserved.call, figure, now=self.clock())
+        attributes = _figure_attributes("settle", reserved.pools, reserved.call, figure)
+        with span("settlement", {**attributes, "settlement": "settled" if figure else "released"}):
+            settle(
+                self.store, reserved.pools, self.goal_id, reserved.call, figure, now=self.clock()
+            )
 
     def _request(self, refused: Refusal, ask: Figure, now: datetime) -> None:
         usd = ask.usd if refused.unit == "usd" else None
@@ -412,6 +423,19 @@ class PoolCalls:
             )  # fmt: skip
             self.progress(f"granted {asked_text(usd, attempts)} by the goal's rule {rule}")
         return True
+
+
+def _figure_attributes(
+    what: str, pools: Sequence[str], call: str, figure: Figure | None
+) -> dict[str, str | float | int | None]:
+    """A reservation's or settlement's span attributes (SPEC §13.6): the pools, the call,
+    and each unit of the figure (none for a release)."""
+    units = {} if figure is None else {
+        f"{what}.usd": figure.usd,
+        f"{what}.attempts": figure.attempts,
+        f"{what}.run_time_s": figure.run_time_s,
+    }  # fmt: skip
+    return {"pools": ",".join(pools), "pool.call": call, **units}
 
 
 def _spent_text(ledger: str, spent: Any) -> str:
