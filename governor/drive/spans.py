@@ -90,6 +90,12 @@ def instrument_from(environ: Mapping[str, str]) -> None:
         instrument()
 
 
+def tracer() -> Any:
+    """The tracer governor's spans go to, or None when not instrumented (a Temporal
+    client's tracing interceptor shares it: ``governor.temporal.client``)."""
+    return _tracer
+
+
 def uninstrument() -> None:
     """Stop emitting spans."""
     global _tracer  # noqa: PLW0603 - see instrument
