@@ -83,6 +83,16 @@ _AGENT: Final = re.compile(r"[A-Za-z0-9._/+-]{1,100}")
 _KIND: Final = re.compile(r"[A-Za-z0-9._:/-]{1,100}")
 
 
+def _reason(error: dict[str, Any]) -> str | None:
+    """A Google error's own code: the ``reason`` of its first ``details`` entry that has one
+    (``API_KEY_INVALID``; its ``code`` is only the HTTP status)."""
+    details = error.get("details")
+    if not isinstance(details, list):
+        return None
+    reasons = (short(d.get("reason")) for d in details[:10] if isinstance(d, dict))
+    return next((r for r in reasons if r), None)
+
+
 def short(text: object) -> str | None:
     """A short name as the facts keep it, or None when it is not one."""
     if not isinstance(text, str | int) or isinstance(text, bool):
@@ -317,7 +327,7 @@ class Watch:
 
     def _error(self, error: dict[str, Any]) -> None:
         self.error_type = short(error.get("type")) or short(error.get("status")) or self.error_type
-        self.error_code = short(error.get("code")) or self.error_code
+        self.error_code = _reason(error) or short(error.get("code")) or self.error_code
         message = error.get("message")
         if isinstance(message, str):
             lowered = message[:2000].lower()
