@@ -182,7 +182,7 @@ class Watch:
         self._sse = False
         self._json: bytearray | None = None
         self._tail = b""
-        self._plain: set[bytes] = set()
+        self._plain: list[bytes] = []
         """Whole event lines (``\\nevent: kind\\n``) of kinds seen and never parsed."""
         self._headers: dict[str, str] = {}
         self.wall = 0.0
@@ -258,7 +258,7 @@ class Watch:
         event line of the block is one of those (counted with C-speed substring counts), the
         block is done; otherwise its event lines are read with regular expressions."""
         lines = block.count(b"\nevent:", 0, end) + block.startswith(b"event:")
-        if lines and lines == self._known(block, end):
+        if lines and lines == self._known(block, end, lines):
             return
         events = b"\n" + block[:end]
         names = EVENT_LINE.findall(events)
@@ -267,8 +267,9 @@ class Watch:
                 kind = short(name.decode("utf-8", "replace").strip())
                 self._saw(kind)
                 plain_kind = kind is not None and kind not in PARSED_KINDS
-                if plain_kind and whole[-1:] in (b"\r", b"\n") and len(self._plain) < KINDS_KEPT:
-                    self._plain.add(whole)
+                fresh = whole not in self._plain and len(self._plain) < KINDS_KEPT
+                if plain_kind and fresh and whole[-1:] in (b"\r", b"\n"):
+                    self._plain.append(whole)
             for kind, payload in PARSED_PAIR.findall(events):
                 parsed = _json(payload)
                 if isinstance(parsed, dict):
@@ -278,11 +279,18 @@ class Watch:
             if line.startswith(b"data:"):
                 self._sse_data(line[5:].strip())
 
-    def _known(self, block: bytes, end: int) -> int:
-        """How many event lines of ``block[:end]`` name a kind seen before and not parsed."""
+    def _known(self, block: bytes, end: int, lines: int) -> int:
+        """How many event lines of ``block[:end]`` name a kind seen before and not parsed
+        (counted until all ``lines`` are; the kind that filled a block is tried first
+        next time, so a stream of one delta kind costs one count)."""
         known = 0
         for whole in self._plain:
             known += block.count(whole, 0, end) + block.startswith(whole[1:])
+            if known >= lines:
+                if whole is not self._plain[0]:
+                    self._plain.remove(whole)
+                    self._plain.insert(0, whole)
+                break
         return known
 
     def _saw(self, kind: str | None) -> None:

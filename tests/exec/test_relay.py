@@ -353,3 +353,33 @@ def test_a_chunk_size_that_is_not_hex_ends_broken_and_the_relay_stays_up():
         facts = relay.facts()
     assert [r.ended for r in facts.requests] == ["broken", "broken"]
     assert facts.failed is None
+
+
+@pytest.mark.parametrize(
+    "piece", [65536, 4096, 7], ids=["64k-pieces", "4k-pieces", "7-byte-pieces"]
+)
+def test_the_fast_scan_still_sees_an_error_event_among_many_deltas(piece: int) -> None:
+    """The watcher skips blocks whose every event is of a kind it has seen and never
+    parses; an ``error`` or a usage-bearing event in such a stream is still read, however
+    the body is cut."""
+    from governor.exec.relay_watch import Watch
+
+    delta = b'event: content_block_delta\ndata: {"type":"content_block_delta"}\n\n'
+    ping = b"event: ping\r\ndata: {}\r\n\r\n"
+    usage = b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":7}}\n\n'
+    error = (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+        b'"message":"Overloaded"}}\n\n'
+    )
+    body = delta * 2000 + ping * 50 + delta * 2000 + usage + delta * 500 + error + delta * 10
+    watch = Watch("POST", "/v1/messages", time.monotonic)
+    watch.head(200, {"content-type": "text/event-stream"}, time.time())
+    for at in range(0, len(body), piece):
+        watch.body(body[at : at + piece])
+    request = watch.end("answered")
+    assert request.ended == "refused"
+    assert request.error_type == "overloaded_error"
+    assert request.usage is not None
+    assert request.usage.output_tokens == 7
+    assert set(request.events) == {"content_block_delta", "ping", "message_delta", "error"}
+    assert request.bytes_down == len(body)
