@@ -14,6 +14,10 @@ Method (figures go to docs/performance.md, "The relay"):
     * ``/stream``: a chunked server-sent-event answer whose first event is written at
       once; the time from sending the request to reading the first body byte (time to first
       streamed byte), median of ``--requests // 4`` requests.
+    * ``/tokens``: 200 server-sent events, each its own chunk stamped with the machine's
+      monotonic clock as the vendor sends it, 2 ms apart; the client reads each as it
+      comes and takes the time since its stamp: the median per chunk of each path and
+      their difference (what the relay adds to each streamed chunk).
     * ``/bulk``: a chunked body of ``--megabytes`` MB in 64 KiB chunks of SSE-shaped lines,
       read to its end; MB/s of each path and the ratio relay / direct.
 
@@ -45,6 +49,8 @@ from governor.exec.relay import Relay
 SMALL: Final = b'{"type":"message","content":[{"type":"text","text":"' + b"x" * 140 + b'"}]}'
 CHUNK: Final = (b"event: content_block_delta\ndata: " + b"y" * 200 + b"\n\n") * 280
 """About 64 KiB of SSE-shaped lines."""
+TOKENS: Final = 200
+TOKEN_GAP_S: Final = 0.002
 
 
 def _serve(conn: socket.socket, megabytes: int) -> None:
@@ -72,12 +78,25 @@ def _serve(conn: socket.socket, megabytes: int) -> None:
                 first = b"event: message_start\ndata: {}\n\n"
                 conn.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(first), first))
                 continue
+            if path == b"/tokens":
+                _tokens(conn)
+                continue
             left = megabytes * 1_000_000
             while left > 0:
                 piece = CHUNK[: min(len(CHUNK), left)]
                 conn.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
                 left -= len(piece)
             conn.sendall(b"0\r\n\r\n")
+
+
+def _tokens(conn: socket.socket) -> None:
+    """``TOKENS`` events, each its own chunk stamped with the monotonic clock as it is sent,
+    ``TOKEN_GAP_S`` apart (a model's token stream)."""
+    for _ in range(TOKENS):
+        event = b'event: content_block_delta\ndata: {"sent_ns": %d}\n\n' % time.monotonic_ns()
+        conn.sendall(b"%x\r\n%s\r\n" % (len(event), event))
+        time.sleep(TOKEN_GAP_S)
+    conn.sendall(b"0\r\n\r\n")
 
 
 class Vendor:
@@ -132,6 +151,25 @@ def first_byte(port: int, n: int) -> float:
     return statistics.median(times)
 
 
+def per_chunk(port: int) -> float:
+    """Median seconds from the vendor sending an SSE chunk to the client reading it (one
+    clock: ``CLOCK_MONOTONIC`` is the machine's, shared by the two processes)."""
+    client = http.client.HTTPConnection("127.0.0.1", port)
+    client.request("POST", "/tokens", body=b"{}")
+    response = client.getresponse()
+    delays, buffer = [], b""
+    while piece := response.read1(65536):
+        now = time.monotonic_ns()
+        buffer += piece
+        *events, buffer = buffer.split(b"\n\n")
+        for event in events:
+            sent = int(event.rsplit(b'"sent_ns": ', 1)[1].rstrip(b"}"))
+            delays.append((now - sent) / 1e9)
+    client.close()
+    assert len(delays) == TOKENS, len(delays)
+    return statistics.median(delays)
+
+
 def throughput(port: int, megabytes: int) -> float:
     """MB/s of one streamed body of ``megabytes`` MB."""
     client = http.client.HTTPConnection("127.0.0.1", port)
@@ -154,6 +192,7 @@ def measure(port: int, requests: int, megabytes: int, part: str) -> dict[str, fl
     return {
         "request": per_request(port, requests),
         "first": first_byte(port, max(requests // 4, 10)),
+        "chunk": per_chunk(port),
     }
 
 
@@ -238,6 +277,10 @@ def report(
     print(
         f"{'first streamed byte (ms)':28}{d['first'] * 1e3:12.3f}{r['first'] * 1e3:12.3f}"
         f"{(r['first'] - d['first']) * 1e3:13.3f} ms"
+    )
+    print(
+        f"{'per SSE chunk (median, ms)':28}{d['chunk'] * 1e3:12.3f}{r['chunk'] * 1e3:12.3f}"
+        f"{(r['chunk'] - d['chunk']) * 1e3:13.3f} ms"
     )
     print(
         f"{'stream (MB/s, median)':28}{d['mbps']:12.1f}{r['mbps']:12.1f}{r['mbps'] / d['mbps']:14.2f}x"
