@@ -9,6 +9,9 @@ Rules (SPEC §13.1; decision record 0027; docs/classification.md "Evidence from 
       response streamed back as it arrives: each body chunk is written to the CLI before
       the next is read (server-sent events and chunked bodies unbuffered), request
       bodies forwarded piece by piece (large uploads), HTTP/1.1 keep-alive on both sides.
+      Only a response's head is parsed: its body passes as the vendor framed it, byte for
+      byte (``governor.exec.relay_body`` finds its end), except to an HTTP/1.0 client,
+      which gets a chunked body's payload alone, ended by the close.
     * Hop-by-hop headers are not forwarded; ``Host`` names the upstream; everything else
       passes unchanged, credentials included — they are forwarded, never recorded.
     * A vendor that cannot be reached (DNS, TLS, refused), or that closes before any
@@ -428,14 +431,21 @@ class Relay:
         gone: asyncio.Future[None],
     ) -> tuple[WireEnd, str | None]:
         """The response's head re-written without hop-by-hop fields, its body passed as the
-        vendor framed it (``governor.exec.relay_body``): only the head is parsed."""
+        vendor framed it (``governor.exec.relay_body``): only the head is parsed. An
+        HTTP/1.0 client cannot read chunks: it gets the payload alone, ended by the close."""
         framing, length = framing_of(request.method, response.status_code, response.headers)
-        body = BodyEnd(framing, length, watch.body)
+        unchunk = framing == "chunked" and request.http_version != b"1.1"
+
+        def payload(data: bytes) -> None:
+            watch.body(data)
+            side.write(data)
+
+        body = BodyEnd(framing, length, payload if unchunk else watch.body)
         close = framing == "close" or _wants_close(request) or side.must_close
         side.must_close = close
         upstream.keep = not _wants_close(response) and response.http_version == b"1.1"
         try:
-            side.write(_head(response, close))
+            side.write(_head(response, close, unchunk=unchunk))
         except (ConnectionError, OSError):
             return "abandoned", "the agent went away"
         data, eof = upstream.leftover()
@@ -447,8 +457,9 @@ class Relay:
             if gone.done():
                 return "abandoned", "the agent went away"
             try:
-                if used:
+                if used and not unchunk:
                     side.write(data if used == len(data) else data[:used])
+                if used:
                     await side.writer.drain()
             except (ConnectionError, OSError):
                 return "abandoned", "the agent went away"
@@ -478,11 +489,13 @@ def _wants_close(message: h11.Request | h11.Response) -> bool:
     )
 
 
-def _head(response: h11.Response, close: bool) -> bytes:
-    """A response's head for the CLI: its status and fields, hop-by-hop fields left out."""
+def _head(response: h11.Response, close: bool, *, unchunk: bool = False) -> bytes:
+    """A response's head for the CLI: its status and fields, hop-by-hop fields left out
+    (and ``Transfer-Encoding`` when the body goes unchunked)."""
     lines = [b"HTTP/1.1 %d %s\r\n" % (response.status_code, response.reason)]
     for name, value in response.headers.raw_items():
-        if name.lower() not in HOP_BY_HOP:
+        dropped = unchunk and name.lower() == b"transfer-encoding"
+        if name.lower() not in HOP_BY_HOP and not dropped:
             lines.append(b"%s: %s\r\n" % (name, value))
     if close:
         lines.append(b"Connection: close\r\n")

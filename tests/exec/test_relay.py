@@ -383,3 +383,28 @@ def test_the_fast_scan_still_sees_an_error_event_among_many_deltas(piece: int) -
     assert request.usage.output_tokens == 7
     assert set(request.events) == {"content_block_delta", "ping", "message_delta", "error"}
     assert request.bytes_down == len(body)
+
+
+def test_an_http_1_0_client_gets_the_payload_of_a_chunked_body_ended_by_the_close():
+    event = b"event: message_start\ndata: {}\n\n"
+
+    def chunked(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n"
+            b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(event), event, len(event), event)
+        )
+
+    with RawServer(chunked) as vendor, Relay(vendor.url, {}) as relay:
+        with socket.create_connection(("127.0.0.1", port_of(relay)), timeout=DEADLINE_S) as sock:
+            sock.sendall(b"POST /v1/messages HTTP/1.0\r\ncontent-length: 2\r\n\r\n{}")
+            answer = b""
+            while piece := sock.recv(65536):
+                answer += piece
+        [request] = relay.facts().requests
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert body == event * 2
+    assert b"transfer-encoding" not in head.lower()
+    assert b"connection: close" in head.lower()
+    assert request.ended == "answered"
+    assert request.events == ("message_start",)
