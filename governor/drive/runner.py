@@ -259,7 +259,7 @@ class Runner:
         with self._lock:
             try:
                 self.view, events = append_built(
-                    self.store, self.view, build, self.clock, lease=self.lease
+                    self.store, self.view, build, self.clock, lease=self.lease, decider=self.decider
                 )
             except BaseException as exc:
                 self.view = project(self.store.load(self.goal_id))
@@ -439,7 +439,12 @@ class Runner:
             f"{item} attempt {self.view.work[item].attempt}",
             run.result,
             lambda done: partial(
-                finish_events, work_id=item, run_id=run_id, run=done, at=self.now()
+                finish_events,
+                work_id=item,
+                run_id=run_id,
+                run=done,
+                at=self.now(),
+                decider=self.decider,
             ),
             lambda error: partial(
                 record_work.finish_attempt,
