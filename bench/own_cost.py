@@ -13,10 +13,11 @@ Method (the figures go to docs/performance.md, "Governor's own cost (issue 36)")
     attempt without them: the marginal cost of one more agent call.
     Each round also times, as whole processes (the child's CPU from ``getrusage``), in
     turn: ``python -c pass``, ``governor status GOAL`` of the 10-item goal (finished: 36
-    events) and ``governor replay FILE`` of a 100-event history (bench/history_gen.py),
+    events) and ``governor replay FILE`` of a 100-event history (the first 100 lines of
+    one from bench/history_gen.py, as ``bench.replay_shapes`` takes them),
     each as a multiple of ``python -c pass``'s CPU.
-    ``--against TREE`` (a source tree holding ``governor/``, e.g. ``git archive`` of another
-    commit unpacked): each round runs every measure from TREE too (first on
+    ``--against TREE`` (a source tree holding ``governor/`` and ``prompts/``, e.g. ``git
+    archive COMMIT governor prompts`` unpacked): each round runs every measure from TREE too (first on
     ``PYTHONPATH``), in turn with this tree's, and prints both side by side.
     Medians over ``--repeat`` rounds, spreads in brackets. Bytecode is compiled first
     (``compileall``) for both trees, as an installed package has it.
@@ -126,7 +127,9 @@ def main(argv: list[str] | None = None) -> None:
         for items in (SMALL, LARGE):
             (folder / str(items)).mkdir()
             setup(folder / str(items), items, args.delay)
-        write(folder / "h100.jsonl", 100)
+        write(folder / "head.jsonl", 1000, cycles=25)
+        with (folder / "head.jsonl").open("rb") as f, (folder / "h100.jsonl").open("wb") as out:
+            out.writelines(line for _, line in zip(range(100), f, strict=False))
         for env in trees.values():
             subprocess.run([sys.executable, "-c", WARM], cwd=folder, check=True, env=env)
         for r in range(args.repeat):
