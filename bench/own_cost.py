@@ -1,16 +1,19 @@
 """Benchmark: governor's own CPU per attempt, and the CPU of its read commands (issue 36).
 
-Run: ``.venv/bin/python -m bench.own_cost [--repeat 5] [--against TREE]``
+Run: ``.venv/bin/python -m bench.own_cost [--repeat 5] [--against TREE] [--large 50]``
 
 Method (the figures go to docs/performance.md, "Governor's own cost (issue 36)"):
     In a fresh folder, two goals of ``command`` agents (shell scripts that read the prompt,
     sleep ``--delay`` seconds and print their reply: bench/overhead_cli.py's): one of 10
-    work items and one of 50 (a plan of every item, then "complete": 12 and 52 calls).
+    work items and one of 50 (``--small``, ``--large``; a plan of every item, then
+    "complete": 12 and 52 calls).
     Each round runs ``governor run GOAL --quiet`` of a fresh copy of each as a real process
     and reads the process's **own** CPU (``getrusage(RUSAGE_SELF)`` at its exit, every
     thread, none of the agents' processes). Start-up and the fixed cost of a run are the
     same in both, so ``(own CPU of 50 - own CPU of 10) / 40`` is governor's own CPU per
-    attempt without them: the marginal cost of one more agent call.
+    attempt without them: the marginal cost of one more agent call. The runs' own noise
+    (start-up alone is ~1 s of CPU) is divided by the difference: on a busy machine,
+    ``--large 90`` (at most: the goal's policy allows 100 attempts) gives a steadier figure.
     Each round also times, as whole processes (the child's CPU from ``getrusage``), in
     turn: ``python -c pass``, ``governor status GOAL`` of the 10-item goal (finished: 36
     events) and ``governor replay FILE`` of a 100-event history (the first 100 lines of
@@ -86,24 +89,27 @@ def _spread(values: list[float], unit: str, fmt: str = "{:.2f}") -> str:
     return f"{mid}{unit} ({low}-{high})"
 
 
-def measure(folder: Path, tag: str, r: int, env: dict[str, str]) -> dict[str, float]:
-    """One round of every measure from one tree."""
+def measure(
+    folder: Path, tag: str, r: int, env: dict[str, str], sizes: tuple[int, int] = (SMALL, LARGE)
+) -> dict[str, float]:
+    """One round of every measure from one tree (``sizes``: the two goals' items)."""
+    small_items, large_items = sizes
     governor = [
         sys.executable,
         "-c",
         OWN,
         "--store",
-        str(folder / str(SMALL) / f"{tag}-small{r}.db"),
+        str(folder / str(small_items) / f"{tag}-small{r}.db"),
     ]
-    small = own_cpu(folder, f"{tag}-small{r}", SMALL, env)
-    large = own_cpu(folder, f"{tag}-large{r}", LARGE, env)
+    small = own_cpu(folder, f"{tag}-small{r}", small_items, env)
+    large = own_cpu(folder, f"{tag}-large{r}", large_items, env)
     base = child_cpu([sys.executable, "-c", "pass"], folder, env)
     status = child_cpu([*governor, "status", f"{tag}-small{r}"], folder, env)
     replay = child_cpu([*governor, "replay", str(folder / "h100.jsonl")], folder, env)
     return {
-        "per attempt ms": (large - small) / (LARGE - SMALL) * 1000,
-        "run of 10 items, own CPU s": small,
-        "run of 50 items, own CPU s": large,
+        "per attempt ms": (large - small) / (large_items - small_items) * 1000,
+        f"run of {small_items} items, own CPU s": small,
+        f"run of {large_items} items, own CPU s": large,
         "python -c pass CPU s": base,
         "status CPU s": status,
         "replay 100 CPU s": replay,
@@ -117,6 +123,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--against", type=Path, help="another source tree, run in turn")
+    parser.add_argument("--small", type=int, default=SMALL, help="items of the small goal")
+    parser.add_argument(
+        "--large", type=int, default=LARGE, help="items of the large goal (more: less noise)"
+    )
     args = parser.parse_args(argv)
     trees = {"this": dict(os.environ)}
     if args.against is not None:
@@ -124,7 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     rounds: dict[str, list[dict[str, float]]] = {tag: [] for tag in trees}
     with tempfile.TemporaryDirectory(prefix="bench-own-cost-") as tmp:
         folder = Path(tmp)
-        for items in (SMALL, LARGE):
+        sizes = (args.small, args.large)
+        for items in sizes:
             (folder / str(items)).mkdir()
             setup(folder / str(items), items, args.delay)
         write(folder / "head.jsonl", 1000, cycles=25)
@@ -135,10 +146,13 @@ def main(argv: list[str] | None = None) -> None:
         for r in range(args.repeat):
             order = list(trees) if r % 2 == 0 else list(reversed(trees))
             for tag in order:
-                rounds[tag].append(measure(folder, tag, r, trees[tag]))
+                rounds[tag].append(measure(folder, tag, r, trees[tag], sizes))
             print(f"  round {r + 1} of {args.repeat} done", flush=True)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"{args.repeat} rounds, {args.delay} s command agents, load average {load}")
+    print(
+        f"{args.repeat} rounds, goals of {args.small} and {args.large} items, "
+        f"{args.delay} s command agents, load average {load}"
+    )
     print(
         f"  {'':32}"
         + "".join(
