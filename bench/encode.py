@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     for event in events:
         if encode(event) != pydantic_encode(event):
             raise SystemExit(f"the encodings differ: {pydantic_encode(event)!r}")
-    old, new = [], []
+    old: list[float] = []
+    new: list[float] = []
     for r in range(args.repeat):
         pair = [("pydantic", pydantic_encode, old), ("compiled", encode, new)]
         for _, encode_one, into in pair if r % 2 == 0 else reversed(pair):

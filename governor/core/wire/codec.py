@@ -30,7 +30,7 @@ from governor.core.wire.decoder import (
     line_reader,
     reader,
 )
-from governor.core.wire.encoder import encoders
+from governor.core.wire.encoder import encoder_for
 from governor.core.wire.upcast import Upcaster
 from governor.errors import HistoryError
 
@@ -44,7 +44,7 @@ def encode(event: Event) -> bytes:
     (``dump_json(by_alias=True, exclude_none=True)``), written by the compiled encoder
     (``governor.core.wire.encoder``); what it has no encoder of, or orjson refuses, by
     pydantic's serializer."""
-    made = encoders().get(type(event))
+    made = encoder_for(type(event))
     if made is not None:
         try:
             return orjson.dumps(made(event), option=orjson.OPT_UTC_Z)

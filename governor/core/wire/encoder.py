@@ -2,7 +2,7 @@
 
 Rules (SPEC §11.1):
     * The pydantic models in ``governor.core.events`` are the one definition of an event:
-      each model's encoder is *derived* from its own fields on first use (``encoders``),
+      each model's encoder is *derived* from its own fields on first use (``encoder_for``),
       as the compiled decoder's structs are (``governor.core.wire.derive``), never written
       by hand.
     * It writes exactly pydantic's ``dump_json(by_alias=True, exclude_none=True)`` bytes:
@@ -22,7 +22,6 @@ Rules (SPEC §11.1):
 
 from __future__ import annotations
 
-import functools
 import types
 from collections.abc import Callable
 from datetime import datetime
@@ -129,8 +128,18 @@ def _expression(hint: Any, var: str, scope: dict[str, Any], where: str, depth: i
     raise TypeError(f"{where}: no compiled encoding of {hint!r}")
 
 
-@functools.cache
+_EVENT_CLASSES: frozenset[type[BaseModel]] = frozenset(EVENT_CLASSES.values())
+
+
+def encoder_for(cls: type[Any]) -> Encoder | None:
+    """The encoder of an event class, derived the first time an event of it is written (a
+    command derives only the encoders of the types it writes); None for any other class."""
+    made = _MADE.get(cls)
+    if made is None and cls in _EVENT_CLASSES:
+        made = encoder_of(cls)
+    return made
+
+
 def encoders() -> dict[type[BaseModel], Encoder]:
-    """Every event class's encoder, derived on first use (a command that writes no event
-    never derives them)."""
+    """Every event class's encoder (deriving those not derived yet)."""
     return {cls: encoder_of(cls) for cls in EVENT_CLASSES.values()}
