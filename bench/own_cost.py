@@ -14,9 +14,10 @@ Method (the figures go to docs/performance.md, "Governor's own cost (issue 36)")
     attempt without them: the marginal cost of one more agent call. The runs' own noise
     (start-up alone is ~1 s of CPU) is divided by the difference: on a busy machine,
     ``--large 90`` (at most: the goal's policy allows 100 attempts) gives a steadier figure.
-    Each round also times, as whole processes (the child's CPU from ``getrusage``), in
-    turn: ``python -c pass``, ``governor status GOAL`` of the 10-item goal (finished: 36
-    events) and ``governor replay FILE`` of a 100-event history (the first 100 lines of
+    The small goal's ``governor new`` (reading the goal file, one ``goal.created``
+    written) is reported too: a write command's start-up. Each round also times, as
+    whole processes (the child's CPU from ``getrusage``), in turn: ``python -c pass``,
+    ``governor status GOAL`` of the 10-item goal (finished: 36 events) and ``governor replay FILE`` of a 100-event history (the first 100 lines of
     one from bench/history_gen.py, as ``bench.replay_shapes`` takes them),
     each as a multiple of ``python -c pass``'s CPU.
     ``--against TREE`` (a source tree holding ``governor/`` and ``prompts/``, e.g. ``git
@@ -69,6 +70,12 @@ def child_cpu(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 def own_cpu(root: Path, goal: str, items: int, env: dict[str, str]) -> float:
     """Own CPU seconds of ``governor run`` of a fresh goal of ``items`` items."""
+    return own_cpus(root, goal, items, env)[1]
+
+
+def own_cpus(root: Path, goal: str, items: int, env: dict[str, str]) -> tuple[float, float]:
+    """Own CPU seconds of ``governor new`` and of ``governor run`` of a fresh goal of
+    ``items`` items."""
     folder = root / str(items)
     store = folder / f"{goal}.db"
     (folder / "goal.toml").write_text(GOAL.format(goal=goal, items=items))
@@ -80,7 +87,8 @@ def own_cpu(root: Path, goal: str, items: int, env: dict[str, str]) -> float:
     subprocess.run(
         [*exe, "run", goal, "--quiet"], cwd=folder, check=True, env=env, stdout=subprocess.DEVNULL
     )
-    return float(Path(f"{store}.cpu").read_text().split()[-1])
+    new, run = Path(f"{store}.cpu").read_text().split()
+    return float(new), float(run)
 
 
 def _spread(values: list[float], unit: str, fmt: str = "{:.2f}") -> str:
@@ -101,7 +109,7 @@ def measure(
         "--store",
         str(folder / str(small_items) / f"{tag}-small{r}.db"),
     ]
-    small = own_cpu(folder, f"{tag}-small{r}", small_items, env)
+    new, small = own_cpus(folder, f"{tag}-small{r}", small_items, env)
     large = own_cpu(folder, f"{tag}-large{r}", large_items, env)
     base = child_cpu([sys.executable, "-c", "pass"], folder, env)
     status = child_cpu([*governor, "status", f"{tag}-small{r}"], folder, env)
@@ -111,6 +119,7 @@ def measure(
         f"run of {small_items} items, own CPU s": small,
         f"run of {large_items} items, own CPU s": large,
         "python -c pass CPU s": base,
+        "new (one write) CPU s": new,
         "status CPU s": status,
         "replay 100 CPU s": replay,
         "status x python -c pass": status / base,
