@@ -204,6 +204,8 @@ def _workflow_states(store: EventStore, leases: dict[str, Lease]) -> dict[str, s
 
 
 def _workflow_notes(states: dict[str, str]) -> None:
+    if not states:
+        return  # no Temporal workflow to tell of: no asyncio to import (start-up)
     from governor.cli.temporal import workflow_note  # noqa: PLC0415 - start-up
 
     for goal_id, state in states.items():

@@ -15,7 +15,7 @@ Read in this order (bottom up; ``docs/architecture.md`` gives each module a line
     what a run left: observation, prices, evidence, wire_evidence, classify, absence, reclassify, proof
     events: event_fields, work_events, budget_events, events, pool_limits, pools
     upstream health: upstream, accounts, outage_text
-    the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.upcast, wire.codec
+    the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.encoder, wire.upcast, wire.codec
     the fold: view, fold_steps, fold, hot, headroom, proposal, history, charges
     recording: record_head, record, record_work, record_park, record_budget
     decisions: ledger, decision, work, memo, parking, budget_stops, goal_rules, dispatch, decide, decider, route, question, blockers, summary

@@ -65,11 +65,14 @@ def blockers(view: GoalView, decision: Decision) -> tuple[Blocker, ...]:
     """Every blocker of the goal at ``decision``, what unblocks most first (module rules)."""
     if decision.status in ("succeeded", "cancelled"):
         return ()
-    held = _dependants(view, decision.items)
-    found = [b for d in decision.items if (b := _of_item(view, d, held)) is not None]
+    held_items = [d for d in decision.items if _holds(d)]
+    # what waits on each item is counted only when one holds (a goal that moves: none)
+    held = _dependants(view, decision.items) if held_items else {}
+    found = [_of_item(view, d, held) for d in held_items]
     own = _of_goal(view, decision, found)
-    order = {d.work_id: k for k, d in enumerate(decision.items)}
-    found.sort(key=lambda b: (-b.unblocks, order.get(b.work_id or "", 0)))
+    if found:
+        order = {d.work_id: k for k, d in enumerate(decision.items)}
+        found.sort(key=lambda b: (-b.unblocks, order.get(b.work_id or "", 0)))
     return (own, *found) if own is not None else tuple(found)
 
 
@@ -78,13 +81,18 @@ def waits_on_person(found: tuple[Blocker, ...]) -> bool:
     return any(b.person for b in found)
 
 
-def _of_item(view: GoalView, d: WorkDecision, held: dict[str, int]) -> Blocker | None:
-    """The blocker an item's decision is, if it is one."""
+def _holds(d: WorkDecision) -> bool:
+    """Whether an item's decision is a blocker: a review, or a stop of a kind an item has."""
+    if d.status == "in_review":
+        return d.next_action == "review"
+    return d.status == "blocked" and d.next_action == "none" and d.blocked_on in _ITEM_KINDS
+
+
+def _of_item(view: GoalView, d: WorkDecision, held: dict[str, int]) -> Blocker:
+    """The blocker an item's decision is (one that ``_holds``)."""
     unblocks = 1 + held.get(d.work_id, 0)
-    if d.status == "in_review" and d.next_action == "review":
+    if d.status == "in_review":
         return Blocker("review", d.work_id, d.reason, d.rule, True, unblocks)
-    if d.status != "blocked" or d.next_action != "none" or d.blocked_on not in _ITEM_KINDS:
-        return None
     kind = _ITEM_KINDS[d.blocked_on]
     item = view.work.get(d.work_id)
     asked = item.finish.error if kind == "question" and item and item.finish else None
