@@ -140,7 +140,7 @@ def _of_goal(view: GoalView, decision: Decision, items: list[Blocker]) -> Blocke
         plan = view.latest_plan
         asked = plan.failure.error if plan and plan.failure else None
         return Blocker("question", None, reason, rule, True, open_items, asked)
-    kind = "precondition" if decision.blocked_on == "environment" else "stop"
+    kind: BlockerKind = "precondition" if decision.blocked_on == "environment" else "stop"
     failed = view.latest_plan.failure if view.latest_plan else None
     reprobed = kind == "precondition" and _errno(failed.evidence if failed else None)
     return Blocker(kind, None, reason, rule, True, open_items, reprobed=reprobed)
