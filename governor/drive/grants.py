@@ -16,6 +16,7 @@ from datetime import datetime
 
 from pydantic import ValidationError
 
+from governor.core.durations import parse_duration
 from governor.core.pools import Figure
 from governor.core.record_budget import decline_budget, grant_budget
 from governor.drive import goals
@@ -37,49 +38,83 @@ def grant(
     clock: Callable[[], datetime],
 ) -> list[str]:
     """Grant more budget to a goal's open request, or to a pool (and so to every goal
-    waiting on it); the goals moved. A goal with no open request is refused."""
-    _check_amount(usd, attempts)
+    waiting on it); the goals moved. A goal with no open request is refused. A goal of
+    the target's name is answered before a pool of that name (``governor grant``)."""
     if store.last_seq(target):
-        view, now = goals.load(store, target), clock()
-        grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=reason,
-                     at=now, actor=actor)  # fmt: skip  # refuses a goal that is not waiting
-        request = view.budget_request
-        assert request is not None
-        if request.renews_at is not None and now >= request.renews_at:
-            raise CommandRefusedError(
-                f"it is not waiting for more budget: {request.budget} renewed at "
-                f"{request.renews_at.isoformat()}",
-                goal_id=target,
-            )
-        if request.budget.startswith("pool:"):
-            pool = request.budget.removeprefix("pool:")
-            figure = Figure(
-                usd=usd or request.usd or 0.0, attempts=attempts or request.attempts or 0
-            )
-            grant_pool(store, pool, figure, expires_s=expires_s, at=now, actor=actor,
-                       reason=reason, goal_id=target)  # fmt: skip
-        goals.operate(
-            store,
-            target,
-            lambda v: grant_budget(
-                v,
-                usd=usd,
-                attempts=attempts,
-                expires_s=expires_s,
-                reason=reason,
-                at=clock(),
-                actor=actor,
-            ),
-            clock=clock,
+        return grant_goal(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
+                          reason=reason, actor=actor, clock=clock)  # fmt: skip
+    return grant_to_pool(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
+                         reason=reason, actor=actor, clock=clock)  # fmt: skip
+
+
+def grant_goal(
+    store: EventStore,
+    goal_id: str,
+    *,
+    usd: float | None,
+    attempts: int | None,
+    expires_s: float | None,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+) -> list[str]:
+    """Grant the goal's open request (its pool's grant recorded on the pool too); the
+    CLI's ``governor grant GOAL`` and the web view's grant form."""
+    _check_amount(usd, attempts)
+    view, now = goals.load(store, goal_id), clock()
+    grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=reason,
+                 at=now, actor=actor)  # fmt: skip  # refuses a goal that is not waiting
+    request = view.budget_request
+    assert request is not None
+    if request.renews_at is not None and now >= request.renews_at:
+        raise CommandRefusedError(
+            f"it is not waiting for more budget: {request.budget} renewed at "
+            f"{request.renews_at.isoformat()}",
+            goal_id=goal_id,
         )
-        return [target]
-    check_name(target)
-    pool_or_error(store, target)
+    if request.budget.startswith("pool:"):
+        pool = request.budget.removeprefix("pool:")
+        figure = Figure(usd=usd or request.usd or 0.0, attempts=attempts or request.attempts or 0)
+        grant_pool(store, pool, figure, expires_s=expires_s, at=now, actor=actor,
+                   reason=reason, goal_id=goal_id)  # fmt: skip
+    goals.operate(
+        store,
+        goal_id,
+        lambda v: grant_budget(
+            v,
+            usd=usd,
+            attempts=attempts,
+            expires_s=expires_s,
+            reason=reason,
+            at=clock(),
+            actor=actor,
+        ),
+        clock=clock,
+    )
+    return [goal_id]
+
+
+def grant_to_pool(
+    store: EventStore,
+    pool: str,
+    *,
+    usd: float | None,
+    attempts: int | None,
+    expires_s: float | None,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+) -> list[str]:
+    """Grant the pool more budget (``pool.granted``) and answer every goal waiting on it;
+    the goals moved. The CLI's ``governor grant POOL`` and the pool page's form."""
+    _check_amount(usd, attempts)
+    check_name(pool)
+    pool_or_error(store, pool)
     if usd is None and attempts is None:
         raise InputError("granting to a pool needs an amount: --usd X and/or --attempts N")
     figure = Figure(usd=usd or 0.0, attempts=attempts or 0)
-    grant_pool(store, target, figure, expires_s=expires_s, at=clock(), actor=actor, reason=reason)
-    return _answer_waiting(store, target, lambda v: grant_budget(
+    grant_pool(store, pool, figure, expires_s=expires_s, at=clock(), actor=actor, reason=reason)
+    return _answer_waiting(store, pool, lambda v: grant_budget(
         v, usd=usd, attempts=attempts, expires_s=expires_s, reason=reason, at=clock(), actor=actor
     ), clock)  # fmt: skip
 
@@ -89,16 +124,49 @@ def decline(
 ) -> list[str]:
     """Decline a goal's open request, or every open request on a pool; the goals answered."""
     if store.last_seq(target):
-        goals.operate(
-            store, target, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor),
-            clock=clock,
-        )  # fmt: skip
-        return [target]
-    check_name(target)
-    pool_or_error(store, target)
+        return decline_goal(store, target, reason=reason, actor=actor, clock=clock)
+    return decline_pool(store, target, reason=reason, actor=actor, clock=clock)
+
+
+def decline_goal(
+    store: EventStore, goal_id: str, *, reason: str, actor: str, clock: Callable[[], datetime]
+) -> list[str]:
+    """Decline the goal's open request (``budget.declined``)."""
+    goals.operate(
+        store, goal_id, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor),
+        clock=clock,
+    )  # fmt: skip
+    return [goal_id]
+
+
+def decline_pool(
+    store: EventStore, pool: str, *, reason: str, actor: str, clock: Callable[[], datetime]
+) -> list[str]:
+    """Decline every open request on the pool; the goals answered."""
+    check_name(pool)
+    pool_or_error(store, pool)
     return _answer_waiting(
-        store, target, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor), clock
+        store, pool, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor), clock
     )
+
+
+def amounts(usd: str, attempts: str, expires: str) -> tuple[float | None, int | None, float | None]:
+    """A grant's amounts as a form sends them (text; empty: not given), checked as the
+    CLI's options are: ``--usd X``, ``--attempts N``, ``--expires DURATION``."""
+    try:
+        usd_ = float(usd) if usd.strip() else None
+    except ValueError:
+        raise InputError(f"--usd: {usd!r} is not a number") from None
+    try:
+        attempts_ = int(attempts) if attempts.strip() else None
+    except ValueError:
+        raise InputError(f"--attempts: {attempts!r} is not a whole number") from None
+    try:
+        expires_s = parse_duration(expires) if expires.strip() else None
+    except ValueError as exc:
+        raise InputError(f"--expires: {exc}") from None
+    _check_amount(usd_, attempts_)
+    return usd_, attempts_, expires_s
 
 
 def _answer_waiting(
