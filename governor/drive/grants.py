@@ -7,6 +7,9 @@ Rules:
       nothing is recorded. Everything is checked before the first write.
     * A grant of a goal's pool request is recorded on the pool (``pool.granted``) and on
       the goal (``budget.granted``); a grant to a pool answers every goal waiting on it.
+    * The goal's answer is the operator verb ``grant``/``decline``
+      (``governor.core.commands``), recorded by a ``Govern``: in the store, or as an update
+      to the Temporal workflow that drives the goal (its one writer).
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ from datetime import datetime
 
 from pydantic import ValidationError
 
+from governor.core.commands import OperatorVerb
 from governor.core.durations import parse_duration
 from governor.core.pools import Figure
-from governor.core.record_budget import decline_budget, grant_budget
+from governor.core.record_budget import grant_budget
 from governor.drive import goals
-from governor.drive.append import Build
 from governor.drive.pools import check_name, goals_naming, grant_pool, pool_or_error
 from governor.errors import CommandRefusedError, InputError
 from governor.store.base import EventStore
+
+Govern = Callable[[str, OperatorVerb], object]
+"""Records an operator verb on a goal: in the store (``in_store``), or through the
+Temporal workflow that drives the goal (its one writer: the CLI's and the web view's)."""
 
 
 def grant(
@@ -36,15 +43,16 @@ def grant(
     reason: str,
     actor: str,
     clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
     """Grant more budget to a goal's open request, or to a pool (and so to every goal
     waiting on it); the goals moved. A goal with no open request is refused. A goal of
     the target's name is answered before a pool of that name (``governor grant``)."""
     if store.last_seq(target):
         return grant_goal(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
-                          reason=reason, actor=actor, clock=clock)  # fmt: skip
+                          reason=reason, actor=actor, clock=clock, govern=govern)  # fmt: skip
     return grant_to_pool(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
-                         reason=reason, actor=actor, clock=clock)  # fmt: skip
+                         reason=reason, actor=actor, clock=clock, govern=govern)  # fmt: skip
 
 
 def grant_goal(
@@ -57,9 +65,11 @@ def grant_goal(
     reason: str,
     actor: str,
     clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
     """Grant the goal's open request (its pool's grant recorded on the pool too); the
-    CLI's ``governor grant GOAL`` and the web view's grant form."""
+    CLI's ``governor grant GOAL`` and the web view's grant form. The goal's own event is
+    recorded by ``govern`` (default: in the store)."""
     _check_amount(usd, attempts)
     view, now = goals.load(store, goal_id), clock()
     grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=reason,
@@ -72,25 +82,16 @@ def grant_goal(
             f"{request.renews_at.isoformat()}",
             goal_id=goal_id,
         )
+    verb = OperatorVerb(
+        "grant", actor, reason=reason, usd=usd, attempts=attempts, expires_s=expires_s
+    )
+    goals.refuse_secrets_in(store, goal_id, verb, clock=clock)  # before the pool's write
     if request.budget.startswith("pool:"):
         pool = request.budget.removeprefix("pool:")
         figure = Figure(usd=usd or request.usd or 0.0, attempts=attempts or request.attempts or 0)
         grant_pool(store, pool, figure, expires_s=expires_s, at=now, actor=actor,
                    reason=reason, goal_id=goal_id)  # fmt: skip
-    goals.operate(
-        store,
-        goal_id,
-        lambda v: grant_budget(
-            v,
-            usd=usd,
-            attempts=attempts,
-            expires_s=expires_s,
-            reason=reason,
-            at=clock(),
-            actor=actor,
-        ),
-        clock=clock,
-    )
+    (govern or in_store(store, clock))(goal_id, verb)
     return [goal_id]
 
 
@@ -104,6 +105,7 @@ def grant_to_pool(
     reason: str,
     actor: str,
     clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
     """Grant the pool more budget (``pool.granted``) and answer every goal waiting on it;
     the goals moved. The CLI's ``governor grant POOL`` and the pool page's form."""
@@ -114,40 +116,55 @@ def grant_to_pool(
         raise InputError("granting to a pool needs an amount: --usd X and/or --attempts N")
     figure = Figure(usd=usd or 0.0, attempts=attempts or 0)
     grant_pool(store, pool, figure, expires_s=expires_s, at=clock(), actor=actor, reason=reason)
-    return _answer_waiting(store, pool, lambda v: grant_budget(
-        v, usd=usd, attempts=attempts, expires_s=expires_s, reason=reason, at=clock(), actor=actor
-    ), clock)  # fmt: skip
+    verb = OperatorVerb(
+        "grant", actor, reason=reason, usd=usd, attempts=attempts, expires_s=expires_s
+    )
+    return _answer_waiting(store, pool, verb, govern or in_store(store, clock))
 
 
 def decline(
-    store: EventStore, target: str, *, reason: str, actor: str, clock: Callable[[], datetime]
+    store: EventStore,
+    target: str,
+    *,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
     """Decline a goal's open request, or every open request on a pool; the goals answered."""
     if store.last_seq(target):
-        return decline_goal(store, target, reason=reason, actor=actor, clock=clock)
-    return decline_pool(store, target, reason=reason, actor=actor, clock=clock)
+        return decline_goal(store, target, reason=reason, actor=actor, clock=clock, govern=govern)
+    return decline_pool(store, target, reason=reason, actor=actor, clock=clock, govern=govern)
 
 
 def decline_goal(
-    store: EventStore, goal_id: str, *, reason: str, actor: str, clock: Callable[[], datetime]
+    store: EventStore,
+    goal_id: str,
+    *,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
     """Decline the goal's open request (``budget.declined``)."""
-    goals.operate(
-        store, goal_id, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor),
-        clock=clock,
-    )  # fmt: skip
+    (govern or in_store(store, clock))(goal_id, OperatorVerb("decline", actor, reason=reason))
     return [goal_id]
 
 
 def decline_pool(
-    store: EventStore, pool: str, *, reason: str, actor: str, clock: Callable[[], datetime]
+    store: EventStore,
+    pool: str,
+    *,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
     """Decline every open request on the pool; the goals answered."""
     check_name(pool)
     pool_or_error(store, pool)
-    return _answer_waiting(
-        store, pool, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor), clock
-    )
+    verb = OperatorVerb("decline", actor, reason=reason)
+    return _answer_waiting(store, pool, verb, govern or in_store(store, clock))
 
 
 def amounts(usd: str, attempts: str, expires: str) -> tuple[float | None, int | None, float | None]:
@@ -169,16 +186,19 @@ def amounts(usd: str, attempts: str, expires: str) -> tuple[float | None, int | 
     return usd_, attempts_, expires_s
 
 
-def _answer_waiting(
-    store: EventStore, pool: str, build: Build, clock: Callable[[], datetime]
-) -> list[str]:
+def in_store(store: EventStore, clock: Callable[[], datetime]) -> Govern:
+    """Record a goal's verb in the store (``goals.govern``): a goal no Temporal drives."""
+    return lambda goal_id, verb: goals.govern(store, goal_id, verb, clock=clock)
+
+
+def _answer_waiting(store: EventStore, pool: str, verb: OperatorVerb, govern: Govern) -> list[str]:
     """Answer every goal whose open request is on ``pool``."""
     answered = []
     for goal_id in goals_naming(store, pool, ended=False):
         view = goals.load(store, goal_id)
         request = view.budget_request
         if request is not None and request.budget == f"pool:{pool}":
-            goals.operate(store, goal_id, build, clock=clock)
+            govern(goal_id, verb)
             answered.append(goal_id)
     return answered
 

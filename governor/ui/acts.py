@@ -246,15 +246,19 @@ def answer_budget(
     reason = fields.get("reason", "").strip()
     if not reason:
         raise InputError("a grant or a decline needs its reason (--reason)")
+
+    def governed(goal_id: str, verb: OperatorVerb) -> None:  # through Temporal, if it drives
+        govern(store, goal_id, verb, clock)
+
     if fields.get("verb") == "decline":
         decline = grants.decline_pool if pool else grants.decline_goal
-        return decline(store, target, reason=reason, actor=actor, clock=clock)
+        return decline(store, target, reason=reason, actor=actor, clock=clock, govern=governed)
     usd, attempts, expires_s = grants.amounts(
         fields.get("usd", ""), fields.get("attempts", ""), fields.get("expires", "")
     )
     grant = grants.grant_to_pool if pool else grants.grant_goal
     return grant(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
-                 reason=reason, actor=actor, clock=clock)  # fmt: skip
+                 reason=reason, actor=actor, clock=clock, govern=governed)  # fmt: skip
 
 
 def _status(exc: GovernorError) -> int:
