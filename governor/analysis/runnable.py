@@ -18,12 +18,11 @@ import re
 import shlex
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Literal
+from typing import Final
 
 from governor.core.budget_stops import amount_words
 from governor.core.commands import OperatorVerb, apply_verb
 from governor.core.policy import LedgerName
-from governor.core.record_budget import decline_budget, grant_budget
 from governor.core.view import GoalView
 from governor.errors import GovernorError
 
@@ -57,21 +56,10 @@ def naming_store(text: str, store_arg: str | None) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class BudgetAnswer:
-    """``governor grant`` / ``governor decline`` of the goal's open request for more budget
-    (SPEC §13.7): not an operator verb (a pool's grant is recorded on the pool too:
-    ``governor.drive.grants``), tried here by the core's own checks."""
-
-    verb: Literal["grant", "decline"]
-    usd: float | None = None
-    attempts: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Advised:
     """One command advice prints: the verb it records and its words after ``governor``."""
 
-    verb: OperatorVerb | BudgetAnswer
+    verb: OperatorVerb
     words: tuple[str, ...]
 
     def line(self, store_arg: str | None) -> str:
@@ -136,22 +124,14 @@ def raise_to(goal_id: str, ledger: LedgerName, to: float, work_id: str | None) -
 def grant(goal_id: str, usd: float | None, attempts: int | None) -> Advised:
     """``governor grant`` of the goal's open request, for the amount asked."""
     words = ("grant", goal_id, *amount_words(usd, attempts), "--reason", REASON)
-    return Advised(BudgetAnswer("grant", usd, attempts), words)
+    verb = OperatorVerb("grant", ADVISOR, reason=REASON, usd=usd, attempts=attempts)
+    return Advised(verb, words)
 
 
 def decline(goal_id: str) -> Advised:
     """``governor decline`` of the goal's open request, with why."""
-    return Advised(BudgetAnswer("decline"), ("decline", goal_id, "--reason", REASON))
-
-
-def _answer(answer: BudgetAnswer, view: GoalView, at: datetime) -> object:
-    """The events the answer would record on ``view`` (refusing as the command would)."""
-    if answer.verb == "decline":
-        return decline_budget(view, reason=REASON, at=at, actor=ADVISOR)
-    return grant_budget(
-        view, usd=answer.usd, attempts=answer.attempts, expires_s=None, reason=REASON,
-        at=at, actor=ADVISOR,
-    )  # fmt: skip
+    verb = OperatorVerb("decline", ADVISOR, reason=REASON)
+    return Advised(verb, ("decline", goal_id, "--reason", REASON))
 
 
 def accepted(advised: Advised, view: GoalView | None, at: datetime | None) -> bool:
@@ -160,8 +140,6 @@ def accepted(advised: Advised, view: GoalView | None, at: datetime | None) -> bo
     if view is None or at is None:
         return False
     try:
-        if isinstance(advised.verb, BudgetAnswer):
-            return bool(_answer(advised.verb, view, at))
         return bool(apply_verb(advised.verb, view, at))
     except GovernorError:  # refused, or an argument the verb takes no such value for
         return False
