@@ -32,6 +32,7 @@ Rules (SPEC §8; ``docs/deployment.md``, ``docs/api.md``):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -201,7 +202,8 @@ class _Nodes:
             if decision.is_stopped and (
                 decision.blocked_on == "environment" or decision.status == "budget_exhausted"
             ):  # re-probes a missing binary; asks for (or auto-grants) budget; under the lease
-                goals.tick(runner)
+                with contextlib.suppress(LeaseError):  # its holder settles it: decide as it is
+                    goals.tick(runner)
                 decision = runner.decide(with_ledger=True)
             action = route(decision)
             node, asked = _routed(runner.view, decision, action)
