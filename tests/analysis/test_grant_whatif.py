@@ -161,3 +161,15 @@ def test_bad_settings_are_one_line_and_exit_3(granted: Project, how: list[str], 
     assert result.returncode == 3, result.stderr
     assert says in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("fixture", ["granted", "auto"])
+def test_a_what_if_under_the_recorded_policy_reproduces_a_history_with_grants(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    project: Project = request.getfixturevalue(fixture)
+    goal_id = {"granted": "g1", "auto": "g2"}[fixture]
+    result = whatif(project, goal_id, "--policy", "max_total_attempts=1")
+    assert result["divergence"] is None
+    assert result["final"] == result["recorded_final"]
+    assert result["final"]["status"] == "succeeded"
