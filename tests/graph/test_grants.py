@@ -1,11 +1,12 @@
 """A goal waiting on a person's grant, in the LangGraph graph (SPEC §13.7): its request for
 more budget is an ``interrupt()`` (Agent Inbox's ``HumanInterrupt``), and
 ``Command(resume=…)`` grants or declines it as ``governor grant``/``governor decline`` do —
-the goal moves, a decline leaves it stopped, an ignore leaves the request standing, a bad
+the goal moves (a pool's request granted on the pool too), a decline leaves it stopped, an ignore leaves the request standing, a bad
 amount is refused with nothing recorded, and an answer given elsewhere first is reported."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from governor.graph.deploy import GovernorRunError
 from governor.graph.granting import AS_ASKED
 from governor.store.sqlite import SqliteEventStore
 from tests.e2e.cli import COMPLETE, Project, done, plan, planner_script, worker_script
+from tests.e2e.test_pools import ok as pool_ok
+from tests.e2e.test_pools import pooled_goal
 from tests.graph.test_deploy import events, graph, project_with, thread
 
 NOBODY = {"auto_usd": 0.0, "auto_attempts": 0}
@@ -188,3 +191,24 @@ def test_a_grant_made_elsewhere_first_is_kept_and_the_late_answer_reported(
     }
     assert [e.reason for e in events(short) if e.type == "budget.granted"] == ["from the CLI"]
     assert "budget.declined" not in types(short)
+
+
+def test_a_pools_request_granted_by_command_resume_is_granted_on_the_pool_too(
+    tmp_path: Path,
+) -> None:
+    project = Project(tmp_path)
+    pool_ok(project, "pool", "set", "small", "--usd", "0.15")  # total: only a grant helps
+    pooled_goal(project, "g", ["small"])
+    compiled, value = paused_on(project)
+    assert (value["budget"], value["usd"]) == ("pool:small", 0.1)
+    assert value["grant_with"] == "governor grant g --usd 0.1 --reason REASON"
+    final = compiled.invoke(
+        Command(resume={"grant": {"usd": 1, "reason": "the release needs it"}}), thread()
+    )
+    assert final["decision"]["status"] == "succeeded"
+    listed = pool_ok(project, "pool", "show", "small", "--events").splitlines()
+    [granted] = [e for e in map(json.loads, listed) if e["type"] == "pool.granted"]
+    assert (granted["actor"], granted["reason"]) == ("operator:langgraph", "the release needs it")
+    assert (granted["goal_id"], granted["figure"]["usd"]) == ("g", 1.0)
+    [on_goal] = [e for e in events(project) if e.type == "budget.granted"]
+    assert (on_goal.budget, on_goal.usd, on_goal.actor) == ("pool:small", 1.0, "operator:langgraph")
