@@ -1,8 +1,9 @@
 """A goal waiting on a person's grant, in the LangGraph graph (SPEC §13.7): its request for
 more budget is an ``interrupt()`` (Agent Inbox's ``HumanInterrupt``), and
 ``Command(resume=…)`` grants or declines it as ``governor grant``/``governor decline`` do —
-the goal moves (a pool's request granted on the pool too), a decline leaves it stopped, an ignore leaves the request standing, a bad
-amount is refused with nothing recorded, and an answer given elsewhere first is reported."""
+the goal moves (a pool's request granted on the pool too), a decline leaves it stopped, an
+ignore leaves the request standing, a bad amount is refused with nothing recorded, and an
+answer given elsewhere first is reported."""
 
 from __future__ import annotations
 
