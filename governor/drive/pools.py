@@ -420,8 +420,7 @@ class PoolCalls:
         request = view.budget_request
         if request is not None and request.budget == ledger:
             return False  # asked already: a person answers
-        spent = decision.ledger
-        reason = f"the goal's own {ledger} budget is spent ({_spent_text(ledger, spent)})"
+        reason = f"the goal's own {ledger} budget is spent ({_spent_text(ledger, view)})"
         if not self.record(
             lambda v: request_budget(
                 v, budget=ledger, usd=usd, attempts=attempts, renews_at=None, reason=reason, at=now
@@ -453,11 +452,15 @@ def _figure_attributes(
     return {"pools": ",".join(pools), "pool.call": call, **units}
 
 
-def _spent_text(ledger: str, spent: Any) -> str:
+def _spent_text(ledger: str, view: GoalView) -> str:
+    """What the goal's own ledger spent, read off its view (the driver's decisions are
+    taken without their ledger rows)."""
+    policy = view.policy
     if ledger == "cost":
-        return f"${spent.cost_usd:.4g} reported"
-    row = spent.replans if ledger == "replans" else spent.attempts
-    return f"{row.charged} charged of {row.limit}"
+        return f"${view.cost_usd:.4g} reported of ${policy.max_cost_usd or 0:.4g}"
+    if ledger == "replans":
+        return f"{view.charged_replans} charged of {policy.max_replans}"
+    return f"{view.charged_attempts} charged of {policy.max_total_attempts}"
 
 
 def asked_text(usd: float | None, attempts: int | None) -> str:
