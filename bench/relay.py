@@ -14,8 +14,17 @@ Method (figures go to docs/performance.md, "The relay"):
     * ``/stream``: a chunked server-sent-event answer whose first event is written at
       once; the time from sending the request to reading the first body byte (time to first
       streamed byte), median of ``--requests // 4`` requests.
+    * ``/tokens``: 200 server-sent events, each its own chunk stamped with the machine's
+      monotonic clock as the vendor sends it, 2 ms apart; the client reads each as it
+      comes and takes the time since its stamp: the median per chunk of each path and
+      their difference (what the relay adds to each streamed chunk).
     * ``/bulk``: a chunked body of ``--megabytes`` MB in 64 KiB chunks of SSE-shaped lines,
       read to its end; MB/s of each path and the ratio relay / direct.
+
+    The bulk read is a client process of its own; the benchmark's process runs only the
+    relay meanwhile, so its CPU time (``time.process_time``) is the relay's CPU per
+    stream, printed with the best round of each path beside the medians: the wall-clock
+    ratio moves with the machine's load, the CPU figure does not.
 
     Targets (issue 32): added latency median ≤ 1 ms, first byte within 1 ms, 50 MB
     throughput at least 0.8 of direct.
@@ -26,6 +35,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -39,6 +49,8 @@ from governor.exec.relay import Relay
 SMALL: Final = b'{"type":"message","content":[{"type":"text","text":"' + b"x" * 140 + b'"}]}'
 CHUNK: Final = (b"event: content_block_delta\ndata: " + b"y" * 200 + b"\n\n") * 280
 """About 64 KiB of SSE-shaped lines."""
+TOKENS: Final = 200
+TOKEN_GAP_S: Final = 0.002
 
 
 def _serve(conn: socket.socket, megabytes: int) -> None:
@@ -66,12 +78,25 @@ def _serve(conn: socket.socket, megabytes: int) -> None:
                 first = b"event: message_start\ndata: {}\n\n"
                 conn.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(first), first))
                 continue
+            if path == b"/tokens":
+                _tokens(conn)
+                continue
             left = megabytes * 1_000_000
             while left > 0:
                 piece = CHUNK[: min(len(CHUNK), left)]
                 conn.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
                 left -= len(piece)
             conn.sendall(b"0\r\n\r\n")
+
+
+def _tokens(conn: socket.socket) -> None:
+    """``TOKENS`` events, each its own chunk stamped with the monotonic clock as it is sent,
+    ``TOKEN_GAP_S`` apart (a model's token stream)."""
+    for _ in range(TOKENS):
+        event = b'event: content_block_delta\ndata: {"sent_ns": %d}\n\n' % time.monotonic_ns()
+        conn.sendall(b"%x\r\n%s\r\n" % (len(event), event))
+        time.sleep(TOKEN_GAP_S)
+    conn.sendall(b"0\r\n\r\n")
 
 
 class Vendor:
@@ -126,6 +151,25 @@ def first_byte(port: int, n: int) -> float:
     return statistics.median(times)
 
 
+def per_chunk(port: int) -> float:
+    """Median seconds from the vendor sending an SSE chunk to the client reading it (one
+    clock: ``CLOCK_MONOTONIC`` is the machine's, shared by the two processes)."""
+    client = http.client.HTTPConnection("127.0.0.1", port)
+    client.request("POST", "/tokens", body=b"{}")
+    response = client.getresponse()
+    delays, buffer = [], b""
+    while piece := response.read1(65536):
+        now = time.monotonic_ns()
+        buffer += piece
+        *events, buffer = buffer.split(b"\n\n")
+        for event in events:
+            sent = int(event.rsplit(b'"sent_ns": ', 1)[1].rstrip(b"}"))
+            delays.append((now - sent) / 1e9)
+    client.close()
+    assert len(delays) == TOKENS, len(delays)
+    return statistics.median(delays)
+
+
 def throughput(port: int, megabytes: int) -> float:
     """MB/s of one streamed body of ``megabytes`` MB."""
     client = http.client.HTTPConnection("127.0.0.1", port)
@@ -141,12 +185,14 @@ def throughput(port: int, megabytes: int) -> float:
     return megabytes / elapsed
 
 
-def measure(port: int, requests: int, megabytes: int) -> dict[str, float]:
-    """The three measurements against ``port`` (run in a client process of its own)."""
+def measure(port: int, requests: int, megabytes: int, part: str) -> dict[str, float]:
+    """The measurements of ``part`` against ``port`` (run in a client process of its own)."""
+    if part == "bulk":
+        return {"mbps": throughput(port, megabytes)}
     return {
         "request": per_request(port, requests),
         "first": first_byte(port, max(requests // 4, 10)),
-        "mbps": throughput(port, megabytes),
+        "chunk": per_chunk(port),
     }
 
 
@@ -163,13 +209,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--serve-vendor", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--client", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--part", default="latency", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_vendor:  # the vendor in a process of its own
         vendor = Vendor(args.megabytes)
         print(vendor.port, flush=True)
         threading.Event().wait()
     if args.client is not None:  # the client in a process of its own
-        print(json.dumps(measure(args.client, args.requests, args.megabytes)))
+        print(json.dumps(measure(args.client, args.requests, args.megabytes, args.part)))
         return
     run(args)
 
@@ -180,24 +227,46 @@ def run(args: argparse.Namespace) -> None:
     assert vendor.stdout is not None
     port = int(vendor.stdout.readline())
     results: dict[str, list[dict[str, float]]] = {"direct": [], "relay": []}
+    cpu: list[float] = []
     try:
         with Relay(f"http://127.0.0.1:{port}", {}) as relay:
             relay_port = int(relay.url.rsplit(":", 1)[1])
             for _ in range(args.rounds):
                 for name, target in (("direct", port), ("relay", relay_port)):
-                    client = _child(
-                        "--client",
-                        str(target),
-                        "--requests",
-                        str(args.requests),
-                        "--megabytes",
-                        str(args.megabytes),
-                    )
-                    out, _ = client.communicate(timeout=600)
-                    results[name].append(json.loads(out))
+                    row: dict[str, float] = {}
+                    for part in ("latency", "bulk"):
+                        began = time.process_time()  # this process runs only the relay
+                        row |= _client(target, args, part)
+                        if name == "relay" and part == "bulk":
+                            cpu.append(time.process_time() - began)
+                    results[name].append(row)
     finally:
         vendor.kill()
+    report(args, results, cpu)
+
+
+def _client(target: int, args: argparse.Namespace, part: str) -> dict[str, float]:
+    client = _child(
+        "--client",
+        str(target),
+        "--requests",
+        str(args.requests),
+        "--megabytes",
+        str(args.megabytes),
+        "--part",
+        part,
+    )
+    out, _ = client.communicate(timeout=600)
+    parsed: dict[str, float] = json.loads(out)
+    return parsed
+
+
+def report(
+    args: argparse.Namespace, results: dict[str, list[dict[str, float]]], cpu: list[float]
+) -> None:
+    """Medians of the rounds, the best stream of each path, and the relay's CPU per MB."""
     med = {n: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for n, rs in results.items()}
+    best = {n: max(r["mbps"] for r in rs) for n, rs in results.items()}
     d, r = med["direct"], med["relay"]
     print(f"rounds {args.rounds}, {args.requests} small requests, {args.megabytes} MB body")
     print(f"{'':28}{'direct':>12}{'relay':>12}{'added / ratio':>16}")
@@ -209,7 +278,23 @@ def run(args: argparse.Namespace) -> None:
         f"{'first streamed byte (ms)':28}{d['first'] * 1e3:12.3f}{r['first'] * 1e3:12.3f}"
         f"{(r['first'] - d['first']) * 1e3:13.3f} ms"
     )
-    print(f"{'stream (MB/s)':28}{d['mbps']:12.1f}{r['mbps']:12.1f}{r['mbps'] / d['mbps']:14.2f}x")
+    print(
+        f"{'per SSE chunk (median, ms)':28}{d['chunk'] * 1e3:12.3f}{r['chunk'] * 1e3:12.3f}"
+        f"{(r['chunk'] - d['chunk']) * 1e3:13.3f} ms"
+    )
+    print(
+        f"{'stream (MB/s, median)':28}{d['mbps']:12.1f}{r['mbps']:12.1f}{r['mbps'] / d['mbps']:14.2f}x"
+    )
+    print(
+        f"{'stream (MB/s, best round)':28}{best['direct']:12.1f}{best['relay']:12.1f}"
+        f"{best['relay'] / best['direct']:14.2f}x"
+    )
+    used = statistics.median(cpu)
+    print(
+        f"relay CPU per {args.megabytes} MB stream: {used * 1e3:.1f} ms (median), "
+        f"{args.megabytes / used:.0f} MB per CPU-second"
+    )
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

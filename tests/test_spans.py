@@ -161,3 +161,25 @@ def test_the_anchor_is_a_valid_span_context_from_the_goal_id_alone(goal_id: str)
     assert 0 < trace_id < 2**128
     assert 0 < span_id < 2**64
     assert goal_anchor(goal_id) == (trace_id, span_id)
+
+
+def test_a_pools_reservations_and_settlements_are_spans_with_their_figures(tmp_path: Path) -> None:
+    from tests.e2e.test_pools import CALL, pooled_goal
+
+    project = Project(tmp_path)
+    assert project.gov("pool", "set", "team", "--usd", "0.15").returncode == 0
+    pooled_goal(project, "g", ["team"])
+    _, spans = traced(project, "run", "g")
+    reservations = [s["attributes"] for s in spans if s["name"] == "governor.reservation"]
+    held = [a for a in reservations if a["governor.reservation"] == "held"]
+    [refused] = [a for a in reservations if a["governor.reservation"] == "refused"]
+    assert held  # the pool had room, then it had none
+    assert reservations[-1] is refused
+    assert (refused["governor.refused.pool"], refused["governor.refused.unit"]) == ("team", "usd")
+    assert all(a["governor.pools"] == "team" and a["governor.reserve.usd"] > 0 for a in held)
+    settled = [s["attributes"] for s in spans if s["name"] == "governor.settlement"]
+    assert [a["governor.pool.call"] for a in settled] == [a["governor.pool.call"] for a in held]
+    assert all(a["governor.settlement"] == "settled" for a in settled)
+    assert all(a["governor.settle.usd"] == CALL for a in settled)
+    [goal] = [s for s in spans if s["name"] == "governor.goal"]
+    assert goal["attributes"]["governor.blocked_on"] == "operator"  # a person grants, or not

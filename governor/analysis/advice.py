@@ -27,7 +27,9 @@ from governor.analysis.runnable import (
     accepted,
     answer,
     approve_plan,
+    decline,
     go_on,
+    grant,
     raise_to,
     reject_plan,
 )
@@ -36,6 +38,7 @@ from governor.core.decision import Decision
 from governor.core.evidence import Evidence
 from governor.core.policy import LedgerName
 from governor.core.question import question
+from governor.core.rules.budget import ASKS, PARKS
 from governor.core.view import GoalView
 
 
@@ -141,6 +144,28 @@ def _refused_item(view: GoalView) -> str | None:
     return min(view.windows, default=None)
 
 
+def asking(decision: Decision, at: Situation) -> Advice | None:
+    """The advice while the goal asks for more budget (SPEC §13.7): grant what it asked,
+    or decline it — each command one the core would take now."""
+    request = at.view.budget_request if at.view is not None else None
+    if request is None or decision.rule not in (ASKS, PARKS):
+        return None
+    yes = at.offer(grant(at.goal_id, request.usd, request.attempts))
+    no = at.offer(decline(at.goal_id))
+    how = "".join(
+        f"{sep}{what} `{c}`"
+        for sep, what, c in ((" — ", "grant it with", yes), ("; or ", "decline it with", no))
+        if c is not None
+    )
+    told = (
+        f"the goal asks a person for more budget ({request.budget}){how}"
+        if decision.rule == ASKS
+        else f"the goal has not stopped: it waits for its pool to renew ({request.budget}); "
+        f"a grant lets it go on now{how}"
+    )
+    return Advice(told, tuple(c for c in (yes, no) if c is not None))
+
+
 def person(decision: Decision, notes: Sequence[FailureNote], at: Situation) -> Advice | None:
     """The advice when no policy change helps (None: a budget might)."""
     subject = decision.work_ids[0] if decision.work_ids else None
@@ -233,8 +258,11 @@ def advise(
     """The advice for a final decision and the change found (if any), its commands tried
     on ``at`` (without one, no command is offered)."""
     at = at or Situation("", None, None)
-    if decision.status == "awaiting_review":
-        return review(decision, at)
+    early = asking(decision, at) or (
+        review(decision, at) if decision.status == "awaiting_review" else None
+    )
+    if early is not None:
+        return early
     if not decision.is_stopped:
         return Advice(f"the goal has not stopped: {_WAITING.get(decision.status, decision.status)}")
     if decision.status in ("succeeded", "cancelled"):

@@ -22,6 +22,7 @@ from typing import Final
 
 from governor.core.commands import OperatorVerb, apply_verb
 from governor.core.policy import LedgerName
+from governor.core.rules.budget import amount_words
 from governor.core.view import GoalView
 from governor.errors import GovernorError
 
@@ -118,6 +119,19 @@ def raise_to(goal_id: str, ledger: LedgerName, to: float, work_id: str | None) -
         OperatorVerb("raise", ADVISOR, reason=REASON, ledger=ledger, to=float(to), work=work_id),
         ("raise", goal_id, "--ledger", ledger, *item, "--to", limit, "--reason", REASON),
     )
+
+
+def grant(goal_id: str, usd: float | None, attempts: int | None) -> Advised:
+    """``governor grant`` of the goal's open request, for the amount asked."""
+    words = ("grant", goal_id, *amount_words(usd, attempts), "--reason", REASON)
+    verb = OperatorVerb("grant", ADVISOR, reason=REASON, usd=usd, attempts=attempts)
+    return Advised(verb, words)
+
+
+def decline(goal_id: str) -> Advised:
+    """``governor decline`` of the goal's open request, with why."""
+    verb = OperatorVerb("decline", ADVISOR, reason=REASON)
+    return Advised(verb, ("decline", goal_id, "--reason", REASON))
 
 
 def accepted(advised: Advised, view: GoalView | None, at: datetime | None) -> bool:

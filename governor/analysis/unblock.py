@@ -5,8 +5,10 @@ Rules:
     * Each blocker gets the verbs that clear it, each one the core would take now
       (``governor.analysis.advice.Situation.offer``): a question its answer (``work retry``
       of the item, or ``resume`` for the planner's), a stop ``resume``/``work retry`` with
-      a reason, a review approve/reject or accept/send back. A missing binary that the
-      drivers re-probe has no command: installing it is enough (``advice.REPROBED``).
+      a reason, a review approve/reject or accept/send back, an item awaiting an operator's
+      retry ``work retry`` of that item, an open request for more budget ``grant`` (the
+      amount asked) and ``decline``. A missing binary that the drivers re-probe has no
+      command: installing it is enough (``advice.REPROBED``).
     * The agent's question stays data (``Blocker.asked``): it is never put in a command
       nor in governor's sentence.
     * ``status``, ``explain``, the goal page and their ``--json`` read the same list.
@@ -23,7 +25,9 @@ from governor.analysis.runnable import (
     accept_work,
     answer,
     approve_plan,
+    decline,
     go_on,
+    grant,
     reject_plan,
 )
 from governor.core.blockers import Blocker, blockers
@@ -60,9 +64,21 @@ def _unblock(b: Blocker, at: Situation) -> Unblock:
         return _offered(b, "fix it, then say what changed", at, go_on(goal, b.work_id))
     if b.kind in ("stop", "retry"):
         return _offered(b, "fix the cause, then let it go on", at, go_on(goal, b.work_id))
-    if b.kind == "review":
-        return _review(b, at)
+    if b.kind in ("review", "grant"):
+        return (_review if b.kind == "review" else _grant)(b, at)
     return Unblock(b, "a budget is spent: `governor explain` says which raise lets it go on")
+
+
+def _grant(b: Blocker, at: Situation) -> Unblock:
+    """An open request for more budget: grant what was asked, or decline it."""
+    request = at.view.budget_request if at.view is not None else None
+    usd, attempts = (request.usd, request.attempts) if request is not None else (None, None)
+    todo = (
+        "grant more budget (the amount asked), or decline it"
+        if b.person
+        else "it goes on by itself when its pool renews; a grant lets it go on now"
+    )
+    return _offered(b, todo, at, grant(at.goal_id, usd, attempts), decline(at.goal_id))
 
 
 def _review(b: Blocker, at: Situation) -> Unblock:

@@ -22,6 +22,7 @@ from governor.store.checks import StoreChecks
 
 if TYPE_CHECKING:
     from governor.analysis.unblock import Unblock
+    from governor.core.events import Event
     from governor.drive.goals import RunReport
     from governor.drive.runner import RunnerSettings
     from governor.store.base import EventStore, Lease
@@ -47,7 +48,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
     events = goal_from_file(Path(args.goal_file), at=utc_now(), actor=args.actor)
     refuse_secrets(events, args.goal_file)
-    driver = _temporal_driver(args)
+    driver = _temporal_driver(args, events)
     with store_from(args.store) as store:
         view = goals.create_from(store, events)
         if driver is not None:  # created, then started: a failed start leaves the goal stored
@@ -66,11 +67,18 @@ def cmd_new(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _temporal_driver(args: argparse.Namespace) -> Driver | None:
-    """The server ``new --temporal`` names (checked, with the extra, before anything is stored)."""
+def _temporal_driver(args: argparse.Namespace, events: list[Event]) -> Driver | None:
+    """The server ``new --temporal`` names (checked, with the extra, before anything is
+    stored), for a goal that names no pool (``refuse_on_temporal``)."""
     if not args.temporal:
         return None
     from governor.cli.temporal import client_module, driver_from, run_async  # noqa: PLC0415
+    from governor.core.events import GoalCreated  # noqa: PLC0415 - start-up
+    from governor.drive.pools import refuse_on_temporal  # noqa: PLC0415 - start-up
+
+    created = events[0]
+    if isinstance(created, GoalCreated):
+        refuse_on_temporal(created.goal_id or "the goal", created.pools or ())
 
     driver = driver_from(args.temporal, None, "--temporal")
     run_async(client_module().reachable(driver))
@@ -196,6 +204,8 @@ def _workflow_states(store: EventStore, leases: dict[str, Lease]) -> dict[str, s
 
 
 def _workflow_notes(states: dict[str, str]) -> None:
+    if not states:
+        return  # no Temporal workflow to tell of: no asyncio to import (start-up)
     from governor.cli.temporal import workflow_note  # noqa: PLC0415 - start-up
 
     for goal_id, state in states.items():

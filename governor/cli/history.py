@@ -9,6 +9,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from governor.analysis.corpus import Corpus, corpus_of
 from governor.analysis.divergence import WhatIf
 from governor.analysis.explain import explain
@@ -21,7 +23,7 @@ from governor.cli.ui import store_arg
 from governor.cli.values import positive_whole
 from governor.clock import utc_now
 from governor.core.history import check_history
-from governor.core.policy import recorded_policy_notes
+from governor.core.policy import Grants, recorded_policy_notes
 from governor.core.policy_input import parse_assignments, with_overrides
 from governor.core.rules.decide import decide
 from governor.core.wire.codec import LineDecoder
@@ -178,9 +180,51 @@ def _whatif_one(
     return result
 
 
+def _grants_whatif(args: argparse.Namespace, now: datetime | None) -> int:
+    """``replay --without-grants`` / ``--grants K=V,…``: each history's grants re-decided."""
+    from governor.analysis.grant_whatif import grants_whatif  # noqa: PLC0415 - start-up
+    from governor.render.grant_whatif import (  # noqa: PLC0415 - start-up
+        format_grants_whatif,
+        grants_whatif_record,
+    )
+
+    if args.policy is not None or args.profile or args.at is not None:
+        raise InputError(
+            "--grants/--without-grants stand alone: not with --policy, --profile, --at"
+        )
+    settings = None if args.without_grants else grants_settings(args.grants)
+    corpus = corpus_of([args.history], store_url=args.store, allow_torn=True)
+    for index in range(len(corpus)):
+        result = grants_whatif(list(corpus.events(index)), settings, now=now)
+        if args.json:
+            json_line(grants_whatif_record(corpus.name(index), result))
+        else:
+            out(format_grants_whatif(corpus.name(index), result))
+    return ExitCode.OK
+
+
+def grants_settings(text: str) -> Grants:
+    """``--grants auto_usd=X,auto_attempts=N[,expires_s=S]`` as checked settings.
+
+    Raises:
+        PolicyError: no field, an unknown field or a bad value (named).
+    """
+    given = parse_assignments(text)
+    if not given:
+        raise PolicyError("--grants: give at least one field=value, e.g. auto_usd=0.5")
+    try:
+        return Grants.model_validate(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(part) for part in first["loc"])
+        raise PolicyError(f"--grants: {name}: {first['msg']}", field=name) from None
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     """Step through histories (or re-fold them under another policy)."""
     now = parse_time(args.now) if args.now else None
+    if args.without_grants or args.grants is not None:
+        return _grants_whatif(args, now)
     if args.profile:
         parse_profiles(args.profile)  # named before any history is read
         if args.at is not None:
@@ -287,6 +331,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="NAME.max_attempts=V",
         help="what-if a profile's in-agent tries were fewer: each run is cut at its recorded "
         "tries (repeatable)",
+    )
+    answers = p.add_mutually_exclusive_group()
+    answers.add_argument(
+        "--without-grants",
+        action="store_true",
+        help="what-if no grant had been made: where the goal would have stopped, what each "
+        "grant bought",
+    )
+    answers.add_argument(
+        "--grants",
+        metavar="K=V,…",
+        help="what-if the auto-grant settings were these (auto_usd, auto_attempts, expires_s)",
     )
     p.add_argument("--json", action="store_true", help="print JSON Lines, one object per event")
     p.set_defaults(func=cmd_replay)

@@ -8,13 +8,18 @@ does not exist, a pool still named by a goal that has not ended) is one line and
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
 from governor.clock import utc_now
 from governor.core.durations import parse_duration
 from governor.errors import InputError
+
+if TYPE_CHECKING:
+    from governor.core.commands import OperatorVerb
+    from governor.store.base import EventStore
 
 
 def _duration(option: str, text: str) -> float:
@@ -134,7 +139,7 @@ def cmd_grant(args: argparse.Namespace) -> int:
     with store_from(args.store) as store:
         moved = grants.grant(
             store, args.target, usd=args.usd, attempts=args.attempts, expires_s=expires,
-            reason=args.reason, actor=args.actor, clock=utc_now,
+            reason=args.reason, actor=args.actor, clock=utc_now, govern=_govern(store),
         )  # fmt: skip
     return _answered(args, "granted", moved)
 
@@ -144,9 +149,27 @@ def cmd_decline(args: argparse.Namespace) -> int:
 
     with store_from(args.store) as store:
         answered = grants.decline(
-            store, args.target, reason=args.reason, actor=args.actor, clock=utc_now
-        )
+            store, args.target, reason=args.reason, actor=args.actor, clock=utc_now,
+            govern=_govern(store),
+        )  # fmt: skip
     return _answered(args, "declined", answered)
+
+
+def _govern(store: EventStore) -> Callable[[str, OperatorVerb], object]:
+    """Record a goal's ``grant``/``decline`` as the operator verbs are: through the goal's
+    Temporal workflow when one drives it (its one writer), else in the store."""
+    from governor.cli.temporal import send_verb, temporal_driver, workflow_of  # noqa: PLC0415
+    from governor.drive import goals  # noqa: PLC0415
+
+    def govern(goal_id: str, verb: OperatorVerb) -> object:
+        driver = temporal_driver(store, goal_id)
+        if driver is None:
+            return goals.govern(store, goal_id, verb, clock=utc_now)
+        goals.refuse_secrets_in(store, goal_id, verb)
+        send_verb(driver, goal_id, workflow_of(store, goal_id), verb)
+        return None
+
+    return govern
 
 
 def _answered(args: argparse.Namespace, what: str, goals: list[str]) -> int:

@@ -111,6 +111,7 @@ def security_from(args: argparse.Namespace) -> Security:
         api_key=getattr(args, "api_key", None),
         profile=getattr(args, "profile", None),
         identity=getattr(args, "identity", None),
+        codec=getattr(args, "codec", None),
     )
 
 
@@ -421,6 +422,12 @@ def secured(p: argparse.ArgumentParser) -> None:
         "--profile",
         metavar="NAME",
         help="Temporal profile (temporal.toml; default $TEMPORAL_PROFILE)",
+    )
+    p.add_argument(
+        "--codec",
+        metavar="CODEC",
+        help="payload codec: zlib, or MODULE:NAME of a temporalio PayloadCodec "
+        "(default $GOVERNOR_TEMPORAL_CODEC); every client of the namespace names the same",
     )
 
 

@@ -15,6 +15,11 @@ Rules:
       transitively), then in plan order.
     * A blocker's ``asked`` is an agent's text (a question): data to quote, never
       governor's words or a command.
+    * An open request for more budget (``rules.budget``' budget.2 and budget.3) is a
+      ``grant`` blocker of the goal: a person's when only a grant moves it (budget.3),
+      governor's when its pool renews by itself (budget.2: a grant moves it sooner).
+    * Items awaiting an operator's retry (``retry_blocked`` off; the goal's goal.12) are a
+      ``retry`` blocker each, naming the item, not one blocker of the goal.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from typing import Final, Literal
 from governor.core.classify import ENVIRONMENT_ERRNOS
 from governor.core.decision import Decision, WorkDecision
 from governor.core.evidence import Evidence
+from governor.core.rules.budget import ASKS, PARKS
 from governor.core.view import GoalView
 
-BlockerKind = Literal["question", "precondition", "stop", "review", "retry", "budget"]
+BlockerKind = Literal["question", "precondition", "stop", "review", "retry", "budget", "grant"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +71,16 @@ def blockers(view: GoalView, decision: Decision) -> tuple[Blocker, ...]:
     """Every blocker of the goal at ``decision``, what unblocks most first (module rules)."""
     if decision.status in ("succeeded", "cancelled"):
         return ()
-    held = _dependants(view, decision.items)
-    found = [b for d in decision.items if (b := _of_item(view, d, held)) is not None]
-    own = _of_goal(view, decision, found)
-    order = {d.work_id: k for k, d in enumerate(decision.items)}
-    found.sort(key=lambda b: (-b.unblocks, order.get(b.work_id or "", 0)))
+    held_items = [d for d in decision.items if _holds(d)]
+    retried = [d for d in decision.items if _awaits_retry(d)] if decision.rule == "goal.12" else []
+    # what waits on each item is counted only when one holds (a goal that moves: none)
+    held = _dependants(view, decision.items) if held_items or retried else {}
+    found = [_of_item(view, d, held) for d in held_items]
+    found += [_retry(d, held) for d in retried]  # the items an operator's retry lets go on
+    own = _of_request(view, decision) or _of_goal(view, decision, found)
+    if found:
+        order = {d.work_id: k for k, d in enumerate(decision.items)}
+        found.sort(key=lambda b: (-b.unblocks, order.get(b.work_id or "", 0)))
     return (own, *found) if own is not None else tuple(found)
 
 
@@ -78,13 +89,18 @@ def waits_on_person(found: tuple[Blocker, ...]) -> bool:
     return any(b.person for b in found)
 
 
-def _of_item(view: GoalView, d: WorkDecision, held: dict[str, int]) -> Blocker | None:
-    """The blocker an item's decision is, if it is one."""
+def _holds(d: WorkDecision) -> bool:
+    """Whether an item's decision is a blocker: a review, or a stop of a kind an item has."""
+    if d.status == "in_review":
+        return d.next_action == "review"
+    return d.status == "blocked" and d.next_action == "none" and d.blocked_on in _ITEM_KINDS
+
+
+def _of_item(view: GoalView, d: WorkDecision, held: dict[str, int]) -> Blocker:
+    """The blocker an item's decision is (one that ``_holds``)."""
     unblocks = 1 + held.get(d.work_id, 0)
-    if d.status == "in_review" and d.next_action == "review":
+    if d.status == "in_review":
         return Blocker("review", d.work_id, d.reason, d.rule, True, unblocks)
-    if d.status != "blocked" or d.next_action != "none" or d.blocked_on not in _ITEM_KINDS:
-        return None
     kind = _ITEM_KINDS[d.blocked_on]
     item = view.work.get(d.work_id)
     asked = item.finish.error if kind == "question" and item and item.finish else None
@@ -93,11 +109,32 @@ def _of_item(view: GoalView, d: WorkDecision, held: dict[str, int]) -> Blocker |
     return Blocker(kind, d.work_id, d.reason, d.rule, True, unblocks, asked, reprobed)
 
 
+def _awaits_retry(d: WorkDecision) -> bool:
+    return (d.status, d.next_action) == ("blocked", "retry")
+
+
+def _retry(d: WorkDecision, held: dict[str, int]) -> Blocker:
+    """An item that waits for an operator's retry (``retry_blocked`` is off)."""
+    why = f"{d.work_id} awaits an operator's retry (retry_blocked is off): {d.reason}"
+    return Blocker("retry", d.work_id, why, d.rule, True, 1 + held.get(d.work_id, 0))
+
+
+def _open_items(decision: Decision) -> int:
+    """How many items a blocker of the goal holds (every open one, at least 1)."""
+    return max(1, sum(1 for d in decision.items if d.status not in ("succeeded", "cancelled")))
+
+
+def _of_request(view: GoalView, decision: Decision) -> Blocker | None:
+    """The goal's open request for more budget, while it holds the goal (module rules)."""
+    if view.budget_request is None or decision.rule not in (ASKS, PARKS):
+        return None
+    person = decision.rule == ASKS
+    return Blocker("grant", None, decision.reason, decision.rule, person, _open_items(decision))
+
+
 def _of_goal(view: GoalView, decision: Decision, items: list[Blocker]) -> Blocker | None:
     """The goal's own blocker: one the decision names that no item's blocker already is."""
-    open_items = max(
-        1, sum(1 for d in decision.items if d.status not in ("succeeded", "cancelled"))
-    )
+    open_items = _open_items(decision)
     reason, rule = decision.reason, decision.rule
     if decision.status == "awaiting_review" and decision.next_action == "review_plan":
         return Blocker("review", None, reason, rule, True, open_items, plan_id=decision.plan_id)
@@ -105,14 +142,13 @@ def _of_goal(view: GoalView, decision: Decision, items: list[Blocker]) -> Blocke
         return Blocker("budget", None, reason, rule, False, open_items)
     if decision.status != "blocked" or any(b.work_id in decision.work_ids for b in items):
         return None
-    if decision.rule == "goal.12":
-        kind: BlockerKind = "retry" if "operator's retry" in reason else "stop"
-        return Blocker(kind, None, reason, rule, True, open_items)
+    if decision.rule == "goal.12" and any(_awaits_retry(d) for d in decision.items):
+        return None  # each item is its own blocker (``_retry``)
     if decision.blocked_on == "decision":
         plan = view.latest_plan
         asked = plan.failure.error if plan and plan.failure else None
         return Blocker("question", None, reason, rule, True, open_items, asked)
-    kind = "precondition" if decision.blocked_on == "environment" else "stop"
+    kind: BlockerKind = "precondition" if decision.blocked_on == "environment" else "stop"
     failed = view.latest_plan.failure if view.latest_plan else None
     reprobed = kind == "precondition" and _errno(failed.evidence if failed else None)
     return Blocker(kind, None, reason, rule, True, open_items, reprobed=reprobed)

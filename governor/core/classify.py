@@ -79,7 +79,13 @@ from governor.core.observation import (
 )
 from governor.core.remedy import GENERIC_BILLING_REMEDY, GENERIC_REMEDY
 from governor.core.upstream_text import is_upstream_status, is_upstream_text
-from governor.core.wire_evidence import NOT_INCLUDED_CODE, WINDOW_CODE, read_wire, wire_absence
+from governor.core.wire_evidence import (
+    CREDENTIAL_CODES,
+    NOT_INCLUDED_CODE,
+    WINDOW_CODE,
+    read_wire,
+    wire_absence,
+)
 
 ERROR_LIMIT: Final = 2000
 """Longest failure text recorded; longer text keeps its *tail* (vendors put the reason last)."""
@@ -285,7 +291,7 @@ def with_wire(result: SpawnResult) -> SpawnResult | None:
     if wire is None or reading is None:
         return None
     billing = reading.code in BILLING_CODES or reading.status == BILLING_STATUS
-    refused = reading.status in CREDENTIAL_STATUSES
+    refused = reading.status in CREDENTIAL_STATUSES or reading.code in CREDENTIAL_CODES
     resets = datetime.fromtimestamp(reading.resets_at, UTC) if reading.resets_at else None
     return result.model_copy(
         update={

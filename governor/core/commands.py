@@ -18,6 +18,7 @@ from governor.core import verbs
 from governor.core.events import Event
 from governor.core.policy import LedgerName
 from governor.core.record import apply_plan
+from governor.core.record_budget import decline_budget, grant_budget
 from governor.core.view import GoalView
 from governor.errors import InputError
 
@@ -33,6 +34,8 @@ VerbName = Literal[
     "work cancel",
     "work reopen",
     "work abandon",
+    "grant",
+    "decline",
 ]
 
 
@@ -52,6 +55,12 @@ class OperatorVerb:
     """For ``raise``: the ledger to raise (``to``: its new limit; ``work``: its item)."""
     to: float | None = None
     work: str | None = None
+    usd: float | None = None
+    """For ``grant``: US dollars granted (with ``attempts``: both None, what was asked)."""
+    attempts: int | None = None
+    """For ``grant``: charged attempts granted."""
+    expires_s: float | None = None
+    """For ``grant``: seconds until the grant expires (None: it does not)."""
 
 
 def _named(value: str | None, what: str) -> str:
@@ -66,6 +75,13 @@ def _raise(o: OperatorVerb, v: GoalView, t: datetime) -> list[Event]:
     return verbs.raise_budget(
         v, ledger=o.ledger, to=o.to, reason=o.reason or "", at=t, actor=o.actor, work_id=o.work
     )
+
+
+def _grant(o: OperatorVerb, v: GoalView, t: datetime) -> list[Event]:
+    return grant_budget(
+        v, usd=o.usd, attempts=o.attempts, expires_s=o.expires_s,
+        reason=_named(o.reason, "reason"), at=t, actor=o.actor,
+    )  # fmt: skip
 
 
 _VERBS: Final[dict[str, Callable[[OperatorVerb, GoalView, datetime], list[Event]]]] = {
@@ -94,9 +110,14 @@ _VERBS: Final[dict[str, Callable[[OperatorVerb, GoalView, datetime], list[Event]
     "work abandon": lambda o, v, t: verbs.abandon_attempt(
         v, work_id=_named(o.item, "work item"), reason=o.reason or "", at=t, actor=o.actor
     ),
+    "grant": _grant,
+    "decline": lambda o, v, t: decline_budget(
+        v, reason=_named(o.reason, "reason"), at=t, actor=o.actor
+    ),
 }
 VERB_NAMES: Final = tuple(_VERBS)
-"""Every operator verb: the one table behind ``governor resume|cancel|raise|plan|work``,
+"""Every operator verb: the one table behind ``governor resume|cancel|raise|plan|work``
+(and ``grant|decline`` of a goal's open request: ``governor.drive.grants``),
 the web view's forms and a Temporal workflow's updates."""
 
 

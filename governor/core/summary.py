@@ -114,9 +114,20 @@ class GoalSummary:
         return self.status in ACTIVE_STATUSES
 
 
-def summarize(view: GoalView, now: datetime, upstreams: Upstreams | None = None) -> GoalSummary:
+def summarize(
+    view: GoalView,
+    now: datetime,
+    upstreams: Upstreams | None = None,
+    *,
+    decision: Decision | None = None,
+) -> GoalSummary:
     """The summary row of a goal: its view and the decision taken at ``now`` (given the
     shared health of its upstreams, when known).
+
+    Args:
+        decision: ``decide(view, now, with_ledger=False, upstreams=upstreams)`` when the
+            caller has it already (a runner's ``Decider`` takes it for what changed);
+            taken here otherwise.
 
     Raises:
         ValueError: when the view holds no ``goal.created``.
@@ -124,9 +135,11 @@ def summarize(view: GoalView, now: datetime, upstreams: Upstreams | None = None)
     if view.created is None or view.last_at is None:
         raise ValueError("cannot summarise a goal without goal.created")
     from governor.core.blockers import blockers, waits_on_person  # noqa: PLC0415 - start-up
-    from governor.core.rules.decide import decide  # noqa: PLC0415 - start-up (see the imports)
 
-    decision = decide(view, now, with_ledger=False, upstreams=upstreams)
+    if decision is None:
+        from governor.core.rules.decide import decide  # noqa: PLC0415 - start-up (see the imports)
+
+        decision = decide(view, now, with_ledger=False, upstreams=upstreams)
     person = waits_on_person(blockers(view, decision))
     return GoalSummary(
         goal_id=view.goal_id,

@@ -58,6 +58,9 @@ PHRASES: Final = {"credit balance is too low": "billing_error"}
 """Known phrases of an error's message, lower-case, and the code each stands for: Anthropic
 refuses an account out of credit with HTTP 400 ``invalid_request_error`` and only its
 message says why (SPEC §12.6)."""
+CREDENTIAL_CODES: Final = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED"})
+"""Codes that refuse the credential under another status: Google answers a bad key with
+HTTP 400 and this ``reason`` (a refused credential, like a 401)."""
 KNOWN_CODES: Final = frozenset({*IN_STREAM_STATUS, *BILLING_CODES, WINDOW_CODE, NOT_INCLUDED_CODE})
 SOURCE: Final = "relay:wire"
 

@@ -9,6 +9,11 @@ Rules (SPEC §3, §8):
       and written in the append's transaction.
     * A failed append leaves the view holding events the store refused: the caller
       reloads it (``append_built`` does so on a conflict).
+    * Each event is folded once: a build may fold the first of its events into the view
+      itself (a finish, to decide whether it accepts the item: ``drive.outcomes``), and
+      the append folds only those after the view's ``seq``. Given the view's ``Decider``,
+      the summary's decision is the decider's (what changed decided again), not one from
+      scratch.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from datetime import datetime
 from governor.clock import Clock
 from governor.core.events import Event
 from governor.core.fold import fold, project
+from governor.core.rules.decider import Decider
 from governor.core.summary import summarize
 from governor.core.view import GoalView
 from governor.errors import ConcurrencyConflictError
@@ -35,13 +41,20 @@ def append_folded(
     now: datetime,
     *,
     lease: Lease | None = None,
+    expected_seq: int | None = None,
+    decider: Decider | None = None,
 ) -> None:
-    """Append events built on ``view``, folding them into it first, with the summary after them."""
-    expected = view.seq
-    fold(view, events)
-    store.append(
-        view.goal_id, events, expected_seq=expected, lease=lease, summary=summarize(view, now)
-    )
+    """Append events built on ``view``, folding into it those it does not hold yet, with
+    the summary after them (its decision the ``decider``'s when it is the view's).
+
+    ``expected_seq``: the view's ``seq`` when the events were built (default: now)."""
+    expected = view.seq if expected_seq is None else expected_seq
+    fold(view, [e for e in events if e.seq > view.seq])
+    decision = None
+    if decider is not None and decider.view is view:
+        decision = decider.decide(now, with_ledger=False)
+    summary = summarize(view, now, decision=decision)
+    store.append(view.goal_id, events, expected_seq=expected, lease=lease, summary=summary)
 
 
 def append_built(
@@ -52,21 +65,26 @@ def append_built(
     *,
     lease: Lease | None = None,
     tries: int = 5,
+    decider: Decider | None = None,
 ) -> tuple[GoalView, list[Event]]:
     """Build events on ``view`` and append them; on a conflict reload the view and rebuild.
 
     Returns the view after the events (the given one, folded, or a reloaded one) and the
-    events appended (none when ``build`` returned none).
+    events appended (none when ``build`` returned none). ``decider``: the view's, when
+    it has one (``append_folded``).
 
     Raises:
         ConcurrencyConflictError: after ``tries`` conflicts in a row.
     """
     for _ in range(tries):
+        expected = view.seq
         events = build(view)
         if not events:
             return view, events
         try:
-            append_folded(store, view, events, clock(), lease=lease)
+            append_folded(
+                store, view, events, clock(), lease=lease, expected_seq=expected, decider=decider
+            )
         except ConcurrencyConflictError:
             view = project(store.load(view.goal_id))
             continue

@@ -7,6 +7,9 @@ Rules:
       nothing is recorded. Everything is checked before the first write.
     * A grant of a goal's pool request is recorded on the pool (``pool.granted``) and on
       the goal (``budget.granted``); a grant to a pool answers every goal waiting on it.
+    * The goal's answer is the operator verb ``grant``/``decline``
+      (``governor.core.commands``), recorded by a ``Govern``: in the store, or as an update
+      to the Temporal workflow that drives the goal (its one writer).
 """
 
 from __future__ import annotations
@@ -16,13 +19,18 @@ from datetime import datetime
 
 from pydantic import ValidationError
 
+from governor.core.commands import OperatorVerb
+from governor.core.durations import parse_duration
 from governor.core.pools import Figure
-from governor.core.record_budget import decline_budget, grant_budget
+from governor.core.record_budget import grant_budget
 from governor.drive import goals
-from governor.drive.append import Build
 from governor.drive.pools import check_name, goals_naming, grant_pool, pool_or_error
 from governor.errors import CommandRefusedError, InputError
 from governor.store.base import EventStore
+
+Govern = Callable[[str, OperatorVerb], object]
+"""Records an operator verb on a goal: in the store (``in_store``), or through the
+Temporal workflow that drives the goal (its one writer: the CLI's and the web view's)."""
 
 
 def grant(
@@ -35,82 +43,162 @@ def grant(
     reason: str,
     actor: str,
     clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
     """Grant more budget to a goal's open request, or to a pool (and so to every goal
-    waiting on it); the goals moved. A goal with no open request is refused."""
-    _check_amount(usd, attempts)
+    waiting on it); the goals moved. A goal with no open request is refused. A goal of
+    the target's name is answered before a pool of that name (``governor grant``)."""
     if store.last_seq(target):
-        view, now = goals.load(store, target), clock()
-        grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=reason,
-                     at=now, actor=actor)  # fmt: skip  # refuses a goal that is not waiting
-        request = view.budget_request
-        assert request is not None
-        if request.renews_at is not None and now >= request.renews_at:
-            raise CommandRefusedError(
-                f"it is not waiting for more budget: {request.budget} renewed at "
-                f"{request.renews_at.isoformat()}",
-                goal_id=target,
-            )
-        if request.budget.startswith("pool:"):
-            pool = request.budget.removeprefix("pool:")
-            figure = Figure(
-                usd=usd or request.usd or 0.0, attempts=attempts or request.attempts or 0
-            )
-            grant_pool(store, pool, figure, expires_s=expires_s, at=now, actor=actor,
-                       reason=reason, goal_id=target)  # fmt: skip
-        goals.operate(
-            store,
-            target,
-            lambda v: grant_budget(
-                v,
-                usd=usd,
-                attempts=attempts,
-                expires_s=expires_s,
-                reason=reason,
-                at=clock(),
-                actor=actor,
-            ),
-            clock=clock,
+        return grant_goal(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
+                          reason=reason, actor=actor, clock=clock, govern=govern)  # fmt: skip
+    return grant_to_pool(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
+                         reason=reason, actor=actor, clock=clock, govern=govern)  # fmt: skip
+
+
+def grant_goal(
+    store: EventStore,
+    goal_id: str,
+    *,
+    usd: float | None,
+    attempts: int | None,
+    expires_s: float | None,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+    govern: Govern | None = None,
+) -> list[str]:
+    """Grant the goal's open request (its pool's grant recorded on the pool too); the
+    CLI's ``governor grant GOAL`` and the web view's grant form. The goal's own event is
+    recorded by ``govern`` (default: in the store)."""
+    _check_amount(usd, attempts)
+    view, now = goals.load(store, goal_id), clock()
+    grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=reason,
+                 at=now, actor=actor)  # fmt: skip  # refuses a goal that is not waiting
+    request = view.budget_request
+    assert request is not None
+    if request.renews_at is not None and now >= request.renews_at:
+        raise CommandRefusedError(
+            f"it is not waiting for more budget: {request.budget} renewed at "
+            f"{request.renews_at.isoformat()}",
+            goal_id=goal_id,
         )
-        return [target]
-    check_name(target)
-    pool_or_error(store, target)
+    verb = OperatorVerb(
+        "grant", actor, reason=reason, usd=usd, attempts=attempts, expires_s=expires_s
+    )
+    goals.refuse_secrets_in(store, goal_id, verb, clock=clock)  # before the pool's write
+    if request.budget.startswith("pool:"):
+        pool = request.budget.removeprefix("pool:")
+        figure = Figure(usd=usd or request.usd or 0.0, attempts=attempts or request.attempts or 0)
+        grant_pool(store, pool, figure, expires_s=expires_s, at=now, actor=actor,
+                   reason=reason, goal_id=goal_id)  # fmt: skip
+    (govern or in_store(store, clock))(goal_id, verb)
+    return [goal_id]
+
+
+def grant_to_pool(
+    store: EventStore,
+    pool: str,
+    *,
+    usd: float | None,
+    attempts: int | None,
+    expires_s: float | None,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+    govern: Govern | None = None,
+) -> list[str]:
+    """Grant the pool more budget (``pool.granted``) and answer every goal waiting on it;
+    the goals moved. The CLI's ``governor grant POOL`` and the pool page's form."""
+    _check_amount(usd, attempts)
+    check_name(pool)
+    pool_or_error(store, pool)
     if usd is None and attempts is None:
         raise InputError("granting to a pool needs an amount: --usd X and/or --attempts N")
     figure = Figure(usd=usd or 0.0, attempts=attempts or 0)
-    grant_pool(store, target, figure, expires_s=expires_s, at=clock(), actor=actor, reason=reason)
-    return _answer_waiting(store, target, lambda v: grant_budget(
-        v, usd=usd, attempts=attempts, expires_s=expires_s, reason=reason, at=clock(), actor=actor
-    ), clock)  # fmt: skip
+    grant_pool(store, pool, figure, expires_s=expires_s, at=clock(), actor=actor, reason=reason)
+    verb = OperatorVerb(
+        "grant", actor, reason=reason, usd=usd, attempts=attempts, expires_s=expires_s
+    )
+    return _answer_waiting(store, pool, verb, govern or in_store(store, clock))
 
 
 def decline(
-    store: EventStore, target: str, *, reason: str, actor: str, clock: Callable[[], datetime]
+    store: EventStore,
+    target: str,
+    *,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
     """Decline a goal's open request, or every open request on a pool; the goals answered."""
     if store.last_seq(target):
-        goals.operate(
-            store, target, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor),
-            clock=clock,
-        )  # fmt: skip
-        return [target]
-    check_name(target)
-    pool_or_error(store, target)
-    return _answer_waiting(
-        store, target, lambda v: decline_budget(v, reason=reason, at=clock(), actor=actor), clock
-    )
+        return decline_goal(store, target, reason=reason, actor=actor, clock=clock, govern=govern)
+    return decline_pool(store, target, reason=reason, actor=actor, clock=clock, govern=govern)
 
 
-def _answer_waiting(
-    store: EventStore, pool: str, build: Build, clock: Callable[[], datetime]
+def decline_goal(
+    store: EventStore,
+    goal_id: str,
+    *,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+    govern: Govern | None = None,
 ) -> list[str]:
+    """Decline the goal's open request (``budget.declined``)."""
+    (govern or in_store(store, clock))(goal_id, OperatorVerb("decline", actor, reason=reason))
+    return [goal_id]
+
+
+def decline_pool(
+    store: EventStore,
+    pool: str,
+    *,
+    reason: str,
+    actor: str,
+    clock: Callable[[], datetime],
+    govern: Govern | None = None,
+) -> list[str]:
+    """Decline every open request on the pool; the goals answered."""
+    check_name(pool)
+    pool_or_error(store, pool)
+    verb = OperatorVerb("decline", actor, reason=reason)
+    return _answer_waiting(store, pool, verb, govern or in_store(store, clock))
+
+
+def amounts(usd: str, attempts: str, expires: str) -> tuple[float | None, int | None, float | None]:
+    """A grant's amounts as a form sends them (text; empty: not given), checked as the
+    CLI's options are: ``--usd X``, ``--attempts N``, ``--expires DURATION``."""
+    try:
+        usd_ = float(usd) if usd.strip() else None
+    except ValueError:
+        raise InputError(f"--usd: {usd!r} is not a number") from None
+    try:
+        attempts_ = int(attempts) if attempts.strip() else None
+    except ValueError:
+        raise InputError(f"--attempts: {attempts!r} is not a whole number") from None
+    try:
+        expires_s = parse_duration(expires) if expires.strip() else None
+    except ValueError as exc:
+        raise InputError(f"--expires: {exc}") from None
+    _check_amount(usd_, attempts_)
+    return usd_, attempts_, expires_s
+
+
+def in_store(store: EventStore, clock: Callable[[], datetime]) -> Govern:
+    """Record a goal's verb in the store (``goals.govern``): a goal no Temporal drives."""
+    return lambda goal_id, verb: goals.govern(store, goal_id, verb, clock=clock)
+
+
+def _answer_waiting(store: EventStore, pool: str, verb: OperatorVerb, govern: Govern) -> list[str]:
     """Answer every goal whose open request is on ``pool``."""
     answered = []
     for goal_id in goals_naming(store, pool, ended=False):
         view = goals.load(store, goal_id)
         request = view.budget_request
         if request is not None and request.budget == f"pool:{pool}":
-            goals.operate(store, goal_id, build, clock=clock)
+            govern(goal_id, verb)
             answered.append(goal_id)
     return answered
 

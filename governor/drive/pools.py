@@ -50,6 +50,7 @@ from governor.core.record_budget import (
 from governor.core.view import GoalView
 from governor.core.work_events import AttemptFinished
 from governor.drive.append import Build
+from governor.drive.spans import span
 from governor.errors import CommandRefusedError, InputError, NotFoundError
 from governor.store.base import EventStore
 
@@ -140,6 +141,21 @@ def pools_of(view: GoalView) -> tuple[str, ...]:
     """The pools the goal names in its ``goal.created`` (the only ones it may spend)."""
     created = view.created
     return tuple(created.pools or ()) if created is not None else ()
+
+
+def refuse_on_temporal(goal_id: str, pools: Sequence[str]) -> None:
+    """Refuse to drive on Temporal a goal that names pools: a workflow does not reserve
+    its calls against them yet, and a pool it ignored would be no limit at all.
+
+    Raises:
+        CommandRefusedError: ``pools`` is not empty.
+    """
+    if pools:
+        raise CommandRefusedError(
+            f"{goal_id}: the goal names pool {', '.join(pools)}, and a Temporal workflow does "
+            "not reserve its calls against pools yet; drive it with `governor run` or "
+            "`governor serve`"
+        )
 
 
 class _Refused(Exception):
@@ -330,7 +346,13 @@ class PoolCalls:
         given = created.profiles.get(profile) if created is not None else None
         ask = expected_figure(view, profile, given.reserve_usd if given is not None else None)
         call = self.ids()
-        refused = reserve(self.store, pools, self.goal_id, call, ask, now=now)
+        with span("reservation", _figure_attributes("reserve", pools, call, ask)) as current:
+            refused = reserve(self.store, pools, self.goal_id, call, ask, now=now)
+            if current is not None:
+                current.set_attribute("governor.reservation", "refused" if refused else "held")
+                if refused is not None:
+                    current.set_attribute("governor.refused.pool", refused.pool)
+                    current.set_attribute("governor.refused.unit", refused.unit)
         if refused is None:
             return Reserved(call, pools, now)
         self.progress(refused.sentence())
@@ -345,7 +367,11 @@ class PoolCalls:
         figure = None
         if isinstance(finish, PlanProposed | PlanFailed | AttemptFinished):
             figure = call_figure(finish, reserved.at)
-        settle(self.store, reserved.pools, self.goal_id, reserved.call, figure, now=self.clock())
+        attributes = _figure_attributes("settle", reserved.pools, reserved.call, figure)
+        with span("settlement", {**attributes, "settlement": "settled" if figure else "released"}):
+            settle(
+                self.store, reserved.pools, self.goal_id, reserved.call, figure, now=self.clock()
+            )
 
     def _request(self, refused: Refusal, ask: Figure, now: datetime) -> None:
         usd = ask.usd if refused.unit == "usd" else None
@@ -394,8 +420,7 @@ class PoolCalls:
         request = view.budget_request
         if request is not None and request.budget == ledger:
             return False  # asked already: a person answers
-        spent = decision.ledger
-        reason = f"the goal's own {ledger} budget is spent ({_spent_text(ledger, spent)})"
+        reason = f"the goal's own {ledger} budget is spent ({_spent_text(ledger, view)})"
         if not self.record(
             lambda v: request_budget(
                 v, budget=ledger, usd=usd, attempts=attempts, renews_at=None, reason=reason, at=now
@@ -414,11 +439,28 @@ class PoolCalls:
         return True
 
 
-def _spent_text(ledger: str, spent: Any) -> str:
+def _figure_attributes(
+    what: str, pools: Sequence[str], call: str, figure: Figure | None
+) -> dict[str, str | float | int | None]:
+    """A reservation's or settlement's span attributes (SPEC §13.6): the pools, the call,
+    and each unit of the figure (none for a release)."""
+    units = {} if figure is None else {
+        f"{what}.usd": figure.usd,
+        f"{what}.attempts": figure.attempts,
+        f"{what}.run_time_s": figure.run_time_s,
+    }  # fmt: skip
+    return {"pools": ",".join(pools), "pool.call": call, **units}
+
+
+def _spent_text(ledger: str, view: GoalView) -> str:
+    """What the goal's own ledger spent, read off its view (the driver's decisions are
+    taken without their ledger rows)."""
+    policy = view.policy
     if ledger == "cost":
-        return f"${spent.cost_usd:.4g} reported"
-    row = spent.replans if ledger == "replans" else spent.attempts
-    return f"{row.charged} charged of {row.limit}"
+        return f"${view.cost_usd:.4g} reported of ${policy.max_cost_usd or 0:.4g}"
+    if ledger == "replans":
+        return f"{view.charged_replans} charged of {policy.max_replans}"
+    return f"{view.charged_attempts} charged of {policy.max_total_attempts}"
 
 
 def asked_text(usd: float | None, attempts: int | None) -> str:

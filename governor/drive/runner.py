@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -60,8 +60,9 @@ from governor.drive.outcomes import describe_run, finish_events
 from governor.drive.pools import PoolCalls, Reserved
 from governor.drive.reprobe import environment_back, recovered
 from governor.drive.spans import record_event, span
+from governor.drive.threads import CallThreads
 from governor.errors import CommandRefusedError
-from governor.exec.call import CallInfo, in_context
+from governor.exec.call import CallInfo
 from governor.exec.environment import Redactor
 from governor.exec.harness import Harness, harness_for
 from governor.store.base import EventStore, Lease
@@ -140,6 +141,8 @@ class Runner:
             on_change=on_upstream,
         )
         self._lock = threading.RLock()
+        self.threads = CallThreads(f"worker:{goal_id}")
+        """The threads the worker calls of each dispatch run on, kept for the next."""
         self.agents = Agents(
             store,
             goal_id,
@@ -259,7 +262,7 @@ class Runner:
         with self._lock:
             try:
                 self.view, events = append_built(
-                    self.store, self.view, build, self.clock, lease=self.lease
+                    self.store, self.view, build, self.clock, lease=self.lease, decider=self.decider
                 )
             except BaseException as exc:
                 self.view = project(self.store.load(self.goal_id))
@@ -289,6 +292,7 @@ class Runner:
         is killed first, as nothing it does could be recorded any more."""
         self.agents.end_own("the run ended")
         self.keeper.release()
+        self.threads.close()
 
     # ------------------------------------------------------------ actions
 
@@ -413,16 +417,17 @@ class Runner:
                     started.append(start)
             if not started:
                 return
-            with ThreadPoolExecutor(max_workers=len(started)) as pool:
-                try:
-                    runs = [pool.submit(in_context(self._work), s) for s in started]
-                    for (item, run_id), run in zip(started, runs, strict=True):
-                        finish = self._finish(item, run_id, run)
-                        self.pool_calls.settle(reserved.pop(item), finish)
-                except BaseException as stop:
-                    if not isinstance(stop, Exception):  # SIGTERM, Ctrl-C: the pool's join
-                        self.agents.end_own("interrupted")  # would wait for the agents to end
-                    raise
+            runs = [self.threads.submit(partial(self._work, s)) for s in started]
+            try:
+                for (item, run_id), run in zip(started, runs, strict=True):
+                    finish = self._finish(item, run_id, run)
+                    self.pool_calls.settle(reserved.pop(item), finish)
+            except BaseException as stop:
+                if not isinstance(stop, Exception):  # SIGTERM, Ctrl-C: the wait below
+                    self.agents.end_own("interrupted")  # would wait for the agents to end
+                raise
+            finally:
+                wait(runs)  # no call outlives its dispatch
         finally:
             for held in reserved.values():  # an exception ended the dispatch: never ran
                 self.pool_calls.settle(held, None)
@@ -439,7 +444,12 @@ class Runner:
             f"{item} attempt {self.view.work[item].attempt}",
             run.result,
             lambda done: partial(
-                finish_events, work_id=item, run_id=run_id, run=done, at=self.now()
+                finish_events,
+                work_id=item,
+                run_id=run_id,
+                run=done,
+                at=self.now(),
+                decider=self.decider,
             ),
             lambda error: partial(
                 record_work.finish_attempt,

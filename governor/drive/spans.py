@@ -7,7 +7,10 @@ Rules:
     * Three kinds, nested through OpenTelemetry's context (which follows agent calls into
       their threads, ``governor.exec.call``): ``governor.goal`` around a drive (a run, a
       tick), ``governor.step`` around each action it performs, ``governor.agent`` around
-      each planner or worker run.
+      each planner or worker run; around a call's reservation against its goal's pools
+      and its settlement, ``governor.reservation`` and ``governor.settlement`` (SPEC
+      §13.6: the pools, the call, each unit of the figure; held or refused, and the pool
+      and unit that refused; settled or released — ``governor.drive.pools``).
     * Attributes are governor's facts, named ``governor.*``: the goal, the action, the
       plan, item and attempt; on an agent span once its run is recorded, what it came to:
       ``governor.outcome``, ``governor.class``, ``governor.charged`` (the core's one
@@ -85,6 +88,12 @@ def instrument_from(environ: Mapping[str, str]) -> None:
     """``instrument()`` when ``GOVERNOR_OTEL`` is ``1`` (the command and its workers)."""
     if environ.get("GOVERNOR_OTEL", "").strip().lower() in ("1", "true", "yes"):
         instrument()
+
+
+def tracer() -> Any:
+    """The tracer governor's spans go to, or None when not instrumented (a Temporal
+    client's tracing interceptor shares it: ``governor.temporal.client``)."""
+    return _tracer
 
 
 def uninstrument() -> None:

@@ -72,7 +72,7 @@ from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
 from governor.exec.relay import Gate, Relay
-from governor.exec.relayed import start_relay, uses_relay
+from governor.exec.relayed import through_relay
 
 UNABLE_TO_CONNECT: Final = re.compile(
     r"Unable to connect to API(?: \((?P<code>[A-Za-z0-9_]{1,80})\)|: SSL)"
@@ -190,13 +190,13 @@ class ClaudeHarness:
         """Run claude once (through the relay unless the profile turns it off); see the
         module rules for what it reports."""
         base = env.get("ANTHROPIC_BASE_URL") or None
-        if not uses_relay(profile):
-            return self._run(prompt, profile, cwd=cwd, env=env, endpoint=base)
-        relay = start_relay(base or ANTHROPIC_URL, env, self.gate)
-        if isinstance(relay, SpawnResult):
-            return relay
-        with relay:
-            return self._run(prompt, profile, cwd=cwd, env=env, endpoint=base, relay=relay)
+        return through_relay(
+            lambda relay: self._run(prompt, profile, cwd=cwd, env=env, endpoint=base, relay=relay),
+            profile=profile,
+            base_url=base or ANTHROPIC_URL,
+            env=env,
+            gate=self.gate,
+        )
 
     def _run(
         self,

@@ -80,7 +80,7 @@ from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import decode, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
 from governor.exec.relay import Gate, Relay
-from governor.exec.relayed import start_relay, uses_relay
+from governor.exec.relayed import through_relay, uses_relay
 
 CODEX_BINARY: Final = "codex"
 CODEX_PASS: Final = ("CODEX_HOME", "OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")
@@ -297,14 +297,16 @@ class CodexHarness:
     ) -> SpawnResult:
         """Run codex once (through the relay unless the profile turns it off); see the
         module rules for what it reports."""
-        if not uses_relay(profile):
-            return self._run(prompt, profile, cwd=cwd, env=env)
-        provider, base = codex_base_url(env)
-        relay = start_relay(base, env, self.gate)
-        if isinstance(relay, SpawnResult):
-            return relay
-        with relay:
-            return self._run(prompt, profile, cwd=cwd, env=env, relay=relay, provider=provider)
+        provider, base = codex_base_url(env) if uses_relay(profile) else (None, None)
+        return through_relay(
+            lambda relay: self._run(
+                prompt, profile, cwd=cwd, env=env, relay=relay, provider=provider
+            ),
+            profile=profile,
+            base_url=base,
+            env=env,
+            gate=self.gate,
+        )
 
     def _run(
         self,

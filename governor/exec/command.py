@@ -77,7 +77,7 @@ from governor.exec.harness import (
 )
 from governor.exec.process import ProcessResult, run_process
 from governor.exec.relay import Relay
-from governor.exec.relayed import relay_failed, start_relay, uses_relay
+from governor.exec.relayed import through_relay
 
 ENVELOPE_SOURCE: Final = "command:envelope"
 Account = Annotated[str, Field(min_length=1, max_length=64)]
@@ -274,16 +274,14 @@ class CommandHarness:
         """Run the command once (through the relay when the profile names its base-URL
         variable); see the module rules for what it reports."""
         variable = profile.base_url_env
-        if variable is None or not uses_relay(profile):
-            return self._run(prompt, profile, cwd=cwd, env=env)
-        base = env.get(variable)
-        if not base:
-            return relay_failed(f"{variable} (the profile's base_url_env) is not set")
-        relay = start_relay(base, env)
-        if isinstance(relay, SpawnResult):
-            return relay
-        with relay:
-            return self._run(prompt, profile, cwd=cwd, env=env, relay=relay)
+        return through_relay(
+            lambda relay: self._run(prompt, profile, cwd=cwd, env=env, relay=relay),
+            profile=profile,
+            base_url=env.get(variable) if variable else None,
+            env=env,
+            wanted=variable is not None,
+            unnamed=f"{variable} (the profile's base_url_env) is not set",
+        )
 
     def _run(
         self,

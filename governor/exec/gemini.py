@@ -11,6 +11,10 @@ Rules (SPEC §4, §12.7, §12.12; issue 32; observations in ``docs/harnesses.md`
       file written for the call, and ``TMPDIR``, the call's own folder (gemini writes its
       error reports there, and they hold the request: the folder is removed after the
       call). The base URL is ``BASE_URL_VAR`` (``GOOGLE_GEMINI_BASE_URL``).
+    * Through governor's relay (SPEC §13.1, unless the profile sets ``relay = false``):
+      ``BASE_URL_VAR`` points the child at the relay, which forwards to the configured
+      base URL (else Google's); what the relay saw is the result's ``wire``, read first by
+      the core's rules (``governor.exec.relayed.through_relay``).
     * **One retry layer** (SPEC §12.12): gemini retries 429, 5xx and network failures by
       itself, silently, for over a minute. The call's settings file sets
       ``general.maxAttempts`` to 1 (and ``retryFetchErrors`` off) over the machine's
@@ -48,11 +52,13 @@ from typing import Any, Final
 from governor.core.absence import GeminiFacts, gemini_absence
 from governor.core.classify import CREDENTIAL_STATUSES, SpawnResult
 from governor.core.event_fields import Profile
-from governor.core.observation import Connection, Usage
+from governor.core.observation import Connection, Usage, WireFacts
 from governor.exec.endpoints import GOOGLE_URL, public_url
 from governor.exec.environment import Redactor, scrubbed_env
 from governor.exec.harness import json_event, partial_of, spawn_result
 from governor.exec.process import ProcessResult, run_process
+from governor.exec.relay import Gate, Relay
+from governor.exec.relayed import through_relay
 
 GEMINI_BINARY: Final = "gemini"
 GEMINI_VERIFIED_VERSION: Final = "0.61.0"
@@ -222,11 +228,13 @@ class GeminiHarness:
 
     name: Final = "gemini"
 
-    def __init__(self, base_dir: Path) -> None:
+    def __init__(self, base_dir: Path, *, gate: Gate | None = None) -> None:
         """Args:
         base_dir: the goal file's folder (gemini resolves nothing against it).
+        gate: asked by the relay before each model request after the first.
         """
         self.base_dir = base_dir
+        self.gate = gate
 
     def binary(self, profile: Profile) -> str | None:
         """The executable looked up on the child's ``PATH``."""
@@ -250,7 +258,27 @@ class GeminiHarness:
     def run(
         self, prompt: str, profile: Profile, *, cwd: Path, env: Mapping[str, str]
     ) -> SpawnResult:
-        """Run gemini once; see the module rules for what it reports."""
+        """Run gemini once (through the relay unless the profile turns it off); see the
+        module rules for what it reports."""
+        base = env.get(BASE_URL_VAR) or None
+        return through_relay(
+            lambda relay: self._run(prompt, profile, cwd=cwd, env=env, endpoint=base, relay=relay),
+            profile=profile,
+            base_url=base or GOOGLE_URL,
+            env=env,
+            gate=self.gate,
+        )
+
+    def _run(
+        self,
+        prompt: str,
+        profile: Profile,
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        endpoint: str | None,
+        relay: Relay | None,
+    ) -> SpawnResult:
         root = settings_root(env) or Path(tempfile.gettempdir())
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         call_dir = Path(tempfile.mkdtemp(prefix="call-", dir=root))
@@ -260,18 +288,27 @@ class GeminiHarness:
             settings.write_text(json.dumps(call_settings(env)), encoding="utf-8")
             os.chmod(settings, 0o600)
             events = GeminiEvents()
+            child_env = self.environment(profile, env, call_dir)
+            if relay is not None:
+                child_env[BASE_URL_VAR] = relay.url
             result = run_process(
                 self.argv(profile),
                 stdin=prompt.encode("utf-8"),
-                env=self.environment(profile, env, call_dir),
+                env=child_env,
                 cwd=cwd,
                 timeout_s=profile.timeout_s,
                 on_stdout_line=events.feed,
             )
         finally:
             shutil.rmtree(call_dir, ignore_errors=True)
-        base = env.get(BASE_URL_VAR) or None
-        return gemini_result(result, events, Redactor(env), endpoint=base)
+        return gemini_result(
+            result,
+            events,
+            Redactor(env),
+            endpoint=endpoint,
+            wire=relay.facts() if relay else None,
+            account=relay.account if relay else None,
+        )
 
 
 def gemini_result(
@@ -280,6 +317,8 @@ def gemini_result(
     redact: Redactor,
     *,
     endpoint: str | None = None,
+    wire: WireFacts | None = None,
+    account: str | None = None,
 ) -> SpawnResult:
     """Turn a finished gemini process and its folded stream into a classified result."""
     r = events.result or {}
@@ -351,4 +390,6 @@ def gemini_result(
         connection=connection,
         connection_detail=NO_RESPONSE if connection else None,
         endpoint=public_url(endpoint) if endpoint else GOOGLE_URL,
+        wire=wire,
+        account=account,
     )

@@ -9,6 +9,9 @@ Rules (SPEC §13.1; decision record 0027; docs/classification.md "Evidence from 
       response streamed back as it arrives: each body chunk is written to the CLI before
       the next is read (server-sent events and chunked bodies unbuffered), request
       bodies forwarded piece by piece (large uploads), HTTP/1.1 keep-alive on both sides.
+      Only a response's head is parsed: its body passes as the vendor framed it, byte for
+      byte (``governor.exec.relay_body`` finds its end), except to an HTTP/1.0 client,
+      which gets a chunked body's payload alone, ended by the close.
     * Hop-by-hop headers are not forwarded; ``Host`` names the upstream; everything else
       passes unchanged, credentials included — they are forwarded, never recorded.
     * A vendor that cannot be reached (DNS, TLS, refused), or that closes before any
@@ -50,6 +53,7 @@ from governor.core.observation import (
     add_usage,
     counted,
 )
+from governor.exec.relay_body import BadFraming, BodyEnd, framing_of
 from governor.exec.relay_connect import (
     Streams,
     Unreached,
@@ -307,7 +311,7 @@ class Relay:
                 await side.send_refusal(refusal, watch.path)
                 self._record(watch.end("refused", "governor's budget gate"))
                 return upstream
-        if upstream is None or not upstream.reusable:
+        if upstream is None or not upstream.keep:
             if upstream is not None:
                 upstream.close()
             try:
@@ -370,6 +374,7 @@ class Relay:
             auth = proxy_authorization(self.upstream.proxy)
             if auth:
                 out.append((b"Proxy-Authorization", auth.encode("latin-1")))
+        upstream.begin()
         try:
             await upstream.send(h11.Request(method=request.method, target=target, headers=out))
             async for piece in side.body():
@@ -378,10 +383,10 @@ class Relay:
             await upstream.send(h11.EndOfMessage())
         except (ConnectionError, OSError, h11.LocalProtocolError):
             return "reset", "the vendor closed the connection while the request was sent"
-        return await self._respond(side, upstream, watch)
+        return await self._respond(side, upstream, request, watch)
 
     async def _respond(  # noqa: PLR0911 - one return per way a response ends
-        self, side: _ClientSide, upstream: _UpstreamSide, watch: Watch
+        self, side: _ClientSide, upstream: _UpstreamSide, request: h11.Request, watch: Watch
     ) -> tuple[WireEnd, str | None]:
         waiting = asyncio.ensure_future(upstream.next_event())
         gone = asyncio.ensure_future(side.wait_gone())
@@ -408,7 +413,7 @@ class Relay:
                 return "reset", "a response head larger than the relay accepts"
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in event.headers}
             watch.head(event.status_code, headers, time.time())
-            return await self._stream(side, upstream, event, watch, gone)
+            return await self._stream(side, upstream, request, event, watch=watch, gone=gone)
         finally:
             for task in (waiting, gone):
                 task.cancel()
@@ -419,38 +424,83 @@ class Relay:
         self,
         side: _ClientSide,
         upstream: _UpstreamSide,
+        request: h11.Request,
         response: h11.Response,
+        *,
         watch: Watch,
         gone: asyncio.Future[None],
     ) -> tuple[WireEnd, str | None]:
-        out = [(k, v) for k, v in response.headers if k.lower() not in HOP_BY_HOP]
+        """The response's head re-written without hop-by-hop fields, its body passed as the
+        vendor framed it (``governor.exec.relay_body``): only the head is parsed. An
+        HTTP/1.0 client cannot read chunks: it gets the payload alone, ended by the close."""
+        framing, length = framing_of(request.method, response.status_code, response.headers)
+        unchunk = framing == "chunked" and request.http_version != b"1.1"
+
+        def payload(data: bytes) -> None:
+            watch.body(data)
+            side.write(data)
+
+        body = BodyEnd(framing, length, payload if unchunk else watch.body)
+        close = framing == "close" or _wants_close(request) or side.must_close
+        side.must_close = close
+        upstream.keep = not _wants_close(response) and response.http_version == b"1.1"
         try:
-            await side.send(
-                h11.Response(status_code=response.status_code, headers=out, reason=response.reason)
-            )
+            side.write(_head(response, close, unchunk=unchunk))
         except (ConnectionError, OSError):
             return "abandoned", "the agent went away"
+        data, eof = upstream.leftover()
         while True:
             try:
-                event = await upstream.next_event()
-            except (ConnectionError, OSError, asyncio.IncompleteReadError, h11.RemoteProtocolError):
-                return "broken", "reset mid-response"
-            if isinstance(event, h11.Data):
-                watch.body(bytes(event.data))
-                if gone.done():
-                    return "abandoned", "the agent went away"
-                try:
-                    await side.send(h11.Data(data=event.data))
-                except (ConnectionError, OSError):
-                    return "abandoned", "the agent went away"
-            elif isinstance(event, h11.EndOfMessage):
-                try:
-                    await side.send(h11.EndOfMessage())
-                except (ConnectionError, OSError):
-                    return "abandoned", "the agent went away"
+                used = body.feed(data)
+            except BadFraming as exc:
+                return "broken", str(exc)
+            if gone.done():
+                return "abandoned", "the agent went away"
+            try:
+                if used and not unchunk:
+                    side.write(data if used == len(data) else data[:used])
+                if used:
+                    await side.writer.drain()
+            except (ConnectionError, OSError):
+                return "abandoned", "the agent went away"
+            if body.done:
+                upstream.keep = upstream.keep and used == len(data) and not eof
+                side.raw_response_sent()
                 return "answered", None
-            else:
+            if eof:
+                upstream.keep = False
+                if body.closed():
+                    side.raw_response_sent()
+                    return "answered", None
                 return "broken", "closed mid-response"
+            try:
+                data = await upstream.reader.read(READ_SIZE)
+            except (ConnectionError, OSError):
+                return "broken", "reset mid-response"
+            eof = not data
+
+
+def _wants_close(message: h11.Request | h11.Response) -> bool:
+    """The message asks to close its connection after it (HTTP/1.0, ``Connection: close``)."""
+    if message.http_version != b"1.1":
+        return True
+    return any(
+        name == b"connection" and b"close" in value.lower() for name, value in message.headers
+    )
+
+
+def _head(response: h11.Response, close: bool, *, unchunk: bool = False) -> bytes:
+    """A response's head for the CLI: its status and fields, hop-by-hop fields left out
+    (and ``Transfer-Encoding`` when the body goes unchunked)."""
+    lines = [b"HTTP/1.1 %d %s\r\n" % (response.status_code, response.reason)]
+    for name, value in response.headers.raw_items():
+        dropped = unchunk and name.lower() == b"transfer-encoding"
+        if name.lower() not in HOP_BY_HOP and not dropped:
+            lines.append(b"%s: %s\r\n" % (name, value))
+    if close:
+        lines.append(b"Connection: close\r\n")
+    lines.append(b"\r\n")
+    return b"".join(lines)
 
 
 def _head_size(headers: Iterable[tuple[bytes, bytes]]) -> int:
@@ -466,6 +516,7 @@ class _ClientSide:
         self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=HEAD_LIMIT)
         self.must_close = False
         self._eof = False
+        self._raw = False
 
     async def next_event(self) -> h11.Event | type[h11.PAUSED]:
         while True:
@@ -509,6 +560,14 @@ class _ClientSide:
             self.writer.write(data)
             await self.writer.drain()
 
+    def write(self, data: bytes) -> None:
+        """Bytes of a response passed raw, h11 bypassed (``raw_response_sent`` when whole)."""
+        self.writer.write(data)
+
+    def raw_response_sent(self) -> None:
+        """The response was written raw and whole: the exchange is over on this side."""
+        self._raw = True
+
     async def send_refusal(self, reason: str, path: str) -> None:
         """A vendor-shaped refusal the CLI stops at (HTTP 400, not retried)."""
         body: dict[str, object]
@@ -533,11 +592,16 @@ class _ClientSide:
 
     def next_cycle(self) -> bool:
         """Ready for the next request on this connection; False when it must close."""
-        if (
-            self.must_close
-            or self.conn.our_state is not h11.DONE
-            or self.conn.their_state is not h11.DONE
-        ):
+        raw, self._raw = self._raw, False
+        if self.must_close or self.conn.their_state is not h11.DONE:
+            return False
+        if raw:  # h11 never saw the response: a fresh state machine, with what it had read
+            data, _ = self.conn.trailing_data
+            self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=HEAD_LIMIT)
+            if data:  # (empty data would tell h11 the CLI closed)
+                self.conn.receive_data(data)
+            return True
+        if self.conn.our_state is not h11.DONE:
             return False
         self.conn.start_next_cycle()
         return True
@@ -559,25 +623,27 @@ class _ClientSide:
 
 
 class _UpstreamSide:
-    """The vendor's connection: h11 in client mode over asyncio streams."""
+    """The vendor's connection: h11 in client mode for the request and the response head, a
+    fresh state machine per exchange (the body passes raw: ``Relay._stream``)."""
 
     def __init__(self, streams: Streams) -> None:
         self.reader, self.writer = streams
         self.conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=HEAD_LIMIT)
+        self.keep = False
+        """The last exchange ended whole and both sides keep the connection alive."""
         self._eof = False
+        self._used = False
 
     @property
     def closed(self) -> bool:
         """The vendor closed its side."""
         return self._eof
 
-    @property
-    def reusable(self) -> bool:
-        """The last exchange is done and both sides keep the connection alive."""
-        conn = self.conn
-        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
-            conn.start_next_cycle()
-        return conn.our_state is h11.IDLE and conn.their_state is h11.IDLE
+    def begin(self) -> None:
+        """A new exchange on this connection."""
+        if self._used:
+            self.conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=HEAD_LIMIT)
+        self._used, self.keep = True, False
 
     async def send(self, event: h11.Event) -> None:
         data = self.conn.send(event)
@@ -595,6 +661,11 @@ class _UpstreamSide:
             data = await self.reader.read(READ_SIZE)
             self._eof = not data
             self.conn.receive_data(data)
+
+    def leftover(self) -> tuple[bytes, bool]:
+        """The bytes read past the response head, and whether the vendor has closed."""
+        data, _ = self.conn.trailing_data
+        return data, self._eof
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

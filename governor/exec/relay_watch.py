@@ -69,8 +69,9 @@ PARSED_KINDS: Final = frozenset(
 )
 """Event kinds whose data the watcher parses (usage, errors)."""
 ERROR_KINDS: Final = frozenset({"error", "response.failed"})
-EVENT_LINE: Final = re.compile(rb"\nevent:[ \t]*([^\r\n]{1,100})")
-"""An event line (after a newline: a literal prefix the engine searches for fast)."""
+EVENT_LINE: Final = re.compile(rb"(\nevent:[ \t]*([^\r\n]{1,100})[\r\n]?)")
+"""An event line, whole with its end and its kind (after a newline: a literal prefix the
+engine searches for fast)."""
 PARSED_PAIR: Final = re.compile(
     rb"\nevent:[ \t]*("
     + b"|".join(re.escape(k.encode()) for k in sorted(PARSED_KINDS))
@@ -80,6 +81,16 @@ ACCOUNT_LABEL: Final = b"governor account v1\0"
 """The fixed label of the account digest (SPEC §13.2)."""
 _AGENT: Final = re.compile(r"[A-Za-z0-9._/+-]{1,100}")
 _KIND: Final = re.compile(r"[A-Za-z0-9._:/-]{1,100}")
+
+
+def _reason(error: dict[str, Any]) -> str | None:
+    """A Google error's own code: the ``reason`` of its first ``details`` entry that has one
+    (``API_KEY_INVALID``; its ``code`` is only the HTTP status)."""
+    details = error.get("details")
+    if not isinstance(details, list):
+        return None
+    reasons = (short(d.get("reason")) for d in details[:10] if isinstance(d, dict))
+    return next((r for r in reasons if r), None)
 
 
 def short(text: object) -> str | None:
@@ -171,6 +182,8 @@ class Watch:
         self._sse = False
         self._json: bytearray | None = None
         self._tail = b""
+        self._plain: list[bytes] = []
+        """Whole event lines (``\\nevent: kind\\n``) of kinds seen and never parsed."""
         self._headers: dict[str, str] = {}
         self.wall = 0.0
         """Unix seconds when the response head arrived (a reset's base)."""
@@ -228,23 +241,35 @@ class Watch:
     def _feed_sse(self, data: bytes) -> None:
         """Scan the whole events in ``data`` (an event cut by the chunk waits for the rest)."""
         block = self._tail + data if self._tail else data
-        cut = max(block.rfind(b"\n\n"), block.rfind(b"\n\r\n"))
+        cut = block.rfind(b"\n\n")
+        cut = max(cut, block.rfind(b"\n\r\n", max(cut - 1, 0)))
         if cut < 0:
             self._tail = block if len(block) <= LINE_KEPT else b""
             return
         self._tail = block[cut + 2 :]
         if len(self._tail) > LINE_KEPT:
             self._tail = b""
-        self._scan(block[: cut + 2])
+        self._scan(block, cut + 2)
 
-    def _scan(self, events: bytes) -> None:
-        """Kinds, usage and errors of whole server-sent events (C-speed regular expressions:
-        a 50 MB stream is mostly lines no one parses)."""
-        events = b"\n" + events
+    def _scan(self, block: bytes, end: int) -> None:
+        """Kinds, usage and errors of the whole server-sent events in ``block[:end]``.
+
+        A 50 MB stream is mostly events of kinds already seen that nobody parses: when every
+        event line of the block is one of those (counted with C-speed substring counts), the
+        block is done; otherwise its event lines are read with regular expressions."""
+        lines = block.count(b"\nevent:", 0, end) + block.startswith(b"event:")
+        if lines and lines == self._known(block, end, lines):
+            return
+        events = b"\n" + block[:end]
         names = EVENT_LINE.findall(events)
         if names:
-            for name in dict.fromkeys(names):
-                self._saw(short(name.decode("utf-8", "replace").strip()))
+            for whole, name in dict.fromkeys(names):
+                kind = short(name.decode("utf-8", "replace").strip())
+                self._saw(kind)
+                plain_kind = kind is not None and kind not in PARSED_KINDS
+                fresh = whole not in self._plain and len(self._plain) < KINDS_KEPT
+                if plain_kind and fresh and whole[-1:] in (b"\r", b"\n"):
+                    self._plain.append(whole)
             for kind, payload in PARSED_PAIR.findall(events):
                 parsed = _json(payload)
                 if isinstance(parsed, dict):
@@ -253,6 +278,20 @@ class Watch:
         for line in events.split(b"\n"):  # no event lines: data lines alone (Gemini)
             if line.startswith(b"data:"):
                 self._sse_data(line[5:].strip())
+
+    def _known(self, block: bytes, end: int, lines: int) -> int:
+        """How many event lines of ``block[:end]`` name a kind seen before and not parsed
+        (counted until all ``lines`` are; the kind that filled a block is tried first
+        next time, so a stream of one delta kind costs one count)."""
+        known = 0
+        for whole in self._plain:
+            known += block.count(whole, 0, end) + block.startswith(whole[1:])
+            if known >= lines:
+                if whole is not self._plain[0]:
+                    self._plain.remove(whole)
+                    self._plain.insert(0, whole)
+                break
+        return known
 
     def _saw(self, kind: str | None) -> None:
         if kind is None:
@@ -296,7 +335,7 @@ class Watch:
 
     def _error(self, error: dict[str, Any]) -> None:
         self.error_type = short(error.get("type")) or short(error.get("status")) or self.error_type
-        self.error_code = short(error.get("code")) or self.error_code
+        self.error_code = _reason(error) or short(error.get("code")) or self.error_code
         message = error.get("message")
         if isinstance(message, str):
             lowered = message[:2000].lower()
@@ -384,7 +423,7 @@ class Watch:
         if self._json is not None and ended in ("answered", "broken", "abandoned"):
             self._read_json()
         if self._tail:
-            self._scan(self._tail + b"\n\n")
+            self._scan(self._tail + b"\n\n", len(self._tail) + 2)
             self._tail = b""
         whole = ended == "answered" and (self.status or 0) >= 400
         if whole or (self.in_stream_error and ended in ("answered", "broken", "abandoned")):

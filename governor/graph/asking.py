@@ -1,4 +1,5 @@
-"""Questions and waits in the graph: the actor of the ``ask`` and ``wait`` nodes.
+"""Questions, requests for more budget and waits in the graph: the actor of the ``ask``
+and ``wait`` nodes.
 
 Rules (SPEC §4 rule 5; ``docs/api.md``):
     * A question is LangGraph's ``interrupt()`` whose value is Agent Inbox's
@@ -14,7 +15,10 @@ Rules (SPEC §4 rule 5; ``docs/api.md``):
       (the one ``assess`` saw: ``asked``) no longer stands — answered elsewhere
       meanwhile, the CLI, the web view — the resume value is not recorded against
       whatever is asked now: the run reports it (``answer``: ``recorded`` false, and
-      why) and goes on. Every answer's fate is reported so, never dropped silently.
+      why) and goes on (so too for a request for more budget). Every answer's fate is
+      reported so, never dropped silently.
+    * A request for more budget that only a person's grant moves is asked the same way,
+      through the same node (``governor.graph.granting``): ``ask_grant``.
     * A wait is the runner's: slept through up to ``max_wait_s`` (0 on a server).
 """
 
@@ -31,6 +35,15 @@ from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume
 from governor.drive import goals
 from governor.drive.runner import Runner
 from governor.errors import InputError
+from governor.graph.granting import (
+    GrantAsked,
+    answer_report,
+    grant_answer_of,
+    grant_identity,
+    grant_record,
+    is_grant_identity,
+    record_answer,
+)
 
 DEFAULT_ACTOR: Final = "operator:langgraph"
 """Who answered a question, when the run's context does not say."""
@@ -93,20 +106,42 @@ class GraphActor:
         self.answer = {"recorded": True, "answer": text, "actor": actor, "verb": asked.verb}
         return True
 
+    def ask_grant(self, asked: GrantAsked) -> bool:
+        """Interrupt with the request for more budget; record the grant or decline
+        ``Command(resume=…)`` brings (``governor.graph.granting``).
+
+        False when the person ignored it (the run ends; the request stands)."""
+        if self.asked is not None and grant_identity(asked) != self.asked:
+            self.answered_meanwhile()
+            return True  # answered meanwhile, and asked anew: decide again
+        given = grant_answer_of(interrupt(grant_record(asked)), self.actor)
+        if given is None:
+            self.answer = {"recorded": False, "ignored": True, "reason": IGNORED_GRANT}
+            return False
+        record_answer(self.runner, asked, given)
+        self.answer = answer_report(given)
+        return True
+
     def answered_meanwhile(self) -> None:
-        """The question this run asked is gone: report the resume value it brings, if any."""
+        """The question (or request) this run asked is gone: report the resume value it
+        brings, if any."""
         if self.asked is None:
             return
         try:  # a resume value for the question asked before, or (first pass) none: no pause
             value = interrupt(self.asked)
         except GraphInterrupt:
             return
-        given = answer_of(value, self.actor)
-        text, actor = given if given is not None else (None, self.actor)
+        if is_grant_identity(self.asked):
+            granted = grant_answer_of(value, self.actor)
+            text, actor = (granted.reason, granted.actor) if granted else (None, self.actor)
+        else:
+            given = answer_of(value, self.actor)
+            text, actor = given if given is not None else (None, self.actor)
         self.answer = {"recorded": False, "answer": text, "actor": actor, "reason": TOO_LATE}
 
 
 IGNORED: Final = "ignored: the question still waits for an answer"
+IGNORED_GRANT: Final = "ignored: the request for more budget still waits for an answer"
 TOO_LATE: Final = (
     "the question was answered elsewhere (or the goal moved on) before this answer "
     "arrived; it was not recorded"

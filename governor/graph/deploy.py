@@ -16,6 +16,9 @@ Rules (SPEC §8; ``docs/deployment.md``, ``docs/api.md``):
       with ``outcome`` ``waiting`` and ``wake_at``; a question is LangGraph's
       ``interrupt()``, and ``Command(resume=answer)`` records the answer with the
       operator verb that answers it (``governor.core.verbs.answer``), as the CLI does.
+      A goal waiting on a person's grant (``governor.graph.granting``) goes to ``ask``
+      too: its request is the interrupt, and ``Command(resume={"grant": …})`` or
+      ``{"decline": …}`` records the answer as ``governor grant``/``decline`` does.
       Either node returns to ``assess`` when the goal has moved on meanwhile.
     * A goal whose lease another runner holds ends the run with outcome ``leased``,
       naming the holder: the graph never waits for, nor steals, a lease.
@@ -29,6 +32,7 @@ Rules (SPEC §8; ``docs/deployment.md``, ``docs/api.md``):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -44,10 +48,12 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from governor.clock import utc_now
+from governor.core.decision import Decision
 from governor.core.event_fields import Profile
 from governor.core.question import question
-from governor.core.route import Ask, Stop, Wait, route
+from governor.core.route import Action, Ask, Stop, Wait, route
 from governor.core.text import stamp
+from governor.core.view import GoalView
 from governor.drive import goals
 from governor.drive.act import act
 from governor.drive.goalfile import goal_from_mapping, profiles_from_file
@@ -57,6 +63,7 @@ from governor.drive.spans import instrument_from
 from governor.errors import GovernorError, InputError, LeaseError
 from governor.graph.asking import DEFAULT_ACTOR, GraphActor, identity
 from governor.graph.build import NODES, node_of
+from governor.graph.granting import grant_asked, grant_identity
 from governor.render.records import decision_record
 from governor.store.base import EventStore
 from governor.store.url import open_store
@@ -192,24 +199,27 @@ class _Nodes:
             raise InputError('give the goal to drive: input {"goal_id": "…"} or {"goal": {…}}')
         with self.runner(goal_id) as runner:
             decision = runner.decide(with_ledger=True)  # the graph's state shows the ledger
-            if decision.is_stopped and decision.blocked_on == "environment":
-                goals.tick(runner)  # re-probes the missing binary under the lease
+            if decision.is_stopped and (
+                decision.blocked_on == "environment" or decision.status == "budget_exhausted"
+            ):  # re-probes a missing binary; asks for (or auto-grants) budget; under the lease
+                with contextlib.suppress(LeaseError):  # its holder settles it: decide as it is
+                    goals.tick(runner)
                 decision = runner.decide(with_ledger=True)
-            asked = question(runner.view, decision)
-        action = route(decision)
+            action = route(decision)
+            node, asked = _routed(runner.view, decision, action)
         update: DeployState = {
             "goal_id": goal_id,
             "goal": {},
-            "node": node_of(action),
+            "node": node,
             "decision": decision_record(decision),
             "outcome": None,
             "wake_at": None,
             "holder": None,
-            "asked": identity(asked) if asked is not None and isinstance(action, Ask) else None,
+            "asked": asked,
             # a run that follows an ended one starts afresh; a resumed run keeps its answer
             "answer": None if state.get("outcome") else state.get("answer"),
         }
-        if isinstance(action, Stop):
+        if isinstance(action, Stop) and node == END:
             update["outcome"] = "review" if action.reason == "review" else "stopped"
         elif state.get("remaining_steps", 3) <= 2:
             update["outcome"] = "steps"  # room for no further step in this run
@@ -242,16 +252,34 @@ class _Nodes:
         return {}
 
     def ask(self, state: DeployState, runtime: Runtime[DeployContext]) -> DeployState:
-        """Put the planner's or a worker's question to a person; record the answer."""
+        """Put the planner's or a worker's question, or a request for more budget, to a
+        person; record the answer."""
         actor = (runtime.context or {}).get("actor") or DEFAULT_ACTOR
         with self.runner(state["goal_id"]) as runner:
             actor_of = GraphActor(runner, actor, state.get("asked"))
-            action = route(runner.decide())
-            goes_on = act(actor_of, action) if isinstance(action, Ask) else True
-            if not isinstance(action, Ask):
+            decision = runner.decide()
+            action, grant = route(decision), grant_asked(runner.view, decision)
+            if grant is not None:
+                goes_on = actor_of.ask_grant(grant)
+            elif isinstance(action, Ask):
+                goes_on = act(actor_of, action)
+            else:
+                goes_on = True
                 actor_of.answered_meanwhile()
         update: DeployState = {"answer": actor_of.answer} if actor_of.answer else {}
         return update if goes_on else {**update, "outcome": "stopped"}
+
+
+def _routed(
+    view: GoalView, decision: Decision, action: Action
+) -> tuple[str, dict[str, Any] | None]:
+    """The node ``assess`` routes to, and the ids of what it asks there: a request for more
+    budget a person must answer (``ask``), a question, or nothing."""
+    grant = grant_asked(view, decision)
+    if grant is not None:
+        return "ask", grant_identity(grant)
+    asked = question(view, decision)
+    return node_of(action), identity(asked) if asked and isinstance(action, Ask) else None
 
 
 def _stamp(when: datetime | None) -> str | None:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Final
+from typing import Any, Final
 
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
@@ -35,12 +36,12 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from governor.core.commands import OperatorVerb
-from governor.drive import goals
+from governor.drive import goals, spans
+from governor.drive.pools import pools_of, refuse_on_temporal
 from governor.errors import (
     CommandRefusedError,
     GovernorError,
@@ -51,6 +52,7 @@ from governor.errors import (
     UnavailableError,
 )
 from governor.store.base import EventStore, Lease
+from governor.temporal.codec import CODEC_VARIABLE, data_converter
 from governor.temporal.names import (
     SEARCH_ATTRIBUTES,
     STEP_UPDATE,
@@ -83,14 +85,19 @@ VERB_TIMEOUT_S: Final = 60.0
 
 
 async def connect(driver: Driver) -> Client:
-    """A client of the server ``driver`` names; ``UnavailableError`` when it cannot be reached."""
+    """A client of the server ``driver`` names, with the payload codec it names (or
+    ``$GOVERNOR_TEMPORAL_CODEC``) and, when governor's spans are on, OpenTelemetry's
+    tracing interceptor sending to the same tracer (a worker's too: it shares its
+    client's interceptors); ``UnavailableError`` when it cannot be reached."""
     options = connect_options(driver.security)
+    converter = data_converter(driver.security.codec or os.environ.get(CODEC_VARIABLE))
     try:
         return await asyncio.wait_for(
             Client.connect(
                 driver.address,
                 namespace=driver.namespace,
-                data_converter=pydantic_data_converter,
+                data_converter=converter,
+                interceptors=_interceptors(),
                 **options,
             ),
             CONNECT_TIMEOUT_S,
@@ -102,6 +109,16 @@ async def connect(driver: Driver) -> Client:
         ) from None
     except (RuntimeError, TimeoutError) as exc:
         raise unreachable(driver, exc) from None
+
+
+def _interceptors() -> list[Any]:
+    """OpenTelemetry's tracing interceptor when governor's spans are on (the otel extra)."""
+    traced = spans.tracer()
+    if traced is None:
+        return []
+    from temporalio.contrib.opentelemetry import TracingInterceptor  # noqa: PLC0415 - otel
+
+    return [TracingInterceptor(traced)]
 
 
 def unreachable(driver: Driver, exc: BaseException) -> UnavailableError:
@@ -227,6 +244,7 @@ async def start(
             store's goal's (another type, another goal, or no lease of this server on it).
     """
     settings = settings or DriveSettings()
+    refuse_pooled(store, goal_id)
     client = await connect(driver)
     workflow = workflow_id_of(store, goal_id)
     with translated(driver, goal_id):
@@ -257,6 +275,12 @@ async def start(
         store.release_lease(lease)
         raise
     return True
+
+
+def refuse_pooled(store: EventStore, goal_id: str) -> None:
+    """Refuse a goal that names pools (``governor.drive.pools.refuse_on_temporal``)."""
+    view = goals.load(store, goal_id) if store.last_seq(goal_id) else None
+    refuse_on_temporal(goal_id, pools_of(view) if view is not None else ())
 
 
 def static_summary(store: EventStore, goal_id: str) -> str:

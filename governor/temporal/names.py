@@ -91,6 +91,9 @@ class Security:
     profile: str | None = None
     identity: str | None = None
     """This client's (a worker's) identity in Temporal's histories."""
+    codec: str | None = None
+    """The payload codec (``zlib`` or ``MODULE:NAME``; ``governor.temporal.codec``), else
+    ``$GOVERNOR_TEMPORAL_CODEC``."""
 
 
 @dataclass(frozen=True, slots=True)

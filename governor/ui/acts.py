@@ -57,9 +57,17 @@ if TYPE_CHECKING:
 
 MOST_BYTES: Final = 64 * 1024
 """The largest form taken (an answer is at most 2,000 characters)."""
-FIELDS: Final = ("csrf", "form", "verb", "reason", "plan", "work", "ledger", "to", "confirm")
+FIELDS: Final = (
+    "csrf", "form", "verb", "reason", "plan", "work", "ledger", "to", "confirm",
+    "usd", "attempts", "expires",
+)  # fmt: skip
 """The fields a form may send; others are ignored."""
 FORM_TYPE: Final = "application/x-www-form-urlencoded"
+
+BUDGET_VERBS: Final = ("grant", "decline")
+"""A person's answer to a request for more budget (``governor grant|decline``), run by
+``governor.drive.grants`` as the CLI runs it: not an operator verb of the core's table (a
+pool's grant is recorded on the pool too)."""
 
 Render = Callable[[Request, "Acting | None", int], Response]
 """Renders a goal's page for a request, with its forms' state, at a status code."""
@@ -91,14 +99,35 @@ def acting(request: Request, settings: UiSettings) -> Acting | None:
     return Acting(
         actor or settings.actor,
         csrf=_token(request, settings) if actor else None,
-        done=done if done in goals.VERBS else None,
+        done=done if done in goals.VERBS or done in BUDGET_VERBS else None,
     )
+
+
+def pool_acting(request: Request, settings: UiSettings) -> Acting | None:
+    """The grant form's state of a pool page requested with GET (None: read-only)."""
+    if settings.actor is None or settings.keys is None:
+        return None
+    actor = actor_of(request, settings)
+    done = request.query_params.get("done")
+    return Acting(
+        actor or settings.actor,
+        csrf=_token(request, settings) if actor else None,
+        done=done if done in BUDGET_VERBS else None,
+    )
+
+
+def form_key(request: Request) -> str:
+    """What a page's form tokens are made for: the goal, or ``pool:NAME`` (no goal id
+    holds a ``:``, so a pool's token never spends on a goal's page, nor the reverse)."""
+    if "goal_id" in request.path_params:
+        return str(request.path_params["goal_id"])
+    return f"pool:{request.path_params['name']}"
 
 
 def _token(request: Request, settings: UiSettings) -> str:
     assert settings.keys is not None
     now_s = settings.clock().timestamp()
-    return settings.keys.form_token(request.path_params["goal_id"], now_s)
+    return settings.keys.form_token(form_key(request), now_s)
 
 
 def _refused(request: Request, settings: UiSettings) -> Response | None:
@@ -196,6 +225,42 @@ def govern(store: EventStore, goal_id: str, verb: OperatorVerb, clock: Clock) ->
     asyncio.run(client.send_verb(driver, goal_id, workflow, verb))  # a threadpool thread
 
 
+def answer_budget(
+    store: EventStore,
+    target: str,
+    fields: Mapping[str, str],
+    actor: str,
+    clock: Clock,
+    *,
+    pool: bool = False,
+) -> list[str]:
+    """``grant`` or ``decline`` from a form, of a goal's open request (or of a pool: every
+    goal waiting on it), as ``governor grant|decline`` records it; the goals answered.
+
+    Raises:
+        InputError: no reason, or an amount the CLI would refuse.
+        CommandRefusedError, NotFoundError: as the command refuses.
+    """
+    from governor.drive import grants  # noqa: PLC0415 - only a budget answer needs it
+
+    reason = fields.get("reason", "").strip()
+    if not reason:
+        raise InputError("a grant or a decline needs its reason (--reason)")
+
+    def governed(goal_id: str, verb: OperatorVerb) -> None:  # through Temporal, if it drives
+        govern(store, goal_id, verb, clock)
+
+    if fields.get("verb") == "decline":
+        decline = grants.decline_pool if pool else grants.decline_goal
+        return decline(store, target, reason=reason, actor=actor, clock=clock, govern=governed)
+    usd, attempts, expires_s = grants.amounts(
+        fields.get("usd", ""), fields.get("attempts", ""), fields.get("expires", "")
+    )
+    grant = grants.grant_to_pool if pool else grants.grant_goal
+    return grant(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
+                 reason=reason, actor=actor, clock=clock, govern=governed)  # fmt: skip
+
+
 def _status(exc: GovernorError) -> int:
     if isinstance(exc, NotFoundError):
         return 404
@@ -228,12 +293,57 @@ def endpoint(store: EventStore, settings: UiSettings, render: Render) -> Callabl
         problem = keys.spend(fields.get("csrf"), goal_id, settings.clock().timestamp())
         if problem is not None:
             return await again(request, fields, f"error: {problem}", 403)
+        who = actor_of(request, settings) or actor
+        name = fields.get("verb", "")
         try:
-            verb = verb_of(fields, actor_of(request, settings) or actor)
-            await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
+            if name in BUDGET_VERBS:
+                await run_in_threadpool(answer_budget, store, goal_id, fields, who, settings.clock)
+            else:
+                verb = verb_of(fields, who)
+                await run_in_threadpool(govern, store, goal_id, verb, settings.clock)
         except GovernorError as exc:
             return await again(request, fields, one_line(f"error: {exc}"), _status(exc))
-        done = f"/goals/{quote(goal_id, safe='')}?done={quote(verb.verb)}"
+        done = f"/goals/{quote(goal_id, safe='')}?done={quote(name)}"
+        return RedirectResponse(done, status_code=303)
+
+    return act
+
+
+def pool_endpoint(
+    store: EventStore, settings: UiSettings, render: Render
+) -> Callable[[Request], Any]:
+    """The POST endpoint of ``/pools/NAME/act``: ``grant`` to the pool or ``decline``
+    every request waiting on it, as ``governor grant|decline POOL`` does; the same checks
+    as a goal's form (origin, access token, a form token of that pool's page)."""
+    keys, actor = settings.keys, settings.actor
+    assert keys is not None
+    assert actor is not None
+
+    async def act(request: Request) -> Response:
+        refused = _refused(request, settings)
+        if refused is not None:
+            return refused
+        fields = await _fields(request)
+        if isinstance(fields, Response):
+            return fields
+        name = request.path_params["name"]
+        who = actor_of(request, settings) or actor
+        problem = keys.spend(fields.get("csrf"), form_key(request), settings.clock().timestamp())
+        error, status = (f"error: {problem}", 403) if problem is not None else ("", 200)
+        verb = fields.get("verb", "")
+        if not error and verb not in BUDGET_VERBS:
+            error, status = f"error: unknown action {verb!r}; one of grant, decline", 400
+        if not error:
+            try:
+                moved = await run_in_threadpool(
+                    answer_budget, store, name, fields, who, settings.clock, pool=True
+                )
+            except GovernorError as exc:
+                error, status = one_line(f"error: {exc}"), _status(exc)
+        if error:
+            shown = Acting(who, _token(request, settings), error=error, sent=dict(fields))
+            return await run_in_threadpool(render, request, shown, status)
+        done = f"/pools/{quote(name, safe='')}?" + urlencode({"done": verb, "n": len(moved)})
         return RedirectResponse(done, status_code=303)
 
     return act

@@ -3,7 +3,8 @@
 Rules:
     * Pure: a goal's view, its decision and an ``Acting`` in, ``Html`` out.
     * Every form POSTs to ``/goals/GOAL/act`` with the page's one-time CSRF token and the
-      name of an operator verb (``governor.drive.goals.VERBS``): the server runs that verb
+      name of an operator verb (``governor.drive.goals.VERBS``), or ``grant``/``decline``
+      of an open request for more budget (``governor.drive.grants``): the server runs it
       as the CLI does and refuses what the CLI refuses. A form offers what the goal's
       state suggests; the rules, not the form, decide what is allowed.
     * A form that was refused comes back filled in as it was sent (``Acting.sent``), so a
@@ -19,7 +20,7 @@ from urllib.parse import quote
 from governor.analysis.unblock import Unblock
 from governor.core.budgets import LEDGERS
 from governor.core.decision import Decision
-from governor.core.view import GoalView, WorkState
+from governor.core.view import BudgetRequest, GoalView, WorkState
 from governor.ui.data import Pending
 from governor.ui.markup import Html, el, join, void
 
@@ -118,11 +119,56 @@ def pending_forms(goal_id: str, pending: Pending, acting: Acting) -> Html:
     )
 
 
-def blocker_form(goal_id: str, u: Unblock, acting: Acting) -> Html:
-    """The form that clears one blocker from the page: an answer to its question, or a
-    reason to let a stopped item or planner go on (``work retry`` / ``resume``); none for
-    a review (the pending forms) or what only an install or a raise clears."""
+def budget_fields(acting: Acting, key: str, asked: BudgetRequest | None) -> Html:
+    """A grant's amounts (``--usd``, ``--attempts``, ``--expires``; the amount asked filled
+    in) and its reason, as ``governor grant`` takes them."""
+    sent = acting.sent if acting.sent.get("form") == key else {}
+
+    def number(name: str, label: str, value: float | int | None, step: str) -> Html:
+        shown = sent.get(name, "" if value is None else f"{value:g}")
+        field_id = f"{key}-{name}"
+        return join(
+            [
+                el("label", label, for_=field_id),
+                void("input", type="number", id=field_id, name=name, min="0", step=step,
+                     value=shown),
+            ]
+        )  # fmt: skip
+
+    expires_id = f"{key}-expires"
+    return join(
+        [
+            number("usd", "US dollars", asked.usd if asked else None, "any"),
+            number("attempts", "charged attempts", asked.attempts if asked else None, "1"),
+            el("label", "expires after (2h, 30m; empty: never)", for_=expires_id),
+            void("input", type="text", id=expires_id, name="expires",
+                 value=sent.get("expires", "")),
+            _reason(acting, key, "why (needed to grant or decline)", required=True),
+        ]
+    )  # fmt: skip
+
+
+def grant_form(goal_id: str, u: Unblock, asked: BudgetRequest | None, acting: Acting) -> Html:
+    """The form that answers a goal's open request for more budget: ``grant`` (the amount
+    asked filled in) or ``decline`` — ``governor grant|decline GOAL`` from the page."""
+    buttons = [_button("grant", "grant")]
+    if any(c.startswith("governor decline ") for c in u.commands):
+        buttons.append(_button("decline", "decline", danger=True))
+    return _form(
+        goal_id, acting, "grant", budget_fields(acting, "grant", asked), _buttons(*buttons)
+    )
+
+
+def blocker_form(
+    goal_id: str, u: Unblock, acting: Acting, asked: BudgetRequest | None = None
+) -> Html:
+    """The form that clears one blocker from the page: an answer to its question, a
+    reason to let a stopped item or planner go on (``work retry`` / ``resume``), a grant
+    or decline of a request for more budget; none for a review (the pending forms) or
+    what only an install or a raise clears."""
     b = u.blocker
+    if b.kind == "grant":
+        return grant_form(goal_id, u, asked, acting) if u.commands else Html("")
     verb = "work retry" if b.work_id is not None else "resume"
     key = f"blocker:{b.work_id or 'goal'}"
     hidden = {"work": b.work_id} if b.work_id is not None else {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from typing import Final
+from urllib.parse import quote
 
 from governor.analysis.unblock import Unblock
 from governor.core.charges import describe_tries
@@ -16,7 +17,7 @@ from governor.core.decision import Decision
 from governor.core.evidence import Evidence
 from governor.core.ledger import Ledger
 from governor.core.text import quoted
-from governor.core.view import GoalView
+from governor.core.view import BudgetRequest, GoalView
 from governor.ui.data import GoalPage, Pending
 from governor.ui.forms import Acting, act_section, blocker_form, outcome, pending_forms
 from governor.ui.layout import badge, bar, duration, link, relative, when
@@ -76,7 +77,12 @@ def _pending(goal_id: str, pending: Pending, acting: Acting | None) -> Html:
     )
 
 
-def _blockers(goal_id: str, found: tuple[Unblock, ...], acting: Acting | None) -> Html:
+def _blockers(
+    goal_id: str,
+    found: tuple[Unblock, ...],
+    acting: Acting | None,
+    asked: BudgetRequest | None = None,
+) -> Html:
     """Every blocker, what unblocks most first, each with what clears it: its commands,
     and — with actions allowed — its form. An agent's question is a quotation (data)."""
     if not found:
@@ -102,7 +108,7 @@ def _blockers(goal_id: str, found: tuple[Unblock, ...], acting: Acting | None) -
                 el("p", _quoted(u.todo), class_="todo"),
                 el("ul", [el("li", el("code", c, class_="command")) for c in u.commands],
                    class_="commands") if u.commands else Html(""),
-                blocker_form(goal_id, u, acting) if forms and acting else Html(""),
+                blocker_form(goal_id, u, acting, asked) if forms and acting else Html(""),
                 data_kind=b.kind,
                 data_work=b.work_id or "",
             )
@@ -383,6 +389,15 @@ def _goal(view: GoalView) -> Html:
     )
 
 
+def _pools(view: GoalView) -> list[Html]:
+    """Links to the pools the goal spends from (SPEC §13.6)."""
+    pools = (view.created.pools if view.created else None) or ()
+    parts: list[object] = [" · pools: "] if pools else []
+    for k, name in enumerate(pools):
+        parts += [", " if k else "", link(f"/pools/{quote(name, safe='')}", name)]
+    return [join(parts)]
+
+
 def goal_main(page: GoalPage, now: datetime, acting: Acting | None = None) -> Html:
     """The ``main`` of a goal's page; with ``acting``, its forms (``--allow-actions``)."""
     view = page.view
@@ -390,7 +405,7 @@ def goal_main(page: GoalPage, now: datetime, acting: Acting | None = None) -> Ht
     pending = page.pending
     return join(
         [
-            el("nav", link("/", "« all goals"), class_="crumbs"),
+            el("nav", link("/", "« all goals"), *_pools(view), class_="crumbs"),
             el(
                 "h1",
                 el("span", view.goal_id, class_="goal-id"),
@@ -403,7 +418,7 @@ def goal_main(page: GoalPage, now: datetime, acting: Acting | None = None) -> Ht
             _status(page.decision, now),
             _running(page, now),
             _pending(view.goal_id, pending, acting) if pending else Html(""),
-            _blockers(view.goal_id, page.blockers, acting),
+            _blockers(view.goal_id, page.blockers, acting, view.budget_request),
             _advice(page),
             _ledger(page.decision.ledger, view, running_s(page, now)),
             act_section(view.goal_id, view, page.decision, acting) if acting else Html(""),

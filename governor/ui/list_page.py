@@ -336,6 +336,7 @@ def list_main(
     return join(
         [
             el("h1", "Goals ", el("span", _heading(goals), class_="sub")),
+            el("nav", link("/pools", "budget pools"), class_="crumbs pools-link"),
             _upstreams(upstreams, now),
             el("div", _filters(goals), _search(goals), class_="tools"),
             _bulk_form(bulk) if bulk is not None else Html(""),

@@ -48,6 +48,8 @@ from governor.ui.goal_page import goal_main
 from governor.ui.layout import document, link
 from governor.ui.list_page import Bulk, list_main
 from governor.ui.markup import Html, el, join
+from governor.ui.pool_data import pool_list, pool_page
+from governor.ui.pool_page import pool_main, pools_main
 from governor.ui.settings import HEADERS, UiSettings
 
 Scope = MutableMapping[str, Any]
@@ -156,9 +158,31 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
     def goal(request: Request) -> Response:
         return goal_response(request, acts.acting(request, settings))
 
+    def pools(request: Request) -> Response:
+        try:
+            main = pools_main(pool_list(store, settings.clock()), settings.clock())
+        except GovernorError as exc:
+            return error_page(settings, exc)
+        return page(settings, "pools", main)
+
+    def pool_response(request: Request, acting: Acting | None, status_code: int = 200) -> Response:
+        name = request.path_params["name"]
+        try:
+            now = settings.clock()
+            found = pool_page(store, name, now, store_arg=settings.store_arg)
+            main = pool_main(found, now, acting)
+        except GovernorError as exc:
+            return error_page(settings, exc)
+        return page(settings, f"pool {name}", main, status_code)
+
+    def pool(request: Request) -> Response:
+        return pool_response(request, acts.pool_acting(request, settings))
+
     routes = [
         Route("/", goals, methods=["GET"]),
         Route("/goals/{goal_id}", goal, methods=["GET"]),
+        Route("/pools", pools, methods=["GET"]),
+        Route("/pools/{name}", pool, methods=["GET"]),
         Mount("/static", StaticFiles(packages=[("governor.ui", "static")]), name="static"),
     ]
     app: Asgi = Starlette(routes=routes)
@@ -166,6 +190,8 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
         act = acts.endpoint(store, settings, goal_response)
         routes.insert(2, Route("/goals/{goal_id}/act", act, methods=["POST"]))
         routes.insert(3, Route("/bulk", acts.bulk_endpoint(store, settings), methods=["POST"]))
+        pool_act = acts.pool_endpoint(store, settings, pool_response)
+        routes.insert(4, Route("/pools/{name}/act", pool_act, methods=["POST"]))
         app = TokenLink(Starlette(routes=routes), settings)
     return Guard(app, settings.allowed_hosts, settings.headers)
 

@@ -216,3 +216,17 @@ def test_positive_text_evidence_is_kept_when_the_wire_saw_nothing():
     declared = nothing_happened("exec:spawn-errno", "ENOENT")
     result = classify(failed(spawn_errno="ENOENT", evidence=declared, wire=WireFacts()))
     assert (result.failure_class, result.rule) == ("environment", "spawn-errno")
+
+
+def test_a_400_whose_code_refuses_the_key_is_a_credential_failure_like_a_401():
+    """Google answers a bad key with HTTP 400 and ``reason: API_KEY_INVALID``."""
+    bad_key = request(status=400, ttfb_ms=2, error_code="API_KEY_INVALID")
+    result = classify(failed(error="[API Error: ...]", wire=wire(bad_key)))
+    assert (result.failure_class, result.rule, result.vendor_status) == (
+        "environment",
+        "credential",
+        400,
+    )
+    assert result.credential is not None
+    other = classify(failed(wire=wire(request(status=400, ttfb_ms=2, error_code="OTHER"))))
+    assert other.failure_class is None  # any other 400 stays charged

@@ -130,7 +130,16 @@ def test_a_larger_request_waits_for_a_person_whose_grant_moves_the_goal(project)
     listed = [json.loads(x) for x in ok(project, "list", "--json", "--needs-person").splitlines()]
     assert [g["goal_id"] for g in listed] == ["g1"]
     explained = ok(project, "explain", "g1")
-    assert "governor grant g1" in explained
+    assert "advice: the goal asks a person for more budget (pool:small)" in explained
+    [blocker] = status["blockers"]
+    assert (blocker["kind"], blocker["waits_on"]) == ("grant", "person")
+    assert blocker["commands"] == [
+        "governor grant g1 --usd 0.1 --reason REASON",
+        "governor decline g1 --reason REASON",
+    ]
+    [row] = listed
+    assert row["blockers"][0]["commands"] == blocker["commands"]
+    assert json.loads(ok(project, "explain", "g1", "--json"))["blockers"][0]["kind"] == "grant"
     refused = project.gov("grant", "nobody-here", "--usd", "1", "--reason", "x")
     assert refused.returncode == 4
     moved = ok(project, "grant", "g1", "--usd", "1", "--reason", "the release needs it")

@@ -15,7 +15,7 @@ from governor.exec.relay import Relay
 from governor.exec.relayed import start_relay
 from tests.fakevendor import scenario as sc
 from tests.fakevendor.clis import dead_url
-from tests.fakevendor.raw import HttpProxy, RawServer, read_body
+from tests.fakevendor.raw import HttpProxy, RawServer, read_body, read_head
 from tests.fakevendor.server import FakeVendor
 
 KEY = "sk-ant-fake-relay-0123456789abcdef"
@@ -286,3 +286,125 @@ def test_a_relay_that_cannot_start_is_an_uncharged_environment_failure():
     assert (result.failure_class, result.rule) == ("environment", "relay")
     assert (result.error or "").startswith("governor's relay could not start: ")
     assert result.evidence.effects == result.evidence.output == "absent"
+
+
+def _raw_exchange(sock: socket.socket, body: bytes = b"{}") -> bytes:
+    """Send one request on a raw socket and read until the response's framing could end it:
+    everything the relay wrote (head and body as framed) up to a pause."""
+    sock.sendall(
+        b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    data = b""
+    while not data.endswith(b"\r\n\r\n") or data.count(b"\r\n\r\n") < 2:
+        piece = sock.recv(65536)
+        if not piece:
+            break
+        data += piece
+    return data
+
+
+def test_a_chunked_body_passes_framed_as_the_vendor_framed_it_and_keep_alive_holds():
+    event = b"event: message_start\ndata: {}\n\n"
+    framed = b"%x;ext=1\r\n%s\r\n0\r\nx-trailer: t\r\n\r\n" % (len(event), event)
+
+    def chunked(conn: socket.socket, head: bytes) -> None:
+        while head:
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\n\r\n" + framed
+            )
+            head = read_head(conn)
+
+    with RawServer(chunked) as vendor, Relay(vendor.url, {}) as relay:
+        with socket.create_connection(("127.0.0.1", port_of(relay)), timeout=DEADLINE_S) as sock:
+            for _ in range(2):  # the second on the same connections, both sides
+                answer = _raw_exchange(sock)
+                assert answer.endswith(b"\r\n\r\n" + framed)
+        facts = relay.facts()
+    assert [r.ended for r in facts.requests] == ["answered", "answered"]
+    assert facts.requests[0].events == ("message_start",)
+
+
+def test_a_body_that_runs_to_the_close_tells_the_client_to_close():
+    def until_close(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{"a": 1}')
+        conn.close()
+
+    with RawServer(until_close) as vendor, Relay(vendor.url, {}) as relay:
+        status, headers, body = post(relay)
+        [request] = relay.facts().requests
+    assert (status, body) == (200, b'{"a": 1}')
+    assert headers.get("Connection") == "close"
+    assert request.ended == "answered"
+
+
+def test_a_chunk_size_that_is_not_hex_ends_broken_and_the_relay_stays_up():
+    def bad(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"
+        )
+
+    with RawServer(bad) as vendor, Relay(vendor.url, {}) as relay:
+        with pytest.raises(http.client.HTTPException):
+            post(relay)
+        with pytest.raises(http.client.HTTPException):
+            post(relay)  # still serving
+        facts = relay.facts()
+    assert [r.ended for r in facts.requests] == ["broken", "broken"]
+    assert facts.failed is None
+
+
+@pytest.mark.parametrize(
+    "piece", [65536, 4096, 7], ids=["64k-pieces", "4k-pieces", "7-byte-pieces"]
+)
+def test_the_fast_scan_still_sees_an_error_event_among_many_deltas(piece: int) -> None:
+    """The watcher skips blocks whose every event is of a kind it has seen and never
+    parses; an ``error`` or a usage-bearing event in such a stream is still read, however
+    the body is cut."""
+    from governor.exec.relay_watch import Watch
+
+    delta = b'event: content_block_delta\ndata: {"type":"content_block_delta"}\n\n'
+    ping = b"event: ping\r\ndata: {}\r\n\r\n"
+    usage = b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":7}}\n\n'
+    error = (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+        b'"message":"Overloaded"}}\n\n'
+    )
+    body = delta * 2000 + ping * 50 + delta * 2000 + usage + delta * 500 + error + delta * 10
+    watch = Watch("POST", "/v1/messages", time.monotonic)
+    watch.head(200, {"content-type": "text/event-stream"}, time.time())
+    for at in range(0, len(body), piece):
+        watch.body(body[at : at + piece])
+    request = watch.end("answered")
+    assert request.ended == "refused"
+    assert request.error_type == "overloaded_error"
+    assert request.usage is not None
+    assert request.usage.output_tokens == 7
+    assert set(request.events) == {"content_block_delta", "ping", "message_delta", "error"}
+    assert request.bytes_down == len(body)
+
+
+def test_an_http_1_0_client_gets_the_payload_of_a_chunked_body_ended_by_the_close():
+    event = b"event: message_start\ndata: {}\n\n"
+
+    def chunked(conn: socket.socket, head: bytes) -> None:
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n"
+            b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(event), event, len(event), event)
+        )
+
+    with RawServer(chunked) as vendor, Relay(vendor.url, {}) as relay:
+        with socket.create_connection(("127.0.0.1", port_of(relay)), timeout=DEADLINE_S) as sock:
+            sock.sendall(b"POST /v1/messages HTTP/1.0\r\ncontent-length: 2\r\n\r\n{}")
+            answer = b""
+            while piece := sock.recv(65536):
+                answer += piece
+        [request] = relay.facts().requests
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert body == event * 2
+    assert b"transfer-encoding" not in head.lower()
+    assert b"connection: close" in head.lower()
+    assert request.ended == "answered"
+    assert request.events == ("message_start",)

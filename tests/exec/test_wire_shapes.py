@@ -8,6 +8,7 @@ recorded evidence names the disagreement.
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from datetime import UTC, datetime
 
@@ -190,3 +191,31 @@ def test_a_budget_spent_mid_run_refuses_the_next_request_and_the_tool_effect_sta
     assert not is_uncharged_failure(result.failure_class, result.evidence)
     assert result.wire is not None
     assert result.wire.gated
+
+
+def test_a_relay_that_fails_mid_call_makes_the_call_a_continuation_not_a_charge(
+    fake_vendor, claude_source_env, workdir
+):
+    """SPEC §13.1: the relay failing never costs an attempt. Here the relay's own gate
+    breaks (raises) at the second model request, which never leaves the relay; the call is
+    run again through a fresh relay and its result stands, with both runs' usage."""
+    asked: list[threading.Thread] = []
+
+    def broken_gate(usage: Usage | None) -> str | None:
+        asked.append(threading.current_thread())
+        if asked[0] is threading.current_thread():  # the first relay's thread only
+            raise RuntimeError("a gate that fails inside the relay")
+        return None
+
+    scenario = sc.Scenario((sc.Step("tool_call", command="touch continued.txt"), sc.Step("reply")))
+    fake_vendor.play(scenario)
+    harness = ClaudeHarness(workdir, gate=broken_gate)
+    result = harness.run(PROMPT, claude_profile(), cwd=workdir, env=claude_source_env)
+    assert asked  # the first run's second request reached the gate and broke the relay
+    assert result.ok, result.error  # the continuation's one request was answered
+    assert len(fake_vendor.model_requests) >= 2  # the first run's, then the continuation's
+    assert len(set(asked)) == 2  # two relays: the call ran again
+    assert result.wire is not None
+    assert result.wire.failed is None  # the facts are the continuation's relay's
+    assert result.usage is not None
+    assert (result.usage.input_tokens or 0) > 120  # both runs' usage, counted once each

@@ -8,6 +8,7 @@ store that Temporal drives a goal.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -197,3 +198,31 @@ def test_start_is_idempotent_and_other_drivers_keep_off(project: TemporalProject
         one_line(finished.stderr)
         == "error: g: the goal has ended (plan.completed); nothing to drive"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["temporal", "start", "g", "--address"], ["new", "g.json", "--temporal"]],
+    ids=["start", "new"],
+)
+def test_a_goal_that_names_a_pool_is_refused_before_any_server_is_asked(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """A workflow does not reserve against pools yet: driving a pooled goal there would
+    spend past the pool, so it is refused (exit 5) — with no server at all to ask."""
+    project = Project(tmp_path)
+    profile = agents(project)
+    path = project.goal_file("g", profile, profile)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "pools": ["team"]}))
+    assert project.gov("pool", "set", "team", "--usd", "5").returncode == 0
+    if argv[0] == "temporal":
+        assert project.gov("new", "g.json").returncode == 0
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    result = project.gov(*argv, address, timeout=120)
+    assert result.returncode == 5, result.stderr
+    assert one_line(result.stderr) == (
+        "error: g: the goal names pool team, and a Temporal workflow does not reserve its "
+        "calls against pools yet; drive it with `governor run` or `governor serve`"
+    )
+    if argv[0] == "new":
+        assert project.gov("status", "g").returncode == 4, "new stored a goal it cannot start"

@@ -20,10 +20,16 @@ A history without ``budget.requested`` never reaches this layer, so it decides a
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Final
 
 from governor.core.decision import Decision
 from governor.core.text import stamp
 from governor.core.view import BudgetRequest, GoalView
+
+PARKS: Final = "budget.2"
+"""The rule of a goal parked on a spent pool until it renews (a grant moves it sooner)."""
+ASKS: Final = "budget.3"
+"""The rule of a goal that only a person's grant moves."""
 
 
 def budget_stop(view: GoalView, now: datetime, decision: Decision) -> Decision:
@@ -49,7 +55,7 @@ def budget_stop(view: GoalView, now: datetime, decision: Decision) -> Decision:
             if request.declined
             else f", or now with {grant_command(view, request)}"
         ),
-        rule="budget.2",
+        rule=PARKS,
         blocked_on="budget",
         not_before=request.renews_at,
         exhausted=None,
@@ -60,13 +66,13 @@ def _ask(view: GoalView, decision: Decision, request: BudgetRequest) -> Decision
     declined = " (declined; a later grant still lets it go on)" if request.declined else ""
     answer = (
         f"; {grant_command(view, request)} grants it, "
-        f"`governor decline {view.goal_id} --reason '…'` declines it"
+        f"`governor decline {view.goal_id} --reason REASON` declines it"
     )
     return decision._replace(
         status="blocked",
         next_action="none",
         reason=f"waiting for a person to grant more budget: {request.reason}{declined}{answer}",
-        rule="budget.3",
+        rule=ASKS,
         blocked_on="operator",
         not_before=None,
         exhausted=None,
@@ -75,14 +81,19 @@ def _ask(view: GoalView, decision: Decision, request: BudgetRequest) -> Decision
 
 def asked_amount(request: BudgetRequest) -> str:
     """The amount a request asks for, as the options of ``governor grant``."""
-    parts = []
-    if request.usd is not None:
-        parts.append(f"--usd {request.usd:g}")
-    if request.attempts is not None:
-        parts.append(f"--attempts {request.attempts}")
-    return " ".join(parts)
+    return " ".join(amount_words(request.usd, request.attempts))
+
+
+def amount_words(usd: float | None, attempts: int | None) -> tuple[str, ...]:
+    """``--usd X`` and/or ``--attempts N`` for ``governor grant``, each figure exact."""
+    words: tuple[str, ...] = ()
+    if usd is not None:
+        words += ("--usd", str(int(usd)) if float(usd).is_integer() else repr(float(usd)))
+    if attempts is not None:
+        words += ("--attempts", str(attempts))
+    return words
 
 
 def grant_command(view: GoalView, request: BudgetRequest) -> str:
     """The runnable command that grants the request."""
-    return f"`governor grant {view.goal_id} {asked_amount(request)} --reason '…'`"
+    return f"`governor grant {view.goal_id} {asked_amount(request)} --reason REASON`"

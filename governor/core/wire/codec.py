@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any, Final
 
+import orjson
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from governor.core.events import EVENT_TYPES, Event
@@ -29,6 +30,7 @@ from governor.core.wire.decoder import (
     line_reader,
     reader,
 )
+from governor.core.wire.encoder import encoder_for
 from governor.core.wire.upcast import Upcaster
 from governor.errors import HistoryError
 
@@ -38,13 +40,23 @@ reads only valid rows (the compiled decoder reads them) never builds it (start-u
 
 
 def encode(event: Event) -> bytes:
-    """One event as a JSON object (no trailing newline)."""
+    """One event as a JSON object (no trailing newline): the models' own JSON
+    (``dump_json(by_alias=True, exclude_none=True)``), written by the compiled encoder
+    (``governor.core.wire.encoder``); what it has no encoder of, or orjson refuses, by
+    pydantic's serializer."""
+    made = encoder_for(type(event))
+    if made is not None:
+        try:
+            return orjson.dumps(made(event), option=orjson.OPT_UTC_Z)
+        except orjson.JSONEncodeError:
+            pass
     return EVENT_ADAPTER.dump_json(event, by_alias=True, exclude_none=True)
 
 
 def to_dict(event: Event) -> dict[str, Any]:
     """One event as plain JSON-compatible values, the same fields :func:`encode` writes."""
-    return EVENT_ADAPTER.dump_python(event, mode="json", by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
+    values: dict[str, Any] = orjson.loads(encode(event))
+    return values
 
 
 def decode(data: bytes | str) -> Event:
@@ -64,8 +76,6 @@ def decode_upgraded(data: bytes | str) -> Event | None:
     recorded before SPEC §11.5). Legacy attempt numbering needs the whole history: only
     ``LineDecoder`` reads it.
     """
-    import orjson  # noqa: PLC0415 - start-up: only a row the models refuse gets here
-
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -230,8 +240,6 @@ class LineDecoder:
         return event
 
     def _decode_slow(self, raw: bytes, line: int, first: ValidationError) -> Event:
-        import orjson  # noqa: PLC0415 - start-up: only a line the models refuse gets here
-
         if not raw.strip():
             raise HistoryError("empty line", line=line, source=self.source)
         try:

@@ -16,7 +16,6 @@ import functools
 import inspect
 import operator
 import types
-import typing
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal, NamedTuple, Union, get_args, get_origin
@@ -189,7 +188,6 @@ def compiled_model(
     if model in COMPILED:
         return COMPILED[model]
     _refuse_unknown_validation(model, before=before)
-    hints = typing.get_type_hints(model, include_extras=True)
     fields: list[tuple[str, Any, Any]] = []
     rename: dict[str, str] = {}
     values: list[Value] = []
@@ -198,7 +196,7 @@ def compiled_model(
             values.append(Value(name, constant=tag))  # the union's tag, in the model's order
             continue
         where = f"{model.__name__}.{name}"
-        hint = Annotated[hints[name], *info.metadata] if info.metadata else hints[name]
+        hint = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
         form = _compile(hint, where)
         if info.is_required():
             fields.append((name, form.type, msgspec.NODEFAULT))

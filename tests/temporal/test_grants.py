@@ -1,0 +1,82 @@
+"""A grant (or a decline) of a goal Temporal drives reaches its workflow as the operator
+verbs do: ``governor grant``/``decline`` send it as the ``governor.verb`` update, validated
+by the same pure verb (``governor.core.commands``), recorded by the workflow (the one
+writer); a refused one is the CLI's one line with nothing recorded.
+
+The workflow does not record requests for more budget itself yet (the driver does); the
+request here is recorded by ``governor run`` before the goal is handed to Temporal."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.e2e.cli import COMPLETE, done, plan, planner_script, worker_script
+from tests.temporal.conftest import TemporalProject, histories, run_async, start_all
+from tests.temporal.test_verbs import last_seq, scripted
+
+NOBODY = {"auto_usd": 0.0, "auto_attempts": 0}
+
+
+def asking(project: TemporalProject, goal_id: str) -> None:
+    """A goal of two items (b after a) that spent its one attempt and asks for one more."""
+    scripts: list[dict[str, Any]] = [
+        planner_script([{"reply": plan("a", "b", deps={"b": ["a"]})}, {"reply": COMPLETE}]),
+        worker_script("a", [{"effects": True, "reply": done("a")}]),
+        worker_script("b", [{"effects": True, "reply": done("b")}]),
+    ]
+    agents = scripted(project, scripts)
+    path = project.goal_file(goal_id, agents, agents, max_total_attempts=1, grants=NOBODY)
+    assert project.gov("new", path.name).returncode == 0
+    assert project.gov("run", goal_id).returncode == 10  # waits for a person's grant
+    assert project.types(goal_id)[-1] == "budget.requested"
+    start_all(project, [goal_id])
+    project.worker()
+
+
+def verbs_sent(project: TemporalProject) -> list[str]:
+    """The operator verbs the workflows accepted as ``governor.verb`` updates."""
+    sent = []
+    for _, history in run_async(histories(project.temporal)):
+        for event in history.events:
+            if event.HasField("workflow_execution_update_accepted_event_attributes"):
+                accepted = event.workflow_execution_update_accepted_event_attributes
+                update = accepted.accepted_request.input
+                assert update.name == "governor.verb"
+                sent.append(json.loads(update.args.payloads[0].data)["verb"])
+    return sent
+
+
+def test_a_grant_through_the_workflow_moves_the_goal(project: TemporalProject) -> None:
+    asking(project, "g")
+    project.wait_status("g", {"blocked"}, blocked_on="operator")
+    seq = last_seq(project, "g")
+    refused = project.gov("grant", "g", "--attempts", "-1", "--reason", "x")
+    assert refused.returncode == 3, refused.stderr
+    assert last_seq(project, "g") == seq
+    granted = project.gov("grant", "g", "--attempts", "2", "--reason", "ship it", "--json")
+    assert granted.returncode == 0, granted.stderr
+    project.wait_status("g", {"succeeded"})
+    [grant] = [e for e in project.events("g") if e["type"] == "budget.granted"]
+    assert (grant["attempts"], grant["reason"]) == (2, "ship it")
+    assert grant["actor"].startswith("operator:")
+    assert verbs_sent(project) == ["grant"]  # as the workflow's update, not to the store
+    again = project.gov("grant", "g", "--attempts", "1", "--reason", "x")
+    assert again.returncode == 5  # it is not waiting: refused before anything is sent
+    assert "not waiting for more budget" in again.stderr
+
+
+def test_a_decline_through_the_workflow_leaves_it_waiting(project: TemporalProject) -> None:
+    asking(project, "d")
+    project.wait_status("d", {"blocked"}, blocked_on="operator")
+    declined = project.gov("decline", "d", "--reason", "not this week")
+    assert declined.returncode == 0, declined.stderr
+    assert [e["reason"] for e in project.events("d") if e["type"] == "budget.declined"] == [
+        "not this week"
+    ]
+    assert verbs_sent(project) == ["decline"]
+    status = project.status("d")
+    assert (status["status"], status["blocked_on"]) == ("blocked", "operator")
+    twice = project.gov("decline", "d", "--reason", "still no")
+    assert twice.returncode == 5
+    assert "declined already" in twice.stderr
