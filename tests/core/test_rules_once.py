@@ -17,7 +17,10 @@ from typing import Final
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2] / "governor"
+import governor
+
+ROOT = Path(governor.__file__).resolve().parent
+"""The sources of the governor imported (the compiled build ships them beside its modules)."""
 RULES = ROOT / "core" / "rules"
 
 RULE_ID: Final = re.compile(r"(goal|work|fleet|budget)\.(\d+|same_failure)")
