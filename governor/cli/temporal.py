@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import json_line, out, store_from
-from governor.cli.values import seconds, whole_in
+from governor.cli.values import port, seconds, whole_in
 from governor.errors import InputError, UnavailableError
 from governor.temporal.names import (
     ADDRESS_ENV,
@@ -238,8 +238,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
         store_url=args.store,
         log_file=Path(args.log_file) if args.log_file else None,
     )
+    metrics = None if args.metrics_port is None else f"{args.metrics_host}:{args.metrics_port}"
     settings = WorkerSettings(
-        config, args.task_queue, args.max_concurrent_calls, args.graceful, args.check_workflows
+        config,
+        args.task_queue,
+        args.max_concurrent_calls,
+        args.graceful,
+        args.check_workflows,
+        metrics=metrics,
     )
     run_async(serve(settings))
     return ExitCode.OK
@@ -381,6 +387,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--identity", metavar="NAME", help="this worker's identity in Temporal (default pid@host)"
     )
     p.add_argument("--log-file", metavar="FILE", help="JSON log lines here (default: stderr)")
+    p.add_argument(
+        "--metrics-port",
+        type=port,
+        metavar="PORT",
+        help="serve the Temporal SDK's metrics at http://HOST:PORT/metrics (Prometheus)",
+    )
+    p.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address the metrics endpoint binds (default 127.0.0.1)",
+    )
     p.set_defaults(func=cmd_worker)
 
     p = group.add_parser(

@@ -37,6 +37,7 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
+from temporalio.runtime import Runtime
 from temporalio.service import RPCError, RPCStatusCode
 
 from governor.core.commands import OperatorVerb
@@ -84,12 +85,15 @@ VERB_TIMEOUT_S: Final = 60.0
 """How long a verb waits for the goal's workflow to take it (no worker runs: it waits)."""
 
 
-async def connect(driver: Driver) -> Client:
+async def connect(driver: Driver, *, runtime: Runtime | None = None) -> Client:
     """A client of the server ``driver`` names, with the payload codec it names (or
     ``$GOVERNOR_TEMPORAL_CODEC``) and, when governor's spans are on, OpenTelemetry's
     tracing interceptor sending to the same tracer (a worker's too: it shares its
-    client's interceptors); ``UnavailableError`` when it cannot be reached."""
+    client's interceptors) and ``runtime`` (a worker's metrics) when given;
+    ``UnavailableError`` when it cannot be reached."""
     options = connect_options(driver.security)
+    if runtime is not None:
+        options["runtime"] = runtime
     converter = data_converter(driver.security.codec or os.environ.get(CODEC_VARIABLE))
     try:
         return await asyncio.wait_for(

@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from governor.clock import utc_now
+from governor.errors import UnavailableError
 from governor.temporal.activities import Activities, WorkerConfig, activities_of
 from governor.temporal.client import connect, ensure_search_attributes
 from governor.temporal.names import agents_queue, gone_line
@@ -54,12 +56,14 @@ class WorkerSettings:
     graceful_s: float = 600.0
     check_s: float = 60.0
     """How often the process looks for goals whose workflow is gone (``reconcile``)."""
+    metrics: str | None = None
+    """``HOST:PORT`` where the Temporal SDK's Prometheus metrics are served (none: off)."""
 
 
 async def serve(settings: WorkerSettings, stopping: asyncio.Event | None = None) -> None:
     """Run the workers until ``stopping`` is set (or a stop signal arrives)."""
     config = settings.config
-    client = await connect(config.driver)
+    client = await connect(config.driver, runtime=metrics_runtime(settings.metrics))
     await ensure_search_attributes(client, config.driver)
     stopping = stopping or _on_signals()
     contact = Contact(client)
@@ -103,6 +107,24 @@ async def serve(settings: WorkerSettings, stopping: asyncio.Event | None = None)
             hosted.probes.shutdown(wait=False, cancel_futures=True)
             hosted.log.write("worker.stopped", utc_now())
             hosted.log.close()
+
+
+def metrics_runtime(bind: str | None) -> Runtime | None:
+    """A Temporal runtime serving the SDK's metrics (workflow and activity task latencies,
+    polls, slots, sticky cache, request failures) in Prometheus's text format at
+    ``http://BIND/metrics``; None when ``bind`` is None (the SDK's default runtime).
+
+    Raises:
+        UnavailableError: the endpoint cannot listen there (a port in use).
+    """
+    if bind is None:
+        return None
+    try:
+        return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=bind)))
+    except Exception as exc:  # the SDK's core reports a bind failure as a plain exception
+        raise UnavailableError(
+            f"the metrics endpoint cannot listen on {bind}: {exc}", what=f"metrics on {bind}"
+        ) from None
 
 
 async def keep_checking(hosted: Activities, check_s: float, stopping: asyncio.Event) -> None:
