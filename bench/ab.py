@@ -70,12 +70,15 @@ except ImportError:  # a tree from before issue 26
     from governor.core.fold import evolve
 from governor.core.view import GoalView
 try:  # a tree with the decider (decision record 0025): it decides what changed
-    from governor.core.decider import Decider
+    try:
+        from governor.core.rules.decider import Decider
+    except ImportError:  # before the rules had their package (issue 36)
+        from governor.core.decider import Decider
     def deciding():
         decider = Decider()
         return decider.view, decider.decide
 except ImportError:  # before it, ``decide`` kept its memo on the view
-    from governor.core.decide import decide
+    from governor.core.rules.decide import decide
     def deciding():
         view = GoalView()
         return view, lambda at: decide(view, at)

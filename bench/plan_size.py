@@ -48,13 +48,13 @@ def history(size: int, rounds: int = 40) -> list[Event]:
 def per_event(events: list[Event], ledger: bool, repeat: int) -> float:
     """Best CPU µs per event of folding and deciding after every event."""
     try:
-        from governor.core.decider import Decider  # noqa: PLC0415 - trees before it lack it
+        from governor.core.rules.decider import Decider  # noqa: PLC0415 - trees before it lack it
 
         def deciding() -> tuple[object, object]:
             decider = Decider()
             return decider.view, decider.decide
     except ImportError:  # a tree before decision record 0025
-        from governor.core.decide import decide  # noqa: PLC0415
+        from governor.core.rules.decide import decide  # noqa: PLC0415
         from governor.core.view import GoalView  # noqa: PLC0415
 
         def deciding() -> tuple[object, object]:

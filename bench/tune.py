@@ -57,12 +57,12 @@ from governor.analysis.simulate import simulate
 from governor.analysis.tune import candidate_policies, evaluate
 from governor.analysis.tune_corpus import tune_corpus
 from governor.analysis.whatif import Trace
-from governor.core.decide import decide
-from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.fold import evolve, project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
+from governor.core.rules.decider import Decider
 from governor.store.jsonl import write_history
 
 OUT = Path(__file__).resolve().parent / "out"

@@ -49,10 +49,10 @@ from bench.worlds import WORLDS, GoalMaker, world
 from governor.analysis.corpus import corpus_of
 from governor.analysis.grid import candidates, parse_grid
 from governor.analysis.tune_corpus import tune_corpus
-from governor.core.decide import decide
 from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
 from governor.errors import GovernorError, InputError
 from governor.store.jsonl import write_history
 

@@ -50,9 +50,9 @@ from urllib.parse import urlsplit
 
 from bench.service import median_ms
 from governor.analysis.explain import explain
-from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.fold import project
+from governor.core.rules.decide import decide
 from governor.store import summarize
 from governor.store.rows import StoredEvent, to_rows
 from governor.store.sqlite import SqliteEventStore

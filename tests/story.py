@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from governor.core import record, record_work, verbs
-from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.event_fields import AcceptanceReport, PlanTrigger, Profile, WorkSpec
 from governor.core.events import Event, GoalCreated
@@ -19,6 +18,7 @@ from governor.core.evidence import UNKNOWN, Evidence, FailureClass, nothing_happ
 from governor.core.fold import fold, project
 from governor.core.policy import MAX_SAME_FAILURES, Policy, completion_problem
 from governor.core.policy_input import policy_from
+from governor.core.rules.decide import decide
 from governor.core.view import GoalView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

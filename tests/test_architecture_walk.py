@@ -53,7 +53,7 @@ def test_the_walk_goes_from_the_store_to_the_store() -> None:
         "governor.store.",
         "governor.core.wire.decoder.",
         "governor.core.fold.",
-        "governor.core.decide.",
+        "governor.core.rules.decide.",
         "governor.core.route.",
         "governor.drive.act.",
         "governor.drive.append.",
@@ -63,7 +63,7 @@ def test_the_walk_goes_from_the_store_to_the_store() -> None:
 
 def test_a_name_that_is_gone_fails() -> None:
     with pytest.raises(AttributeError):
-        resolve("governor.core.decide.no_such_function")
+        resolve("governor.core.rules.decide.no_such_function")
 
 
 def test_every_core_module_has_its_line() -> None:

@@ -52,7 +52,7 @@ def test_the_hook_compiles_the_core_and_the_replay_loop_only_when_asked() -> Non
         if _under(path, hook["include"]) and not _under(path, hook["exclude"])
     ]
     assert "governor.core.fold" in compiled
-    assert "governor.core.decider" in compiled
+    assert "governor.core.rules.decider" in compiled
     assert "governor.analysis.replay" in compiled
     assert "governor.core.events" not in compiled  # pydantic models stay interpreted
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from governor.core.decide import decide
 from governor.core.history import check_history
+from governor.core.rules.decide import decide
 from governor.core.wire.codec import decode_lines
 from governor.errors import HistoryError
 from governor.render.records import ledger_record

@@ -256,21 +256,36 @@ CORE = ROOT / "core"
 """``governor/core``: its modules import only modules earlier in its reading order."""
 
 
-def core_order() -> list[str]:
-    """The reading order ``governor/core/__init__.py`` prints, bottom up: after "Read in
-    this order", one ``group: module, module`` line each, to the first blank line
-    (``wire.codec`` names ``governor/core/wire/codec.py``)."""
+TAKERS: Final = "taking a decision"
+"""The group printed after the order proper: the modules that take a decision (the
+decider, routing, the summary, the operator verbs). Each imports only the modules of the
+order above and those before it in its group."""
+
+
+def core_groups() -> list[tuple[str, list[str]]]:
+    """The reading order ``governor/core/__init__.py`` prints, top down from ``decide``:
+    after "Read in this order", one ``group: module, module`` line each (``wire.codec``
+    names ``governor/core/wire/codec.py``); a blank line, a sentence, then the group of
+    the modules that take a decision."""
     import governor.core
 
     _, _, tail = (governor.core.__doc__ or "").partition("Read in this order")
     assert tail, "governor/core/__init__.py prints its reading order"
-    order: list[str] = []
+    groups: list[tuple[str, list[str]]] = []
     for line in tail.splitlines()[1:]:
-        if not line.strip():
-            break
-        _, _, names = line.partition(":")
-        order.extend(name.strip() for name in names.split(","))
-    return order
+        group, colon, names = line.strip().partition(":")
+        if colon and names.strip() and line.startswith("    "):
+            groups.append((group, [name.strip() for name in names.split(",")]))
+    return groups
+
+
+def core_order() -> list[str]:
+    """Every core module in the printed order: the order proper, then the takers."""
+    return [name for _, names in core_groups() for name in names]
+
+
+def core_takers() -> list[str]:
+    return [name for group, names in core_groups() if group == TAKERS for name in names]
 
 
 def core_modules(root: Path = CORE) -> list[str]:
@@ -301,14 +316,22 @@ def core_circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return [sorted(c) for c in circles(graph, core_allowed=False)]
 
 
-def arrows_later(graph: dict[str, set[str]], order: list[str]) -> list[str]:
-    """The imports of a core module of a module not earlier in ``order``."""
-    place = {name: i for i, name in enumerate(order)}
+def arrows_against_order(
+    graph: dict[str, set[str]], order: list[str], takers: Collection[str] = ()
+) -> list[str]:
+    """The imports against the core's order, top down: a module of the order proper that
+    imports one not after it in the order proper, or a taker (``takers``, printed last)
+    that imports a taker not before it."""
+    top = [name for name in order if name not in takers]
+    below = {name: set(top[i + 1 :]) for i, name in enumerate(top)}
+    last = [name for name in order if name in takers]
+    for i, name in enumerate(last):
+        below[name] = set(top) | set(last[:i])
     return [
-        f"{name} imports {near}, later in the core's order"
+        f"{name} imports {near}, against the core's order"
         for name in order
         for near in sorted(graph.get(name, ()))
-        if place.get(near, len(order)) >= place[name]
+        if near not in below[name]
     ]
 
 
@@ -322,8 +345,13 @@ def test_the_core_order_names_every_core_module_once() -> None:
     assert sorted(order) == core_modules()
 
 
-def test_each_core_module_imports_only_modules_read_before_it() -> None:
-    assert arrows_later(core_graph(), core_order()) == []
+def test_the_core_order_starts_from_decide() -> None:
+    assert core_order()[0] == "rules.decide"
+    assert core_takers(), "the modules that take a decision are printed last"
+
+
+def test_each_core_module_imports_only_modules_read_after_it() -> None:
+    assert arrows_against_order(core_graph(), core_order(), core_takers()) == []
 
 
 def test_the_core_checker_sees_a_circle_and_a_later_import(tmp_path: Path) -> None:
@@ -340,8 +368,12 @@ def test_the_core_checker_sees_a_circle_and_a_later_import(tmp_path: Path) -> No
     graph = core_graph(governor)
     assert graph == {"a": set(), "b": {"a", "wire.c"}, "wire.c": {"b"}}
     assert core_circles(graph) == [["b", "wire.c"]]
-    assert arrows_later(graph, ["a", "b", "wire.c"]) == [
-        "b imports wire.c, later in the core's order"
+    assert arrows_against_order(graph, ["wire.c", "b", "a"]) == [
+        "b imports wire.c, against the core's order"
+    ]
+    # a taker may import the order proper and the takers before it, nothing after it
+    assert arrows_against_order(graph, ["a", "b", "wire.c"], takers={"b", "wire.c"}) == [
+        "b imports wire.c, against the core's order"
     ]
 
 

@@ -41,7 +41,6 @@ from datetime import UTC, datetime
 from typing import Final
 
 from governor.core import record, record_work
-from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile, WorkSpec
 from governor.core.events import Event
@@ -50,6 +49,7 @@ from governor.core.fold import project
 from governor.core.headroom import milestones_left
 from governor.core.policy import Policy
 from governor.core.route import Plan
+from governor.core.rules.decide import decide
 from governor.core.view import GoalView
 from governor.drive.act import follow
 from governor.drive.modelled import ModelledGoal

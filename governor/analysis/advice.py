@@ -33,12 +33,12 @@ from governor.analysis.runnable import (
     raise_to,
     reject_plan,
 )
-from governor.core.budget_stops import ASKS, PARKS
 from governor.core.budgets import BY_FIELD
 from governor.core.decision import Decision
 from governor.core.evidence import Evidence
 from governor.core.policy import LedgerName
 from governor.core.question import question
+from governor.core.rules.budget import ASKS, PARKS
 from governor.core.view import GoalView
 
 

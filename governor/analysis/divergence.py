@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from governor.core.budgets import BUDGETS, BY_FIELD
-from governor.core.decider import Decider
 from governor.core.decision import Decision, WorkDecision
 from governor.core.events import (
     BudgetRaised,
@@ -33,6 +32,7 @@ from governor.core.events import (
 from governor.core.fold import evolve
 from governor.core.policy import Policy
 from governor.core.proposal import check_decision, check_proposal
+from governor.core.rules.decider import Decider
 from governor.core.verbs import current_limit
 from governor.core.view import GoalView
 from governor.core.work_events import AttemptStarted, WorkAccepted, WorkCreated

@@ -30,12 +30,12 @@ from datetime import datetime
 from typing import Literal
 
 from governor.core.budget_events import BudgetDeclined, BudgetGranted, BudgetRequested
-from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold import project
 from governor.core.policy import Grants
 from governor.core.record_budget import auto_grant_rule
+from governor.core.rules.decide import decide
 from governor.core.work_events import WorkAccepted
 from governor.errors import InputError
 

@@ -40,11 +40,11 @@ from governor.analysis.fit import Tally
 from governor.analysis.model import Model
 from governor.analysis.tails import simulate_tail
 from governor.analysis.whatif import Trace
-from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decider import Decider
 
 HOLDOUT_SAMPLES: Final = 4
 """Tails per cut history (their mean error is what is measured: more tails, less noise)."""

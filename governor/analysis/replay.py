@@ -17,11 +17,11 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import NamedTuple
 
-from governor.core.decide import decide
-from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.history import HistoryChecker, check_history, empty_history
+from governor.core.rules.decide import decide
+from governor.core.rules.decider import Decider
 from governor.core.wire.decoder import event_of
 from governor.errors import HistoryError
 

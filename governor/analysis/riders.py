@@ -19,11 +19,11 @@ from typing import Final, Protocol
 from governor.analysis.demands import first_difference
 from governor.analysis.divergence import WhatIf, _compare, _goal_only, differing
 from governor.core.budgets import BY_FIELD
-from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event, GoalCreated
 from governor.core.fold import fold
 from governor.core.policy import Policy
+from governor.core.rules.decider import Decider
 from governor.core.view import GoalView
 
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from governor.core.budget_stops import amount_words
 from governor.core.commands import OperatorVerb, apply_verb
 from governor.core.policy import LedgerName
+from governor.core.rules.budget import amount_words
 from governor.core.view import GoalView
 from governor.errors import GovernorError
 

@@ -33,7 +33,6 @@ from typing import Final
 
 from governor.analysis.model import Model, Vendor
 from governor.core import record, record_work
-from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile, WorkSpec
 from governor.core.events import Event
@@ -42,6 +41,7 @@ from governor.core.fold import project
 from governor.core.headroom import milestones_left
 from governor.core.policy import Policy
 from governor.core.route import Plan
+from governor.core.rules.decider import Decider
 from governor.core.view import GoalView
 from governor.drive.act import follow
 from governor.drive.modelled import ModelledGoal

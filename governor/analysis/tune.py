@@ -30,12 +30,12 @@ from governor.analysis.model import Model
 from governor.analysis.tails import simulate_tail
 from governor.analysis.whatif import Trace
 from governor.core.budgets import BUDGETS, BY_FIELD
-from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold import evolve
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decider import Decider
 from governor.core.view import GoalView
 
 

@@ -32,14 +32,14 @@ from governor.analysis.divergence import (
     _retarget,
     stopped_by_change,
 )
-from governor.core.decide import decide
-from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event, GoalCreated
 from governor.core.fold import evolve, fold
 from governor.core.headroom import outage_wait_s
 from governor.core.history import HistoryChecker, empty_history
 from governor.core.policy import Policy
+from governor.core.rules.decide import decide
+from governor.core.rules.decider import Decider
 from governor.core.view import GoalView
 
 

@@ -22,10 +22,10 @@ from governor.cli.io import err, json_line, out, write_lines, write_text
 from governor.cli.ui import store_arg
 from governor.cli.values import positive_whole
 from governor.clock import utc_now
-from governor.core.decide import decide
 from governor.core.history import check_history
 from governor.core.policy import Grants, recorded_policy_notes
 from governor.core.policy_input import parse_assignments, with_overrides
+from governor.core.rules.decide import decide
 from governor.core.wire.codec import LineDecoder
 from governor.errors import HistoryError, InputError, PolicyError
 from governor.render import records
@@ -128,7 +128,7 @@ def _text_steps(steps: Iterator[ReplayStep], args: argparse.Namespace) -> Replay
 def _replay_one(corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None) -> bool:
     """Print the replay of one history; whether it had a step to show."""
     name, decoder = corpus.name(index), LineDecoder(corpus.name(index), structs=True)
-    if args.json and args.at is None:  # every step: the lean lines (``StepLines.lines``)
+    if args.json and args.at is None:  # every step: ``StepLines.lines``
         write_lines(StepLines().lines(corpus.lines(index, decoder), now=now, source=name))
         _notes(name, decoder)
         return True

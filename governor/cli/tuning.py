@@ -27,11 +27,11 @@ from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
 from governor.cli.live import Meter, terminal_width
 from governor.cli.values import natural, number_in, wait_seconds, whole_in
-from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.fold import project
 from governor.core.policy import Policy, new_goal_policy
 from governor.core.policy_input import parse_assignments, policy_from
+from governor.core.rules.decide import decide
 from governor.errors import InputError
 from governor.render import records
 from governor.render.table import fitted, format_report

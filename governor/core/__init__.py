@@ -9,15 +9,19 @@ Rules:
     * No import circle: each module imports only modules before it in the reading order
       below (``tests/test_layers.py`` keeps it so, ``TYPE_CHECKING`` imports included).
 
-Read in this order (bottom up; ``docs/architecture.md`` gives each module a line):
-    words and numbers: text, spelling, limits, numbers, durations, signature, credentials, upstream_text, remedy
-    limits: policy, policy_input, budgets
-    what a run left: observation, prices, evidence, wire_evidence, classify, absence, reclassify, proof
-    events: event_fields, work_events, budget_events, events, pool_limits, pools
-    upstream health: upstream, accounts, outage_text
-    the wire: wire.checks, wire.forms, wire.generate, wire.derive, wire.decoder, wire.encoder, wire.upcast, wire.codec
-    the fold: view, fold_steps, fold, hot, headroom, proposal, history, charges
-    recording: record_head, record, record_work, record_park, record_budget
-    decisions: ledger, decision, work, memo, parking, budget_stops, goal_rules, dispatch, decide, decider, route, question, blockers, summary
-    operator verbs: verbs, commands
+Read in this order (top down, starting from ``decide``: each module imports only modules
+after it; ``docs/architecture.md`` gives each module a line):
+    the rules: rules.decide, rules.goal, rules.work, rules.fleet, rules.budget
+    decision values: decision, ledger
+    recording: record_budget, record_park, record_work, record, record_head
+    the fold: charges, history, proposal, headroom, fold, fold_steps, view
+    the wire: wire.codec, wire.upcast, wire.encoder, wire.decoder, wire.derive, wire.generate, wire.forms, wire.checks
+    upstream health: outage_text, accounts, upstream
+    events: pools, pool_limits, events, budget_events, work_events, event_fields
+    what a run left: proof, reclassify, absence, classify, wire_evidence, evidence, prices, observation
+    limits: budgets, policy_input, policy
+    words and numbers: remedy, upstream_text, credentials, signature, durations, numbers, limits, spelling, text
+
+Then what takes a decision (each imports only the modules above and those before it here):
+    taking a decision: rules.memo, rules.decider, route, question, blockers, summary, verbs, commands
 """

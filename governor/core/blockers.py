@@ -15,7 +15,7 @@ Rules:
       transitively), then in plan order.
     * A blocker's ``asked`` is an agent's text (a question): data to quote, never
       governor's words or a command.
-    * An open request for more budget (``budget_stops``' budget.2 and budget.3) is a
+    * An open request for more budget (``rules.budget``' budget.2 and budget.3) is a
       ``grant`` blocker of the goal: a person's when only a grant moves it (budget.3),
       governor's when its pool renews by itself (budget.2: a grant moves it sooner).
     * Items awaiting an operator's retry (``retry_blocked`` off; the goal's goal.12) are a
@@ -27,10 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from governor.core.budget_stops import ASKS, PARKS
 from governor.core.classify import ENVIRONMENT_ERRNOS
 from governor.core.decision import Decision, WorkDecision
 from governor.core.evidence import Evidence
+from governor.core.rules.budget import ASKS, PARKS
 from governor.core.view import GoalView
 
 BlockerKind = Literal["question", "precondition", "stop", "review", "retry", "budget", "grant"]

@@ -4,7 +4,7 @@ Rules:
     * ``budget.requested`` says a budget stopped the goal and what it asks for;
       ``budget.granted`` and ``budget.declined`` answer it; ``budget.expired`` ends a
       grant on the goal's own ledger. Their fold is ``governor.core.fold_steps``', their
-      effect on the decision ``governor.core.budget_stops``'.
+      effect on the decision ``governor.core.rules.budget``'.
     * ``governor.core.events`` holds them in the union of every event.
 """
 

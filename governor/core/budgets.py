@@ -22,11 +22,12 @@ Rules (SPEC §5, §6):
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from operator import attrgetter
-from typing import TYPE_CHECKING, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from governor.core.policy import Policy
@@ -40,6 +41,73 @@ class Counted(Protocol):
 
     @property
     def policy(self) -> Policy: ...
+
+
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class _Read(Protocol[_T_co]):
+    """A budget's read of the view (and the work item, where it is counted there)."""
+
+    def __call__(self, view: Counted, item: object | None = None, /) -> _T_co: ...
+
+
+def _reads(
+    scope: Scope,
+    view_get: Callable[[object], float] | None,
+    item_get: Callable[[object], float] | None,
+    limit_of: Callable[[object], float | None],
+    compare: Callable[[float, float], bool],
+) -> tuple[_Read[float], _Read[float | None], _Read[bool]]:
+    """A budget's ``used``, ``limit`` and ``spent``, read as its scope keeps them: a goal's
+    counter off the view, a work item's off the item, a run's off the item when one is
+    given, else off the view; a work item's limit off the item, any other's off the policy.
+    ``spent`` is ``compare`` over the two, read in the same call."""
+    if scope == "item":
+        assert item_get is not None, "a per-item budget is counted on the item"
+        on_item = item_get
+
+        def used(view: Counted, item: object | None = None) -> float:
+            assert item is not None, "a per-item budget is counted on a work item"
+            return on_item(item)
+
+        def limit(view: Counted, item: object | None = None) -> float | None:
+            assert item is not None, "a per-item budget is counted on a work item"
+            return limit_of(item)
+
+        def spent(view: Counted, item: object | None = None) -> bool:
+            assert item is not None, "a per-item budget is counted on a work item"
+            bound = limit_of(item)
+            return bound is not None and compare(on_item(item), bound)
+
+        return used, limit, spent
+    assert view_get is not None, "a goal's or a run's budget is counted on the view"
+    on_view = view_get
+
+    def of_policy(view: Counted, item: object | None = None) -> float | None:
+        return limit_of(view.policy)
+
+    if item_get is None:  # a goal's
+
+        def used_by_goal(view: Counted, item: object | None = None) -> float:
+            return on_view(view)
+
+        def spent_by_goal(view: Counted, item: object | None = None) -> bool:
+            bound = limit_of(view.policy)
+            return bound is not None and compare(on_view(view), bound)
+
+        return used_by_goal, of_policy, spent_by_goal
+    on_run = item_get  # a run's: the item's attempt in flight, else the planner's
+
+    def used_by_run(view: Counted, item: object | None = None) -> float:
+        return on_run(item) if item is not None else on_view(view)
+
+    def spent_by_run(view: Counted, item: object | None = None) -> bool:
+        bound = limit_of(view.policy)
+        used = on_run(item) if item is not None else on_view(view)
+        return bound is not None and compare(used, bound)
+
+    return used_by_run, of_policy, spent_by_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +137,21 @@ class Budget:
     per: int = 1
     """Not whole: what a suggested limit is rounded up to (1: seconds; 100: cents)."""
 
+    spent: _Read[bool] = dataclass_field(init=False, repr=False, compare=False, hash=False)
+    """``spent(view, item=None)``: whether its counter spends its limit (reached, or for
+    runtime and cost: over it; a limit of ``None`` never is). Bound once per budget, by
+    its scope, around its one comparison (``_compare``), its counter and its limit read
+    in the same call: the rules take it after every event."""
+    used: _Read[float] = dataclass_field(init=False, repr=False, compare=False, hash=False)
+    """``used(view, item=None)``: its counter now, on the item when it is counted there and
+    one is given."""
+    limit: _Read[float | None] = dataclass_field(init=False, repr=False, compare=False, hash=False)
+    """``limit(view, item=None)``: its limit now, the item's own for a per-item budget,
+    else the policy's."""
+    _compare: Callable[[float, float], bool] = dataclass_field(
+        init=False, repr=False, compare=False, hash=False
+    )
+    """The one comparison: ``>`` when spent only over the limit (``over``), else ``>=``."""
     _limit_of: Callable[[object], float | None] = dataclass_field(
         init=False, repr=False, compare=False, hash=False
     )
@@ -84,9 +167,19 @@ class Budget:
         assert (self.on_item is None) == (self.scope == "goal"), f"{self.name}: on the item"
         view_get = attrgetter(self.on_view) if self.on_view is not None else None
         item_get = attrgetter(self.on_item) if self.on_item is not None else None
-        object.__setattr__(self, "_limit_of", attrgetter(self.field))
-        object.__setattr__(self, "_view_get", view_get)
-        object.__setattr__(self, "_item_get", item_get)
+        limit_of = attrgetter(self.field)
+        compare = operator.gt if self.over else operator.ge
+        used, limit, spent = _reads(self.scope, view_get, item_get, limit_of, compare)
+        for name, value in (
+            ("spent", spent),
+            ("used", used),
+            ("limit", limit),
+            ("_compare", compare),
+            ("_limit_of", limit_of),
+            ("_view_get", view_get),
+            ("_item_get", item_get),
+        ):
+            object.__setattr__(self, name, value)
 
     def getter(self, on_item: bool) -> Callable[[object], float] | None:
         """Its counter's getter off the work item (``on_item``) or off the view; None
@@ -97,28 +190,10 @@ class Budget:
         """Reads its limit off its holder: the policy, or the work item (per-item)."""
         return self._limit_of
 
-    def used(self, view: Counted, item: object | None = None) -> float:
-        """Its counter now: on the item when it is counted there and one is given."""
-        if item is not None and self._item_get is not None:
-            return self._item_get(item)
-        assert self._view_get is not None, "a per-item budget is counted on a work item"
-        return self._view_get(view)
-
-    def limit(self, view: Counted, item: object | None = None) -> float | None:
-        """Its limit now: the item's own for a per-item budget, else the policy's."""
-        if self.scope != "item":
-            return self._limit_of(view.policy)
-        assert item is not None, "a per-item budget is counted on a work item"
-        return self._limit_of(item)
-
     def is_spent(self, used: float, limit: float | None) -> bool:
-        """Whether ``used`` spends ``limit`` (reached, or for runtime and cost: over it)."""
-        if limit is None:
-            return False
-        return used > limit if self.over else used >= limit
-
-    def spent(self, view: Counted, item: object | None = None) -> bool:
-        return self.is_spent(self.used(view, item), self.limit(view, item))
+        """Whether ``used`` spends ``limit``: the comparison ``spent`` makes, over a counter
+        and a limit the caller has (a call under way, a park still open)."""
+        return limit is not None and self._compare(used, limit)
 
     def remaining(self, view: Counted, item: object | None = None) -> float:
         limit = self.limit(view, item)

@@ -8,7 +8,7 @@ Rules:
       and null for ready, running, succeeded, cancelled and budget_exhausted.
     * A goal parked on a failing upstream is ``waiting`` on ``upstream`` with next action
       ``park`` (to record it) or ``wait``; ``resume`` when the upstream is back
-      (``governor.core.parking``).
+      (``governor.core.rules.fleet``).
     * Decisions are cheap immutable records (named tuples): one is made after every
       event of a replay, and a frozen dataclass costs three times as much to make.
 """

@@ -13,7 +13,7 @@ Rules (SPEC §6):
       stored or replayed; an event the fold cannot place is ignored, not guessed at.
     * The fold notes the work items whose decision an event may change (``touched``: the
       item it names, and the items depending on one it settles), so that ``decide`` takes
-      only their decisions again (``governor.core.memo``). The steps of the larger cases are ``governor.core.fold_steps``.
+      only their decisions again (``governor.core.rules.memo``). The steps of the larger cases are ``governor.core.fold_steps``.
     * The same failure again (SPEC §12.10): each item, and the planner, keep the run of
       their *charged* failures in a row that share one recorded signature. An uncharged
       failure neither extends nor breaks it; a success (a usable proposal for the planner),

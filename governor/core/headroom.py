@@ -3,9 +3,7 @@
 Rules (SPEC §5, §6, §11.4, §11.10, §12.10):
     * Each predicate reads one budget of ``governor.core.budgets`` through
       ``Budget.spent`` or ``Budget.remaining`` (its one read path): the decision rules,
-      the recorders, the operator verbs, the prompts and the analysis all call them. The
-      six the decider takes on every event read the same inline, in one call
-      (``governor.core.hot``, held equal to their rows by ``tests/core/test_budgets.py``).
+      the recorders, the operator verbs, the prompts and the analysis all call them.
     * ``left`` and ``within`` mean the budget is not spent; ``full`` and ``over`` that it
       is; ``remaining`` is what is left of it, as a whole number.
     * The goal's parked time counts the park still open at ``now`` (``outage_wait_s``).
@@ -16,7 +14,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from governor.core import hot
 from governor.core.budgets import (
     ATTEMPTS,
     CONTINUATIONS,
@@ -62,16 +59,22 @@ def uncharged_window_full(view: GoalView) -> bool:
     return UNCHARGED_REPLANS.spent(view)
 
 
-_CHARGED_ATTEMPTS: Final = ("attempts_used", "attempts_uncharged")
-"""``charged_attempts``: the view's attempts less its uncharged ones."""
-total_attempts_left: Final = hot.goal_left(TOTAL_ATTEMPTS, _CHARGED_ATTEMPTS)
-"""Charged attempts across the goal are below ``max_total_attempts`` (``governor.core.hot``)."""
-total_attempts_remaining: Final = hot.goal_remaining(TOTAL_ATTEMPTS, _CHARGED_ATTEMPTS)
+def total_attempts_left(view: GoalView) -> bool:
+    """Charged attempts across the goal are below ``max_total_attempts``."""
+    return not TOTAL_ATTEMPTS.spent(view)
 
 
-item_attempts_left: Final = hot.item_left(ATTEMPTS)
-"""The item's charged attempts are below its own ``max_attempts`` (``governor.core.hot``)."""
-item_remaining: Final = hot.item_remaining(ATTEMPTS)
+def total_attempts_remaining(view: GoalView) -> int:
+    return int(TOTAL_ATTEMPTS.remaining(view))
+
+
+def item_attempts_left(view: GoalView, item: WorkState) -> bool:
+    """The item's charged attempts are below its own ``max_attempts``."""
+    return not ATTEMPTS.spent(view, item)
+
+
+def item_remaining(view: GoalView, item: WorkState) -> int:
+    return int(ATTEMPTS.remaining(view, item))
 
 
 def item_uncharged_window_full(view: GoalView, item: WorkState) -> bool:
@@ -79,20 +82,22 @@ def item_uncharged_window_full(view: GoalView, item: WorkState) -> bool:
     return UNCHARGED_ATTEMPTS.spent(view, item)
 
 
-runtime_within: Final = hot.goal_left(RUNTIME)
-"""Cumulative runtime is not over ``max_runtime_s`` (``governor.core.hot``)."""
+def runtime_within(view: GoalView) -> bool:
+    """Cumulative runtime is not over ``max_runtime_s``."""
+    return not RUNTIME.spent(view)
 
 
-def runtime_over(view: GoalView) -> bool:
-    return not runtime_within(view)
+runtime_over: Final = RUNTIME.spent
+"""Cumulative runtime is over ``max_runtime_s`` (the budget's own ``spent``)."""
 
 
-cost_within: Final = hot.goal_left(COST)
-"""Cumulative cost is not over ``max_cost_usd`` (``governor.core.hot``)."""
+def cost_within(view: GoalView) -> bool:
+    """Cumulative cost is not over ``max_cost_usd``."""
+    return not COST.spent(view)
 
 
-def cost_over(view: GoalView) -> bool:
-    return not cost_within(view)
+cost_over: Final = COST.spent
+"""Cumulative cost is over ``max_cost_usd`` (the budget's own ``spent``)."""
 
 
 def outage_wait_s(view: GoalView, now: datetime) -> float:

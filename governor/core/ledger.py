@@ -57,7 +57,7 @@ class WorkLedgers(Mapping[str, WorkLedger]):
     chunks in which no item changed. The ids and their positions are shared append-only
     lists: a mapping sees the first ``len`` of them.
 
-    Successive snapshots of one memo (``governor.core.memo``) share ``origin`` and count
+    Successive snapshots of one memo (``governor.core.rules.memo``) share ``origin`` and count
     ``serial`` up by one; ``changed`` lists the positions whose ledgers differ from the
     snapshot before (new items included), so a renderer that kept what it made of that
     snapshot redoes only those rows. A snapshot in which nothing changed is the previous

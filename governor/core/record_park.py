@@ -6,7 +6,7 @@ Rules:
     * When the upstream is back, ``goal.resumed`` (if the goal was parked or its planner
       stopped on it) and ``work.retried`` for each item it refused that has attempts left.
       Nothing is charged: the uncharged windows start again, the budgets stay as they are.
-    * The rules that decide to park or resume are ``governor.core.parking``'s.
+    * The rules that decide to park or resume are ``governor.core.rules.fleet``'s.
 """
 
 from __future__ import annotations

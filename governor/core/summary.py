@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:  # types only: a store reads its summaries without the models (start-up)
     from governor.core.decision import Decision
-    from governor.core.parking import Upstreams
+    from governor.core.rules.fleet import Upstreams
     from governor.core.view import GoalView
 
 ACTIVE_STATUSES: Final = ("ready", "waiting", "running")
@@ -137,7 +137,7 @@ def summarize(
     from governor.core.blockers import blockers, waits_on_person  # noqa: PLC0415 - start-up
 
     if decision is None:
-        from governor.core.decide import decide  # noqa: PLC0415 - start-up (see the imports)
+        from governor.core.rules.decide import decide  # noqa: PLC0415 - start-up (see the imports)
 
         decision = decide(view, now, with_ledger=False, upstreams=upstreams)
     person = waits_on_person(blockers(view, decision))

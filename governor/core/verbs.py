@@ -25,12 +25,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from governor.core import budgets, headroom
-from governor.core.decide import decide
 from governor.core.events import BudgetRaised, Event, GoalCancelled, GoalResumed, PlanRejected
 from governor.core.policy import LedgerName, check_policy_value
 from governor.core.question import question
 from governor.core.record_head import ensure_open, event_head
 from governor.core.record_work import finish_attempt, work_item
+from governor.core.rules.decide import decide
 from governor.core.text import quoted
 from governor.core.view import GoalView, WorkState
 from governor.core.work_events import WorkAccepted, WorkCancelled, WorkReopened, WorkRetried

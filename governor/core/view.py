@@ -9,7 +9,7 @@ Rules:
       (``governor.core.budgets``): ``charged_replans``, ``charged_attempts`` and
       ``plan_continuations`` are derived from the fields they count.
     * The fold notes on the view the items an event may have changed the decision of
-      (``touched``); the view's one ``governor.core.decider.Decider`` takes them in.
+      (``touched``); the view's one ``governor.core.rules.decider.Decider`` takes them in.
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ class GoalView:
     """Seconds spent parked in parks that ended (``goal.resumed``)."""
     windows: frozenset[str] = frozenset()
     """Work items whose latest attempt was refused by its account's spent usage window
-    (SPEC §13.2): the ones ``governor.core.parking``'s fleet.6 reads."""
+    (SPEC §13.2): the ones ``governor.core.rules.fleet``'s fleet.6 reads."""
     same_plan_failures: int = 0
     """The planner's charged failures in a row sharing ``plan_signature`` (SPEC §12.10)."""
     plan_signature: str | None = None
@@ -183,7 +183,7 @@ class GoalView:
     """Work id -> the items that depend on it (derived from ``work``)."""
     touched: set[str] = field(default_factory=set, compare=False, repr=False)
     """Work items whose decision may have changed since the view's decider last took
-    them in (``governor.core.decider``)."""
+    them in (``governor.core.rules.decider``)."""
 
     def copy(self) -> GoalView:
         """An independent snapshot: state objects are copied, frozen events are shared."""

@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from governor.clock import Clock
-from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.fold import fold, project
+from governor.core.rules.decider import Decider
 from governor.core.summary import summarize
 from governor.core.view import GoalView
 from governor.errors import ConcurrencyConflictError

@@ -23,13 +23,13 @@ from pydantic import ValidationError
 from governor.clock import Clock, utc_now
 from governor.core import commands, verbs
 from governor.core.commands import OperatorVerb
-from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.durations import parse_duration
 from governor.core.events import Event
 from governor.core.fold import project
 from governor.core.policy import LedgerName
 from governor.core.route import Action, Ask, Park, Resume, Stop, acts, route
+from governor.core.rules.decide import decide
 from governor.core.view import GoalView
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded

@@ -8,10 +8,10 @@ from datetime import datetime
 
 from governor.core import verbs
 from governor.core.charges import RunEvent, describe
-from governor.core.decide import decide
-from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.fold import fold
+from governor.core.rules.decide import decide
+from governor.core.rules.decider import Decider
 from governor.core.view import GoalView
 from governor.workflow.run import WorkerRun, attempt_events
 

@@ -39,13 +39,13 @@ from governor.clock import utc_now
 from governor.core import record, record_work, verbs
 from governor.core.blockers import blockers
 from governor.core.charges import RunEvent
-from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile
 from governor.core.events import Event
 from governor.core.fold import fold, project
 from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Apply, Ask, Dispatch, Park, Plan, Resume, Wait
+from governor.core.rules.decider import Decider
 from governor.core.summary import summarize
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView

@@ -22,10 +22,10 @@ from datetime import datetime
 from typing import Final
 
 from governor.clock import utc_now
-from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold import fold, project
+from governor.core.rules.decide import decide
 from governor.core.view import GoalView
 from governor.drive.calls import RunningCall
 from governor.drive.goals import exists

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from governor.analysis import runnable
-from governor.core.budget_stops import ASKS, asked_amount
 from governor.core.decision import Decision
+from governor.core.rules.budget import ASKS, asked_amount
 from governor.core.text import stamp
 from governor.core.view import BudgetRequest, GoalView
 from governor.drive import grants

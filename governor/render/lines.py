@@ -12,13 +12,11 @@ Rules:
     * A decision's head (``records.decision_head``) is kept by what it reads: status,
       next action, reason, blocked_on, not_before (with its UTC offset, which its stamp
       prints) and exhausted; a bounded table (replays repeat a few heads over and over).
-    * ``StepLines.lines`` is ``replay`` and ``line`` in one loop, for ``replay --json``
-      (docs/decisions/0012-lean-replay-json-steps.md): where the short path of rules 8
-      and 9 decides (``Decider.head``) it renders the step from the head, the rows the
-      decider decided again (``Decider.relaid``) and the goal's ledgers, without the
-      ``Decision``, ``Ledger`` and ``WorkLedgers`` of the step; elsewhere it takes
-      ``Decider.decide`` and ``line``. Its lines are the lines of ``line`` over ``replay``, byte
-      for byte (``tests/test_lean_steps.py``).
+    * ``StepLines.lines`` is ``line`` over the steps of the one replay loop
+      (``governor.analysis.replay.replay``): every step's decision is the decider's, taken
+      by the rules' tables; what is kept between lines is data (the bytes of what did not
+      change), never a second way to decide (``tests/render/test_lines.py`` holds the lines
+      to ``records.step_record``, byte for byte).
 """
 
 from __future__ import annotations
@@ -30,13 +28,9 @@ from typing import Final
 
 import orjson
 
-from governor.analysis.replay import ReplayStep
-from governor.core.decider import Decider
-from governor.core.decision import Decision
+from governor.analysis.replay import ReplayStep, replay
 from governor.core.events import Event
-from governor.core.history import HistoryChecker, empty_history
 from governor.core.ledger import (
-    NO_LEDGER,
     AttemptLedger,
     ReplanLedger,
     WorkLedger,
@@ -139,103 +133,22 @@ class StepLines:
             self._cost[1],
         )
 
-    def lines(  # noqa: PLR0912, PLR0915 - one loop for every step (a call per step costs)
+    def lines(
         self,
         events: Iterable[tuple[int, Event]],
         *,
         now: datetime | None = None,
         source: str | None = None,
     ) -> Iterator[bytes]:
-        """The lines of ``map(self.line, replay(events, now=now, source=source))``, made
-        without the step's API values where the short path of rules 8 and 9 decides.
+        """The lines of ``replay --json``: ``line`` over every step of ``replay``.
 
         Raises:
-            HistoryError: at the first line that breaks the history format.
+            HistoryError: at the first line that breaks the history format (the lines
+                of the steps before it come first).
         """
-        checker = HistoryChecker(source)
-        decider = Decider(checker.view)  # the checker folds; the decider decides what changed
-        check, heads, types = checker.check, self._heads, self._types
-        pieces, keys = self._pieces, self._keys
-        # what the lines share, kept in locals here (``line`` keeps it on ``self``)
-        replans, replans_json = self._replans
-        attempts, attempts_json = self._attempts
-        runtime, runtime_json = self._runtime
-        cost, cost_json = self._cost
-        work_json = self._work_json_kept
-        count = 0
-        try:
-            for number, event in events:
-                count += 1
-                view = check(event, number)
-                when = now or event.at
-                head = decider.head(when)
-                if head is None:
-                    self._replans, self._attempts = (
-                        (replans, replans_json),
-                        (attempts, attempts_json),
-                    )
-                    self._runtime, self._cost = (runtime, runtime_json), (cost, cost_json)
-                    self._work_json_kept = work_json
-                    yield self.line(ReplayStep(number, event, decider.decide(when)))
-                    replans, replans_json = self._replans
-                    attempts, attempts_json = self._attempts
-                    runtime, runtime_json = self._runtime
-                    cost, cost_json = self._cost
-                    work_json = self._work_json_kept
-                    continue
-                rows = decider.relaid()
-                if rows:
-                    for position, work_id, row in rows:
-                        key = keys.get(work_id)
-                        if key is None:
-                            key = keys[work_id] = _dumps(work_id) + b":"
-                        piece = key + _dumps(work_ledger_record(row))
-                        if position < len(pieces):
-                            pieces[position] = piece
-                        else:  # a new item: new positions come last, in order
-                            pieces.append(piece)
-                    work_json = b",".join(pieces)
-                head_json = heads.get(head)
-                if head_json is None:
-                    if len(heads) >= _HEADS_KEPT:
-                        heads.clear()
-                    status, action, reason, _, _, exhausted = head
-                    shown = Decision(status, action, reason, "", NO_LEDGER, exhausted=exhausted)
-                    head_json = heads[head] = _dumps(decision_head(shown))[1:-1]
-                kind = event.type
-                kind_json = types.get(kind)
-                if kind_json is None:
-                    kind_json = types[kind] = _dumps(kind)
-                # (one name read, then compared: mypyc reads ``x is not (x := f())`` after the
-                # assignment, so that form would never see a change once compiled)
-                replans_now = decider.replans()
-                if replans_now is not replans:
-                    replans, replans_json = replans_now, _dumps(replans_record(replans_now))
-                attempts_now = decider.attempts()
-                if attempts_now is not attempts:
-                    attempts, attempts_json = attempts_now, _dumps(attempts_record(attempts_now))
-                runtime_now = view.runtime_s
-                if runtime_now is not runtime:
-                    runtime, runtime_json = runtime_now, _dumps(float(runtime_now))
-                cost_now = view.cost_usd
-                if cost_now is not cost:
-                    cost, cost_json = cost_now, _dumps(float(cost_now))
-                yield _LINE % (
-                    event.seq,
-                    kind_json,
-                    head_json,
-                    replans_json,
-                    attempts_json,
-                    work_json,
-                    runtime_json,
-                    cost_json,
-                )
-        finally:  # (a step of ``line`` after these starts from them)
-            self._replans, self._attempts = (replans, replans_json), (attempts, attempts_json)
-            self._runtime, self._cost = (runtime, runtime_json), (cost, cost_json)
-            self._work_json_kept = work_json
-        if count == 0:
-            raise empty_history(source)
+        line = self.line
+        for step in replay(events, now=now, source=source):
+            yield line(step)
 
     def _work_json(self, work: Mapping[str, WorkLedger]) -> bytes:
         """The members of the ``work`` object (without its braces)."""

@@ -29,12 +29,12 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from governor.core import record
-from governor.core.decider import Decider
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold import fold
 from governor.core.record_park import park_goal, resume_goal
 from governor.core.route import Accept, Action, Apply, Dispatch, Park, Plan, Resume
+from governor.core.rules.decider import Decider
 from governor.core.summary import summarize
 from governor.core.verbs import accept_work, reject_plan
 from governor.core.view import GoalView

@@ -34,8 +34,8 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from governor.analysis.runnable import accepted, go_on
 from governor.clock import Clock
 from governor.core.commands import OperatorVerb, VerbName
-from governor.core.decide import decide
 from governor.core.policy import LedgerName
+from governor.core.rules.decide import decide
 from governor.drive import goals
 from governor.errors import (
     CommandRefusedError,

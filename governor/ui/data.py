@@ -24,12 +24,12 @@ from typing import Final, Literal, get_args
 from governor.analysis.explain import Explanation, explain
 from governor.analysis.runnable import command_line, naming_store
 from governor.analysis.unblock import Unblock, unblocking
-from governor.core.decide import decide
 from governor.core.decision import Decision, Status
 from governor.core.events import Event
 from governor.core.fold import project
 from governor.core.outage_text import shown_name
 from governor.core.question import question
+from governor.core.rules.decide import decide
 from governor.core.summary import GoalSummary
 from governor.core.text import count, stamp
 from governor.core.upstream import UpstreamHealth

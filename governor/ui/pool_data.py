@@ -6,7 +6,7 @@ Rules:
     * A pool's figures are ``governor pool show --json``'s (``render.pools.pool_record``).
     * A goal's request is open on the pool while it holds the goal: the goal's open
       ``budget.requested`` names the pool and its decision now is the request's
-      (``budget_stops``' ``PARKS`` or ``ASKS``); its commands are the grant blocker's
+      (``rules.budget``' ``PARKS`` or ``ASKS``); its commands are the grant blocker's
       (``governor.analysis.unblock``), each one the core would take now.
     * What each goal spent in the pool's current period is the sum of the pool's own
       ``pool.settled`` events of that goal since the period began.
@@ -20,10 +20,10 @@ from datetime import datetime
 from typing import Any, Final
 
 from governor.analysis.unblock import unblocking
-from governor.core.budget_stops import ASKS, PARKS
-from governor.core.decide import decide
 from governor.core.fold import project
 from governor.core.pools import UNITS, PoolEvent, PoolSettled, PoolState
+from governor.core.rules.budget import ASKS, PARKS
+from governor.core.rules.decide import decide
 from governor.core.view import BudgetRequest
 from governor.drive.pools import goals_naming, pool_or_error, zone
 from governor.render.pools import pool_record

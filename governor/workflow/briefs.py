@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.headroom import item_attempts_left, must_say_complete
+from governor.core.rules.decide import decide
 from governor.core.view import GoalView, WorkState
 from governor.workflow.prompts import render
 

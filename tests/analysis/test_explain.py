@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from governor.analysis.explain import explain
-from governor.core.decide import decide
 from governor.core.evidence import Evidence, nothing_happened
 from governor.core.policy import UpstreamBackoff, completion_problem
 from governor.core.policy_input import with_overrides
 from governor.core.record_park import park_goal
+from governor.core.rules.decide import decide
 from governor.core.upstream import Seen, Upstream, observed
 from governor.store.jsonl import read_history
 from tests.story import Story

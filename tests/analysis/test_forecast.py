@@ -11,11 +11,11 @@ from governor.analysis.corpus import corpus_of
 from governor.analysis.forecast import forecast, lifted, need_to_finish, similar
 from governor.analysis.model import Model
 from governor.analysis.simulate import simulate_goal
-from governor.core.decide import decide
 from governor.core.events import GoalCreated
 from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
 from governor.drive.goalfile import goal_from_file
 from governor.store.jsonl import write_history
 from tests.e2e.cli import Project

@@ -22,11 +22,11 @@ from governor.analysis.model import Model
 from governor.analysis.simulate import simulate
 from governor.analysis.tune import evaluate
 from governor.analysis.whatif import Trace
-from governor.core.decide import decide
-from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
+from governor.core.rules.decider import Decider
 from governor.errors import HistoryError, PolicyError
 from governor.store.jsonl import read_history
 

@@ -19,12 +19,12 @@ import pytest
 
 from bench.worlds.rival import Episode, RivalModel, play, rival_goal
 from governor.analysis.whatif import whatif
-from governor.core.decide import decide
 from governor.core.events import Event, PlanFailed
 from governor.core.fold import fold
 from governor.core.history import validate_events
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
 from governor.core.view import GoalView
 from governor.core.wire.codec import encode
 from governor.core.work_events import AttemptFinished, WorkCreated

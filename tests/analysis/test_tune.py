@@ -16,10 +16,10 @@ from governor.analysis.grid import candidates, parse_grid
 from governor.analysis.model import Model
 from governor.analysis.simulate import simulate
 from governor.analysis.tune import evaluate
-from governor.core.decide import decide
 from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
 from governor.errors import PolicyError
 
 GOALS, SEED = 600, 11

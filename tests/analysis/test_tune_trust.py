@@ -29,11 +29,11 @@ from governor.analysis.tails import complete
 from governor.analysis.tune import complete_all
 from governor.analysis.tune_corpus import tune_corpus
 from governor.analysis.whatif import Trace
-from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.fold import project
 from governor.core.policy import Policy
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
 from governor.errors import InputError
 from governor.render.table import format_report
 from governor.store.jsonl import read_history, write_history

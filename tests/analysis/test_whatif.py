@@ -12,10 +12,10 @@ import pytest
 from governor.analysis.replay import replay
 from governor.analysis.whatif import Trace, whatif
 from governor.core.budgets import BY_FIELD
-from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.evidence import nothing_happened
 from governor.core.policy_input import with_overrides
+from governor.core.rules.decide import decide
 from governor.render.text import format_whatif
 from governor.store.jsonl import read_history
 from tests.story import Story

@@ -138,7 +138,7 @@ def test_list_imports_no_pydantic_and_no_model(argv: list[str], tmp_path: Path) 
         "governor.core.wire.codec",
         "governor.core.wire.decoder",
         "governor.core.view",
-        "governor.core.decide",
+        "governor.core.rules.decide",
         "governor.drive.goals",
         "importlib.metadata",
     }

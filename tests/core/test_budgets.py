@@ -8,7 +8,6 @@ what-if key, explain's search or the ledger of ``replay --json``.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import get_args
 
 import pytest
@@ -16,24 +15,12 @@ import pytest
 from governor.analysis.demands import Demands
 from governor.analysis.explain import DIRECT, NEVER_ADVISED, SEARCHED
 from governor.core.budgets import (
-    ATTEMPTS,
     BUDGETS,
     BY_FIELD,
     BY_NAME,
-    COST,
-    RUNTIME,
-    TOTAL_ATTEMPTS,
     Budget,
 )
 from governor.core.decision import Exhausted
-from governor.core.headroom import (
-    cost_within,
-    item_attempts_left,
-    item_remaining,
-    runtime_within,
-    total_attempts_left,
-    total_attempts_remaining,
-)
 from governor.core.policy import LedgerName, Policy, new_goal_policy
 from governor.core.policy_input import with_overrides
 from governor.render.records import ledger_record
@@ -165,43 +152,3 @@ def test_a_budgets_getter_reads_its_counter(budget: Budget) -> None:
         assert on_view(story.view) == budget.used(story.view, None)
     if on_item is not None:
         assert on_item(item) == budget.used(story.view, item)
-
-
-def test_the_one_call_predicates_are_their_budget_rows() -> None:
-    """``total_attempts_left``, ``total_attempts_remaining``, ``item_attempts_left``,
-    ``item_remaining``, ``runtime_within`` and ``cost_within`` read their budget in one
-    call each (a replay takes a few after every event): each equals ``Budget.spent`` or
-    ``Budget.remaining`` of its row, below, at and above every limit, and without one."""
-    story = Story()
-    story.plan("a")
-    story.start("p1-a")
-    story.finish("p1-a", "failed", run_s=30, cost_usd=0.25)
-    story.start("p1-a")
-    story.finish("p1-a", "failed", "upstream", run_s=12, cost_usd=0.5)
-    story.start("p1-a")
-    view = story.view
-    item = view.work["p1-a"]
-    base = view.policy
-    checked = 0
-    for delta in (-1, 0, 1):
-        total = view.charged_attempts + delta
-        overrides: dict[str, object] = {
-            "max_total_attempts": max(total, 0),
-            "max_runtime_s": max(view.runtime_s + delta, 1.0),
-            "max_cost_usd": max(view.cost_usd + delta / 4, 0.0),
-        }
-        for cost in (True, False):
-            view.policy = with_overrides(
-                base, overrides if cost else {**overrides, "max_cost_usd": None}
-            )
-            assert total_attempts_left(view) == (not TOTAL_ATTEMPTS.spent(view))
-            assert total_attempts_remaining(view) == int(TOTAL_ATTEMPTS.remaining(view))
-            assert runtime_within(view) == (not RUNTIME.spent(view))
-            assert cost_within(view) == (not COST.spent(view))
-            checked += 1
-        for limit in (item.charged_attempts - 1, item.charged_attempts, item.charged_attempts + 1):
-            limited = dataclasses.replace(item, max_attempts=max(limit, 1))
-            assert item_attempts_left(view, limited) == (not ATTEMPTS.spent(view, limited))
-            assert item_remaining(view, limited) == int(ATTEMPTS.remaining(view, limited))
-    view.policy = base
-    assert checked == 6

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from governor.core.evidence import UNKNOWN, Evidence
-from governor.core.work import decide_work
+from governor.core.rules.work import decide_work
 from governor.errors import CommandRefusedError
 from tests.story import ABSENT, Story
 

@@ -2,7 +2,7 @@
 over compiled structs (SPEC §11.1).
 
 ``decide(view, now)`` defines the rules: every item decided afresh, every ledger row laid
-out. A ``Decider`` keeps the item decisions and ledger rows (``governor.core.memo``) and
+out. A ``Decider`` keeps the item decisions and ledger rows (``governor.core.rules.memo``) and
 takes again only what an event may have changed. After every event its decision must be
 exactly the one ``decide`` takes from scratch on the same view: same status, action,
 reason, rule, items and the whole ledger — at the event's time, later (a cooldown
@@ -30,13 +30,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.history_gen import events as generated_events
-from governor.core.decide import decide
-from governor.core.decider import Decider
 from governor.core.events import Event
 from governor.core.fold import evolve, project
 from governor.core.history import check_history
 from governor.core.ledger import NO_LEDGER
 from governor.core.policy import Policy
+from governor.core.rules.decide import decide
+from governor.core.rules.decider import Decider
 from governor.core.view import GoalView
 from governor.core.wire.codec import LineDecoder, decode_lines, encode
 from governor.core.wire.decoder import decode_struct, event_of
@@ -299,3 +299,15 @@ def _workable(story: Story, work_id: str) -> bool:
     settled = item.accepted or item.cancelled or item.running or item.outcome == "succeeded"
     ready = all(work[d].accepted for d in item.spec.depends_on)
     return not settled and ready and item.charged_attempts < item.max_attempts
+
+
+def test_the_golden_histories_reach_every_goal_rule() -> None:
+    """Or the property above would hold the decider to little: every goal rule (and the
+    same failure again) fires somewhere in the golden histories."""
+    fired: set[str] = set()
+    for path in GOLDEN:
+        view = GoalView()
+        for event in golden_events(path):
+            evolve(view, event)
+            fired.add(decide(view, event.at).rule)
+    assert {f"goal.{n}" for n in range(1, 13)} | {"goal.same_failure"} <= fired, fired

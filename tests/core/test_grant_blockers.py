@@ -10,8 +10,8 @@ from datetime import timedelta
 from governor.analysis.advice import Situation, advise
 from governor.analysis.unblock import unblocking
 from governor.core.blockers import blockers, waits_on_person
-from governor.core.decide import decide
 from governor.core.record_budget import decline_budget, request_budget
+from governor.core.rules.decide import decide
 from governor.core.verbs import retry_work
 from tests.story import Story
 

@@ -10,12 +10,12 @@ from datetime import timedelta
 import pytest
 
 from governor.core import record, record_park
-from governor.core.decide import decide
 from governor.core.decision import Decision
 from governor.core.event_fields import WorkSpec
 from governor.core.history import validate_events
 from governor.core.policy import UpstreamBackoff
 from governor.core.route import Park, Resume, Wait, route
+from governor.core.rules.decide import decide
 from governor.core.upstream import (
     Outage,
     Seen,

@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from governor.core import record, record_work
-from governor.core.decide import decide
 from governor.core.decision import Decision, WorkDecision
 from governor.core.fold import fold, project
 from governor.core.history import validate_events
+from governor.core.rules.decide import decide
 from governor.core.wire.codec import decode, encode
 from tests.core.driver import drive
 from tests.story import Story

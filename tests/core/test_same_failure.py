@@ -11,7 +11,7 @@ import pytest
 from governor.core import record, record_work
 from governor.core.decision import Decision, WorkDecision
 from governor.core.evidence import UNKNOWN
-from governor.core.work import decide_work
+from governor.core.rules.work import decide_work
 from governor.errors import CommandRefusedError
 from tests.story import ABSENT, Story
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from governor.core import record, record_park, record_work
 from governor.core.accounts import account_name, reopened, window_shut
-from governor.core.decide import decide
 from governor.core.history import validate_events
 from governor.core.observation import Window
 from governor.core.route import Park, Resume, Wait, route
+from governor.core.rules.decide import decide
 from governor.core.upstream import UpstreamHealth
 from governor.core.wire.codec import decode, encode
 from tests.story import ABSENT, T0, Story

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.fold import project as fold_view
+from governor.core.rules.decide import decide
 from governor.drive import goals
 from governor.store import open_store
 from tests.conftest import long_mode

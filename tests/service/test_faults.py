@@ -18,9 +18,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from governor.core.decide import decide
 from governor.core.events import Event
 from governor.core.fold import project
+from governor.core.rules.decide import decide
 from governor.core.work_events import AttemptContinued, AttemptFinished
 from governor.drive import goals
 from governor.store import open_store

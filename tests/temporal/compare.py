@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from governor.core.decide import decide
 from governor.core.fold import project
+from governor.core.rules.decide import decide
 from governor.core.wire.codec import to_dict
 from governor.render.records import ledger_record
 from governor.store import open_store

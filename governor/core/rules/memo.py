@@ -3,7 +3,7 @@
 Rules (issue 12):
     * A work item's decision reads only the item, whether its dependencies are accepted,
       the policy and, against the item's own ``not_before``, the time
-      (``governor.core.work``). So after an event only these are decided again: the items
+      (``governor.core.rules.work``). So after an event only these are decided again: the items
       the fold noted as touched (``GoalView.touched``: the item an event names, and the
       items depending on one it settles), every item under a policy that differs in a
       field item decisions read (``work.POLICY_READ``: a goal's limits are not among them,
@@ -14,7 +14,7 @@ Rules (issue 12):
     * The ledger rows of the items and the goal's replan and attempt ledgers are laid out
       again only when they may have changed; ``WorkLedgers`` snapshots share the chunks
       in which no row changed.
-    * A memo belongs to one ``governor.core.decider.Decider`` (with its view); the
+    * A memo belongs to one ``governor.core.rules.decider.Decider`` (with its view); the
       decider's ``copy`` copies both.
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from itertools import islice
 from operator import attrgetter
-from typing import Any, Final
+from typing import Final
 
 from governor.core.decision import WorkDecision
 from governor.core.ledger import (
@@ -39,8 +39,8 @@ from governor.core.ledger import (
     work_ledger,
 )
 from governor.core.policy import Policy
+from governor.core.rules.work import POLICY_READ, decide_work
 from governor.core.view import GoalView
-from governor.core.work import POLICY_READ, decide_work
 
 _read: Final = attrgetter(*POLICY_READ)
 """The fields item decisions read, off a policy at once (one value, or a tuple of them)."""
@@ -60,14 +60,11 @@ class DecisionMemo:
         "_ids",
         "_index",
         "_ledgers",
-        "_pending",
         "_replans",
         "_rows",
         "_unledgered",
         "decisions",
-        "pairs",
         "policy",
-        "scans",
         "stale",
         "timed",
     )
@@ -75,9 +72,6 @@ class DecisionMemo:
     def __init__(self) -> None:
         self.decisions: dict[str, WorkDecision] = {}
         """The latest decision of every item decided so far."""
-        self.pairs: dict[str, str] = {}
-        """Every decided item's status and next action, as ``status/next_action`` (what
-        ``Decider.head`` keys its scans of the active plan's items by)."""
         self.stale: set[str] = set()
         """Items whose decision may have changed since it was taken."""
         self.policy: Policy | None = None
@@ -89,11 +83,6 @@ class DecisionMemo:
         self._rows: list[WorkLedger] = []
         self._chunks: list[tuple[WorkLedger, ...]] = []
         self._unledgered: set[str] = set()
-        self.scans: dict[tuple[object, ...], Any] = {}
-        """What ``Decider.head`` scanned of the active plan's items, by the plan
-        and their statuses and actions (a bounded table)."""
-        self._pending: set[str] = set()
-        """Items whose rows ``relaid`` handed out and no snapshot has laid out yet."""
         self._ledgers: WorkLedgers | None = None
         """The latest ``work_ledgers`` snapshot (its successor counts from it)."""
         self._replans: tuple[tuple[object, ...], ReplanLedger] | None = None
@@ -102,11 +91,10 @@ class DecisionMemo:
     def copy(self) -> DecisionMemo:
         clone = DecisionMemo()
         clone.decisions, clone.stale = dict(self.decisions), set(self.stale)
-        clone.pairs = dict(self.pairs)
         clone.policy, clone.timed = self.policy, dict(self.timed)
         clone._ids, clone._index = list(self._ids), dict(self._index)
         clone._rows, clone._chunks = list(self._rows), list(self._chunks)
-        clone._unledgered = set(self._unledgered) | self._pending
+        clone._unledgered = set(self._unledgered)
         # a copy's snapshots are its own (``origin``): a renderer never splices across
         clone._ledgers = None
         clone._replans, clone._attempts = self._replans, self._attempts
@@ -119,11 +107,10 @@ class DecisionMemo:
         if not self.stale:
             return
         work, timed, stale = view.work, self.timed, self.stale
-        decisions, pairs, unledgered = self.decisions, self.pairs, self._unledgered
+        decisions, unledgered = self.decisions, self._unledgered
         for work_id in self._todo(view, plan_id):
             item = work[work_id]
-            decisions[work_id] = decision = decide_work(view, item, now)
-            pairs[work_id] = decision.status + "/" + decision.next_action
+            decisions[work_id] = decide_work(view, item, now)
             if (until := item.not_before) is None:
                 timed.pop(work_id, None)
             else:
@@ -172,30 +159,6 @@ class DecisionMemo:
             index[work_id] = len(ids)
             ids.append(work_id)
 
-    def relaid(self, view: GoalView) -> list[tuple[int, str, WorkLedger]]:
-        """The rows decided again since the last ``work_ledgers`` or ``relaid``, in position
-        order, without a snapshot: for a caller that keeps the rows itself
-        (``governor.render.lines``, the lean steps of ``replay --json``). The next
-        ``work_ledgers`` lays them out all the same (its ``changed`` names them)."""
-        unledgered = self._unledgered
-        if not unledgered:
-            return []
-        index, work, decisions = self._index, view.work, self.decisions
-        if len(unledgered) == 1:
-            work_id = unledgered.pop()
-            self._pending.add(work_id)
-            decision = decisions[work_id]
-            row = work_ledger(view, work[work_id], decision.status, decision.next_action)
-            return [(index[work_id], work_id, row)]
-        self._pending |= unledgered
-        rows = []
-        for work_id in sorted(unledgered, key=index.__getitem__):
-            decision = decisions[work_id]
-            row = work_ledger(view, work[work_id], decision.status, decision.next_action)
-            rows.append((index[work_id], work_id, row))
-        unledgered.clear()
-        return rows
-
     def ledger(self, view: GoalView) -> Ledger:
         """The full ledger, after an ``update`` of every item."""
         return Ledger(
@@ -210,9 +173,6 @@ class DecisionMemo:
         """Every item's ledger row, after an ``update`` of every item."""
         rows, chunks, ids, last = self._rows, self._chunks, self._ids, self._ledgers
         unledgered = self._unledgered
-        if self._pending:  # rows ``relaid`` handed out: laid out here with the rest
-            unledgered |= self._pending
-            self._pending.clear()
         if not unledgered and last is not None and last._size == len(ids):
             return last  # nothing changed: the same snapshot
         # new items come last, in creation order: lay out the rows in position order

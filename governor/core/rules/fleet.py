@@ -1,6 +1,6 @@
 """Parking: what the shared health of the upstreams does to a goal's decision (SPEC §11.10).
 
-Rules (a layer over the goal rules of ``governor.core.decide``; first match wins):
+Rules (a layer over the goal rules of ``governor.core.rules.decide``; first match wins):
     fleet.0 a stop (succeeded, cancelled, a spent budget) stands as it is.
     fleet.1 parked, and the parked profile's upstream is healthy again -> ready/resume:
             ``goal.resumed`` (and ``work.retried`` for the items it refused), naming the

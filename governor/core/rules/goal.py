@@ -1,7 +1,6 @@
-"""Goal rules 1-7 (SPEC §6.2): the goal's own state, its limits, its plans, milestones, reviews.
+"""Goal rules (SPEC §6.2): one ordered table, ``GOAL_RULES``, whose rows are the code that runs.
 
-Rules (first match wins; ``governor.core.decide`` runs them, then rules 8-12 of
-``governor.core.dispatch``):
+Rules (first match wins; ``governor.core.rules.decide.goal_decision`` asks them in order):
     goal.1  cancelled -> cancelled; plan completed -> succeeded
     goal.2  cumulative runtime or cost over its limit -> budget_exhausted
     goal.3  latest plan proposed -> apply (or review_plan); rejected or failed charged
@@ -14,15 +13,25 @@ Rules (first match wins; ``governor.core.decide`` runs them, then rules 8-12 of
     goal.5  no applied plan -> plan (initial)
     goal.6  every item of the active plan settled, one at least accepted -> plan (milestone)
     goal.7  items in review -> accept, or awaiting_review/review_work
+    goal.8  dispatchable items and a free slot -> run (budget_exhausted at the total)
+    goal.9  items running -> running/wait; items cooling down -> waiting/wait
+    goal.10 an item stopped on environment, decision or the upstream bound -> blocked
+    goal.11 items out of budget -> plan (replan)
+    goal.12 fallback -> blocked on work: no legal progress action
 
-A rule reads its context (``Ctx``: the view, the time, the ledger, the active plan's item
-decisions) and makes its decision with ``Ctx.out`` (by keyword) or ``Ctx.plan``.
+Rules 6-12 read the active plan's item decisions (the work item rules of
+``governor.core.rules.work``). A rule reads its context (``Ctx``: the view, the time, the
+ledger, those item decisions and the statuses among them) and makes its decision with
+``Ctx.out`` (by keyword) or ``Ctx.plan``. A rule that looks for items of one status
+skips its scan when ``Ctx.statuses`` has none (the data the rules read, not a shortcut
+around them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from itertools import islice
 from typing import Any, Final, NamedTuple
 
 from governor.core.decision import Action, BlockedOn, Decision, Exhausted, Status, WorkDecision
@@ -34,6 +43,8 @@ from governor.core.headroom import (
     repeats_itself,
     replans_left,
     runtime_over,
+    total_attempts_left,
+    total_attempts_remaining,
     uncharged_window_full,
 )
 from governor.core.ledger import Ledger
@@ -223,7 +234,123 @@ def _review(ctx: Ctx) -> Decision | None:
     return ctx.gate(auto, "accept", "review_work", what, "accept", "goal.7", work_ids=ids)
 
 
-RULES_1_TO_7: Final[tuple[Callable[[Ctx], Decision | None], ...]] = (
+_RUNNABLE_OR_HELD: Final = frozenset({("ready", "run"), ("blocked", "retry")})
+
+
+def _dispatch(ctx: Ctx) -> Decision | None:
+    view, policy = ctx.view, ctx.view.policy
+    free = policy.max_parallel_work - view.running_items
+    held = policy.retry_blocked
+    if free <= 0 or not ("ready" in ctx.statuses or (held and "blocked" in ctx.statuses)):
+        return None
+    ready = runnable(ctx.items, held, free)  # no more than the free slots can take
+    if not ready:
+        return None
+    if not total_attempts_left(view):
+        why = (
+            f"the goal's charged attempts are spent ({view.charged_attempts} of "
+            f"{policy.max_total_attempts})"
+        )
+        return ctx.out("budget_exhausted", "none", why, "goal.8", exhausted="total_attempts")
+    # never offer more runs than the goal's total budget can start
+    ids = tuple(ready[: min(free, total_attempts_remaining(view))])
+    return ctx.out("ready", "run", f"run {', '.join(ids)}", "goal.8", work_ids=ids)
+
+
+def runnable(items: tuple[WorkDecision, ...], held: bool, most: int | None = None) -> list[str]:
+    """The items rule 8 may run, in order: ready ones, and blocked ones to retry when
+    ``held`` (``retry_blocked``); the first ``most`` of them (every one: ``None``). Rule 8
+    offers only as many runs as there are free slots, so it reads a large plan's items only
+    until it has them."""
+    if held:
+        ids = (d.work_id for d in items if (d.status, d.next_action) in _RUNNABLE_OR_HELD)
+    else:
+        ids = (d.work_id for d in items if d.status == "ready" and d.next_action == "run")
+    return list(islice(ids, most))
+
+
+def _in_flight(ctx: Ctx) -> Decision | None:
+    if "running" in ctx.statuses:
+        running = tuple([d.work_id for d in ctx.items if d.status == "running"])
+        return ctx.out(
+            "running", "wait", f"{', '.join(running)} running", "goal.9", work_ids=running
+        )
+    if "waiting" not in ctx.statuses:
+        return None
+    # the first item of the earliest cooldown
+    first, until = None, None
+    for d in ctx.items:
+        if (
+            d.status == "waiting"
+            and (when := d.not_before) is not None
+            and (until is None or when < until)
+        ):
+            first, until = d, when
+    if first is None or until is None:
+        return None
+    why = f"{first.work_id} is waiting on an outside service until {stamp(until)}"
+    return ctx.out(
+        "waiting",
+        "wait",
+        why,
+        "goal.9",
+        blocked_on="upstream",
+        not_before=until,
+        work_ids=(first.work_id,),
+    )
+
+
+def _stopped_item(ctx: Ctx) -> Decision | None:
+    if "blocked" not in ctx.statuses:
+        return None
+    for d in ctx.items:
+        if (d.status, d.next_action) == ("blocked", "none") and d.blocked_on != "work":
+            why = f"{d.work_id}: {d.reason}"
+            return ctx.out(
+                "blocked", "none", why, "goal.10", blocked_on=d.blocked_on, work_ids=(d.work_id,)
+            )
+    return None
+
+
+def _replan(ctx: Ctx) -> Decision | None:
+    if "budget_exhausted" not in ctx.statuses:
+        return None
+    stopped = [d for d in ctx.items if d.status == "budget_exhausted"]
+    if not stopped:
+        return None
+    spent = [d.work_id for d in stopped if d.exhausted != "same_failures"]
+    same = [d.work_id for d in stopped if d.exhausted == "same_failures"]
+    whys = []
+    if spent:
+        whose = "its" if len(spent) == 1 else "their"
+        limits = sorted({ctx.view.work[w].max_attempts for w in spent})
+        # SPEC §6.1 rule 9's words for every N, "1 attempts" too (``work.exhausted_its``)
+        what = f"{limits[0]} attempts" if len(limits) == 1 else "attempts"
+        whys.append(f"{', '.join(spent)} exhausted {whose} {what}")
+    for work_id in same:  # SPEC §12.10: more tries would not help it
+        n = ctx.view.work[work_id].same_failures
+        whys.append(f"{work_id} failed the same way {n} times in a row")
+    return ctx.plan("replan", "; ".join(whys), "goal.11")
+
+
+def _fallback(ctx: Ctx) -> Decision | None:
+    view, hints = ctx.view, []
+    held = [d.work_id for d in ctx.items if (d.status, d.next_action) == ("blocked", "retry")]
+    if held:
+        hints.append(f"{', '.join(held)} await an operator's retry (retry_blocked is off)")
+    for d in ctx.items:
+        dead = [
+            w
+            for w in view.work[d.work_id].spec.depends_on
+            if w in view.work and view.work[w].cancelled
+        ]
+        if d.next_action == "wait_for_dependencies" and dead:
+            hints.append(f"{d.work_id} waits for cancelled {', '.join(dead)}")
+    why = "; ".join(["no legal progress action", *hints])
+    return ctx.out("blocked", "none", why, "goal.12", blocked_on="work")
+
+
+GOAL_RULES: Final[tuple[Callable[[Ctx], Decision | None], ...]] = (
     _over,
     _limits,
     _latest_plan,
@@ -231,5 +358,11 @@ RULES_1_TO_7: Final[tuple[Callable[[Ctx], Decision | None], ...]] = (
     _first_plan,
     _milestone,
     _review,
+    _dispatch,
+    _in_flight,
+    _stopped_item,
+    _replan,
+    _fallback,
 )
-"""Goal rules 1-7, in order."""
+"""The goal rules of SPEC §6.2, in order; the first that returns a decision wins
+(``governor.core.rules.decide.goal_decision`` asks them)."""

@@ -19,8 +19,11 @@ Rules (first match wins):
 A failure whose class fails the evidence gate is an ordinary charged failure (work.9):
 the view only carries a class for failures that passed it.
 
+The table is the code that runs: ``decide_work`` asks its rows in order, and nothing
+else decides an item.
+
 An item's decision reads only the item, whether its dependencies are accepted, the
-policy and, against the item's own ``not_before``, the time (``governor.core.memo``
+policy and, against the item's own ``not_before``, the time (``governor.core.rules.memo``
 relies on it to decide again only the items that may have changed).
 """
 
@@ -40,7 +43,7 @@ WorkRule = Callable[[GoalView, WorkState, datetime], WorkDecision | None]
 POLICY_READ: Final = ("accept_passing", "max_same_failures")
 """The only policy fields a work item's decision reads (its other limits are its own,
 frozen at ``work.created``): a policy that differs in none of them decides every item
-alike, so the memo keeps its decisions (``governor.core.memo``;
+alike, so the memo keeps its decisions (``governor.core.rules.memo``;
 ``tests/core/test_decider.py``)."""
 
 
@@ -245,38 +248,10 @@ WORK_RULES: Final[tuple[WorkRule, ...]] = (
 """The work item rules of SPEC §6.1, in order; the first that returns a decision wins."""
 
 
-_BY_FAILURE: Final[dict[object, WorkRule]] = {
-    "environment": _environment,
-    "decision": _decision,
-    "upstream": _upstream,
-}
-"""Rules 6-8 by the failure class each acts on; any other (none: charged) -> rule 9."""
-
-
 def decide_work(view: GoalView, item: WorkState, now: datetime) -> WorkDecision:
-    """The decision for one work item (SPEC §6.1): ``WORK_RULES`` in order, first match.
-
-    It goes straight to the rule that fires, by the fields each rule's guard reads (one
-    is taken after every event of a replay): the same decision as scanning the table
-    (``first_work_rule``; ``tests/core/test_decider.py`` holds them equal).
-    """
-    if item.accepted or item.cancelled:
-        return _settled(view, item, now)  # type: ignore[return-value]  # it always fires here
-    if item.spec.depends_on and (waiting := _dependencies(view, item, now)) is not None:
-        return waiting
-    if item.fresh:
-        return _fresh(view, item, now)  # type: ignore[return-value]
-    if item.running:
-        return _running(view, item, now)  # type: ignore[return-value]
-    if item.outcome == "succeeded":
-        return _passed(view, item, now)  # type: ignore[return-value]
-    return _BY_FAILURE.get(item.failure_class, _charged)(view, item, now)  # type: ignore[return-value]
-
-
-def first_work_rule(view: GoalView, item: WorkState, now: datetime) -> WorkDecision:
-    """The decision for one work item by scanning ``WORK_RULES`` in order (the reference
-    ``decide_work`` is held to)."""
-    for rule in WORK_RULES:
+    """The decision for one work item (SPEC §6.1): the first rule of ``WORK_RULES`` that
+    answers."""
+    for rule in WORK_RULES:  # pragma: no branch - the charged-failure rule always decides
         decision = rule(view, item, now)
         if decision is not None:
             return decision
