@@ -57,12 +57,13 @@ def dev_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def before_tree(folder: Path, ref: str) -> Path:
-    """The ``governor`` package at ``ref`` in a folder of its own (``--before``): workers
-    started with it first on ``PYTHONPATH`` run that code."""
+    """The ``governor`` package at ``ref`` (and the prompt templates it reads from beside
+    it) in a folder of its own (``--before``): workers started with it first on
+    ``PYTHONPATH`` run that code."""
     tree = folder / "before"
     tree.mkdir()
     archive = subprocess.run(
-        ["git", "archive", ref, "governor"], check=True, capture_output=True
+        ["git", "archive", ref, "governor", "prompts"], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     return tree
@@ -163,10 +164,20 @@ def main() -> None:
                 before = on_temporal(url, folder, address, n, goals, code=code) if code else None
                 temporal = on_temporal(url, folder, address, n, goals)
                 rows.append((n, served, before, temporal))
+                succeeded(url)
         finally:
             server.terminate()
             server.wait(timeout=60)
     report(rows, args.delay, args.before)
+
+
+def succeeded(url: str) -> None:
+    """Stop the run unless every goal of every batch so far succeeded (a rate of goals
+    that failed fast would mean nothing)."""
+    with closing(open_store(url)) as store:
+        counts = {status: n for status, n in store.goal_counts().items() if n}
+    if set(counts) != {"succeeded"}:
+        raise SystemExit(f"not every goal succeeded: {counts}")
 
 
 def report(rows: list[tuple[Any, ...]], delay: float, ref: str | None) -> None:

@@ -3,13 +3,14 @@
 Rules:
     * Store activities (load, append, the lease, the re-probe) are short and safe to
       retry (a run under ``steps.LEAN_HISTORY`` runs load, append and the lease as local
-      activities: again after a workflow task that failed). Each load, append and renewal first checks that the store still holds the
-      event the workflow folded last (its seq and digest): a store behind the workflow (a
-      restore, a lossy failover) is answered ``behind`` and the workflow fails (the
-      store is the truth; SPEC §13.9). The append is idempotent on (goal, expected seq, content): a try whose
-      commit landed but whose answer was lost finds its own events stored after the
-      expected seq and answers ``done``; other events there are a conflict, answered
-      with them so the workflow folds them and builds again. A store refusal of the
+      activities: run again after a workflow task that failed). Each load, append and
+      renewal first checks that the store still holds the event the workflow folded last
+      (its seq and digest): a store behind the workflow (a restore, a lossy failover) is
+      answered ``behind`` and the workflow fails (the store is the truth; SPEC §13.9).
+      The append is idempotent on (goal, expected seq, content): a try whose commit
+      landed but whose answer was lost finds its own events stored after the expected
+      seq and answers ``done``; other events there are a conflict, answered with them so
+      the workflow folds them and builds again. A store refusal of the
       events is answered, not raised; a lost lease names who holds it now.
     * A call runs one planner or worker run exactly as ``governor run`` does (the
       runner's ``call_planner`` / ``call_worker``: the same prompts, harnesses, in-agent
