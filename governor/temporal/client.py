@@ -35,7 +35,6 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -51,6 +50,7 @@ from governor.errors import (
     UnavailableError,
 )
 from governor.store.base import EventStore, Lease
+from governor.temporal.convert import data_converter
 from governor.temporal.names import (
     SEARCH_ATTRIBUTES,
     STEP_UPDATE,
@@ -90,7 +90,7 @@ async def connect(driver: Driver) -> Client:
             Client.connect(
                 driver.address,
                 namespace=driver.namespace,
-                data_converter=pydantic_data_converter,
+                data_converter=data_converter,
                 **options,
             ),
             CONNECT_TIMEOUT_S,
