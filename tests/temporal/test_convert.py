@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from governor.temporal.wire import Appended
 HISTORIES = Path(__file__).parent / "histories"
 
 
-def appended_payloads() -> list[bytes]:
+def appended_payloads() -> list[dict[str, Any]]:
     """The recorded answers of local appends in the lean histories (the payloads' JSON)."""
     found = []
     for path in sorted(HISTORIES.glob("*-lean.json")):
