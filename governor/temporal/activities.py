@@ -2,13 +2,15 @@
 
 Rules:
     * Store activities (load, append, the lease, the re-probe) are short and safe to
-      retry. Each load, append and renewal first checks that the store still holds the
-      event the workflow folded last (its seq and digest): a store behind the workflow (a
-      restore, a lossy failover) is answered ``behind`` and the workflow fails (the
-      store is the truth; SPEC §13.9). The append is idempotent on (goal, expected seq, content): a try whose
-      commit landed but whose answer was lost finds its own events stored after the
-      expected seq and answers ``done``; other events there are a conflict, answered
-      with them so the workflow folds them and builds again. A store refusal of the
+      retry (a run under ``steps.LEAN_HISTORY`` runs load, append and the lease as local
+      activities: run again after a workflow task that failed). Each load, append and
+      renewal first checks that the store still holds the event the workflow folded last
+      (its seq and digest): a store behind the workflow (a restore, a lossy failover) is
+      answered ``behind`` and the workflow fails (the store is the truth; SPEC §13.9).
+      The append is idempotent on (goal, expected seq, content): a try whose commit
+      landed but whose answer was lost finds its own events stored after the expected
+      seq and answers ``done``; other events there are a conflict, answered with them so
+      the workflow folds them and builds again. A store refusal of the
       events is answered, not raised; a lost lease names who holds it now.
     * A call runs one planner or worker run exactly as ``governor run`` does (the
       runner's ``call_planner`` / ``call_worker``: the same prompts, harnesses, in-agent
@@ -55,7 +57,13 @@ from governor.service.logs import JsonLog
 from governor.service.observe import Counters, Observation
 from governor.store.base import EventStore
 from governor.store.url import open_store
-from governor.temporal.names import READY_SIGNAL, WAKE_SIGNAL, Driver, workflow_id_of
+from governor.temporal.names import (
+    READY_SIGNAL,
+    READY_UPDATE,
+    WAKE_SIGNAL,
+    Driver,
+    workflow_id_of,
+)
 from governor.temporal.watch import Contact, supervise
 from governor.temporal.wire import (
     Appended,
@@ -71,11 +79,14 @@ from governor.temporal.wire import (
     ProbeRequest,
     Recovery,
     ReprobeRequest,
+    contents,
     digest,
 )
 
 START_POLL_S: Final = 0.02
-"""How often a ready call looks for its start in the store."""
+"""How often a ready call of an old workflow looks for its start in the store."""
+ASK_POLL_S: Final = 0.1
+"""How often a call waiting for its workflow's answer looks whether it was killed."""
 SIGNAL_TIMEOUT_S: Final = 60.0
 VIEWS_KEPT: Final = 256
 """Goals whose latest view a worker process keeps."""
@@ -223,7 +234,8 @@ class Activities:
                 why = f"the store holds the goal up to seq {store.last_seq(goal_id)}"
                 return Appended(False, [], {}, behind=why)
             last = digest(stored_after[-1]) if stored_after else request.digest
-            return Appended(done, newer, self.health(store, goal_id), digest=last)
+            content = contents(request.events) if done else None
+            return Appended(done, newer, self.health(store, goal_id), digest=last, content=content)
         except LeaseError as exc:
             return Appended(False, [], {}, taken_over_by=exc.holder or "another runner")
         except StoreError:
@@ -231,7 +243,10 @@ class Activities:
         except GovernorError as exc:  # the store refused the events: nothing was written
             return Appended(False, [], {}, refused=str(exc), refused_as=type(exc).__name__)
         self.observation.appended(request.events)
-        return Appended(True, [], self.health(store, goal_id), digest=digest(request.events[-1]))
+        last = digest(request.events[-1])
+        return Appended(
+            True, [], self.health(store, goal_id), digest=last, content=contents(request.events)
+        )
 
     @activity.defn(name="governor.lease")
     def lease(self, request: LeaseRequest) -> LeaseAnswer:
@@ -336,9 +351,9 @@ class _Call:
     """One call's run on its thread, and the way to kill its agent from the event loop.
 
     The run: end a lost run's agents; if the upstream the call would reach is known to
-    fail, end at once (``held``: the workflow parks the goal); else signal the workflow
-    that the call is ready, wait until the store holds its start (or the call is
-    cancelled), then run the agent.
+    fail, end at once (``held``: the workflow parks the goal); else ask the workflow to
+    record its start (``ask_ready``; a call of a workflow whose code predates it signals
+    and reads the store until the start is there: ``wait_started``), then run the agent.
     """
 
     def __init__(
@@ -370,8 +385,8 @@ class _Call:
         failing = self.failing(runner)
         if failing is not None:
             return Observed(held=failing)
-        self.signal_ready()
-        if not self.wait_started(runner) or not _in_flight(runner.view, r):
+        begun = self.ask_ready(runner) if r.ready_update else self.wait_started(runner)
+        if not begun or not _in_flight(runner.view, r):
             return Observed()  # cancelled, or settled meanwhile: nothing runs
         try:
             if r.work_id is not None and r.run_id is not None:
@@ -394,14 +409,41 @@ class _Call:
             return None
         return runner.monitor.upstream(profile).name
 
-    def signal_ready(self) -> None:
+    def ask_ready(self, runner: Runner) -> bool:
+        """Ask the workflow to record this call's start (``names.READY_UPDATE``) and fold
+        the store up to it; False when the run may not go on (the workflow said so, the
+        call was cancelled, the workflow did not answer)."""
+        handle = self.activities.client.get_workflow_handle(self.workflow_id)
+        asking = handle.execute_update(READY_UPDATE, self.run_name, result_type=int)
+        answer = asyncio.run_coroutine_threadsafe(asking, self.loop)
+        deadline = time.monotonic() + SIGNAL_TIMEOUT_S
+        seq = 0
+        while self.killed is None and time.monotonic() < deadline:
+            try:
+                seq = answer.result(timeout=ASK_POLL_S)
+                break
+            except TimeoutError:
+                continue
+            except Exception:  # the workflow is gone or refused the update: nothing runs
+                return False
+        else:
+            answer.cancel()
+            return False
+        if seq <= 0:
+            return False
+        fold(
+            runner.view,
+            self.activities.store().load(self.request.goal_id, after_seq=runner.view.seq),
+        )
+        return True
+
+    def wait_started(self, runner: Runner) -> bool:
+        """Signal ``ready``, then fold the store into the runner's view until it holds this
+        call's start; False when the call was cancelled first (a call of a workflow whose
+        code predates ``ask_ready``)."""
         handle = self.activities.client.get_workflow_handle(self.workflow_id)
         signal = handle.signal(READY_SIGNAL, self.run_name)
         asyncio.run_coroutine_threadsafe(signal, self.loop).result(timeout=SIGNAL_TIMEOUT_S)
-
-    def wait_started(self, runner: Runner) -> bool:
-        """Fold the store into the runner's view until it holds this call's start; False
-        when the call was cancelled first."""
         store, r = self.activities.store(), self.request
         while self.killed is None:
             events = list(store.load(r.goal_id, after_seq=runner.view.seq))

@@ -3,10 +3,13 @@
 Rules:
     * A call is scheduled before its run is recorded. Once a worker has a slot for it,
       the call ends a lost run's agents and looks at its upstream's health: a failing
-      one ends it at once (``held``: the goal parks, SPEC §11.10), a healthy one signals
-      ``ready`` (``names.READY_SIGNAL``) and waits for the workflow to record its start.
-      So no start is recorded, and no request sent, for a call queued into a known
-      outage, and the run is linked before it executes.
+      one ends it at once (``held``: the goal parks, SPEC §11.10), a healthy one asks
+      the workflow with an update (``names.READY_UPDATE``), whose answer comes once the
+      start is recorded (calls of workflows whose code predates it signal ``ready`` and
+      read the store until the start is there). So no start is recorded, and no request
+      sent, for a call queued into a known outage; a call's wait for a slot is not
+      charged as its run's time (as under ``serve``, whose goal waits for a worker
+      before its step); and the run is linked before it executes.
     * Starts cleared together are built one after another on a scratch view and
       appended at once; so are finishes that arrive together, each under the runner's
       crash-loop guard (a reply the core cannot record is a charged failure; a run an
@@ -41,6 +44,7 @@ class Drive(Protocol):
     goal_id: str
     calls: dict[str, workflow.ActivityHandle[Observed]]
     ready: dict[str, bool]
+    begun: dict[str, int]
 
     async def refresh(self) -> None: ...
 
@@ -80,6 +84,7 @@ class Call:
         finally:
             self.drive.calls.pop(self.name, None)
             self.drive.ready.pop(self.name, None)
+            self.drive.begun.pop(self.name, None)
         return None if observed.held else observed
 
 

@@ -1,7 +1,7 @@
 """How governor's payloads look inside Temporal: the data converter and its payload codec.
 
 Rules (issue 34, docs/deployment.md "Payloads in Temporal"):
-    * Payloads are pydantic JSON (``temporalio.contrib.pydantic``); a **codec** turns each
+    * Payloads are pydantic JSON (``governor.temporal.convert``); a **codec** turns each
       into other bytes on the way to the server and back: ``zlib`` (built in: every
       payload compressed), or ``MODULE:NAME`` — a ``temporalio.converter.PayloadCodec``
       instance, or a class or function that returns one when called without arguments
@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from typing import Final
 
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, PayloadCodec
 
 from governor.errors import InputError
+from governor.temporal.convert import data_converter as plain
 
 CODEC_VARIABLE: Final = "GOVERNOR_TEMPORAL_CODEC"
 """The environment variable that names the codec when ``--codec`` does not."""
@@ -79,7 +79,8 @@ def load_codec(spec: str) -> PayloadCodec:
 
 
 def data_converter(spec: str | None) -> DataConverter:
-    """Governor's data converter, with the codec ``spec`` names (none when None or empty)."""
+    """Governor's data converter (``governor.temporal.convert``), with the codec ``spec``
+    names (none when None or empty)."""
     if not spec:
-        return pydantic_data_converter
-    return dataclasses.replace(pydantic_data_converter, payload_codec=load_codec(spec))
+        return plain
+    return dataclasses.replace(plain, payload_codec=load_codec(spec))

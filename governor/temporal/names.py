@@ -38,7 +38,12 @@ STEP_UPDATE: Final = "governor.step"
 STATUS_QUERY: Final = "governor.status"
 """The query answering what ``governor status GOAL --json`` prints."""
 READY_SIGNAL: Final = "governor.ready"
-"""The signal a call sends its workflow once it has a slot and may run (its run name)."""
+"""The signal a call sends its workflow once it has a slot and may run (its run name), from
+a call scheduled before issue 34's update handshake (``READY_UPDATE``)."""
+READY_UPDATE: Final = "governor.call_ready"
+"""The update a call sends its workflow once it has a slot and may run (its run name); it
+answers once the workflow recorded the run's start: the seq to read the store up to (0:
+the run may not go on)."""
 WAKE_SIGNAL: Final = "governor.wake"
 """The signal that wakes a parked workflow when its upstream's health changed."""
 DEFAULT_QUEUE: Final = "governor"

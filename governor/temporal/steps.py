@@ -5,6 +5,8 @@ Rules (this runs inside the workflow, so it is deterministic):
       workflow's view, at ``workflow.now()`` (never before the last event), and appended
       through the append activity under one lock: one writer, be it the main loop or an
       operator's update. A conflict folds what the store holds newer and builds again.
+      Under ``LEAN_HISTORY`` the store's activities are local and a plan's outcome is
+      appended with the recordings that follow it at once (``chained``).
     * A plan's or an attempt's start is recorded once its call is cleared to run
       (``calls.py``), before its agent runs. A call that fails (its worker lost, its
       heartbeat silent, cancelled) records nothing: the next decision finds the run in
@@ -33,7 +35,7 @@ from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold import fold
 from governor.core.record_park import park_goal, resume_goal
-from governor.core.route import Accept, Action, Apply, Dispatch, Park, Plan, Resume
+from governor.core.route import Accept, Action, Apply, Dispatch, Park, Plan, Resume, route
 from governor.core.rules.decider import Decider
 from governor.core.summary import summarize
 from governor.core.verbs import accept_work, reject_plan
@@ -67,6 +69,15 @@ from governor.workflow.run import plan_events
 T = TypeVar("T")
 CONFLICT_BACKOFF: Final = "governor-conflict-backoff"
 """The patch (``workflow.patched``) that added the back-off between conflicting appends."""
+LEAN_HISTORY: Final = "governor-lean-history"
+"""The patch (issue 34) after which the store's own activities (``LOCAL``) run as local
+activities — in the workflow task, no round trip through the server, in the history one
+marker holding the answer (the events written are in the store, not carried again) —,
+a plan's outcome is appended with the recordings that follow it at once (``chained``),
+and the visibility is published once per decision that waits (``workflow.py``)."""
+LOCAL: Final = frozenset({"governor.load", "governor.append", "governor.lease", "governor.release"})
+"""The store activities run as local activities (``LEAN_HISTORY``): short, on the
+workflow's own task queue, safe to run again (each is idempotent or fenced)."""
 STORE_RETRY: Final = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
@@ -132,6 +143,9 @@ class GoalDrive:
         self.calls: dict[str, workflow.ActivityHandle[Observed]] = {}
         self.ready: dict[str, bool] = {}
         """Calls that signalled they may run (``Call``)."""
+        self.begun: dict[str, int] = {}
+        """Calls cleared to run whose start the workflow recorded (the seq to read up to)
+        or refused (0): the answer to their ``names.READY_UPDATE``."""
         self.taken_over: str | None = None
         self.cancelling = False
         self.digest: str | None = None
@@ -158,15 +172,28 @@ class GoalDrive:
     # ------------------------------------------------------------ activities
 
     async def store(self, name: str, arg: Any, result: type[T], summary: str | None = None) -> T:
+        """Run a store activity (local once ``LEAN_HISTORY`` holds; see ``LOCAL``)."""
+        timeout = timedelta(seconds=self.settings.store_timeout_s)
+        shown = summary or _SUMMARIES.get(name)
         try:
-            answer: T = await workflow.execute_activity(
-                name,
-                arg,
-                result_type=result,
-                start_to_close_timeout=timedelta(seconds=self.settings.store_timeout_s),
-                retry_policy=STORE_RETRY,
-                summary=summary or _SUMMARIES.get(name),
-            )
+            if name in LOCAL and workflow.patched(LEAN_HISTORY):
+                answer: T = await workflow.execute_local_activity(
+                    name,
+                    arg,
+                    result_type=result,
+                    start_to_close_timeout=timeout,
+                    retry_policy=STORE_RETRY,
+                    summary=shown,
+                )
+            else:
+                answer = await workflow.execute_activity(
+                    name,
+                    arg,
+                    result_type=result,
+                    start_to_close_timeout=timeout,
+                    retry_policy=STORE_RETRY,
+                    summary=shown,
+                )
         except ActivityError as exc:
             if isinstance(exc.cause, CancelledError):
                 raise asyncio.CancelledError from exc  # the waiting task was cancelled
@@ -298,6 +325,42 @@ class GoalDrive:
         if conflicts > 1 and workflow.patched(CONFLICT_BACKOFF):
             await workflow.sleep(min(0.25 * 2 ** (conflicts - 2), 10.0))
 
+    def lean(self) -> bool:
+        """Whether this run keeps its history lean (``LEAN_HISTORY``; memoized by Temporal:
+        a run recorded before the patch keeps the old commands to its end)."""
+        return workflow.patched(LEAN_HISTORY)
+
+    def chained(self, build: Build) -> Build:
+        """``build``, then the events of the decisions that follow at once and only record
+        (apply a proposed plan, accept finished work), in one append: what the next turns
+        of the loop would record one append each (on a run recorded before
+        ``LEAN_HISTORY``: ``build`` alone). A recording the rules refuse ends the chain;
+        the loop then decides it as before."""
+        if not self.lean():
+            return build
+
+        def chain(view: GoalView) -> list[Event]:
+            events = build(view)
+            scratch = self.decider.copy()
+            fold(scratch.view, events)
+            for _ in range(8):
+                if not events or scratch.view.ended is not None:
+                    break
+                action = route(scratch.decide(workflow.now(), upstreams=self.health))
+                more = _recording(action, scratch.view, self.at_on(scratch.view))
+                if not more:
+                    break
+                fold(scratch.view, more)
+                events = [*events, *more]
+            return events
+
+        return chain
+
+    def at_on(self, view: GoalView) -> datetime:
+        """``at`` for events built on ``view`` (a scratch view ahead of the goal's)."""
+        now = workflow.now()
+        return max(now, view.last_at) if view.last_at else now
+
     def launch(self, request: CallRequest, trigger: str | None = None) -> Call:
         """Schedule a call; it runs once it has a slot on a worker (see ``Call``)."""
         name = request.run_id or request.plan_id or ""
@@ -337,7 +400,11 @@ class GoalDrive:
     def request(self, **fields: Any) -> CallRequest:
         assert self.lease is not None
         return CallRequest(
-            self.goal_id, self.lease, kill_grace_s=self.settings.kill_grace_s, **fields
+            self.goal_id,
+            self.lease,
+            kill_grace_s=self.settings.kill_grace_s,
+            ready_update=True,
+            **fields,
         )
 
     # ------------------------------------------------------------ the actions
@@ -376,15 +443,19 @@ class GoalDrive:
         call = self.launch(self.request(plan_id=plan_id, lost=lost), trigger)
         if not await call.cleared():
             return
-        if action.plan_id is not None:
-            events = await self.quietly(
-                lambda v: record.continue_plan(v, plan_id=plan_id, at=self.at())
-            )
-            begun = bool(events) and events[-1].type != "plan.failed"
-        else:
-            trigger = action.trigger or "initial"
-            build = partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.at())
-            begun = bool(await self.quietly(build))
+        begun = False
+        try:
+            if action.plan_id is not None:
+                events = await self.quietly(
+                    lambda v: record.continue_plan(v, plan_id=plan_id, at=self.at())
+                )
+                begun = bool(events) and events[-1].type != "plan.failed"
+            else:
+                trigger = action.trigger or "initial"
+                build = partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.at())
+                begun = bool(await self.quietly(build))
+        finally:
+            self.begun[plan_id] = self.view.seq if begun else 0  # the call's update answer
         if not begun:
             call.cancel()
             return
@@ -393,7 +464,9 @@ class GoalDrive:
             return
         run = observed.planner
         await self.finish(
-            None if run is None else lambda v: plan_events(v, plan_id, run, self.at()),
+            None
+            if run is None
+            else self.chained(lambda v: plan_events(v, plan_id, run, self.at())),
             lambda error: (
                 lambda v: record.plan_failed(
                     v, plan_id=plan_id, at=self.at(), failure_class=None, evidence=None, error=error
@@ -450,8 +523,12 @@ class GoalDrive:
         """Record the starts (or continuations) of cleared runs in one append; the runs
         that may go on (the others' calls are cancelled)."""
         begun: list[Run] = []
-        if runs:
-            await self.record(starts(runs, self.at(), begun))
+        try:
+            if runs:
+                await self.record(starts(runs, self.at(), begun))
+        finally:
+            for run in runs:
+                self.begun[run.call.name] = self.view.seq if run in begun else 0
         for run in runs:
             if run not in begun:
                 run.call.cancel()
@@ -464,7 +541,7 @@ class GoalDrive:
             return
         at = self.at()
         try:
-            await self.quietly(finishes(done, at))
+            await self.quietly(self.chained(finishes(done, at)))
         except InputError as exc:  # the store refused an event (it would not read back)
             if len(done) > 1:
                 for one in done:
@@ -543,6 +620,26 @@ _SUMMARIES: Final = {
 
 def _accept(view: GoalView, *, work_id: str, at: datetime) -> list[Event]:
     return accept_work(view, work_id=work_id, at=at, actor="governor")
+
+
+def _recording(action: Action, view: GoalView, at: datetime) -> list[Event]:
+    """The events of an action that only records (apply a plan, accept work) built on
+    ``view``; none for another action, or when the rules refuse it (the loop then
+    decides it again and records what it comes to, as without a chain)."""
+    try:
+        match action:
+            case Apply():
+                return record.apply_plan(view, plan_id=action.plan_id, at=at)
+            case Accept():
+                scratch, out = view.copy(), []
+                for work_id in action.work_ids:
+                    events = _accept(scratch, work_id=work_id, at=at)
+                    fold(scratch, events)
+                    out += events
+                return out
+    except Exception:  # the loop decides it again and records what it comes to
+        return []
+    return []
 
 
 def _parked_profile(decision: Decision) -> str | None:

@@ -30,6 +30,15 @@ def digest(event: Event) -> str:
     return hashlib.sha256(encode(event)).hexdigest()[:32]
 
 
+def contents(events: list[Event]) -> str:
+    """The fence on what an append wrote: the digest of its events' stored encodings."""
+    hashed = hashlib.sha256()
+    for event in events:
+        hashed.update(encode(event))
+        hashed.update(b"\n")
+    return hashed.hexdigest()[:32]
+
+
 @dataclass(frozen=True, slots=True)
 class DriveSettings:
     """How a goal's workflow drives it; fixed when it starts (``governor temporal start``)."""
@@ -126,6 +135,9 @@ class Appended:
     """The digest of the goal's last event after the append (or after ``newer``)."""
     behind: str | None = None
     """Why the store does not hold what the workflow folded: nothing was appended."""
+    content: str | None = None
+    """``contents`` of the events appended (when done): a local activity's history keeps
+    its answer, not its input, so replay checks what the workflow wrote against this."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +162,10 @@ class CallRequest:
     lost: tuple[str, ...] = ()
     """Runs (a plan id, a run id) that were lost: their agents must be gone first."""
     kill_grace_s: float = 10.0
+    ready_update: bool = False
+    """Ask the workflow to record the start with ``names.READY_UPDATE`` (it answers once
+    it is recorded) instead of signalling ``READY_SIGNAL`` and reading the store until
+    the start is there (calls of workflows whose code predates the update)."""
 
 
 @dataclass(frozen=True, slots=True)

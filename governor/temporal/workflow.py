@@ -37,7 +37,7 @@ from governor.analysis.unblock import unblocking
 from governor.core.commands import OperatorVerb, apply_verb
 from governor.core.decision import Decision
 from governor.core.events import Event
-from governor.core.route import Action, Stop, Wait, acts, route
+from governor.core.route import Accept, Action, Apply, Park, Resume, Stop, Wait, acts, route
 from governor.core.summary import summarize
 from governor.core.verbs import cancel_goal
 from governor.core.view import GoalView
@@ -45,6 +45,7 @@ from governor.errors import GovernorError
 from governor.render.records import status_record
 from governor.temporal.names import (
     READY_SIGNAL,
+    READY_UPDATE,
     SEARCH_ATTRIBUTES,
     STATUS_QUERY,
     STEP_UPDATE,
@@ -61,6 +62,9 @@ CANCEL_CLOSES_ATTEMPTS: Final = "governor-cancel-closes-attempts"
 """The patch after which a cancel finishes each running attempt ``abandoned`` before
 ``goal.cancelled`` (issue 35); a history recorded before it replays writing
 ``goal.cancelled`` alone, as it did."""
+RECORDS_ONLY: Final = (Apply, Accept, Park, Resume)
+"""Actions that only record (no call, no wait): the loop decides again at once, so a run
+under ``steps.LEAN_HISTORY`` publishes that next decision, not this one."""
 STATUS, BLOCKED_ON, RULE = (SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTES)
 
 
@@ -113,8 +117,9 @@ class GoalWorkflow:
             while d.view.ended is None and d.taken_over is None and not d.cancelling:
                 decision = await d.settle()
                 self.cycles += 1
-                self.publish(decision)
                 action = route(decision)
+                if not (isinstance(action, RECORDS_ONLY) and d.lean()):
+                    self.publish(decision)  # a recording's next decision is shown instead
                 if acts(action):
                     await d.act(action)
                     rested = False
@@ -307,8 +312,28 @@ class GoalWorkflow:
 
     @workflow.signal(name=READY_SIGNAL)
     def ready(self, run: str) -> None:
-        """A call has its slot and its upstream is not failing: its run may be recorded."""
+        """A call has its slot and its upstream is not failing: its run may be recorded
+        (a call that reads the store for its start; ``call_ready`` answers the others)."""
         self.drive.ready[run] = True
+
+    @workflow.update(name=READY_UPDATE)
+    async def call_ready(self, run: str) -> int:
+        """A call has its slot and its upstream is not failing: once its start is recorded
+        (or the workflow decided it may not run) answer the seq to read the store up to, 0
+        when the run may not go on. No reading the store over and over for the start."""
+        d = self.drive
+        if run in d.calls:
+            d.ready[run] = True
+        await workflow.wait_condition(
+            lambda: (
+                run in d.begun
+                or run not in d.calls
+                or d.cancelling
+                or d.taken_over is not None
+                or d.behind is not None
+            )
+        )
+        return d.begun.get(run, 0)
 
     @workflow.signal(name=WAKE_SIGNAL)
     def wake(self) -> None:

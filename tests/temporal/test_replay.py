@@ -25,16 +25,16 @@ FILES = sorted(HISTORIES.glob("*.json"))
 
 def replay(text: str, workflow_id: str) -> None:
     from temporalio.client import WorkflowHistory
-    from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.worker import Replayer
 
+    from governor.temporal.convert import data_converter
     from governor.temporal.worker import workflow_runner
     from governor.temporal.workflow import GoalWorkflow
 
     replayer = Replayer(
         workflows=[GoalWorkflow],
         workflow_runner=workflow_runner(),
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter,
     )
     history = WorkflowHistory.from_json(workflow_id, text)
     run_async(replayer.replay_workflow(history))

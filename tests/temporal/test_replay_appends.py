@@ -33,6 +33,7 @@ from temporalio.worker import (  # noqa: E402
     Interceptor,
     Replayer,
     StartActivityInput,
+    StartLocalActivityInput,
     UnsandboxedWorkflowRunner,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
@@ -40,7 +41,7 @@ from temporalio.worker import (  # noqa: E402
 )
 
 from governor.core.wire.codec import encode, to_dict  # noqa: E402
-from governor.temporal.wire import AppendRequest  # noqa: E402
+from governor.temporal.wire import Appended, AppendRequest, contents  # noqa: E402
 from governor.temporal.workflow import GoalWorkflow  # noqa: E402
 
 PRODUCED: list[AppendRequest] = []
@@ -49,14 +50,14 @@ PRODUCED: list[AppendRequest] = []
 
 class _Outbound(WorkflowOutboundInterceptor):
     def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
-        if (
-            input.activity == "governor.append"
-            and not workflow.unsafe.is_replaying_history_events()
-        ):
-            pass
         if input.activity == "governor.append":
             PRODUCED.append(input.args[0])
         return super().start_activity(input)
+
+    def start_local_activity(self, input: StartLocalActivityInput) -> workflow.ActivityHandle[Any]:
+        if input.activity == "governor.append":
+            PRODUCED.append(input.args[0])
+        return super().start_local_activity(input)
 
 
 class _Inbound(WorkflowInboundInterceptor):
@@ -87,6 +88,35 @@ def recorded(history: WorkflowHistory) -> list[AppendRequest]:
     return found
 
 
+def recorded_locally(history: WorkflowHistory) -> list[Appended]:
+    """The answers of the history's local ``governor.append`` activities (a run under the
+    ``governor-lean-history`` patch: its markers keep the answer, not the input)."""
+    found = []
+    converter = pydantic_data_converter.payload_converter
+    for event in history.events:
+        if event.HasField("marker_recorded_event_attributes"):
+            marker = event.marker_recorded_event_attributes
+            if "data" not in marker.details or "result" not in marker.details:
+                continue
+            [data] = converter.from_payloads(marker.details["data"].payloads, [dict])
+            if data.get("activity_type") == "governor.append":
+                [answer] = converter.from_payloads(marker.details["result"].payloads, [Appended])
+                found.append(answer)
+    return found
+
+
+def same_contents(produced: list[AppendRequest], stored: list[Appended]) -> bool:
+    """Whether replay wrote what a lean history's appends wrote: each done append's
+    ``content`` (the digest of its events' stored encodings) is that of the request
+    replay built at its place."""
+    if len(produced) != len(stored):
+        return False
+    return all(
+        answer.content is None or answer.content == contents(request.events)
+        for request, answer in zip(produced, stored, strict=True)
+    )
+
+
 def same_writes(produced: list[AppendRequest], stored: list[AppendRequest]) -> bool:
     """Whether replay wrote what the history recorded: the same appends at the same seqs,
     each recorded field of each event the same. A field the recorded event lacks is the
@@ -104,8 +134,8 @@ def same_writes(produced: list[AppendRequest], stored: list[AppendRequest]) -> b
     return True
 
 
-def replay_appends(path: Path) -> tuple[list[AppendRequest], list[AppendRequest]]:
-    """Replay ``path``; (the appends produced, the appends recorded)."""
+def replay(path: Path) -> tuple[list[AppendRequest], WorkflowHistory]:
+    """Replay ``path``; (the appends produced, the history)."""
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     replayer = Replayer(
         workflows=[GoalWorkflow],
@@ -115,7 +145,13 @@ def replay_appends(path: Path) -> tuple[list[AppendRequest], list[AppendRequest]
     )
     PRODUCED.clear()
     run_async(replayer.replay_workflow(history))
-    return list(PRODUCED), recorded(history)
+    return list(PRODUCED), history
+
+
+def replay_appends(path: Path) -> tuple[list[AppendRequest], list[AppendRequest]]:
+    """Replay ``path``; (the appends produced, the appends recorded)."""
+    produced, history = replay(path)
+    return produced, recorded(history)
 
 
 @pytest.fixture(autouse=True)
@@ -124,11 +160,27 @@ def _clear() -> Iterator[None]:
     PRODUCED.clear()
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+OLD = [p for p in FILES if not p.stem.endswith("-lean")]
+"""Histories recorded before the ``governor-lean-history`` patch (appends as activities)."""
+LEAN = [p for p in FILES if p.stem.endswith("-lean")]
+"""Histories recorded after it (appends as local activities: the answer is recorded)."""
+
+
+@pytest.mark.parametrize("path", OLD, ids=[p.stem for p in OLD])
 def test_replay_writes_what_the_history_recorded(path: Path) -> None:
     produced, stored = replay_appends(path)
     assert stored, f"{path.stem} records no append"
     assert same_writes(produced, stored)
+
+
+@pytest.mark.parametrize("path", LEAN, ids=[p.stem for p in LEAN])
+def test_replay_writes_what_a_lean_history_recorded(path: Path) -> None:
+    produced, history = replay(path)
+    stored = recorded_locally(history)
+    assert stored, f"{path.stem} records no local append"
+    assert not recorded(history), f"{path.stem} carries events as an append's input"
+    assert any(a.content is not None for a in stored)
+    assert same_contents(produced, stored)
 
 
 def seeded(monkeypatch: pytest.MonkeyPatch, change: Any) -> None:
@@ -161,18 +213,32 @@ def test_another_text_written_fails_though_the_commands_are_the_same(
     assert any(b"written differently" in encode(e) for e in changed[0].events)
 
 
+def timed_out(event: Any) -> Any:
+    """A charged failure written as ``timed_out`` (the issue's example of a core change)."""
+    charged = getattr(event, "failure_class", "x") is None
+    if event.type == "attempt.finished" and event.outcome == "failed" and charged:
+        return event.model_copy(update={"outcome": "timed_out"})
+    return event
+
+
 def test_a_charged_failure_written_as_timed_out_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     """The issue's example: a core change that turned a charged failure into ``timed_out``."""
-
-    def timed_out(event: Any) -> Any:
-        charged = getattr(event, "failure_class", "x") is None
-        if event.type == "attempt.finished" and event.outcome == "failed" and charged:
-            return event.model_copy(update={"outcome": "timed_out"})
-        return event
-
     seeded(monkeypatch, timed_out)
     try:
         produced, stored = replay_appends(story())
     except workflow.NondeterminismError:
         pytest.fail("the change altered the commands: this test is meant for one that does not")
     assert not same_writes(produced, stored)
+
+
+def test_a_charged_failure_written_as_timed_out_fails_on_a_lean_history(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A lean history keeps what each append wrote as a digest: the same change fails."""
+    seeded(monkeypatch, timed_out)
+    lean = next(p for p in LEAN if p.stem == "story-lean")
+    try:
+        produced, history = replay(lean)
+    except workflow.NondeterminismError:
+        pytest.fail("the change altered the commands: this test is meant for one that does not")
+    assert not same_contents(produced, recorded_locally(history))
