@@ -137,10 +137,10 @@ def cmd_grant(args: argparse.Namespace) -> int:
 
     expires = _duration("--expires", args.expires) if args.expires else None
     with store_from(args.store) as store:
-        moved = grants.grant(
-            store, args.target, usd=args.usd, attempts=args.attempts, expires_s=expires,
-            reason=args.reason, actor=args.actor, clock=utc_now, govern=_govern(store),
-        )  # fmt: skip
+        answer = grants.Answer(
+            args.reason, args.actor, usd=args.usd, attempts=args.attempts, expires_s=expires
+        )
+        moved = grants.grant(store, args.target, answer, clock=utc_now, govern=_govern(store))
     return _answered(args, "granted", moved)
 
 
@@ -148,10 +148,8 @@ def cmd_decline(args: argparse.Namespace) -> int:
     from governor.drive import grants  # noqa: PLC0415
 
     with store_from(args.store) as store:
-        answered = grants.decline(
-            store, args.target, reason=args.reason, actor=args.actor, clock=utc_now,
-            govern=_govern(store),
-        )  # fmt: skip
+        answer = grants.Answer(args.reason, args.actor)
+        answered = grants.decline(store, args.target, answer, clock=utc_now, govern=_govern(store))
     return _answered(args, "declined", answered)
 
 

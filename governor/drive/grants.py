@@ -15,7 +15,9 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -33,47 +35,55 @@ Govern = Callable[[str, OperatorVerb], object]
 Temporal workflow that drives the goal (its one writer: the CLI's and the web view's)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A person's answer to a request: why, who, and for a grant its amounts (a decline
+    has none); the ``grant``/``decline`` operator verb it records on a goal."""
+
+    reason: str
+    actor: str
+    usd: float | None = None
+    attempts: int | None = None
+    expires_s: float | None = None
+
+    def verb(self, name: Literal["grant", "decline"]) -> OperatorVerb:
+        if name == "decline":
+            return OperatorVerb("decline", self.actor, reason=self.reason)
+        return OperatorVerb("grant", self.actor, reason=self.reason, usd=self.usd,
+                            attempts=self.attempts, expires_s=self.expires_s)  # fmt: skip
+
+
 def grant(
     store: EventStore,
     target: str,
+    answer: Answer,
     *,
-    usd: float | None,
-    attempts: int | None,
-    expires_s: float | None,
-    reason: str,
-    actor: str,
     clock: Callable[[], datetime],
     govern: Govern | None = None,
 ) -> list[str]:
     """Grant more budget to a goal's open request, or to a pool (and so to every goal
     waiting on it); the goals moved. A goal with no open request is refused. A goal of
     the target's name is answered before a pool of that name (``governor grant``)."""
-    if store.last_seq(target):
-        return grant_goal(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
-                          reason=reason, actor=actor, clock=clock, govern=govern)  # fmt: skip
-    return grant_to_pool(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
-                         reason=reason, actor=actor, clock=clock, govern=govern)  # fmt: skip
+    to = grant_goal if store.last_seq(target) else grant_to_pool
+    return to(store, target, answer, clock=clock, govern=govern)
 
 
 def grant_goal(
     store: EventStore,
     goal_id: str,
+    answer: Answer,
     *,
-    usd: float | None,
-    attempts: int | None,
-    expires_s: float | None,
-    reason: str,
-    actor: str,
     clock: Callable[[], datetime],
     govern: Govern | None = None,
 ) -> list[str]:
     """Grant the goal's open request (its pool's grant recorded on the pool too); the
     CLI's ``governor grant GOAL`` and the web view's grant form. The goal's own event is
     recorded by ``govern`` (default: in the store)."""
+    usd, attempts = answer.usd, answer.attempts
     _check_amount(usd, attempts)
     view, now = goals.load(store, goal_id), clock()
-    grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=reason,
-                 at=now, actor=actor)  # fmt: skip  # refuses a goal that is not waiting
+    grant_budget(view, usd=usd, attempts=attempts, expires_s=None, reason=answer.reason,
+                 at=now, actor=answer.actor)  # fmt: skip  # refuses a goal that is not waiting
     request = view.budget_request
     assert request is not None
     if request.renews_at is not None and now >= request.renews_at:
@@ -82,15 +92,13 @@ def grant_goal(
             f"{request.renews_at.isoformat()}",
             goal_id=goal_id,
         )
-    verb = OperatorVerb(
-        "grant", actor, reason=reason, usd=usd, attempts=attempts, expires_s=expires_s
-    )
+    verb = answer.verb("grant")
     goals.refuse_secrets_in(store, goal_id, verb, clock=clock)  # before the pool's write
     if request.budget.startswith("pool:"):
         pool = request.budget.removeprefix("pool:")
         figure = Figure(usd=usd or request.usd or 0.0, attempts=attempts or request.attempts or 0)
-        grant_pool(store, pool, figure, expires_s=expires_s, at=now, actor=actor,
-                   reason=reason, goal_id=goal_id)  # fmt: skip
+        grant_pool(store, pool, figure, expires_s=answer.expires_s, at=now, actor=answer.actor,
+                   reason=answer.reason, goal_id=goal_id)  # fmt: skip
     (govern or in_store(store, clock))(goal_id, verb)
     return [goal_id]
 
@@ -98,73 +106,63 @@ def grant_goal(
 def grant_to_pool(
     store: EventStore,
     pool: str,
+    answer: Answer,
     *,
-    usd: float | None,
-    attempts: int | None,
-    expires_s: float | None,
-    reason: str,
-    actor: str,
     clock: Callable[[], datetime],
     govern: Govern | None = None,
 ) -> list[str]:
     """Grant the pool more budget (``pool.granted``) and answer every goal waiting on it;
     the goals moved. The CLI's ``governor grant POOL`` and the pool page's form."""
+    usd, attempts = answer.usd, answer.attempts
     _check_amount(usd, attempts)
     check_name(pool)
     pool_or_error(store, pool)
     if usd is None and attempts is None:
         raise InputError("granting to a pool needs an amount: --usd X and/or --attempts N")
     figure = Figure(usd=usd or 0.0, attempts=attempts or 0)
-    grant_pool(store, pool, figure, expires_s=expires_s, at=clock(), actor=actor, reason=reason)
-    verb = OperatorVerb(
-        "grant", actor, reason=reason, usd=usd, attempts=attempts, expires_s=expires_s
-    )
-    return _answer_waiting(store, pool, verb, govern or in_store(store, clock))
+    grant_pool(store, pool, figure, expires_s=answer.expires_s, at=clock(), actor=answer.actor,
+               reason=answer.reason)  # fmt: skip
+    return _answer_waiting(store, pool, answer.verb("grant"), govern or in_store(store, clock))
 
 
 def decline(
     store: EventStore,
     target: str,
+    answer: Answer,
     *,
-    reason: str,
-    actor: str,
     clock: Callable[[], datetime],
     govern: Govern | None = None,
 ) -> list[str]:
     """Decline a goal's open request, or every open request on a pool; the goals answered."""
-    if store.last_seq(target):
-        return decline_goal(store, target, reason=reason, actor=actor, clock=clock, govern=govern)
-    return decline_pool(store, target, reason=reason, actor=actor, clock=clock, govern=govern)
+    to = decline_goal if store.last_seq(target) else decline_pool
+    return to(store, target, answer, clock=clock, govern=govern)
 
 
 def decline_goal(
     store: EventStore,
     goal_id: str,
+    answer: Answer,
     *,
-    reason: str,
-    actor: str,
     clock: Callable[[], datetime],
     govern: Govern | None = None,
 ) -> list[str]:
     """Decline the goal's open request (``budget.declined``)."""
-    (govern or in_store(store, clock))(goal_id, OperatorVerb("decline", actor, reason=reason))
+    (govern or in_store(store, clock))(goal_id, answer.verb("decline"))
     return [goal_id]
 
 
 def decline_pool(
     store: EventStore,
     pool: str,
+    answer: Answer,
     *,
-    reason: str,
-    actor: str,
     clock: Callable[[], datetime],
     govern: Govern | None = None,
 ) -> list[str]:
     """Decline every open request on the pool; the goals answered."""
     check_name(pool)
     pool_or_error(store, pool)
-    verb = OperatorVerb("decline", actor, reason=reason)
-    return _answer_waiting(store, pool, verb, govern or in_store(store, clock))
+    return _answer_waiting(store, pool, answer.verb("decline"), govern or in_store(store, clock))
 
 
 def amounts(usd: str, attempts: str, expires: str) -> tuple[float | None, int | None, float | None]:

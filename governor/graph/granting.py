@@ -144,17 +144,10 @@ ANSWER_FORMS: Final = (
 
 def record_answer(runner: Runner, asked: GrantAsked, answer: GrantAnswer) -> None:
     """Record the answer as ``governor grant``/``governor decline`` record it."""
-    if answer.verb == "grant":
-        grants.grant_goal(
-            runner.store, asked.goal_id, usd=answer.usd, attempts=answer.attempts,
-            expires_s=answer.expires_s, reason=answer.reason, actor=answer.actor,
-            clock=runner.clock,
-        )  # fmt: skip
-    else:
-        grants.decline_goal(
-            runner.store, asked.goal_id, reason=answer.reason, actor=answer.actor,
-            clock=runner.clock,
-        )  # fmt: skip
+    given = grants.Answer(answer.reason, answer.actor, usd=answer.usd,
+                          attempts=answer.attempts, expires_s=answer.expires_s)  # fmt: skip
+    record = grants.grant_goal if answer.verb == "grant" else grants.decline_goal
+    record(runner.store, asked.goal_id, given, clock=runner.clock)
 
 
 def answer_report(answer: GrantAnswer) -> dict[str, Any]:

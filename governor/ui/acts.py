@@ -252,13 +252,13 @@ def answer_budget(
 
     if fields.get("verb") == "decline":
         decline = grants.decline_pool if pool else grants.decline_goal
-        return decline(store, target, reason=reason, actor=actor, clock=clock, govern=governed)
+        return decline(store, target, grants.Answer(reason, actor), clock=clock, govern=governed)
     usd, attempts, expires_s = grants.amounts(
         fields.get("usd", ""), fields.get("attempts", ""), fields.get("expires", "")
     )
     grant = grants.grant_to_pool if pool else grants.grant_goal
-    return grant(store, target, usd=usd, attempts=attempts, expires_s=expires_s,
-                 reason=reason, actor=actor, clock=clock, govern=governed)  # fmt: skip
+    answer = grants.Answer(reason, actor, usd=usd, attempts=attempts, expires_s=expires_s)
+    return grant(store, target, answer, clock=clock, govern=governed)
 
 
 def _status(exc: GovernorError) -> int:

@@ -178,10 +178,8 @@ def test_a_grant_made_elsewhere_first_is_kept_and_the_late_answer_reported(
 ) -> None:
     compiled, _ = paused_on(short)
     with SqliteEventStore(short.root / "governor.db") as store:
-        grants.grant_goal(
-            store, "g", usd=None, attempts=2, expires_s=None, reason="from the CLI",
-            actor="operator:dave", clock=lambda: events(short)[-1].at,
-        )  # fmt: skip
+        answer = grants.Answer("from the CLI", "operator:dave", attempts=2)
+        grants.grant_goal(store, "g", answer, clock=lambda: events(short)[-1].at)
     final = compiled.invoke(Command(resume={"decline": {"reason": "no"}}), thread())
     assert final["decision"]["status"] == "succeeded"
     assert final["answer"] == {
