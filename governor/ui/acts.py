@@ -23,7 +23,7 @@ Rules (docs/decisions/0019-acting-from-the-web-view.md):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -68,6 +68,8 @@ BUDGET_VERBS: Final = ("grant", "decline")
 """A person's answer to a request for more budget (``governor grant|decline``), run by
 ``governor.drive.grants`` as the CLI runs it: not an operator verb of the core's table (a
 pool's grant is recorded on the pool too)."""
+GOAL_VERBS: Final = (*goals.VERBS, *BUDGET_VERBS)
+"""What a goal page's forms do: the operator verbs and the answers to a request."""
 
 Render = Callable[[Request, "Acting | None", int], Response]
 """Renders a goal's page for a request, with its forms' state, at a status code."""
@@ -90,8 +92,11 @@ def actor_of(request: Request, settings: UiSettings) -> str | None:
     return settings.actor if settings.keys.admits(presented) else None
 
 
-def acting(request: Request, settings: UiSettings) -> Acting | None:
-    """The forms' state of a goal page requested with GET (None: read-only)."""
+def acting(
+    request: Request, settings: UiSettings, verbs: Collection[str] = GOAL_VERBS
+) -> Acting | None:
+    """The forms' state of a page requested with GET (None: read-only): a goal page's
+    (every verb), or a pool page's (``verbs=BUDGET_VERBS``: only its grant form)."""
     if settings.actor is None or settings.keys is None:
         return None
     actor = actor_of(request, settings)
@@ -99,20 +104,7 @@ def acting(request: Request, settings: UiSettings) -> Acting | None:
     return Acting(
         actor or settings.actor,
         csrf=_token(request, settings) if actor else None,
-        done=done if done in goals.VERBS or done in BUDGET_VERBS else None,
-    )
-
-
-def pool_acting(request: Request, settings: UiSettings) -> Acting | None:
-    """The grant form's state of a pool page requested with GET (None: read-only)."""
-    if settings.actor is None or settings.keys is None:
-        return None
-    actor = actor_of(request, settings)
-    done = request.query_params.get("done")
-    return Acting(
-        actor or settings.actor,
-        csrf=_token(request, settings) if actor else None,
-        done=done if done in BUDGET_VERBS else None,
+        done=done if done in verbs else None,
     )
 
 

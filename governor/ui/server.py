@@ -176,7 +176,7 @@ def make_app(store: EventStore, settings: UiSettings) -> Asgi:
         return page(settings, f"pool {name}", main, status_code)
 
     def pool(request: Request) -> Response:
-        return pool_response(request, acts.pool_acting(request, settings))
+        return pool_response(request, acts.acting(request, settings, acts.BUDGET_VERBS))
 
     routes = [
         Route("/", goals, methods=["GET"]),
