@@ -11,8 +11,10 @@ directly in the same world:
       rows, in governor's own world (``simulate``) and in one whose items get harder with
       every replan (``drift``: a structure tune's model does not assume).
 
-The default sizes keep each test to about a minute on one core; the ``slow`` version runs
-the rival world (heavy-tailed outages, goals of varied difficulty) on a larger grid.
+The default sizes keep each test to about a minute on one core and start no process (the
+fast tier); ``test_forecast_validity_grids.py`` runs the larger grid, with the rival world
+(heavy-tailed outages, goals of varied difficulty), in worker processes as ``tune
+--workers`` does.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ SEED = 7
 SLACK = 1e-9
 
 
-def _grid(replans: list[int], uncharged: list[int], attempts: list[int]) -> dict[str, list[Any]]:
+def _silent(_done: int, _total: int) -> None:
+    pass
+
+
+def grid_of(replans: list[int], uncharged: list[int], attempts: list[int]) -> dict[str, list[Any]]:
     return {
         "max_replans": replans,
         "max_uncharged_replans": uncharged,
@@ -44,12 +50,16 @@ def _grid(replans: list[int], uncharged: list[int], attempts: list[int]) -> dict
     }
 
 
-def _tune_coverage(name: str, goals: int, grid: dict[str, list[Any]], folder: Path) -> float:
+def tune_coverage(
+    name: str, goals: int, grid: dict[str, list[Any]], folder: Path, *, workers: int = 1
+) -> float:
+    """The share of the grid's rows whose 95 % interval covers the truth (``workers`` > 1:
+    tune and the truth in that many processes)."""
     make = world(name)
     write_corpus(make, goals, SEED, folder)
-    report = tune_corpus(corpus_of([str(folder)]), grid, workers=1, seed=SEED, checks=False)
+    report = tune_corpus(corpus_of([str(folder)]), grid, workers=workers, seed=SEED, checks=False)
     overrides = candidates(grid)
-    truths = truth(make, overrides, SEED, range(goals), workers=1, progress=lambda _d, _t: None)
+    truths = truth(make, overrides, SEED, range(goals), workers=workers, progress=_silent)
     rows = compare(report.estimates, overrides, truths, goals)
     summary, _ = summarise(rows, report.recommended, truths)
     assert sum(r["basis"] == "extrapolated" for r in rows) >= len(rows) // 2
@@ -60,16 +70,8 @@ def _tune_coverage(name: str, goals: int, grid: dict[str, list[Any]], folder: Pa
 def test_tune_intervals_cover_the_truth_extrapolated_rows_included(
     name: str, tmp_path: Path
 ) -> None:
-    grid = _grid([2, 4, 7], [0, 4], [1, 4])
-    coverage = _tune_coverage(name, 250, grid, tmp_path)
-    assert coverage >= 0.9, coverage
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["simulate", "drift", "rival"])
-def test_tune_intervals_cover_the_truth_on_a_larger_grid(name: str, tmp_path: Path) -> None:
-    grid = _grid([2, 3, 5, 7], [0, 2, 4], [1, 2, 4])
-    coverage = _tune_coverage(name, 800, grid, tmp_path)
+    grid = grid_of([2, 4, 7], [0, 4], [1, 4])
+    coverage = tune_coverage(name, 250, grid, tmp_path)
     assert coverage >= 0.9, coverage
 
 
@@ -84,7 +86,7 @@ def _median_cost(name: str, overrides: dict[str, Any], goals: range) -> float:
 def test_forecast_covers_the_true_median_cost(name: str, tmp_path: Path) -> None:
     goals = 250
     write_corpus(world(name), goals, SEED, tmp_path)
-    overrides = candidates(_grid([2, 3, 5, 7], [2], [1, 2, 4]))
+    overrides = candidates(grid_of([2, 3, 5, 7], [2], [1, 2, 4]))
     policies = [with_overrides(RECORDED, o) for o in overrides]
     found = forecasts(corpus_of([str(tmp_path)]), policies, seed=SEED)
     fresh = range(goals, goals + 600)  # the population: goals the corpus never saw
