@@ -15,6 +15,7 @@ from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_flee
 from governor.analysis.grid import parse_grid
 from governor.analysis.model import Model
 from governor.analysis.outages import savings
+from governor.analysis.pool_axis import pool_axis
 from governor.analysis.simulate import simulate
 from governor.analysis.tune_corpus import (
     BOOTSTRAP,
@@ -23,6 +24,7 @@ from governor.analysis.tune_corpus import (
     plot,
     tune_corpus,
 )
+from governor.cli import pool_options
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
 from governor.cli.live import Meter, terminal_width
@@ -34,6 +36,7 @@ from governor.core.policy_input import parse_assignments, policy_from
 from governor.core.rules.decide import decide
 from governor.errors import InputError
 from governor.render import records
+from governor.render.pool_axis import format_pool_axis, pool_axis_record
 from governor.render.table import fitted, format_report
 from governor.render.text import format_fleet, format_savings
 from governor.store.jsonl import write_history
@@ -157,6 +160,7 @@ def _without_plot(args: argparse.Namespace, rest: str) -> str | None:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    pools = pool_options.tune_limits(args)  # checked before any work (SPEC §13.6 bad input)
     if args.plot:
         check_plot_target(args.plot)
     unplotted = _without_plot(args, "the table follows")
@@ -177,12 +181,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
             plot(report, args.plot)
         err(f"wrote the plot to {args.plot}")
     spared = savings(corpus.events(i) for i in range(len(corpus)))
+    axis = pool_axis(corpus, pools[0], pools[1]) if pools is not None else None
     if args.json:
-        json_line(records.tuned_record(report, spared))
+        record = records.tuned_record(report, spared)
+        json_line(record if axis is None else {**record, "pools": pool_axis_record(axis)})
     else:
         width = terminal_width()
         out(format_report(report, every=args.all, width=width))
         out("\n".join(fitted(format_savings(spared), width)))
+        if axis is not None:
+            out(format_pool_axis(axis))
     return ExitCode.OK if unplotted is None else ExitCode.UNAVAILABLE
 
 
@@ -331,5 +339,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--all", action="store_true", help="print every candidate, not only the frontier"
     )
     p.add_argument("--quiet", action="store_true", help="no progress meter")
+    pool_options.add_tune_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_tune)
