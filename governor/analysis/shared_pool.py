@@ -25,6 +25,7 @@ from governor.core.pools import (
     PoolEvent,
     PoolGranted,
     PoolLimits,
+    PoolReleased,
     PoolRenewed,
     PoolReserved,
     PoolSet,
@@ -113,6 +114,10 @@ class SharedPool:
         call = f"c{self._calls}"
         self._record(PoolReserved, now, call=call, goal_id=goal, figure=ask)
         return call
+
+    def release(self, call: str, goal: str, at: datetime) -> None:
+        """The call never ran: its reservation is given back."""
+        self._record(PoolReleased, at, call=call, goal_id=goal)
 
     def ends(self, call: str, goal: str, figure: Figure, at: datetime) -> None:
         """The call ends at ``at`` having spent ``figure`` (settled when time gets there)."""

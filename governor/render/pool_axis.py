@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from governor.core.text import count, stamp
 
 if TYPE_CHECKING:  # types only
+    from governor.analysis.fleet import PoolTally
     from governor.analysis.pool_axis import PoolAxis, PoolRow
     from governor.analysis.shared_pool import Parked, Period
     from governor.core.pools import PoolLimits
@@ -133,4 +134,46 @@ def format_pool_axis(axis: PoolAxis, *, shown: int = 3) -> str:
             )
         if len(row.parked) > shown:
             lines.append(f"    … and {len(row.parked) - shown} more (--json lists every one)")
+    return "\n".join(lines)
+
+
+def fleet_pool_record(tally: PoolTally) -> Record:
+    """``simulate --fleet --json``'s ``fleet.pool``: the pool the fleet's goals shared."""
+    pool = tally.pool
+    return {
+        "limit": limits_record(pool.limits),
+        "grants": limits_record_grants(pool.limits),
+        "spend_per_period": periods_record(tally.periods),
+        "parks": len(pool.parks),
+        "parked_goals": len(tally.parked_goals),
+        "parked_s": round(tally.parked_s, 6),
+        "stopped_goals": len(tally.stopped),
+        "granted": tally.grants,
+        "events": len(pool.events),
+    }
+
+
+def limits_record_grants(limits: PoolLimits) -> Record | None:
+    g = limits.grants
+    return None if g is None else {
+        "auto_usd": g.auto_usd, "auto_attempts": g.auto_attempts, "expires_s": g.expires_s
+    }  # fmt: skip
+
+
+def format_fleet_pool(tally: PoolTally) -> str:
+    """The fleet's pool in lines: its limit, the goals it parked, its spend per period."""
+    pool = tally.pool
+    lines = [
+        f"pool {pool.name} ({limit_text(pool.limits)}): {count(len(tally.parked_goals), 'goal')} "
+        f"parked ({count(len(pool.parks), 'refused call')}, {tally.parked_s / 3600:.1f} "
+        f"goal-hours), {len(tally.stopped)} stopped waiting for a person, "
+        f"{count(tally.grants, 'grant')} by its rule"
+    ]
+    for period in tally.periods:
+        when = stamp(period.start) if period.start else "in total"
+        spent = period.spent
+        lines.append(
+            f"  {when}: ${spent['usd']:.4g}, {spent['attempts']:g} attempts, "
+            f"{spent['run_time_s'] / 60:.1f} min of run time"
+        )
     return "\n".join(lines)
