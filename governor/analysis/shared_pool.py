@@ -148,6 +148,6 @@ class SharedPool:
         return self.periods
 
     def _close_period(self, *, final: bool) -> None:
-        spent = {unit: self.state.spent[unit] for unit in UNITS}
+        spent: dict[str, float] = {unit: self.state.spent[unit] for unit in UNITS}
         if final or self.state.period_start is not None or any(spent.values()):
             self.periods.append(Period(self.state.period_start, spent))

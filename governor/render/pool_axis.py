@@ -130,7 +130,11 @@ def format_pool_axis(axis: PoolAxis, *, shown: int = 3) -> str:
             lines.append(
                 f"    {park.goal} parked at {stamp(park.at)} with {_amount(r.unit, r.spent)} spent "
                 f"and {_amount(r.unit, r.reserved)} reserved of {_amount(r.unit, r.limit)}"
-                + ("; for good" if park.goal in gone else f"; renews {stamp(r.renews_at)}")
+                + (
+                    f"; renews {stamp(r.renews_at)}"
+                    if r.renews_at and park.goal not in gone
+                    else "; for good"
+                )
             )
         if len(row.parked) > shown:
             lines.append(f"    … and {len(row.parked) - shown} more (--json lists every one)")
