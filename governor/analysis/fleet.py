@@ -14,6 +14,14 @@ real runs (``decide``, ``route``, ``governor.drive.act``):
   bound waits for a person: an operator resumes it ``operator_delay_s`` after the outage
   it stopped in ends (a *manual resume*).
 
+* ``pool`` (SPEC §13.6): every goal names one shared pool. Each agent call reserves the
+  live driver's expected figure (``governor.drive.pools.expected_figure``) before it
+  starts and is settled with what it spent when it ends (``governor.analysis.shared_pool``,
+  the core's pool rules); a call that does not fit is not made: the goal records its
+  request for more (``budget.requested``), is granted it when the pool's ``grants`` rule
+  allows (``budget.granted``, actor ``policy``), else waits parked until the pool renews
+  (a ``total`` pool: it stops, waiting for a person).
+
 What it counts — calls that reached the vendor (agent calls and probes), those refused,
 probes, parks, manual resumes, and for each goal the first answered call after each
 outage — is what ``bench/outage.py`` compares; ``timeline`` is what the plot of
@@ -25,25 +33,31 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Final, Literal
 
 from governor.analysis.model import Model, Vendor
+from governor.analysis.shared_pool import Period, SharedPool
 from governor.analysis.simulate import T0, Episode, World, new_goal, world
 from governor.core import verbs
 from governor.core.decision import Decision
-from governor.core.events import Event, PlanFailed
+from governor.core.events import Event, PlanFailed, PlanProposed
 from governor.core.fold import project
 from governor.core.policy import Policy
+from governor.core.pools import PoolLimits, call_figure, pool_request
+from governor.core.record_budget import grant_budget, request_budget
 from governor.core.route import Action, Dispatch, Park, Plan, Resume, Stop, Wait, route
 from governor.core.upstream import Seen, Upstream, UpstreamHealth, claimed, observed, probed
 from governor.core.work_events import AttemptFinished
 from governor.drive.act import act
+from governor.drive.pools import expected_figure
 
 Mode = Literal["aware", "per-goal"]
 PROFILE: Final = "agent"
 """The one profile of a simulated goal (``governor.analysis.simulate.new_goal``)."""
 VENDOR: Final = Upstream("scripted", "sim:vendor", "default")
+POOL: Final = "fleet"
+"""The name of the pool a fleet's goals share (``FleetSettings.pool``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +76,10 @@ class FleetSettings:
     """Fixed outage windows (start, end) in seconds; None: the model's random process."""
     max_steps: int = 2000
     """Steps per goal at most."""
+    pool: PoolLimits | None = None
+    """The pool every goal of the fleet names (None: no pool)."""
+    pool_zone: tzinfo = UTC
+    """The time zone of the pool's calendar periods."""
 
 
 @dataclass(slots=True)
@@ -79,6 +97,20 @@ class Tally:
     ``probe_refused``, ``park``, ``resume``, ``manual_resume``."""
 
 
+@dataclass(slots=True)
+class PoolTally:
+    """What the fleet's pool did: its events and periods, and the goals it parked."""
+
+    pool: SharedPool
+    periods: tuple[Period, ...] = ()
+    parked_goals: set[int] = field(default_factory=set)
+    parked_s: float = 0.0
+    """Goal-time spent parked on the pool, from a refusal to the goal's next call."""
+    stopped: set[int] = field(default_factory=set)
+    """Goals that ended waiting on the pool (a ``total`` pool: for a person)."""
+    grants: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class FleetRun:
     """One simulated fleet: every goal's history, the tally, and the outages it met."""
@@ -86,6 +118,7 @@ class FleetRun:
     histories: tuple[list[Event], ...]
     tally: Tally
     outages: tuple[tuple[float, float], ...]
+    pool: PoolTally | None = None
 
     def recoveries_s(self) -> list[float]:
         """For each goal an outage hit (a refused call, or a park, while it lasted): the wait
@@ -119,10 +152,15 @@ class _Fleet:
             vendor.horizon = float("inf")
         self.vendor = vendor
         self.health: UpstreamHealth | None = None
+        self.pool: PoolTally | None = None
+        pools: tuple[str, ...] = ()
+        if settings.pool is not None:
+            self.pool = PoolTally(SharedPool.opened(POOL, settings.pool, settings.pool_zone, T0))
+            pools = (POOL,)
         self.episodes: list[_Goal] = []
         for n in range(settings.goals):
             w = replace(world(model, seed, n), vendor=vendor)
-            events = new_goal(n, policy)
+            events = new_goal(n, policy, pools)
             start = n * settings.spread_s
             self.episodes.append(_Goal(self, n, w, events, start))
         self.queue = [(g.t, g.index) for g in self.episodes]
@@ -183,7 +221,10 @@ class _Fleet:
             if not goal.done:
                 heapq.heappush(self.queue, (goal.t, index))
         windows = tuple(w for w in self.vendor.windows if w[0] < max(g.t for g in self.episodes))
-        return FleetRun(tuple(g.events for g in self.episodes), self.tally, windows)
+        if self.pool is not None:
+            self.pool.periods = tuple(self.pool.pool.close())
+            self.pool.stopped = {g.index for g in self.episodes if g.parked_since is not None}
+        return FleetRun(tuple(g.events for g in self.episodes), self.tally, windows, self.pool)
 
 
 def _at(seconds: float) -> datetime:
@@ -196,6 +237,75 @@ class _Goal(Episode):
     def __init__(self, fleet: _Fleet, index: int, w: World, events: list[Event], t: float) -> None:
         super().__init__(w, project(events), events, t)
         self.fleet, self.index, self.done = fleet, index, False
+        self.parked_since: float | None = None
+        """When the pool refused the goal's call (None: it is not waiting on the pool)."""
+
+    # --- the pool (SPEC §13.6): each call reserved before it starts, settled when it ends
+
+    def plan(self, action: Plan) -> None:
+        call = self._reserve()
+        if call is not None:
+            before, start = len(self.events), self.t
+            super().plan(action)
+            self._settle(call, before, start)
+
+    def dispatch(self, action: Dispatch) -> None:
+        for work_id in action.work_ids:
+            call = self._reserve()
+            if call is None:
+                return  # no room: the goal waits (or was granted: its next step)
+            before, start = len(self.events), self.t
+            self.attempt(work_id)
+            self._settle(call, before, start)
+
+    def _reserve(self) -> str | None:
+        """The call's reservation ("" without a pool); None when the pool refused it."""
+        tally = self.fleet.pool
+        if tally is None:
+            return ""
+        pool, ask, goal = tally.pool, expected_figure(self.view, PROFILE), self.view.goal_id
+        got = pool.reserve(goal, ask, self.now)
+        if isinstance(got, str):
+            if self.parked_since is not None:
+                tally.parked_s += self.t - self.parked_since
+                self.parked_since = None
+            return got
+        tally.parked_goals.add(self.index)
+        self.parked_since = self.t if self.parked_since is None else self.parked_since
+        usd, attempts = pool_request(got, ask)
+        asked = request_budget(
+            self.view, budget=f"pool:{pool.name}", usd=usd, attempts=attempts,
+            renews_at=got.renews_at, reason=got.sentence(), at=self.now,
+        )  # fmt: skip
+        self.add(asked)
+        grant = pool.auto_grant(goal, got, ask, self.now) if asked else None
+        if grant is not None:
+            tally.grants += 1
+            self.add(
+                grant_budget(
+                    self.view, usd=grant.usd, attempts=grant.attempts, expires_s=grant.expires_s,
+                    at=self.now, actor="policy", rule=f"pool {pool.name} {grant.rule}",
+                    reason=f"granted by pool {pool.name}'s rule {grant.rule}",
+                )
+            )  # fmt: skip
+        return None
+
+    def _settle(self, call: str, before: int, start: float) -> None:
+        tally = self.fleet.pool
+        if tally is None:
+            return
+        finish = next(
+            (
+                e
+                for e in self.events[before:]
+                if isinstance(e, PlanProposed | PlanFailed | AttemptFinished)
+            ),
+            None,
+        )
+        if finish is None:
+            tally.pool.release(call, self.view.goal_id, self.now)
+        else:
+            tally.pool.ends(call, self.view.goal_id, call_figure(finish, _at(start)), self.now)
 
     def decision(self) -> Decision:
         return self.decider.decide(

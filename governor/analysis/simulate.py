@@ -270,7 +270,7 @@ class Episode(ModelledGoal):
         return decision
 
 
-def new_goal(goal: int, policy: Policy) -> list[Event]:
+def new_goal(goal: int, policy: Policy, pools: tuple[str, ...] = ()) -> list[Event]:
     profiles = {"agent": Profile(harness="scripted", args=("sim.json",))}
     return record.create_goal(
         f"sim-{goal:06d}",
@@ -282,6 +282,7 @@ def new_goal(goal: int, policy: Policy) -> list[Event]:
         worker="agent",
         at=T0,
         policy=policy,
+        pools=pools,
     )
 
 

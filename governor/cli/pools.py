@@ -29,6 +29,14 @@ def _duration(option: str, text: str) -> float:
         raise InputError(f"{option}: {exc}") from None
 
 
+def period_fields(option: str, per: str) -> dict[str, Any]:
+    """A pool's ``period`` and ``every_s`` from ``--per``: a calendar period, ``total``, or
+    a duration (``InputError`` naming ``option`` for anything else)."""
+    if per in ("day", "week", "month", "total"):
+        return {"period": per, "every_s": None}
+    return {"period": "every", "every_s": _duration(option, per)}
+
+
 def _fields(args: argparse.Namespace, old: dict[str, Any]) -> dict[str, Any]:
     """The pool's limits from the options given, over its current ones (``old``)."""
     fields = dict(old)
@@ -39,10 +47,7 @@ def _fields(args: argparse.Namespace, old: dict[str, Any]) -> dict[str, Any]:
     if args.run_time is not None:
         fields["run_time_s"] = _duration("--run-time", args.run_time)
     if args.per is not None:
-        if args.per in ("day", "week", "month", "total"):
-            fields["period"], fields["every_s"] = args.per, None
-        else:
-            fields["period"], fields["every_s"] = "every", _duration("--per", args.per)
+        fields.update(period_fields("--per", args.per))
     grants = dict(fields.get("grants") or {})
     if args.auto_usd is not None:
         grants["auto_usd"] = args.auto_usd

@@ -7,6 +7,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import UTC
 from pathlib import Path
 from typing import Final
 
@@ -15,6 +16,7 @@ from governor.analysis.fleet import FleetRun, FleetSettings, Mode, simulate_flee
 from governor.analysis.grid import parse_grid
 from governor.analysis.model import Model
 from governor.analysis.outages import savings
+from governor.analysis.pool_axis import pool_axis
 from governor.analysis.simulate import simulate
 from governor.analysis.tune_corpus import (
     BOOTSTRAP,
@@ -23,6 +25,7 @@ from governor.analysis.tune_corpus import (
     plot,
     tune_corpus,
 )
+from governor.cli import pool_options
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out
 from governor.cli.live import Meter, terminal_width
@@ -34,6 +37,12 @@ from governor.core.policy_input import parse_assignments, policy_from
 from governor.core.rules.decide import decide
 from governor.errors import InputError
 from governor.render import records
+from governor.render.pool_axis import (
+    fleet_pool_record,
+    format_fleet_pool,
+    format_pool_axis,
+    pool_axis_record,
+)
 from governor.render.table import fitted, format_report
 from governor.render.text import format_fleet, format_savings
 from governor.store.jsonl import write_history
@@ -61,12 +70,15 @@ def _histories(
     """The histories to write: independent goals, or one fleet under a shared vendor."""
     if args.fleet is None:
         return simulate(model, policy, goals=args.goals, seed=args.seed), None
+    pool = pool_options.fleet_limits(args)
     settings = FleetSettings(
         goals=args.goals,
         mode=args.fleet,
         spread_s=args.spread_s,
         operator_delay_s=args.operator_delay_s,
         outages=tuple(args.outage) if args.outage else None,
+        pool=pool[0] if pool else None,
+        pool_zone=pool[1] if pool else UTC,
     )
     run = simulate_fleet(model, policy, seed=args.seed, settings=settings)
     if args.plot:
@@ -86,6 +98,7 @@ def _histories(
 def cmd_simulate(args: argparse.Namespace) -> int:
     if args.plot and args.fleet is None:
         raise InputError("--plot draws a fleet outage: give --fleet aware or --fleet per-goal")
+    pool_options.fleet_limits(args)  # checked before anything is written
     unplotted = _without_plot(args, "the histories are written all the same")
     model, policy = _model(args), policy_from(parse_assignments(args.policy or ""))
     policy = new_goal_policy(policy)  # simulated goals are new goals (SPEC §12.1)
@@ -112,7 +125,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             seed=args.seed,
             statuses=dict(statuses),
         )
-        json_line(record if fleet is None else records.simulated_fleet_record(record, fleet))
+        if fleet is not None:
+            record = records.simulated_fleet_record(record, fleet)
+            if fleet.pool is not None:
+                record["fleet"]["pool"] = fleet_pool_record(fleet.pool)
+        json_line(record)
     else:
         out(
             f"wrote {args.goals} histories ({events} events) to {folder}: "
@@ -120,6 +137,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
         if fleet is not None:
             out(format_fleet(fleet))
+            if fleet.pool is not None:
+                out(format_fleet_pool(fleet.pool))
     return ExitCode.OK if unplotted is None else ExitCode.UNAVAILABLE
 
 
@@ -157,6 +176,7 @@ def _without_plot(args: argparse.Namespace, rest: str) -> str | None:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    pools = pool_options.tune_limits(args)  # checked before any work (SPEC §13.6 bad input)
     if args.plot:
         check_plot_target(args.plot)
     unplotted = _without_plot(args, "the table follows")
@@ -177,12 +197,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
             plot(report, args.plot)
         err(f"wrote the plot to {args.plot}")
     spared = savings(corpus.events(i) for i in range(len(corpus)))
+    axis = pool_axis(corpus, pools[0], pools[1]) if pools is not None else None
     if args.json:
-        json_line(records.tuned_record(report, spared))
+        record = records.tuned_record(report, spared)
+        json_line(record if axis is None else {**record, "pools": pool_axis_record(axis)})
     else:
         width = terminal_width()
         out(format_report(report, every=args.all, width=width))
         out("\n".join(fitted(format_savings(spared), width)))
+        if axis is not None:
+            out(format_pool_axis(axis))
     return ExitCode.OK if unplotted is None else ExitCode.UNAVAILABLE
 
 
@@ -286,6 +310,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=900.0,
         help="fleet per-goal: how long after an outage a person resumes its stopped goals (900)",
     )
+    pool_options.add_fleet_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_simulate)
 
@@ -331,5 +356,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--all", action="store_true", help="print every candidate, not only the frontier"
     )
     p.add_argument("--quiet", action="store_true", help="no progress meter")
+    pool_options.add_tune_options(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_tune)

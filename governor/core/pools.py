@@ -65,6 +65,7 @@ __all__ = [
     "needs_renewal",
     "period_end",
     "period_start",
+    "pool_request",
     "project_pool",
     "refusal",
     "spent_now",
@@ -276,3 +277,11 @@ def refusal(state: PoolState, ask: Figure, zone: tzinfo, now: datetime) -> Refus
                 asked, limits.period, period_end(limits, zone, now),
             )  # fmt: skip
     return None
+
+
+def pool_request(refused: Refusal, ask: Figure) -> tuple[float | None, int | None]:
+    """What a goal asks of a pool that refused its call (SPEC §13.7): the call's expected
+    cost when the pool's cost is spent, one attempt when its attempts are (usd, attempts)."""
+    usd = ask.usd if refused.unit == "usd" else None
+    attempts = 1 if refused.unit == "attempts" else None
+    return usd, attempts

@@ -39,6 +39,7 @@ from governor.core.pools import (
     Refusal,
     call_figure,
     needs_renewal,
+    pool_request,
     refusal,
 )
 from governor.core.record_budget import (
@@ -374,8 +375,7 @@ class PoolCalls:
             )
 
     def _request(self, refused: Refusal, ask: Figure, now: datetime) -> None:
-        usd = ask.usd if refused.unit == "usd" else None
-        attempts = 1 if refused.unit == "attempts" else None
+        usd, attempts = pool_request(refused, ask)
         budget = f"pool:{refused.pool}"
         asked = self.record(
             lambda v: request_budget(
