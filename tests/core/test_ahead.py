@@ -15,11 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from governor.core.wire import ahead
+from governor.core.wire import ahead, derived_code
 from governor.core.wire.generate import generated
 
 ROOT = Path(__file__).resolve().parents[2]
-DERIVED = ROOT / "governor" / "core" / "wire" / "derived_code.py"
+DERIVED = Path(derived_code.__file__)
+"""The module as imported (the compiled build's tests import the installed wheel's)."""
 GOLDEN = ROOT / "tests" / "golden"
 
 DERIVE_ALL = """
