@@ -1,4 +1,4 @@
-"""The wire's generated functions written ahead of time: a read command derives none (issue 36).
+"""The wire's generated functions written ahead of time: a read command compiles none (issue 36).
 
 Rules:
     * The generated code (``governor.core.wire.generate``: each model's finish, build and
@@ -16,6 +16,9 @@ Rules:
       for the functions every read derives (``GOVERNOR_UPDATE_GOLDEN=1`` writes it again).
     * Only our own identifiers and the generated statements reach the module, never
       outside text (the same rule as ``generate``).
+
+Decision record 0038 says why a cache of ``compile`` keyed by its source, and not a file
+under the user's cache folder nor the whole derivation generated at build time.
 """
 
 from __future__ import annotations
