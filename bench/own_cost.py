@@ -20,6 +20,9 @@ Method (the figures go to docs/performance.md, "Governor's own cost (issue 36)")
     ``governor status GOAL`` of the 10-item goal (finished: 36 events) and ``governor replay FILE`` of a 100-event history (the first 100 lines of
     one from bench/history_gen.py, as ``bench.replay_shapes`` takes them),
     each as a multiple of ``python -c pass``'s CPU.
+    ``--reads-only``: each round times only ``python -c pass``, ``status`` and ``replay``
+    (the status of the first round's small goal): cheap rounds, so many can be run on a
+    busy machine.
     ``--against TREE`` (a source tree holding ``governor/`` and ``prompts/``, e.g. ``git
     archive COMMIT governor prompts`` unpacked): each round runs every measure from TREE too (first on
     ``PYTHONPATH``), in turn with this tree's, and prints both side by side.
@@ -98,22 +101,36 @@ def _spread(values: list[float], unit: str, fmt: str = "{:.2f}") -> str:
 
 
 def measure(
-    folder: Path, tag: str, r: int, env: dict[str, str], sizes: tuple[int, int] = (SMALL, LARGE)
+    folder: Path,
+    tag: str,
+    r: int,
+    env: dict[str, str],
+    sizes: tuple[int, int] = (SMALL, LARGE),
+    *,
+    reads_only: bool = False,
 ) -> dict[str, float]:
-    """One round of every measure from one tree (``sizes``: the two goals' items)."""
+    """One round of every measure from one tree (``sizes``: the two goals' items);
+    ``reads_only``: the read commands alone, on the small goal of the first round."""
     small_items, large_items = sizes
-    governor = [
-        sys.executable,
-        "-c",
-        OWN,
-        "--store",
-        str(folder / str(small_items) / f"{tag}-small{r}.db"),
-    ]
-    new, small = own_cpus(folder, f"{tag}-small{r}", small_items, env)
-    large = own_cpu(folder, f"{tag}-large{r}", large_items, env)
+    goal = f"{tag}-small{0 if reads_only else r}"
+    governor = [sys.executable, "-c", OWN, "--store", str(folder / str(small_items) / f"{goal}.db")]
+    if reads_only and r == 0:
+        own_cpus(folder, goal, small_items, env)
+    if not reads_only:
+        new, small = own_cpus(folder, goal, small_items, env)
+        large = own_cpu(folder, f"{tag}-large{r}", large_items, env)
     base = child_cpu([sys.executable, "-c", "pass"], folder, env)
-    status = child_cpu([*governor, "status", f"{tag}-small{r}"], folder, env)
+    status = child_cpu([*governor, "status", goal], folder, env)
     replay = child_cpu([*governor, "replay", str(folder / "h100.jsonl")], folder, env)
+    reads = {
+        "python -c pass CPU s": base,
+        "status CPU s": status,
+        "replay 100 CPU s": replay,
+        "status x python -c pass": status / base,
+        "replay 100 x python -c pass": replay / base,
+    }
+    if reads_only:
+        return reads
     return {
         "per attempt ms": (large - small) / (large_items - small_items) * 1000,
         f"run of {small_items} items, own CPU s": small,
@@ -136,6 +153,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--large", type=int, default=LARGE, help="items of the large goal (more: less noise)"
     )
+    parser.add_argument(
+        "--reads-only",
+        action="store_true",
+        help="only python -c pass, status and replay each round (more rounds, less noise)",
+    )
     args = parser.parse_args(argv)
     trees = {"this": dict(os.environ)}
     if args.against is not None:
@@ -155,7 +177,9 @@ def main(argv: list[str] | None = None) -> None:
         for r in range(args.repeat):
             order = list(trees) if r % 2 == 0 else list(reversed(trees))
             for tag in order:
-                rounds[tag].append(measure(folder, tag, r, trees[tag], sizes))
+                rounds[tag].append(
+                    measure(folder, tag, r, trees[tag], sizes, reads_only=args.reads_only)
+                )
             print(f"  round {r + 1} of {args.repeat} done", flush=True)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
@@ -175,6 +199,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {name:<32}{row}")
     if args.against is not None:
         for name in ("per attempt ms", "status x python -c pass", "replay 100 x python -c pass"):
+            if name not in rounds["this"][0]:
+                continue
             pairs = [
                 a[name] / b[name] for a, b in zip(rounds["this"], rounds["against"], strict=True)
             ]

@@ -9,14 +9,16 @@ Method (the figures go to docs/performance.md, "Governor's own cost (issue 36)")
       status      ``governor status GOAL`` in a process that times, as it goes: importing
                   pydantic (and pydantic's model machinery), making the pydantic model
                   classes (``ModelMetaclass.__new__``, every model of the core), making
-                  the dataclasses (``dataclasses._process_class``), deriving the compiled
-                  decoder (``wire.derive.compiled``), and the rest (every other import,
-                  reading the store, folding, deciding, printing).
+                  the dataclasses (``dataclasses._process_class``; pydantic's own among
+                  them), deriving the compiled decoder (``wire.derive.compiled``), and
+                  the rest (every other import, reading the store, folding, deciding,
+                  printing).
     The first three parts are what a read command would not pay if its events and view
     were neither pydantic models nor dataclasses (the events are pydantic models, the one
     definition: see docs/performance.md).
     Medians over ``--repeat`` rounds, spreads in brackets, each part also as a multiple of
-    ``python -c pass``. ``python -X importtime`` gives the same split by module.
+    ``python -c pass``. Bytecode is compiled first (``compileall``), as own_cost does.
+    ``python -X importtime`` gives the same split by module.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 from bench.overhead_cli import setup
-from bench.own_cost import own_cpu
+from bench.own_cost import WARM, own_cpu
 
 PARTS = r"""
 import json, sys, time
@@ -103,6 +105,9 @@ def main(argv: list[str] | None = None) -> None:
         folder = Path(tmp)
         (folder / "10").mkdir()
         setup(folder / "10", 10, 0.01)
+        # bytecode compiled first, as an installed package has it (and as own_cost does):
+        # with PYTHONDONTWRITEBYTECODE set, every import would compile its source again
+        subprocess.run([sys.executable, "-c", WARM], cwd=folder, check=True)
         own_cpu(folder, "g", 10, dict(os.environ))
         store = str(folder / "10" / "g.db")
         for _ in range(args.repeat):

@@ -17,7 +17,6 @@ from governor.core.history import check_history
 from governor.core.wire.codec import LineDecoder
 from governor.errors import NotFoundError
 from governor.store.jsonl import history_files, read_history
-from governor.store.url import open_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +45,8 @@ class Corpus:
         return self._stored_lines(index)
 
     def _stored_lines(self, index: int) -> Iterator[tuple[int, Event]]:
+        from governor.store.url import open_store  # noqa: PLC0415 - start-up: files need no store
+
         store = open_store(self.store_url, read_only=True)
         try:
             yield from enumerate(store.load(self.goal_ids[index - len(self.files)]), start=1)
@@ -89,6 +90,8 @@ def corpus_of(
     everything = not specs or "store" in specs
     goal_ids: list[str] = []
     if named or everything:
+        from governor.store.url import open_store  # noqa: PLC0415 - start-up: files need no store
+
         try:
             store = open_store(store_url, read_only=True)
         except NotFoundError as exc:

@@ -18,21 +18,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from governor.analysis.advice import REPROBED, Situation
-from governor.analysis.runnable import (
-    Advised,
-    accept_work,
-    answer,
-    approve_plan,
-    decline,
-    go_on,
-    grant,
-    reject_plan,
-)
 from governor.core.blockers import Blocker, blockers
 from governor.core.decision import Decision
 from governor.core.view import GoalView
+
+if TYPE_CHECKING:
+    from governor.analysis.advice import Situation
+    from governor.analysis.runnable import Advised
+
+# Start-up (issue 36): the advice and the verbs it tries are imported only when something
+# blocks, so that ``status`` of a goal that moves or ended imports none of them.
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +47,19 @@ def unblocking(
     view: GoalView, decision: Decision, at: datetime, store_arg: str | None = None
 ) -> tuple[Unblock, ...]:
     """Every blocker of the goal at ``decision`` with what clears it (module rules)."""
+    found = blockers(view, decision)
+    if not found:
+        return ()
+    from governor.analysis.advice import Situation  # noqa: PLC0415 - start-up
+
     where = Situation(view.goal_id, view, at, store_arg)
-    return tuple(_unblock(b, where) for b in blockers(view, decision))
+    return tuple(_unblock(b, where) for b in found)
 
 
 def _unblock(b: Blocker, at: Situation) -> Unblock:
+    from governor.analysis.advice import REPROBED  # noqa: PLC0415 - start-up
+    from governor.analysis.runnable import answer, go_on  # noqa: PLC0415 - start-up
+
     goal = at.goal_id
     if b.kind == "question":
         return _offered(b, "answer the question (quoted below)", at, answer(goal, b.work_id))
@@ -71,6 +76,8 @@ def _unblock(b: Blocker, at: Situation) -> Unblock:
 
 def _grant(b: Blocker, at: Situation) -> Unblock:
     """An open request for more budget: grant what was asked, or decline it."""
+    from governor.analysis.runnable import decline, grant  # noqa: PLC0415 - start-up
+
     request = at.view.budget_request if at.view is not None else None
     usd, attempts = (request.usd, request.attempts) if request is not None else (None, None)
     todo = (
@@ -83,6 +90,13 @@ def _grant(b: Blocker, at: Situation) -> Unblock:
 
 def _review(b: Blocker, at: Situation) -> Unblock:
     """A plan to approve or reject, or work to accept or send back."""
+    from governor.analysis.runnable import (  # noqa: PLC0415 - start-up
+        accept_work,
+        approve_plan,
+        go_on,
+        reject_plan,
+    )
+
     goal = at.goal_id
     if b.plan_id is not None:
         verbs = (approve_plan(goal, b.plan_id), reject_plan(goal, b.plan_id))

@@ -171,11 +171,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         return watch(args, as_run=False)
     from governor.analysis.unblock import unblocking  # noqa: PLC0415 - start-up
     from governor.core.charges import describe, last_runs  # noqa: PLC0415 - start-up
-    from governor.drive import goals  # noqa: PLC0415 - start-up
+    from governor.drive import reads  # noqa: PLC0415 - start-up: nothing that drives
 
     with store_from(args.store, read_only=True) as store:
-        goals.exists(store, args.goal)
-        view, decision = goals.status(store, args.goal)
+        reads.exists(store, args.goal)
+        view, decision = reads.status(store, args.goal)
         lease = store.current_lease(args.goal)
         states = _workflow_states(store, {args.goal: lease} if lease is not None else {})
     found = unblocking(view, decision, utc_now(), args.store)
@@ -220,10 +220,10 @@ def _blockers(
     if not goal_ids:
         return {}  # a list of goals that all move or ended imports no analysis (start-up)
     from governor.analysis.unblock import unblocking  # noqa: PLC0415 - start-up
-    from governor.drive import goals  # noqa: PLC0415 - start-up
+    from governor.drive import reads  # noqa: PLC0415 - start-up: nothing that drives
 
     now = utc_now()
-    return {g: unblocking(*goals.status(store, g), now, store_arg) for g in goal_ids}
+    return {g: unblocking(*reads.status(store, g), now, store_arg) for g in goal_ids}
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -259,10 +259,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_events(args: argparse.Namespace) -> int:
     from governor.core.wire.codec import to_dict  # noqa: PLC0415 - start-up
-    from governor.drive import goals  # noqa: PLC0415 - start-up
+    from governor.drive import reads  # noqa: PLC0415 - start-up: nothing that drives
 
     with store_from(args.store, read_only=True) as store:
-        goals.exists(store, args.goal)
+        reads.exists(store, args.goal)
         for event in store.load(args.goal, after_seq=args.after):
             if args.json:
                 json_line(to_dict(event))
@@ -272,12 +272,12 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from governor.drive import goals  # noqa: PLC0415 - start-up
+    from governor.drive import reads  # noqa: PLC0415 - start-up: nothing that drives
     from governor.store.files import write_atomically  # noqa: PLC0415 - start-up
     from governor.store.transfer import export_history  # noqa: PLC0415 - start-up
 
     with store_from(args.store, read_only=True) as store:
-        goals.exists(store, args.goal)
+        reads.exists(store, args.goal)
         if args.output:  # whole or not at all: a full disk never leaves a torn file
             with write_atomically(args.output) as handle:
                 export_history(store, args.goal, handle)

@@ -7,29 +7,22 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from governor.analysis.corpus import Corpus, corpus_of
-from governor.analysis.divergence import WhatIf
-from governor.analysis.explain import explain
 from governor.analysis.replay import ReplayStep, replay
-from governor.analysis.tries import parse_profiles, under_profiles
-from governor.analysis.whatif import Trace
 from governor.cli.exit_codes import ExitCode
 from governor.cli.io import err, json_line, out, write_lines, write_text
-from governor.cli.ui import store_arg
 from governor.cli.values import positive_whole
 from governor.clock import utc_now
 from governor.core.history import check_history
 from governor.core.policy import Grants, recorded_policy_notes
-from governor.core.policy_input import parse_assignments, with_overrides
 from governor.core.rules.decide import decide
 from governor.core.wire.codec import LineDecoder
 from governor.errors import HistoryError, InputError, PolicyError
 from governor.render import records
-from governor.render.lines import StepLines
 from governor.render.text import (
     format_explanation,
     format_ledger,
@@ -39,6 +32,12 @@ from governor.render.text import (
     format_whatif,
 )
 from governor.store.jsonl import history_files, read_history
+
+if TYPE_CHECKING:
+    from governor.analysis.divergence import WhatIf
+
+# Start-up (issue 36): what only the what-ifs, ``explain`` and ``replay --json`` use is
+# imported by them, so that ``replay FILE`` imports only what replays it.
 
 
 def parse_time(text: str) -> datetime:
@@ -94,6 +93,8 @@ def _key(step: ReplayStep) -> tuple[Any, ...]:
 
 def _json_steps(steps: Iterator[ReplayStep]) -> ReplayStep | None:
     """Print the steps as ``replay --json`` lines (buffered); return the last."""
+    from governor.render.lines import StepLines  # noqa: PLC0415 - start-up
+
     lines = StepLines()
     write_lines(map(lines.line, steps))  # (it keeps the step it rendered last)
     return lines.last
@@ -129,6 +130,8 @@ def _replay_one(corpus: Corpus, index: int, args: argparse.Namespace, now: datet
     """Print the replay of one history; whether it had a step to show."""
     name, decoder = corpus.name(index), LineDecoder(corpus.name(index), structs=True)
     if args.json and args.at is None:  # every step: ``StepLines.lines``
+        from governor.render.lines import StepLines  # noqa: PLC0415 - start-up
+
         write_lines(StepLines().lines(corpus.lines(index, decoder), now=now, source=name))
         _notes(name, decoder)
         return True
@@ -158,6 +161,10 @@ def _notes(name: str, decoder: LineDecoder) -> None:
 def _whatif_one(
     corpus: Corpus, index: int, args: argparse.Namespace, now: datetime | None
 ) -> WhatIf:
+    from governor.analysis.tries import parse_profiles, under_profiles  # noqa: PLC0415 - start-up
+    from governor.analysis.whatif import Trace  # noqa: PLC0415 - start-up
+    from governor.core.policy_input import parse_assignments, with_overrides  # noqa: PLC0415
+
     overrides = parse_assignments(args.policy or "")
     if args.profile:  # the recorded in-agent tries, cut (one held pass: histories are short)
         profiles = parse_profiles(args.profile)
@@ -209,6 +216,8 @@ def grants_settings(text: str) -> Grants:
     Raises:
         PolicyError: no field, an unknown field or a bad value (named).
     """
+    from governor.core.policy_input import parse_assignments  # noqa: PLC0415 - start-up
+
     given = parse_assignments(text)
     if not given:
         raise PolicyError("--grants: give at least one field=value, e.g. auto_usd=0.5")
@@ -226,12 +235,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.without_grants or args.grants is not None:
         return _grants_whatif(args, now)
     if args.profile:
+        from governor.analysis.tries import parse_profiles  # noqa: PLC0415 - start-up
+
         parse_profiles(args.profile)  # named before any history is read
         if args.at is not None:
             raise InputError(
                 "--at does not apply to a what-if (--profile); replay without it for --at"
             )
     if args.policy is not None:
+        from governor.core.policy_input import parse_assignments  # noqa: PLC0415 - start-up
+
         if not parse_assignments(args.policy):
             raise PolicyError("--policy: give at least one field=value, e.g. max_replans=8")
         if args.at is not None:
@@ -256,6 +269,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Why a goal stopped, and the smallest policy change that would have let it go on."""
+    from governor.analysis.explain import explain  # noqa: PLC0415 - start-up
+    from governor.cli.ui import store_arg  # noqa: PLC0415 - start-up
+
     corpus = corpus_of([args.goal], store_url=args.store)
     if len(corpus) != 1:
         raise InputError(f"{args.goal}: explain takes one history; this folder holds {len(corpus)}")

@@ -15,7 +15,7 @@ after it; ``docs/architecture.md`` gives each module a line):
     decision values: decision, ledger
     recording: record_budget, record_park, record_work, record, record_head
     the fold: charges, history, proposal, headroom, fold, fold_steps, view
-    the wire: wire.codec, wire.upcast, wire.encoder, wire.decoder, wire.derive, wire.generate, wire.forms, wire.checks
+    the wire: wire.codec, wire.upcast, wire.encoder, wire.decoder, wire.derive, wire.generate, wire.ahead, wire.derived_code, wire.forms, wire.checks
     upstream health: outage_text, accounts, upstream
     events: pools, pool_limits, events, budget_events, work_events, event_fields
     what a run left: proof, reclassify, absence, classify, wire_evidence, evidence, prices, observation

@@ -26,13 +26,13 @@ from governor.core.commands import OperatorVerb
 from governor.core.decision import Decision
 from governor.core.durations import parse_duration
 from governor.core.events import Event
-from governor.core.fold import project
 from governor.core.policy import LedgerName
 from governor.core.route import Action, Ask, Park, Resume, Stop, acts, route
 from governor.core.rules.decide import decide
 from governor.core.view import GoalView
 from governor.drive.act import act
 from governor.drive.append import Build, append_built, append_folded
+from governor.drive.reads import exists, load, status
 from governor.drive.spans import goal_span, record_goal
 from governor.errors import CommandRefusedError, ConcurrencyConflictError, InputError, NotFoundError
 
@@ -42,22 +42,32 @@ if TYPE_CHECKING:  # the runner and the harnesses load on first use: read comman
     from governor.drive.runner import HarnessFactory, Observer, Progress, Runner, RunnerSettings
     from governor.store.base import EventStore
 
+__all__ = [  # ``exists``, ``load`` and ``status`` live in ``governor.drive.reads``
+    "VERBS",
+    "Outcome",
+    "RunReport",
+    "answer",
+    "create",
+    "create_from",
+    "environment_back",
+    "exists",
+    "govern",
+    "load",
+    "needs_step",
+    "new_limit",
+    "operate",
+    "outcome_of",
+    "refuse_secrets_in",
+    "runner",
+    "status",
+    "stop_outcome",
+    "stopped",
+    "tick",
+]
+
 Outcome = Literal["stopped", "waiting", "review", "steps"]
 """How a drive ended: the goal stopped, must wait longer than the drive sleeps, awaits a
 review, or the step limit was reached."""
-
-
-def load(store: EventStore, goal_id: str) -> GoalView:
-    """The goal's view, folded from the store."""
-    return project(store.load(goal_id))
-
-
-def status(
-    store: EventStore, goal_id: str, *, now: datetime | None = None
-) -> tuple[GoalView, Decision]:
-    """The goal's view and its decision now."""
-    view = load(store, goal_id)
-    return view, decide(view, now or utc_now())
 
 
 def operate(store: EventStore, goal_id: str, build: Build, *, clock: Clock = utc_now) -> Decision:
@@ -177,11 +187,6 @@ def answer(
         lambda view: verbs.answer(view, answer=text, at=clock(), actor=actor),
         clock=clock,
     )
-
-
-def exists(store: EventStore, goal_id: str) -> None:
-    if store.last_seq(goal_id) == 0:
-        raise NotFoundError(f"no goal '{goal_id}' in this store (governor list shows the goals)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ Rules:
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -347,6 +346,8 @@ def simulated_fleet_record(simulated: Record, run: FleetRun) -> Record:
 
 
 def _fleet(run: FleetRun) -> Record:
+    import statistics  # noqa: PLC0415 - start-up: the read commands need no statistics
+
     t, waits = run.tally, [w for w in run.recoveries_s() if w != float("inf")]
     return {
         "vendor_calls": t.calls,

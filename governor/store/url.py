@@ -21,7 +21,6 @@ from governor.clock import Clock, utc_now
 from governor.errors import NotFoundError, StoreError
 from governor.store.base import EventStore
 from governor.store.masking import mask_password
-from governor.store.memory import MemoryEventStore
 from governor.store.sqlite import SqliteEventStore
 
 ENV_VAR: Final = "GOVERNOR_STORE"
@@ -120,6 +119,8 @@ def open_store(
     if url == "memory:":
         if read_only:
             raise StoreError("memory: holds nothing another process could read; name a store")
+        from governor.store.memory import MemoryEventStore  # noqa: PLC0415 - start-up
+
         return MemoryEventStore(clock=clock)
     if url.startswith(POSTGRES_SCHEMES):
         return _postgres(url, clock, read_only)

@@ -246,3 +246,46 @@ def test_run_of_a_goal_asking_a_question_imports_no_langgraph(tmp_path: Path) ->
     assert code == STATUS_CODES["blocked"]
     assert (json.loads(text)["outcome"], json.loads(text)["blocked_on"]) == ("stopped", "decision")
     assert not _graph_modules(modules)
+
+
+def test_replay_of_a_file_imports_no_store_backend_and_no_what_if(tmp_path: Path) -> None:
+    """``replay FILE`` reads the file and replays it: no store backend, none of the
+    what-ifs, ``explain`` or ``replay --json``'s lines (issue 36); every step is printed."""
+    history = Path(__file__).resolve().parents[1] / "golden" / "work_decision_blocked.jsonl"
+    code, text, modules = _run(["replay", str(history)], tmp_path)
+    assert code == 0
+    assert "ledger after the last event" in text
+    unwanted = {
+        "governor.store.sqlite",
+        "governor.store.url",
+        "governor.analysis.explain",
+        "governor.analysis.divergence",
+        "governor.analysis.whatif",
+        "governor.analysis.tries",
+        "governor.render.lines",
+        "statistics",
+    }
+    assert not modules & unwanted
+    assert "governor.analysis.replay" in modules
+
+
+def test_status_imports_nothing_that_drives_and_advice_only_for_a_blocker(tmp_path: Path) -> None:
+    """``status`` reads through ``drive.reads``: nothing that appends or acts; the advice
+    beside a blocker (and the verbs it tries) only when something blocks (issue 36)."""
+    store = str(tmp_path / "g.db")
+    history = Path(__file__).resolve().parents[1] / "golden" / "work_decision_blocked.jsonl"
+    code, _, _ = _run(["--store", store, "import", str(history)], tmp_path)
+    assert code == 0
+    argv = ["--store", store, "status", "g-work-decision-blocked", "--json"]
+    code, text, modules = _run(argv, tmp_path)
+    assert code == 0
+    (blocker,) = json.loads(text)["blockers"]  # the advice: a command that clears it
+    assert blocker["commands"][0].startswith("governor work retry g-work-decision-blocked p1-a")
+    assert "governor.analysis.advice" in modules
+    assert not modules & {"governor.drive.goals", "governor.drive.append", "governor.drive.act"}
+    _run(["--store", store, "cancel", "g-work-decision-blocked"], tmp_path)
+    code, text, modules = _run(argv, tmp_path)
+    assert code == 0
+    assert (json.loads(text)["status"], json.loads(text)["blockers"]) == ("cancelled", [])
+    unwanted = {"governor.analysis.advice", "governor.analysis.runnable", "governor.drive.goals"}
+    assert not modules & unwanted

@@ -17,6 +17,7 @@ from typing import Any, Final
 import msgspec
 from pydantic import BaseModel
 
+from governor.core.wire.ahead import made
 from governor.core.wire.checks import (
     MAX_TIME_LENGTH,
     SEEN_LIMIT,
@@ -33,7 +34,13 @@ from governor.core.wire.forms import INLINE, CompiledModel, OptionalForm, Value
 def generated(
     name: str, lines: list[str], scope: dict[str, Any], params: str = "s"
 ) -> Callable[..., Any]:
-    exec("\n".join([f"def {name}({params}):", *lines]) + "\n", scope)  # noqa: S102 - our own identifiers, no outside text
+    """The function ``name`` of ``lines`` over ``scope``: written ahead when its source is
+    (``governor.core.wire.ahead``), else compiled from its source now."""
+    source = "\n".join([f"def {name}({params}):", *lines]) + "\n"
+    ahead = made(name, source, scope)
+    if ahead is not None:
+        return ahead
+    exec(source, scope)  # noqa: S102 - our own identifiers, no outside text
     function: Callable[..., Any] = scope[name]
     return function
 
