@@ -30,6 +30,8 @@ from typing import Final, Literal
 from urllib.parse import unquote, urlsplit
 from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]
 
+from governor.exec.relay_pieces import open_pieces
+
 CONNECT_TIMEOUT_S: Final = 30.0
 """The longest the relay waits to connect to the upstream (or its proxy)."""
 PROXY_HEAD_LIMIT: Final = 64 * 1024
@@ -127,7 +129,7 @@ Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 async def _open(host: str, port: int, context: ssl.SSLContext | None, name: str | None) -> Streams:
     try:
         return await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=context, server_hostname=name, limit=1 << 20),
+            open_pieces(host, port, limit=1 << 20, context=context, server_hostname=name),
             CONNECT_TIMEOUT_S,
         )
     except socket.gaierror as exc:
