@@ -26,7 +26,10 @@ Method (figures go to docs/performance.md, "The relay"):
     The bulk read is a client process of its own; the benchmark's process runs only the
     relay (or the pipe) meanwhile, so its CPU time (``time.process_time``) is the relay's
     CPU per stream, printed with the best round of each path beside the medians: the wall-clock
-    ratio moves with the machine's load, the CPU figure does not.
+    ratio moves with the machine's load, the CPU figure does not. Last, the same body's
+    framing is read and its events scanned in this process with no socket
+    (``scan_cost``: ``BodyEnd`` and the watcher over 256 KiB reads): the part of the
+    relay's CPU that is its own reading, beside the pipe's, which is the sockets'.
 
     Targets (issue 32): added latency median ≤ 1 ms, first byte within 1 ms, 50 MB
     throughput at least 0.8 of direct.
@@ -48,7 +51,9 @@ import time
 from typing import Final
 
 from governor.exec.relay import Relay
+from governor.exec.relay_body import BodyEnd
 from governor.exec.relay_pieces import open_pieces
+from governor.exec.relay_watch import Watch
 
 SMALL: Final = b'{"type":"message","content":[{"type":"text","text":"' + b"x" * 140 + b'"}]}'
 CHUNK: Final = (b"event: content_block_delta\ndata: " + b"y" * 200 + b"\n\n") * 280
@@ -226,6 +231,34 @@ def throughput(port: int, megabytes: int) -> float:
     return megabytes / elapsed
 
 
+def scan_cost(megabytes: int, rounds: int) -> tuple[float, float]:
+    """CPU seconds (median of ``rounds``) to read the bulk body's chunked framing alone, and
+    to read it with the watcher scanning its events, over 256 KiB reads, no socket."""
+    left, frames = megabytes * 1_000_000, []
+    while left > 0:
+        piece = CHUNK[: min(len(CHUNK), left)]
+        frames.append(b"%x\r\n%s\r\n" % (len(piece), piece))
+        left -= len(piece)
+    framed = b"".join([*frames, b"0\r\n\r\n"])
+    reads = [framed[at : at + 256 * 1024] for at in range(0, len(framed), 256 * 1024)]
+
+    def once(watched: bool) -> float:
+        watch = Watch("POST", "/v1/messages", time.monotonic)
+        watch.head(200, {"content-type": "text/event-stream"}, time.time())
+        end = BodyEnd("chunked", 0, watch.body if watched else lambda data, start, stop: None)
+        began = time.process_time()
+        for data in reads:
+            end.feed(data)
+        assert end.done
+        assert not watched or watch.bytes_down == megabytes * 1_000_000
+        return time.process_time() - began
+
+    return (
+        statistics.median(once(False) for _ in range(rounds)),
+        statistics.median(once(True) for _ in range(rounds)),
+    )
+
+
 def measure(port: int, requests: int, megabytes: int, part: str) -> dict[str, float]:
     """The measurements of ``part`` against ``port`` (run in a client process of its own)."""
     if part == "bulk":
@@ -348,6 +381,11 @@ def report(
             f"{name} CPU per {args.megabytes} MB stream: {used * 1e3:.1f} ms (median), "
             f"{args.megabytes / used:.0f} MB per CPU-second"
         )
+    framing, watched = scan_cost(args.megabytes, max(args.rounds, 3))
+    print(
+        f"in process, no socket: framing alone {framing * 1e3:.1f} ms, framing and the "
+        f"watcher's scan {watched * 1e3:.1f} ms per {args.megabytes} MB"
+    )
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
