@@ -15,6 +15,8 @@ Rules (SPEC §13.1; decision record 0027):
     * A failure to connect says how (``Unreached``): the name did not resolve (``dns``),
       the TLS handshake failed (``tls``), the connection was refused or timed out or the
       proxy refused the tunnel (``connect``).
+    * The connection's reader is ``governor.exec.relay_pieces.Pieces``: each socket read
+      handed on whole, not copied through ``StreamReader``'s buffer.
 """
 
 from __future__ import annotations
