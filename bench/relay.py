@@ -19,12 +19,17 @@ Method (figures go to docs/performance.md, "The relay"):
       comes and takes the time since its stamp: the median per chunk of each path and
       their difference (what the relay adds to each streamed chunk).
     * ``/bulk``: a chunked body of ``--megabytes`` MB in 64 KiB chunks of SSE-shaped lines,
-      read to its end; MB/s of each path and the ratio relay / direct.
+      read to its end; MB/s of each path and the ratio relay / direct. A third path reads
+      it too: a bare byte pipe (``Pipe``: the relay's asyncio sockets and upstream reader,
+      no HTTP and no watcher), the ceiling of any relay written this way on this machine.
 
     The bulk read is a client process of its own; the benchmark's process runs only the
-    relay meanwhile, so its CPU time (``time.process_time``) is the relay's CPU per
-    stream, printed with the best round of each path beside the medians: the wall-clock
-    ratio moves with the machine's load, the CPU figure does not.
+    relay (or the pipe) meanwhile, so its CPU time (``time.process_time``) is the relay's
+    CPU per stream, printed with the best round of each path beside the medians: the wall-clock
+    ratio moves with the machine's load, the CPU figure does not. Last, the same body's
+    framing is read and its events scanned in this process with no socket
+    (``scan_cost``: ``BodyEnd`` and the watcher over 256 KiB reads): the part of the
+    relay's CPU that is its own reading, beside the pipe's, which is the sockets'.
 
     Targets (issue 32): added latency median ≤ 1 ms, first byte within 1 ms, 50 MB
     throughput at least 0.8 of direct.
@@ -33,6 +38,7 @@ Method (figures go to docs/performance.md, "The relay"):
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import os
@@ -45,6 +51,9 @@ import time
 from typing import Final
 
 from governor.exec.relay import Relay
+from governor.exec.relay_body import BodyEnd
+from governor.exec.relay_pieces import open_pieces
+from governor.exec.relay_watch import Watch
 
 SMALL: Final = b'{"type":"message","content":[{"type":"text","text":"' + b"x" * 140 + b'"}]}'
 CHUNK: Final = (b"event: content_block_delta\ndata: " + b"y" * 200 + b"\n\n") * 280
@@ -123,6 +132,43 @@ class Vendor:
             threading.Thread(target=_serve, args=(conn, self.megabytes), daemon=True).start()
 
 
+class Pipe:
+    """A bare byte pipe to the vendor on a loop of its own: each connection's bytes pumped
+    both ways as they come, through the relay's reader (``Pieces``), nothing parsed."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.loop = asyncio.new_event_loop()
+        self.server = self.loop.run_until_complete(
+            asyncio.start_server(self._client, "127.0.0.1", 0, limit=1 << 20)
+        )
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await open_pieces(
+            "127.0.0.1", self.upstream, limit=1 << 20, context=None, server_hostname=None
+        )
+        await asyncio.gather(
+            _pump(reader, up_writer), _pump(up_reader, writer), return_exceptions=True
+        )
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(256 * 1024):
+            writer.write(data)
+            await writer.drain()
+    finally:
+        writer.close()
+
+
 def per_request(port: int, n: int) -> float:
     """Median seconds per small request on one kept-alive connection."""
     client = http.client.HTTPConnection("127.0.0.1", port)
@@ -185,6 +231,34 @@ def throughput(port: int, megabytes: int) -> float:
     return megabytes / elapsed
 
 
+def scan_cost(megabytes: int, rounds: int) -> tuple[float, float]:
+    """CPU seconds (median of ``rounds``) to read the bulk body's chunked framing alone, and
+    to read it with the watcher scanning its events, over 256 KiB reads, no socket."""
+    left, frames = megabytes * 1_000_000, []
+    while left > 0:
+        piece = CHUNK[: min(len(CHUNK), left)]
+        frames.append(b"%x\r\n%s\r\n" % (len(piece), piece))
+        left -= len(piece)
+    framed = b"".join([*frames, b"0\r\n\r\n"])
+    reads = [framed[at : at + 256 * 1024] for at in range(0, len(framed), 256 * 1024)]
+
+    def once(watched: bool) -> float:
+        watch = Watch("POST", "/v1/messages", time.monotonic)
+        watch.head(200, {"content-type": "text/event-stream"}, time.time())
+        end = BodyEnd("chunked", 0, watch.body if watched else lambda data, start, stop: None)
+        began = time.process_time()
+        for data in reads:
+            end.feed(data)
+        assert end.done
+        assert not watched or watch.bytes_down == megabytes * 1_000_000
+        return time.process_time() - began
+
+    return (
+        statistics.median(once(False) for _ in range(rounds)),
+        statistics.median(once(True) for _ in range(rounds)),
+    )
+
+
 def measure(port: int, requests: int, megabytes: int, part: str) -> dict[str, float]:
     """The measurements of ``part`` against ``port`` (run in a client process of its own)."""
     if part == "bulk":
@@ -226,8 +300,10 @@ def run(args: argparse.Namespace) -> None:
     vendor = _child("--serve-vendor", "--megabytes", str(args.megabytes))
     assert vendor.stdout is not None
     port = int(vendor.stdout.readline())
-    results: dict[str, list[dict[str, float]]] = {"direct": [], "relay": []}
+    results: dict[str, list[dict[str, float]]] = {"direct": [], "relay": [], "pipe": []}
     cpu: list[float] = []
+    pipe = Pipe(port)
+    pipe_cpu: list[float] = []
     try:
         with Relay(f"http://127.0.0.1:{port}", {}) as relay:
             relay_port = int(relay.url.rsplit(":", 1)[1])
@@ -240,9 +316,13 @@ def run(args: argparse.Namespace) -> None:
                         if name == "relay" and part == "bulk":
                             cpu.append(time.process_time() - began)
                     results[name].append(row)
+                began = time.process_time()  # … or only the pipe
+                results["pipe"].append(_client(pipe.port, args, "bulk"))
+                pipe_cpu.append(time.process_time() - began)
     finally:
+        pipe.close()
         vendor.kill()
-    report(args, results, cpu)
+    report(args, results, cpu, pipe_cpu)
 
 
 def _client(target: int, args: argparse.Namespace, part: str) -> dict[str, float]:
@@ -262,7 +342,10 @@ def _client(target: int, args: argparse.Namespace, part: str) -> dict[str, float
 
 
 def report(
-    args: argparse.Namespace, results: dict[str, list[dict[str, float]]], cpu: list[float]
+    args: argparse.Namespace,
+    results: dict[str, list[dict[str, float]]],
+    cpu: list[float],
+    pipe_cpu: list[float],
 ) -> None:
     """Medians of the rounds, the best stream of each path, and the relay's CPU per MB."""
     med = {n: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for n, rs in results.items()}
@@ -289,10 +372,19 @@ def report(
         f"{'stream (MB/s, best round)':28}{best['direct']:12.1f}{best['relay']:12.1f}"
         f"{best['relay'] / best['direct']:14.2f}x"
     )
-    used = statistics.median(cpu)
+    pipe = statistics.median(r["mbps"] for r in results["pipe"])
     print(
-        f"relay CPU per {args.megabytes} MB stream: {used * 1e3:.1f} ms (median), "
-        f"{args.megabytes / used:.0f} MB per CPU-second"
+        f"{'stream, bare pipe (median)':28}{d['mbps']:12.1f}{pipe:12.1f}{pipe / d['mbps']:14.2f}x"
+    )
+    for name, used in (("relay", statistics.median(cpu)), ("pipe", statistics.median(pipe_cpu))):
+        print(
+            f"{name} CPU per {args.megabytes} MB stream: {used * 1e3:.1f} ms (median), "
+            f"{args.megabytes / used:.0f} MB per CPU-second"
+        )
+    framing, watched = scan_cost(args.megabytes, max(args.rounds, 3))
+    print(
+        f"in process, no socket: framing alone {framing * 1e3:.1f} ms, framing and the "
+        f"watcher's scan {watched * 1e3:.1f} ms per {args.megabytes} MB"
     )
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

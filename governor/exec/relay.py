@@ -436,9 +436,9 @@ class Relay:
         framing, length = framing_of(request.method, response.status_code, response.headers)
         unchunk = framing == "chunked" and request.http_version != b"1.1"
 
-        def payload(data: bytes) -> None:
-            watch.body(data)
-            side.write(data)
+        def payload(data: bytes, start: int, end: int) -> None:
+            watch.body(data, start, end)
+            side.write(data[start:end])
 
         body = BodyEnd(framing, length, payload if unchunk else watch.body)
         close = framing == "close" or _wants_close(request) or side.must_close

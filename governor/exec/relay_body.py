@@ -27,8 +27,9 @@ TRAILER_LIMIT: Final = 64 * 1024
 _HEX: Final = re.compile(rb"[0-9A-Fa-f]{1,15}")
 
 Framing = Literal["none", "length", "chunked", "close"]
-Sink = Callable[[bytes], None]
-"""Where the payload goes as it passes (the watcher's ``body``)."""
+Sink = Callable[[bytes, int, int], None]
+"""Where the payload goes as it passes (the watcher's ``body``): ``data[start:end]``, given as
+the buffer and its bounds (a 50 MB stream is not copied piece by piece to be looked at)."""
 
 
 class BadFraming(Exception):
@@ -75,11 +76,11 @@ class BodyEnd:
         if self.done or not data:
             return 0
         if self.framing == "close":
-            self.sink(data)
+            self.sink(data, 0, len(data))
             return len(data)
         if self.framing == "length":
             take = min(self._left, len(data))
-            self.sink(data if take == len(data) else data[:take])
+            self.sink(data, 0, take)
             self._left -= take
             self.done = self._left == 0
             return take
@@ -96,7 +97,7 @@ class BodyEnd:
         while at < size and not self.done:
             if self._state == "data":
                 take = min(self._left, size - at)
-                self.sink(data[at : at + take])
+                self.sink(data, at, at + take)
                 at += take
                 self._left -= take
                 if self._left == 0:

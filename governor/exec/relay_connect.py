@@ -15,6 +15,8 @@ Rules (SPEC §13.1; decision record 0027):
     * A failure to connect says how (``Unreached``): the name did not resolve (``dns``),
       the TLS handshake failed (``tls``), the connection was refused or timed out or the
       proxy refused the tunnel (``connect``).
+    * The connection's reader is ``governor.exec.relay_pieces.Pieces``: each socket read
+      handed on whole, not copied through ``StreamReader``'s buffer.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 from urllib.parse import unquote, urlsplit
 from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]
+
+from governor.exec.relay_pieces import open_pieces
 
 CONNECT_TIMEOUT_S: Final = 30.0
 """The longest the relay waits to connect to the upstream (or its proxy)."""
@@ -127,7 +131,7 @@ Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 async def _open(host: str, port: int, context: ssl.SSLContext | None, name: str | None) -> Streams:
     try:
         return await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=context, server_hostname=name, limit=1 << 20),
+            open_pieces(host, port, limit=1 << 20, context=context, server_hostname=name),
             CONNECT_TIMEOUT_S,
         )
     except socket.gaierror as exc:

@@ -18,6 +18,7 @@ Rules (SPEC §13.1; decision record 0027):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -230,37 +231,48 @@ class Watch:
 
     # --- the response body ---------------------------------------------------------------
 
-    def body(self, data: bytes) -> None:
-        """Bytes of the response body passed to the client."""
-        self.bytes_down += len(data)
+    def body(self, data: bytes, start: int = 0, end: int | None = None) -> None:
+        """Bytes ``data[start:end]`` of the response body passed to the client (the buffer
+        and its bounds: the scan reads it in place)."""
+        stop = len(data) if end is None else end
+        self.bytes_down += stop - start
         if self._sse:
-            self._feed_sse(data)
+            self._feed_sse(data, start, stop)
         elif self._json is not None and len(self._json) < JSON_KEPT:
-            self._json += data[: JSON_KEPT - len(self._json)]
+            self._json += data[start : min(stop, start + JSON_KEPT - len(self._json))]
 
-    def _feed_sse(self, data: bytes) -> None:
-        """Scan the whole events in ``data`` (an event cut by the chunk waits for the rest)."""
-        block = self._tail + data if self._tail else data
-        cut = block.rfind(b"\n\n")
-        cut = max(cut, block.rfind(b"\n\r\n", max(cut - 1, 0)))
-        if cut < 0:
-            self._tail = block if len(block) <= LINE_KEPT else b""
-            return
-        self._tail = block[cut + 2 :]
-        if len(self._tail) > LINE_KEPT:
+    def _feed_sse(self, data: bytes, start: int, stop: int) -> None:
+        """Scan the whole events in ``data[start:stop]`` in place; an event cut by the
+        buffer's end is carried (its bytes alone) and finished with the next buffer's first."""
+        if self._tail:
+            end = _first_end(self._tail, data, start, stop)
+            if end < 0:
+                self._carry(self._tail + data[start:stop])
+                return
+            block = self._tail + data[start:end]
             self._tail = b""
-        self._scan(block, cut + 2)
-
-    def _scan(self, block: bytes, end: int) -> None:
-        """Kinds, usage and errors of the whole server-sent events in ``block[:end]``.
-
-        A 50 MB stream is mostly events of kinds already seen that nobody parses: when every
-        event line of the block is one of those (counted with C-speed substring counts), the
-        block is done; otherwise its event lines are read with regular expressions."""
-        lines = block.count(b"\nevent:", 0, end) + block.startswith(b"event:")
-        if lines and lines == self._known(block, end, lines):
+            self._scan(block, 0, len(block))
+            start = end
+        cut = _last_end(data, start, stop)
+        if cut < 0:
+            self._carry(data[start:stop])
             return
-        events = b"\n" + block[:end]
+        self._scan(data, start, cut)
+        self._carry(data[cut:stop])
+
+    def _carry(self, tail: bytes) -> None:
+        self._tail = tail if len(tail) <= LINE_KEPT else b""
+
+    def _scan(self, block: bytes, start: int, end: int) -> None:
+        """Kinds, usage and errors of the whole server-sent events in ``block[start:end]``
+        (``start`` begins a line).
+
+        A 50 MB stream is mostly events of kinds already seen that nobody parses: when one
+        C-speed regular-expression pass finds no event line of another kind, the block is
+        done; otherwise its event lines are read with regular expressions."""
+        if self._only_plain(block, start, end):
+            return
+        events = b"\n" + block[start:end]
         names = EVENT_LINE.findall(events)
         if names:
             for whole, name in dict.fromkeys(names):
@@ -279,19 +291,17 @@ class Watch:
             if line.startswith(b"data:"):
                 self._sse_data(line[5:].strip())
 
-    def _known(self, block: bytes, end: int, lines: int) -> int:
-        """How many event lines of ``block[:end]`` name a kind seen before and not parsed
-        (counted until all ``lines`` are; the kind that filled a block is tried first
-        next time, so a stream of one delta kind costs one count)."""
-        known = 0
-        for whole in self._plain:
-            known += block.count(whole, 0, end) + block.startswith(whole[1:])
-            if known >= lines:
-                if whole is not self._plain[0]:
-                    self._plain.remove(whole)
-                    self._plain.insert(0, whole)
-                break
-        return known
+    def _only_plain(self, block: bytes, start: int, end: int) -> bool:
+        """``block[start:end]`` has event lines, and every one names a kind seen before and
+        never parsed (its line exactly as seen: ``_plain``)."""
+        if not self._plain:
+            return False
+        first = block.startswith(b"event:", start, end)
+        if first and not any(block.startswith(w[1:], start, end) for w in self._plain):
+            return False
+        if not first and block.find(b"\nevent:", start, end) < 0:
+            return False
+        return _other_lines(tuple(self._plain)).search(block, start, end) is None
 
     def _saw(self, kind: str | None) -> None:
         if kind is None:
@@ -423,7 +433,7 @@ class Watch:
         if self._json is not None and ended in ("answered", "broken", "abandoned"):
             self._read_json()
         if self._tail:
-            self._scan(self._tail + b"\n\n", len(self._tail) + 2)
+            self._scan(self._tail + b"\n\n", 0, len(self._tail) + 2)
             self._tail = b""
         whole = ended == "answered" and (self.status or 0) >= 400
         if whole or (self.in_stream_error and ended in ("answered", "broken", "abandoned")):
@@ -457,3 +467,33 @@ def _json(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
+
+
+BLANK: Final = re.compile(rb"\n\r?\n")
+"""The blank line that ends a server-sent event."""
+
+
+def _first_end(tail: bytes, data: bytes, start: int, stop: int) -> int:
+    """Where the first event ends in ``data[start:stop]`` following ``tail`` (an event's
+    start, with no blank line in it): the index after its blank line, or -1."""
+    joint = tail[-2:] + data[start : start + 2]
+    match = BLANK.search(joint)
+    if match is not None:
+        return start + match.end() - len(tail[-2:])
+    match = BLANK.search(data, start, stop)
+    return -1 if match is None else match.end()
+
+
+def _last_end(data: bytes, start: int, stop: int) -> int:
+    """The index after the last blank line in ``data[start:stop]``, or -1."""
+    lf = data.rfind(b"\n\n", start, stop)
+    crlf = data.rfind(b"\n\r\n", max(lf, start), stop)
+    return max(lf + 2 if lf >= 0 else -1, crlf + 3 if crlf >= 0 else -1)
+
+
+@functools.lru_cache(maxsize=256)
+def _other_lines(plain: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    """An event line (after a newline) that is none of ``plain`` (whole lines, each
+    ``\\nevent:`` and the rest of the line with its end), for one pass over a block."""
+    rests = b"|".join(re.escape(whole[len(b"\nevent:") :]) for whole in plain)
+    return re.compile(rb"\nevent:(?!" + rests + rb")")

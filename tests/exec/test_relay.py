@@ -408,3 +408,70 @@ def test_an_http_1_0_client_gets_the_payload_of_a_chunked_body_ended_by_the_clos
     assert b"connection: close" in head.lower()
     assert request.ended == "answered"
     assert request.events == ("message_start",)
+
+
+def _scan_body() -> bytes:
+    delta = b'event: content_block_delta\ndata: {"type":"content_block_delta"}\n\n'
+    usage = b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":7}}\n\n'
+    error = (
+        b'event: error\r\ndata: {"type":"error","error":{"type":"overloaded_error",'
+        b'"message":"Overloaded"}}\r\n\r\n'
+    )
+    near = b"event: content_block_delta_late\ndata: {}\n\n"  # a known kind's name as prefix
+    return delta * 300 + usage + delta * 300 + near + delta * 50 + error + delta * 5
+
+
+def _watched(feed) -> object:  # type: ignore[no-untyped-def]
+    from governor.exec.relay_watch import Watch
+
+    watch = Watch("POST", "/v1/messages", time.monotonic)
+    watch.head(200, {"content-type": "text/event-stream"}, time.time())
+    feed(watch)
+    return watch.end("answered")
+
+
+def _check_scan(request) -> None:  # type: ignore[no-untyped-def]
+    assert request.ended == "refused"
+    assert request.error_type == "overloaded_error"
+    assert request.usage is not None
+    assert request.usage.output_tokens == 7
+    assert set(request.events) == {
+        "content_block_delta",
+        "message_delta",
+        "content_block_delta_late",
+        "error",
+    }
+    assert request.bytes_down == len(_scan_body())
+
+
+@pytest.mark.parametrize("marker", [b"event: message_delta", b"event: error", b"_late\n"])
+def test_a_marker_cut_by_a_buffer_boundary_at_any_byte_is_still_read(marker: bytes) -> None:
+    """Two buffers cut at every byte from just before the marker's event line to just
+    after its event's blank line: the scan carries the partial event across the cut."""
+    body = _scan_body()
+    at = body.index(marker)
+    for cut in range(at - 3, body.index(b"\n\n", at) + 6):
+        _check_scan(_watched(lambda w, cut=cut: (w.body(body[:cut]), w.body(body[cut:]))))
+
+
+@pytest.mark.parametrize("size", [61, 4096, 65536])
+def test_the_scan_reads_chunk_payloads_in_place_inside_the_framed_buffer(size: int) -> None:
+    """The watcher is handed each chunk's payload as bounds inside the buffer read from the
+    vendor (size lines and line ends around it): events that start a chunk, and events cut
+    by chunks and by reads, are all read, and no framing byte is taken for the body."""
+    from governor.exec.relay_body import BodyEnd
+
+    body = _scan_body()
+    framed = b"".join(
+        b"%x\r\n%s\r\n" % (len(body[at : at + size]), body[at : at + size])
+        for at in range(0, len(body), size)
+    )
+    framed += b"0\r\n\r\n"
+
+    def feed(watch) -> None:  # type: ignore[no-untyped-def]
+        end = BodyEnd("chunked", 0, watch.body)
+        for at in range(0, len(framed), 7000):
+            end.feed(framed[at : at + 7000])
+        assert end.done
+
+    _check_scan(_watched(feed))
