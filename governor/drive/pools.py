@@ -143,21 +143,6 @@ def pools_of(view: GoalView) -> tuple[str, ...]:
     return tuple(created.pools or ()) if created is not None else ()
 
 
-def refuse_on_temporal(goal_id: str, pools: Sequence[str]) -> None:
-    """Refuse to drive on Temporal a goal that names pools: a workflow does not reserve
-    its calls against them yet, and a pool it ignored would be no limit at all.
-
-    Raises:
-        CommandRefusedError: ``pools`` is not empty.
-    """
-    if pools:
-        raise CommandRefusedError(
-            f"{goal_id}: the goal names pool {', '.join(pools)}, and a Temporal workflow does "
-            "not reserve its calls against pools yet; drive it with `governor run` or "
-            "`governor serve`"
-        )
-
-
 class _Refused(Exception):
     def __init__(self, refusal: Refusal) -> None:
         self.refusal = refusal

@@ -1,0 +1,172 @@
+"""A goal's calls against its pools, in workflow code (SPEC §13.6, §13.7; decision 0036).
+
+Rules (this runs inside the workflow, so it is deterministic):
+    * A goal that names no pool issues no command here: its history is what it was.
+    * Once a call is cleared to run and before its start is recorded, its expected figure
+      is reserved against every pool of the goal (the ``governor.reserve`` store step,
+      a local activity: ``governor.drive.pools.reserve``, one transaction per call). A
+      call whose reservation does not fit does not start (its start is not recorded,
+      its activity is told so and ends).
+    * When the call's outcome is recorded its reservation is settled with the figure read
+      off the goal's own recorded finish (``call_figure``, its run time from the
+      reservation); a call that ended with nothing recorded (lost, cancelled, refused)
+      is released (``governor.settle``). Nothing the workflow held outlives the action
+      that reserved it: the settlement runs in a ``finally``.
+    * On a refusal the workflow records ``budget.requested`` (one more of the spent unit,
+      the pool's renewal) as the runner does; when the pool's ``grants`` rule allows
+      it, ``governor.pool_grant`` records ``pool.granted`` (actor ``policy``) and the
+      workflow records ``budget.granted``. The goal's decision then parks it on the pool
+      (``budget.2``: a durable timer until the renewal) or asks a person (``budget.3``);
+      a person's grant arrives as the ``governor.verb`` update and wakes it at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+from temporalio import workflow
+
+from governor.core.events import Event
+from governor.core.pools import Figure, call_figure
+from governor.core.record_budget import auto_grant_rule, grant_budget, request_budget
+from governor.core.view import GoalView
+from governor.temporal.wire import (
+    PoolGrantRequest,
+    Reservations,
+    ReserveRequest,
+    SettleRequest,
+)
+
+T = TypeVar("T")
+
+
+class Drive(Protocol):
+    """What the pools read of the goal's drive (``steps.GoalDrive``)."""
+
+    goal_id: str
+
+    @property
+    def view(self) -> GoalView: ...
+
+    def at(self) -> datetime: ...
+
+    async def store(
+        self, name: str, arg: Any, result: type[T], summary: str | None = None
+    ) -> T: ...
+
+    def quietly(self, build: Callable[[GoalView], list[Event]]) -> Awaitable[list[Event]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A call's reservation: its id in the pools, when it was made, what the call runs."""
+
+    call: str
+    at: datetime
+    plan_id: str | None = None
+    work_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A call to reserve: its name in the workflow (plan id or run id) and what it runs."""
+
+    name: str
+    profile: str
+    plan_id: str | None = None
+    work_id: str | None = None
+
+
+class Pools:
+    """The goal's reservations in flight (by call name) and the steps that make them."""
+
+    def __init__(self, drive: Drive) -> None:
+        self.drive = drive
+        self.held: dict[str, Held] = {}
+
+    def pooled(self) -> bool:
+        """Whether the goal names a pool (its ``goal.created``; never changes)."""
+        created = self.drive.view.created
+        return bool(created is not None and created.pools)
+
+    async def reserve(self, asks: list[Ask]) -> list[str]:
+        """Reserve the calls in order; the names of those reserved (all of them for a goal
+        without pools). On a refusal the rest are not reserved, and the goal's request
+        for more is recorded (and granted when the pool's rule allows)."""
+        if not asks or not self.pooled():
+            return [a.name for a in asks]
+        d, at = self.drive, self.drive.at()
+        ids = {a.name: f"c-{workflow.uuid4().hex[:16]}" for a in asks}
+        calls = [(ids[a.name], a.profile) for a in asks]
+        shown = f"reserve {len(asks)} call(s) against the pools"
+        answer = await d.store(
+            "governor.reserve", ReserveRequest(d.goal_id, calls), Reservations, shown
+        )
+        held = asks[: len(answer.held)]
+        for a in held:
+            run_id = a.name if a.work_id is not None else None
+            self.held[a.name] = Held(ids[a.name], at, a.plan_id, a.work_id, run_id)
+        if answer.refusal is not None and answer.ask is not None:
+            await self.ask_more(answer)
+        return [a.name for a in held]
+
+    async def settle(self, names: Iterable[str]) -> None:
+        """Settle the named calls' reservations with their recorded figures (release those
+        with nothing recorded); names without a reservation are skipped."""
+        held = [self.held.pop(name) for name in names if name in self.held]
+        if not held:
+            return
+        figures = [(h.call, self.figure(h)) for h in held]
+        shown = f"settle {len(held)} call(s) against the pools"
+        await self.drive.store(
+            "governor.settle", SettleRequest(self.drive.goal_id, figures), type(None), shown
+        )
+
+    def figure(self, held: Held) -> Figure | None:
+        """What the call spent, read off its recorded finish; None when none is recorded."""
+        view = self.drive.view
+        if held.plan_id is not None:
+            plan = view.plans.get(held.plan_id)
+            ended = None if plan is None else plan.proposal or plan.failure
+            return call_figure(ended, held.at) if ended is not None else None
+        item = view.work.get(held.work_id or "")
+        done = item.finish if item is not None else None
+        if done is None or done.run_id != held.run_id:
+            return None
+        return call_figure(done, held.at)
+
+    async def ask_more(self, answer: Reservations) -> None:
+        """Record the goal's request for more of the refusing pool; grant it when the
+        pool's rule allows (the runner's ``PoolCalls`` in workflow steps)."""
+        d, refused, ask = self.drive, answer.refusal, answer.ask
+        assert refused is not None
+        assert ask is not None
+        workflow.logger.info("goal %s: %s", d.goal_id, refused.sentence())
+        usd = ask.usd if refused.unit == "usd" else None
+        attempts = 1 if refused.unit == "attempts" else None
+        budget, reason = f"pool:{refused.pool}", refused.sentence()
+        asked = await d.quietly(
+            lambda v: request_budget(
+                v, budget=budget, usd=usd, attempts=attempts, renews_at=refused.renews_at,
+                reason=reason, at=d.at(),
+            )
+        )  # fmt: skip
+        grants = answer.grants
+        rule = auto_grant_rule(grants, usd, attempts)
+        if not asked or rule is None or grants is None:
+            return
+        at = d.at()
+        figure = Figure(usd=usd or 0.0, attempts=attempts or 0)
+        request = PoolGrantRequest(d.goal_id, refused.pool, figure, grants.expires_s, rule, at)
+        seq = await d.store("governor.pool_grant", request, int, f"pool {refused.pool} grants")
+        await d.quietly(
+            lambda v: grant_budget(
+                v, usd=usd, attempts=attempts, expires_s=grants.expires_s, at=at,
+                actor="policy", rule=f"pool {refused.pool} {rule}",
+                reason=f"granted by pool {refused.pool}'s rule {rule} (pool event {seq})",
+            )
+        )  # fmt: skip
