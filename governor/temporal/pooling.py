@@ -11,7 +11,8 @@ Rules (this runs inside the workflow, so it is deterministic):
       off the goal's own recorded finish (``call_figure``, its run time from the
       reservation); a call that ended with nothing recorded (lost, cancelled, refused)
       is released (``governor.settle``). Nothing the workflow held outlives the action
-      that reserved it: the settlement runs in a ``finally``.
+      that reserved it: the settlement runs in a ``finally``, and a Temporal cancel
+      settles what the cancelled action left held (``workflow.GoalWorkflow.cancelled``).
     * On a refusal the workflow records ``budget.requested`` (one more of the spent unit,
       the pool's renewal) as the runner does; when the pool's ``grants`` rule allows
       it, ``governor.pool_grant`` records ``pool.granted`` (actor ``policy``) and the
@@ -117,14 +118,16 @@ class Pools:
     async def settle(self, names: Iterable[str]) -> None:
         """Settle the named calls' reservations with their recorded figures (release those
         with nothing recorded); names without a reservation are skipped."""
-        held = [self.held.pop(name) for name in names if name in self.held]
+        held = {name: self.held[name] for name in names if name in self.held}
         if not held:
             return
-        figures = [(h.call, self.figure(h)) for h in held]
+        figures = [(h.call, self.figure(h)) for h in held.values()]
         shown = f"settle {len(held)} call(s) against the pools"
         await self.drive.store(
             "governor.settle", SettleRequest(self.drive.goal_id, figures), type(None), shown
         )
+        for name in held:  # only once settled: a step cancelled midway is settled again
+            self.held.pop(name, None)
 
     def figure(self, held: Held) -> Figure | None:
         """What the call spent, read off its recorded finish; None when none is recorded."""

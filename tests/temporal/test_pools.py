@@ -21,8 +21,9 @@ import pytest
 
 from governor.core.pools import PoolEvent, PoolReserved, PoolSettled, PoolState, evolve_pool
 from governor.store import open_store
-from tests.e2e.test_pools import CALL, pooled_goal
-from tests.temporal.conftest import TemporalProject, start_all
+from tests.e2e.test_pools import CALL, pooled_goal, scripts
+from tests.temporal.conftest import TemporalProject, start_all, workflow_of
+from tests.temporal.test_cancel import temporal_cli
 from tests.temporal.test_grants import verbs_sent
 
 
@@ -178,3 +179,50 @@ def test_a_persons_grant_wakes_a_goal_waiting_on_a_spent_pool(project: TemporalP
     events = pool_events(project, "small")
     assert [e.actor for e in events if e.type == "pool.granted"] == [granted["actor"]]
     assert len(paired(events, "g")) == 3
+
+
+def calling_for_long(project: TemporalProject) -> None:
+    """A pooled goal on Temporal whose worker's call runs (for 120 s), its reservation held."""
+    ok(project, "pool", "set", "team", "--usd", "5")
+    agent = {"harness": "scripted", "args": [project.scenario("s.json", scripts("a", delay_s=120))]}
+    path = project.goal_file("g", agent, agent)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "pools": ["team"]}))
+    ok(project, "new", path.name)
+    start_all(project, ["g"])
+    project.worker()
+    deadline = time.monotonic() + 120
+    while "attempt.started" not in project.types("g"):
+        assert time.monotonic() < deadline, project.types("g")
+        time.sleep(0.2)
+    held = json.loads(ok(project, "pool", "show", "team", "--json"))
+    assert held["in_flight"] == 1  # the worker's call holds its reservation
+
+
+def no_reservation_left(project: TemporalProject) -> None:
+    """Every reservation of the goal (the planner's call, the worker's) ends settled or
+    released."""
+    deadline = time.monotonic() + 120
+    while json.loads(ok(project, "pool", "show", "team", "--json"))["in_flight"]:
+        assert time.monotonic() < deadline, "the cancelled call's reservation stays in flight"
+        time.sleep(0.2)
+    events = pool_events(project, "team")
+    reserved = [e for e in events if isinstance(e, PoolReserved)]
+    ended = [e for e in events if e.type in ("pool.settled", "pool.released")]
+    assert len(reserved) == len(ended) == 2
+
+
+def test_a_cancelled_goal_leaves_no_reservation_in_its_pool(project: TemporalProject) -> None:
+    calling_for_long(project)
+    ok(project, "cancel", "g", "--reason", "enough")
+    project.wait_status("g", {"cancelled"})
+    no_reservation_left(project)
+
+
+def test_a_cancel_from_temporal_leaves_no_reservation_in_its_pool(
+    project: TemporalProject,
+) -> None:
+    calling_for_long(project)
+    cancelled = temporal_cli(project, "workflow", "cancel", "-w", workflow_of(project, "g"))
+    assert cancelled.returncode == 0, cancelled.stderr
+    project.wait_status("g", {"cancelled"})
+    no_reservation_left(project)
