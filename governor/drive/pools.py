@@ -448,6 +448,10 @@ def _spent_text(ledger: str, view: GoalView) -> str:
     return f"{view.charged_attempts} charged of {policy.max_total_attempts}"
 
 
+spent_text = _spent_text
+"""What the goal's own ledger spent, in words (a Temporal workflow's request says it too)."""
+
+
 def asked_text(usd: float | None, attempts: int | None) -> str:
     """An amount in words: ``$0.5``, ``1 attempt``."""
     parts = []

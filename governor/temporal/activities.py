@@ -45,7 +45,7 @@ from governor.clock import utc_now
 from governor.core.event_fields import Profile
 from governor.core.events import Event
 from governor.core.fold import fold, project
-from governor.core.pools import PoolGranted
+from governor.core.pools import Figure, PoolGranted
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.core.wire.codec import encode
@@ -71,6 +71,7 @@ from governor.temporal.wire import (
     Appended,
     AppendRequest,
     CallRequest,
+    ExpectRequest,
     Health,
     LeaseAnswer,
     LeaseRequest,
@@ -340,6 +341,12 @@ class Activities:
             held.append(call)
         return Reservations(held)
 
+    @activity.defn(name="governor.expected")
+    def expected(self, request: ExpectRequest) -> Figure:
+        """What a call of the profile is expected to spend, as the runner sizes a request
+        on the goal's own budget (``PoolCalls.own_budget``)."""
+        return pools.expected_figure(self.view(self.store(), request.goal_id), request.profile)
+
     @activity.defn(name="governor.settle")
     def settle(self, request: SettleRequest) -> None:
         """Settle (or release) each call's reservation on every pool of the goal (a call
@@ -581,5 +588,6 @@ def activities_of(hosted: Activities) -> tuple[list[Any], list[Any]]:
         hosted.reserve,
         hosted.settle,
         hosted.pool_grant,
+        hosted.expected,
     ]
     return store, [hosted.call]

@@ -19,6 +19,10 @@ Rules (this runs inside the workflow, so it is deterministic):
       workflow records ``budget.granted``. The goal's decision then parks it on the pool
       (``budget.2``: a durable timer until the renewal) or asks a person (``budget.3``);
       a person's grant arrives as the ``governor.verb`` update and wakes it at once.
+    * A stop by the goal's own budget under a ``grants`` policy asks the same way
+      (``own_budget``, the runner's ``PoolCalls.own_budget``), and a grant on the goal's
+      own ledger whose time has come is expired (``budget.expired``); both only after
+      the ``OWN_BUDGET_ASKS`` patch, and only for a goal with such a stop or grant.
 """
 
 from __future__ import annotations
@@ -26,15 +30,24 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from temporalio import workflow
 
+from governor.core.decision import Decision
 from governor.core.events import Event
+from governor.core.fold_steps import GRANTABLE
 from governor.core.pools import Figure, call_figure
-from governor.core.record_budget import auto_grant_rule, grant_budget, request_budget
+from governor.core.record_budget import (
+    auto_grant_rule,
+    expire_grants,
+    grant_budget,
+    request_budget,
+)
 from governor.core.view import GoalView
+from governor.drive.pools import spent_text
 from governor.temporal.wire import (
+    ExpectRequest,
     PoolGrantRequest,
     Reservations,
     ReserveRequest,
@@ -42,6 +55,10 @@ from governor.temporal.wire import (
 )
 
 T = TypeVar("T")
+OWN_BUDGET_ASKS: Final = "governor-own-budget-asks"
+"""The patch after which the workflow records a request for more of the goal's own budget
+(under a ``grants`` policy) and expires its grants, as the runner does; a history
+recorded before it replays stopping on the budget, as it did."""
 
 
 class Drive(Protocol):
@@ -173,3 +190,50 @@ class Pools:
                 reason=f"granted by pool {refused.pool}'s rule {rule} (pool event {seq})",
             )
         )  # fmt: skip
+
+    async def own_budget(self, decision: Decision) -> bool:
+        """On a stop by the goal's own budget under a ``grants`` policy: record the
+        request, and grant it when the rule allows; expire grants whose time has come.
+        True when something was recorded (decide again)."""
+        d, view, now = self.drive, self.drive.view, self.drive.at()
+        due = any(g.expires_at <= now for g in view.open_grants)
+        grants, ledger = view.policy.grants, decision.exhausted
+        asks = grants is not None and decision.status == "budget_exhausted" and ledger in GRANTABLE
+        if not (due or asks) or not workflow.patched(OWN_BUDGET_ASKS):
+            return False  # no command for a goal that neither asks nor has a grant due
+        if due and await d.quietly(lambda v: expire_grants(v, at=d.at())):
+            return True
+        request = view.budget_request
+        if not asks or grants is None or ledger is None:
+            return False
+        if request is not None and request.budget == ledger:
+            return False  # asked already: a person answers
+        usd, attempts = await self.own_amount(ledger)
+        reason = f"the goal's own {ledger} budget is spent ({spent_text(ledger, view)})"
+        if not await d.quietly(
+            lambda v: request_budget(
+                v, budget=ledger, usd=usd, attempts=attempts, renews_at=None, reason=reason,
+                at=d.at(),
+            )
+        ):  # fmt: skip
+            return False
+        rule = auto_grant_rule(grants, usd, attempts)
+        if rule is not None:
+            await d.quietly(
+                lambda v: grant_budget(
+                    v, usd=usd, attempts=attempts, expires_s=grants.expires_s, at=d.at(),
+                    actor="policy", rule=f"policy {rule}", reason=f"at or under the goal's {rule}",
+                )
+            )  # fmt: skip
+        return True
+
+    async def own_amount(self, ledger: str) -> tuple[float | None, int | None]:
+        """What a request on the goal's own ``ledger`` asks: one more call's expected cost
+        (the ``governor.expected`` step) for ``cost``, else one more attempt."""
+        if ledger != "cost":
+            return None, 1
+        created = self.drive.view.created
+        planner = created.planner if created is not None else ""
+        request = ExpectRequest(self.drive.goal_id, planner)
+        figure = await self.drive.store("governor.expected", request, Figure, "expected cost")
+        return figure.usd, None

@@ -85,6 +85,7 @@ LOCAL: Final = frozenset(
         "governor.reserve",
         "governor.settle",
         "governor.pool_grant",
+        "governor.expected",
     }
 )
 """The store activities run as local activities (``LEAN_HISTORY``): short, on the
@@ -640,9 +641,18 @@ class GoalDrive:
     # ------------------------------------------------------------ settling a decision
 
     async def settle(self) -> Decision:
-        """The decision now, after clearing an environment stop whose binary came back and
-        probing the upstream the goal waits parked on when its probe is due (as
-        ``Runner.settle``)."""
+        """The decision now, after clearing an environment stop whose binary came back,
+        probing the upstream the goal waits parked on when its probe is due, and asking
+        for more of the goal's own budget under a ``grants`` policy (as ``Runner.settle``)."""
+        decision = await self.settle_upstreams()
+        for _ in range(4):
+            if not await self.pools.own_budget(decision):
+                break
+            decision = await self.settle_upstreams()
+        return decision
+
+    async def settle_upstreams(self) -> Decision:
+        """The decision after the environment's re-probe and the parked upstream's probe."""
         decision = self.decide()
         for _ in range(8):
             if decision.is_stopped and decision.blocked_on == "environment":

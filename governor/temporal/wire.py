@@ -266,3 +266,11 @@ class PoolGrantRequest:
     rule: str
     at: datetime
     """The workflow's time of the refusal: a retried grant finds the one it made."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectRequest:
+    """What a call of ``profile`` is expected to spend (``drive.pools.expected_figure``)."""
+
+    goal_id: str
+    profile: str
