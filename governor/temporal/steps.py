@@ -462,6 +462,7 @@ class GoalDrive:
         if not await self.pools.reserve([Ask(plan_id, planner, plan_id=plan_id)]):
             self.begun[plan_id] = 0  # a pool has no room: the call does not start
             call.cancel()
+            await call.result()  # it is gone before the goal waits (a rest continues as new)
             return
         try:
             await self.run_plan(action, plan_id, call)
@@ -569,10 +570,12 @@ class GoalDrive:
             asks = [Ask(r.call.name, self.profile_of(r.work_id), work_id=r.work_id) for r in runs]
             names = await self.pools.reserve(asks)
             refused[0] = len(names) < len(runs)
-        for run in runs:
-            if run.call.name not in names:
-                self.begun[run.call.name] = 0
-                run.call.cancel()
+        refused_runs = [r for r in runs if r.call.name not in names]
+        for run in refused_runs:
+            self.begun[run.call.name] = 0
+            run.call.cancel()
+        for run in refused_runs:  # gone before the goal waits (a rest continues as new)
+            await run.call.result()
         return [r for r in runs if r.call.name in names]
 
     def profile_of(self, work_id: str) -> str:

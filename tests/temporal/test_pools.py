@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from contextlib import closing
 from datetime import datetime
 from typing import Any
@@ -22,7 +23,13 @@ import pytest
 from governor.core.pools import PoolEvent, PoolReserved, PoolSettled, PoolState, evolve_pool
 from governor.store import open_store
 from tests.e2e.test_pools import CALL, pooled_goal, scripts
-from tests.temporal.conftest import TemporalProject, start_all, workflow_of
+from tests.temporal.conftest import (
+    TemporalProject,
+    histories,
+    run_async,
+    start_all,
+    workflow_of,
+)
 from tests.temporal.test_cancel import temporal_cli
 from tests.temporal.test_grants import verbs_sent
 
@@ -128,6 +135,10 @@ def test_goals_in_a_tiny_pool_park_and_go_on_by_themselves_at_the_renewal(
         for goal_id in ids
     }
     assert any(asked.values()), "no goal found the pool spent"
+    runs = Counter(name.split(".")[-2] for name, _ in run_async(histories(project.temporal)))
+    assert any(runs[g] > 1 for g, requests in asked.items() if requests), (
+        "no parked goal continued as new after its wait for the renewal"
+    )
     for goal_id, requests in asked.items():
         history = project.events(goal_id)
         assert "budget.granted" not in [e["type"] for e in history]
