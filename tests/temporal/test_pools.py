@@ -112,24 +112,30 @@ def test_a_pooled_goal_reserves_and_settles_every_call(project: TemporalProject)
 def test_goals_in_a_tiny_pool_park_and_go_on_by_themselves_at_the_renewal(
     project: TemporalProject,
 ) -> None:
+    """Three goals on two Temporal workers and one under ``governor run``, on one store."""
     limit, period = 0.25, 10
     ok(project, "pool", "set", "tiny", "--usd", str(limit), "--per", f"{period}s")
     ids = [pooled_goal(project, f"g{i}", ["tiny"]) for i in range(3)]
+    pooled_goal(project, "by-run", ["tiny"])
     start_all(project, ids)
     project.worker()
-    parked = parked_one(project, ids)  # $0.9 asked of $0.25 a period: one of them parks
+    project.worker()
+    beside = project.popen("run", "by-run", "--max-wait", "60")
+    parked = parked_one(project, ids)  # $1.2 asked of $0.25 a period: one of them parks
     assert (parked["status"], parked["blocked_on"]) == ("waiting", "budget")
     assert "pool 'tiny' is spent this period" in parked["reason"]
     assert "goes on by itself at" in parked["reason"]
     for goal_id in ids:
         project.wait_status(goal_id, {"succeeded"}, within_s=240)
+    _, err = beside.communicate(timeout=240)
+    assert beside.returncode == 0, err
     events = pool_events(project, "tiny")
     within_bound(events, limit)
-    for goal_id in ids:
+    for goal_id in [*ids, "by-run"]:
         pairs = paired(events, goal_id)
         assert len(pairs) == 3
         assert sum(s.figure.usd for _, s in pairs) == pytest.approx(3 * CALL)
-    assert [e.type for e in events].count("pool.renewed") >= 3  # $0.9 at $0.25 a period
+    assert [e.type for e in events].count("pool.renewed") >= 4  # $1.2 at $0.25 a period
     asked = {
         goal_id: [e for e in project.events(goal_id) if e["type"] == "budget.requested"]
         for goal_id in ids
