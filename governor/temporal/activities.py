@@ -24,6 +24,9 @@ Rules:
       kills them once it cannot reach the server (``governor.temporal.watch``).
     * A probe is claimed in the store, one per upstream per back-off step for the whole
       fleet; when it changed the record, the goals parked on that upstream are woken.
+    * The pools' steps (reserve, settle, the pool's own grant) write only the pools the
+      goal's ``goal.created`` names, through ``governor.drive.pools``; each is safe to run
+      again (a call reserved or settled already, a grant made already, is left alone).
 """
 
 from __future__ import annotations

@@ -166,6 +166,7 @@ class GoalDrive:
         store's activities read it; None until one told it."""
         self.behind: str | None = None
         """Set when the store was found behind the workflow (``StoreBehind``)."""
+        """Temporal asked to cancel the workflow: no call may run any more."""
         self.pools = Pools(self)
         """The goal's calls' reservations against its pools (none without pools)."""
 
