@@ -69,16 +69,10 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 def _temporal_driver(args: argparse.Namespace, events: list[Event]) -> Driver | None:
     """The server ``new --temporal`` names (checked, with the extra, before anything is
-    stored), for a goal that names no pool (``refuse_on_temporal``)."""
+    stored)."""
     if not args.temporal:
         return None
     from governor.cli.temporal import client_module, driver_from, run_async  # noqa: PLC0415
-    from governor.core.events import GoalCreated  # noqa: PLC0415 - start-up
-    from governor.drive.pools import refuse_on_temporal  # noqa: PLC0415 - start-up
-
-    created = events[0]
-    if isinstance(created, GoalCreated):
-        refuse_on_temporal(created.goal_id or "the goal", created.pools or ())
 
     driver = driver_from(args.temporal, None, "--temporal")
     run_async(client_module().reachable(driver))

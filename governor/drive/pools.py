@@ -144,21 +144,6 @@ def pools_of(view: GoalView) -> tuple[str, ...]:
     return tuple(created.pools or ()) if created is not None else ()
 
 
-def refuse_on_temporal(goal_id: str, pools: Sequence[str]) -> None:
-    """Refuse to drive on Temporal a goal that names pools: a workflow does not reserve
-    its calls against them yet, and a pool it ignored would be no limit at all.
-
-    Raises:
-        CommandRefusedError: ``pools`` is not empty.
-    """
-    if pools:
-        raise CommandRefusedError(
-            f"{goal_id}: the goal names pool {', '.join(pools)}, and a Temporal workflow does "
-            "not reserve its calls against pools yet; drive it with `governor run` or "
-            "`governor serve`"
-        )
-
-
 class _Refused(Exception):
     def __init__(self, refusal: Refusal) -> None:
         self.refusal = refusal
@@ -461,6 +446,10 @@ def _spent_text(ledger: str, view: GoalView) -> str:
     if ledger == "replans":
         return f"{view.charged_replans} charged of {policy.max_replans}"
     return f"{view.charged_attempts} charged of {policy.max_total_attempts}"
+
+
+spent_text = _spent_text
+"""What the goal's own ledger spent, in words (a Temporal workflow's request says it too)."""
 
 
 def asked_text(usd: float | None, attempts: int | None) -> str:

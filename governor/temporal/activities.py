@@ -24,6 +24,9 @@ Rules:
       kills them once it cannot reach the server (``governor.temporal.watch``).
     * A probe is claimed in the store, one per upstream per back-off step for the whole
       fleet; when it changed the record, the goals parked on that upstream are woken.
+    * The pools' steps (reserve, settle, the pool's own grant) write only the pools the
+      goal's ``goal.created`` names, through ``governor.drive.pools``; each is safe to run
+      again (a call reserved or settled already, a grant made already, is left alone).
 """
 
 from __future__ import annotations
@@ -44,10 +47,12 @@ from temporalio.client import Client
 from governor.clock import utc_now
 from governor.core.event_fields import Profile
 from governor.core.events import Event
-from governor.core.fold import fold
+from governor.core.fold import fold, project
+from governor.core.pools import Figure, PoolGranted
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.core.wire.codec import encode
+from governor.drive import pools
 from governor.drive.health import MonitorSettings, UpstreamMonitor
 from governor.drive.runner import Runner, RunnerSettings
 from governor.errors import ConcurrencyConflictError, GovernorError, LeaseError, StoreError
@@ -69,16 +74,21 @@ from governor.temporal.wire import (
     Appended,
     AppendRequest,
     CallRequest,
+    ExpectRequest,
     Health,
     LeaseAnswer,
     LeaseRequest,
     Loaded,
     LoadRequest,
     Observed,
+    PoolGrantRequest,
     Probed,
     ProbeRequest,
     Recovery,
     ReprobeRequest,
+    Reservations,
+    ReserveRequest,
+    SettleRequest,
     contents,
     digest,
 )
@@ -295,6 +305,76 @@ class Activities:
                 identity = event.workflow_execution_cancel_requested_event_attributes.identity
         return identity.strip() or "unknown"
 
+    # ---------------------------------------------------------------- pools
+
+    def view(self, store: EventStore, goal_id: str) -> GoalView:
+        """The goal's view as the store holds it now (from this process's last one)."""
+        with self._views_lock:
+            known = self._views.get(goal_id)
+            view = known.copy() if known is not None else None
+        if view is None:
+            view = project(store.load(goal_id))
+        else:
+            fold(view, store.load(goal_id, after_seq=view.seq))
+        self.keep(view)
+        return view
+
+    @activity.defn(name="governor.reserve")
+    def reserve(self, request: ReserveRequest) -> Reservations:
+        """Reserve each call's expected figure against every pool the goal's
+        ``goal.created`` names, in order, each in one transaction; stop at the first
+        refusal (SPEC §13.6). A call reserved already (a try whose answer was lost) is
+        not reserved again."""
+        store, goal_id = self.store(), request.goal_id
+        view = self.view(store, goal_id)
+        names, created = pools.pools_of(view), view.created
+        held: list[str] = []
+        for call, profile in request.calls:
+            given = created.profiles.get(profile) if created is not None else None
+            ask = pools.expected_figure(view, profile, given.reserve_usd if given else None)
+            states = [store.pool_state(name) for name in names]
+            if names and all(s is not None and call in s.in_flight for s in states):
+                held.append(call)
+                continue
+            refused = pools.reserve(store, names, goal_id, call, ask, now=utc_now())
+            if refused is not None:
+                state = store.pool_state(refused.pool)
+                limits = state.limits if state is not None else None
+                return Reservations(held, refused, ask, limits.grants if limits else None)
+            held.append(call)
+        return Reservations(held)
+
+    @activity.defn(name="governor.expected")
+    def expected(self, request: ExpectRequest) -> Figure:
+        """What a call of the profile is expected to spend, as the runner sizes a request
+        on the goal's own budget (``PoolCalls.own_budget``)."""
+        return pools.expected_figure(self.view(self.store(), request.goal_id), request.profile)
+
+    @activity.defn(name="governor.settle")
+    def settle(self, request: SettleRequest) -> None:
+        """Settle (or release) each call's reservation on every pool of the goal (a call
+        settled already is left alone: safe to run again)."""
+        store = self.store()
+        names = pools.pools_of(self.view(store, request.goal_id))
+        for call, figure in request.figures:
+            pools.settle(store, names, request.goal_id, call, figure, now=utc_now())
+
+    @activity.defn(name="governor.pool_grant")
+    def pool_grant(self, request: PoolGrantRequest) -> int:
+        """Record the pool's grant by its own rule (``pool.granted``, actor ``policy``);
+        its seq. A grant made by an earlier try (same goal, same time) is not made again."""
+        store, r = self.store(), request
+        if r.pool not in pools.pools_of(self.view(store, r.goal_id)):
+            raise ValueError(f"goal {r.goal_id} does not name pool {r.pool}")
+        for event in store.pool_events(r.pool):
+            if isinstance(event, PoolGranted) and (event.goal_id, event.at) == (r.goal_id, r.at):
+                return event.seq
+        granted = pools.grant_pool(
+            store, r.pool, r.figure, expires_s=r.expires_s, at=r.at, actor="policy",
+            rule=r.rule, goal_id=r.goal_id, reason=f"at or under pool {r.pool}'s {r.rule}",
+        )  # fmt: skip
+        return granted.seq
+
     # ---------------------------------------------------------------- agents
 
     @activity.defn(name="governor.call")
@@ -508,5 +588,9 @@ def activities_of(hosted: Activities) -> tuple[list[Any], list[Any]]:
         hosted.reprobe,
         hosted.probe,
         hosted.cancelled_by,
+        hosted.reserve,
+        hosted.settle,
+        hosted.pool_grant,
+        hosted.expected,
     ]
     return store, [hosted.call]

@@ -42,7 +42,6 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from governor.core.commands import OperatorVerb
 from governor.drive import goals, spans
-from governor.drive.pools import pools_of, refuse_on_temporal
 from governor.errors import (
     CommandRefusedError,
     GovernorError,
@@ -248,7 +247,6 @@ async def start(
             store's goal's (another type, another goal, or no lease of this server on it).
     """
     settings = settings or DriveSettings()
-    refuse_pooled(store, goal_id)
     client = await connect(driver)
     workflow = workflow_id_of(store, goal_id)
     with translated(driver, goal_id):
@@ -279,12 +277,6 @@ async def start(
         store.release_lease(lease)
         raise
     return True
-
-
-def refuse_pooled(store: EventStore, goal_id: str) -> None:
-    """Refuse a goal that names pools (``governor.drive.pools.refuse_on_temporal``)."""
-    view = goals.load(store, goal_id) if store.last_seq(goal_id) else None
-    refuse_on_temporal(goal_id, pools_of(view) if view is not None else ())
 
 
 def static_summary(store: EventStore, goal_id: str) -> str:

@@ -49,6 +49,7 @@ from governor.errors import (
 )
 from governor.temporal.calls import Build, Call, Run, crash_text, finishes, starts
 from governor.temporal.names import agents_queue
+from governor.temporal.pooling import Ask, Pools
 from governor.temporal.wire import (
     Appended,
     AppendRequest,
@@ -75,9 +76,21 @@ activities — in the workflow task, no round trip through the server, in the hi
 marker holding the answer (the events written are in the store, not carried again) —,
 a plan's outcome is appended with the recordings that follow it at once (``chained``),
 and the visibility is published once per decision that waits (``workflow.py``)."""
-LOCAL: Final = frozenset({"governor.load", "governor.append", "governor.lease", "governor.release"})
+LOCAL: Final = frozenset(
+    {
+        "governor.load",
+        "governor.append",
+        "governor.lease",
+        "governor.release",
+        "governor.reserve",
+        "governor.settle",
+        "governor.pool_grant",
+        "governor.expected",
+    }
+)
 """The store activities run as local activities (``LEAN_HISTORY``): short, on the
-workflow's own task queue, safe to run again (each is idempotent or fenced)."""
+workflow's own task queue, safe to run again (each is idempotent or fenced). The pools'
+steps (``pooling``) are issued only by goals that name a pool."""
 STORE_RETRY: Final = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
@@ -154,6 +167,8 @@ class GoalDrive:
         self.behind: str | None = None
         """Set when the store was found behind the workflow (``StoreBehind``)."""
         """Temporal asked to cancel the workflow: no call may run any more."""
+        self.pools = Pools(self)
+        """The goal's calls' reservations against its pools (none without pools)."""
 
     # ------------------------------------------------------------ time and decisions
 
@@ -443,6 +458,20 @@ class GoalDrive:
         call = self.launch(self.request(plan_id=plan_id, lost=lost), trigger)
         if not await call.cleared():
             return
+        created = self.view.created
+        planner = created.planner if created is not None else ""
+        if not await self.pools.reserve([Ask(plan_id, planner, plan_id=plan_id)]):
+            self.begun[plan_id] = 0  # a pool has no room: the call does not start
+            call.cancel()
+            await call.result()  # it is gone before the goal waits (a rest continues as new)
+            return
+        try:
+            await self.run_plan(action, plan_id, call)
+        finally:
+            await self.pools.settle([plan_id])
+
+    async def run_plan(self, action: Plan, plan_id: str, call: Call) -> None:
+        """Record the plan's request (or continuation), run the call, record its outcome."""
         begun = False
         try:
             if action.plan_id is not None:
@@ -501,12 +530,23 @@ class GoalDrive:
             lost = (item.run_id,) if item.running and item.run_id is not None else ()
             call = self.launch(self.request(work_id=work_id, run_id=run_id, lost=lost))
             pending.append(Run(work_id, run_id, call))
+        try:
+            await self.run_dispatch(work_ids, pending)
+        finally:  # a reservation never outlives its dispatch (released if never settled)
+            await self.pools.settle(list(self.pools.held))
+
+    async def run_dispatch(self, work_ids: tuple[str, ...], pending: list[Run]) -> None:
+        """``dispatch`` once the calls are scheduled: reserve, start, finish, settle."""
         started: list[Run] = []
+        refused = [False]
         while pending:
             await workflow.wait_condition(lambda: any(r.call.settled() for r in pending))
             ready = [r for r in pending if r.call.settled()]
             pending[:] = [r for r in pending if r not in ready]
-            started += await self.begin_runs([r for r in ready if await r.call.cleared()])
+            cleared = [r for r in ready if await r.call.cleared()]
+            held = await self.reserve_runs(cleared, refused)
+            started += await self.begin_runs(held)
+            await self.pools.settle(r.call.name for r in held if r not in started)
         order = sorted(started, key=lambda r: work_ids.index(r.work_id))
         while order:
             batch = [order.pop(0)]
@@ -518,6 +558,32 @@ class GoalDrive:
                 (r, o) for r, o in zip(batch, observed, strict=True) if o and (o.worker or o.crash)
             ]
             await self.finish_runs(done)
+            await self.pools.settle(r.call.name for r in batch)
+
+    async def reserve_runs(self, runs: list[Run], refused: list[bool]) -> list[Run]:
+        """The runs whose reservations against the goal's pools fit (all of them without
+        pools); the others are told they may not start. After a refusal in this dispatch
+        (``refused``) no other run is reserved: the goal decides again."""
+        if not runs or not self.pools.pooled():
+            return runs
+        names: list[str] = []
+        if not refused[0]:
+            asks = [Ask(r.call.name, self.profile_of(r.work_id), work_id=r.work_id) for r in runs]
+            names = await self.pools.reserve(asks)
+            refused[0] = len(names) < len(runs)
+        refused_runs = [r for r in runs if r.call.name not in names]
+        for run in refused_runs:
+            self.begun[run.call.name] = 0
+            run.call.cancel()
+        for run in refused_runs:  # gone before the goal waits (a rest continues as new)
+            await run.call.result()
+        return [r for r in runs if r.call.name in names]
+
+    def profile_of(self, work_id: str) -> str:
+        """The profile that runs the item's attempts."""
+        created = self.view.created
+        default = created.worker if created is not None else ""
+        return self.view.work[work_id].spec.profile or default
 
     async def begin_runs(self, runs: list[Run]) -> list[Run]:
         """Record the starts (or continuations) of cleared runs in one append; the runs
@@ -579,9 +645,18 @@ class GoalDrive:
     # ------------------------------------------------------------ settling a decision
 
     async def settle(self) -> Decision:
-        """The decision now, after clearing an environment stop whose binary came back and
-        probing the upstream the goal waits parked on when its probe is due (as
-        ``Runner.settle``)."""
+        """The decision now, after clearing an environment stop whose binary came back,
+        probing the upstream the goal waits parked on when its probe is due, and asking
+        for more of the goal's own budget under a ``grants`` policy (as ``Runner.settle``)."""
+        decision = await self.settle_upstreams()
+        for _ in range(4):
+            if not await self.pools.own_budget(decision):
+                break
+            decision = await self.settle_upstreams()
+        return decision
+
+    async def settle_upstreams(self) -> Decision:
+        """The decision after the environment's re-probe and the parked upstream's probe."""
         decision = self.decide()
         for _ in range(8):
             if decision.is_stopped and decision.blocked_on == "environment":

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from governor.core.events import Event
+from governor.core.policy import Grants
+from governor.core.pools import Figure, Refusal
 from governor.core.summary import GoalSummary
 from governor.core.upstream import UpstreamHealth
 from governor.core.wire.codec import encode
@@ -222,3 +225,52 @@ class LeaseRequest:
     seq: int = 0
     """On a renewal: the seq the workflow folded up to, and that event's digest."""
     digest: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReserveRequest:
+    """Reserve calls against every pool of the goal, in order (SPEC §13.6)."""
+
+    goal_id: str
+    calls: list[tuple[str, str]]
+    """(the call's id in the pools, the profile that runs it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reservations:
+    """The calls reserved (the first of ``calls``, in order), and the refusal of the next
+    one: the figure it asked for, and the refusing pool's ``grants`` rule."""
+
+    held: list[str]
+    refusal: Refusal | None = None
+    ask: Figure | None = None
+    grants: Grants | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SettleRequest:
+    """Settle each call's reservation with its recorded figure (None: release it)."""
+
+    goal_id: str
+    figures: list[tuple[str, Figure | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolGrantRequest:
+    """A grant the pool's own rule allows (``pool.granted``, actor ``policy``)."""
+
+    goal_id: str
+    pool: str
+    figure: Figure
+    expires_s: float | None
+    rule: str
+    at: datetime
+    """The workflow's time of the refusal: a retried grant finds the one it made."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectRequest:
+    """What a call of ``profile`` is expected to spend (``drive.pools.expected_figure``)."""
+
+    goal_id: str
+    profile: str

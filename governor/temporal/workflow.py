@@ -172,6 +172,7 @@ class GoalWorkflow:
         d.cancel_calls()
         driving.cancel()
         await workflow.wait_condition(driving.done)
+        await d.pools.settle(list(d.pools.held))  # what the cancelled action left reserved
         await d.release()
         self.publish(d.decide())
 

@@ -3,8 +3,10 @@ verbs do: ``governor grant``/``decline`` send it as the ``governor.verb`` update
 by the same pure verb (``governor.core.commands``), recorded by the workflow (the one
 writer); a refused one is the CLI's one line with nothing recorded.
 
-The workflow does not record requests for more budget itself yet (the driver does); the
-request here is recorded by ``governor run`` before the goal is handed to Temporal."""
+A request recorded by another driver (``governor run``) before the goal was handed to
+Temporal is answered the same way; and the workflow records a request on the goal's own
+budget itself (granting it when the policy's ``grants`` rule allows, actor ``policy``).
+Pools: ``test_pools.py``."""
 
 from __future__ import annotations
 
@@ -18,16 +20,21 @@ from tests.temporal.test_verbs import last_seq, scripted
 NOBODY = {"auto_usd": 0.0, "auto_attempts": 0}
 
 
-def asking(project: TemporalProject, goal_id: str) -> None:
-    """A goal of two items (b after a) that spent its one attempt and asks for one more."""
+def two_items(project: TemporalProject, goal_id: str, grants: dict[str, Any]) -> None:
+    """A goal of two items (b after a) with one attempt in its budget, under ``grants``."""
     scripts: list[dict[str, Any]] = [
         planner_script([{"reply": plan("a", "b", deps={"b": ["a"]})}, {"reply": COMPLETE}]),
         worker_script("a", [{"effects": True, "reply": done("a")}]),
         worker_script("b", [{"effects": True, "reply": done("b")}]),
     ]
     agents = scripted(project, scripts)
-    path = project.goal_file(goal_id, agents, agents, max_total_attempts=1, grants=NOBODY)
+    path = project.goal_file(goal_id, agents, agents, max_total_attempts=1, grants=grants)
     assert project.gov("new", path.name).returncode == 0
+
+
+def asking(project: TemporalProject, goal_id: str) -> None:
+    """A goal that spent its one attempt under ``governor run`` and asks for one more."""
+    two_items(project, goal_id, NOBODY)
     assert project.gov("run", goal_id).returncode == 10  # waits for a person's grant
     assert project.types(goal_id)[-1] == "budget.requested"
     start_all(project, [goal_id])
@@ -80,3 +87,35 @@ def test_a_decline_through_the_workflow_leaves_it_waiting(project: TemporalProje
     twice = project.gov("decline", "d", "--reason", "still no")
     assert twice.returncode == 5
     assert "declined already" in twice.stderr
+
+
+def test_the_workflow_asks_for_more_of_the_goals_own_budget(project: TemporalProject) -> None:
+    two_items(project, "w", NOBODY)
+    start_all(project, ["w"])
+    project.worker()
+    status = project.wait_status("w", {"blocked"}, blocked_on="operator")
+    assert "waiting for a person to grant more budget" in status["reason"]
+    [asked] = [e for e in project.events("w") if e["type"] == "budget.requested"]
+    assert (asked["budget"], asked["attempts"], asked["actor"]) == ("total_attempts", 1, "governor")
+    granted = project.gov("grant", "w", "--attempts", "2", "--reason", "two more")
+    assert granted.returncode == 0, granted.stderr
+    project.wait_status("w", {"succeeded"})
+    assert verbs_sent(project) == ["grant"]
+
+
+def test_the_goals_own_rule_grants_a_small_request_on_temporal(project: TemporalProject) -> None:
+    two_items(project, "p", {"auto_usd": 0.0, "auto_attempts": 1})
+    start_all(project, ["p"])
+    project.worker()
+    project.wait_status("p", {"succeeded"})
+    events = project.events("p")
+    asked = [e for e in events if e["type"] == "budget.requested"]
+    granted = [e for e in events if e["type"] == "budget.granted"]
+    assert asked
+    assert len(asked) == len(granted)  # each request answered at once by the rule
+    for request, grant in zip(asked, granted, strict=True):
+        assert grant["seq"] == request["seq"] + 1
+        assert (grant["actor"], grant["rule"], grant["attempts"]) == (
+            "policy", "policy grants.auto_attempts", 1
+        )  # fmt: skip
+    assert verbs_sent(project) == []  # the workflow's own steps

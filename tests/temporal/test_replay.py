@@ -1,9 +1,9 @@
 """Recorded workflow histories replay with the current code (no server needed).
 
 ``tests/temporal/histories/`` holds Temporal histories of goal workflows recorded by the
-suite (the demo scenarios, operator verbs, a continue-as-new): a change to the workflow
-code or to the core it runs that would make in-flight workflows diverge fails here
-(``temporalio.worker.Replayer``, with the workers' sandbox and converter). Every history
+suite (the demo scenarios, operator verbs, a continue-as-new, pools and grants): a change
+to the workflow code or to the core it runs that would make in-flight workflows diverge
+fails here (``temporalio.worker.Replayer``, with the workers' sandbox and converter). Every history
 the rest of the suite records is replayed as well, when its test ends
 (``tests/temporal/conftest.py``). To record these again after a deliberate change (see
 decision record 0020 for what such a change must do), run the Temporal tests with
