@@ -46,7 +46,7 @@ from governor.store.base import GoalOrder, GoalQuery, Lease, ascii_lower
 from governor.store.checks import StoreChecks
 from governor.store.health import HealthRecords
 from governor.store.leases import LeaseRecords
-from governor.store.pools import PoolDraft, PoolRecords, PoolWrite
+from governor.store.pools import PoolRecords, PoolWrite
 from governor.store.primitives import StoragePrimitives, Tx
 from governor.store.stored import StreamHead, chain
 
@@ -94,7 +94,8 @@ class BaseEventStore(
         rows = to_rows(goal_id, events, expected_seq)
         last = rows[-1].seq
         _check_companions(goal_id, last, lease, summary)
-        with self._write(goal_id) as tx:
+        wanted = sorted(set(pools.names)) if pools is not None else []
+        with self._write_pooled(goal_id, wanted) if wanted else self._write(goal_id) as tx:
             if lease is not None:
                 self._check_current(
                     tx,
@@ -109,23 +110,13 @@ class BaseEventStore(
                 )
             if summary is None:
                 summary = self._derive_summary(tx, goal_id, events)
-            drafted = self._pools_along(tx, pools)
+            drafted = self._draft_pools(tx, wanted, pools.change) if pools and wanted else None
             head_after = chain(self._chain_at(tx, goal_id, head), (r.crc for r in rows))
             self._insert(tx, goal_id, rows)
             self._put_summary(tx, summary, head_after)
             if drafted is not None:
                 self._write_pools(tx, drafted)
         return last
-
-    def _pools_along(self, tx: Tx, pools: PoolWrite | None) -> PoolDraft | None:
-        """Lock the pools of an append's ``PoolWrite`` (after the goal's own lock, in name
-        order) and draft its events; None when there is none."""
-        wanted = sorted(set(pools.names)) if pools is not None else []
-        if pools is None or not wanted:
-            return None
-        for name in wanted:
-            self._lock_pool(tx, name)
-        return self._draft_pools(tx, wanted, pools.change)
 
     def append_new(
         self, goal_id: str, events: Iterable[Event], summary_of: Callable[[], GoalSummary]

@@ -21,8 +21,8 @@ Rules (SPEC §13.6; the rules themselves are ``governor.core.pools``'):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -77,6 +77,10 @@ def decode_pool_event(body: str | bytes) -> PoolEvent:
     return _event_adapter().validate_json(body)
 
 
+def encode_pool_state(state: PoolState) -> str:
+    return _state_adapter().dump_json(state).decode()
+
+
 class PoolRecords(ABC, Generic[Tx]):
     """The pools half of a store (``BaseEventStore`` includes it)."""
 
@@ -118,6 +122,16 @@ class PoolRecords(ABC, Generic[Tx]):
             self._write_pools(tx, draft)
         return draft[0]
 
+    @contextmanager
+    def _write_pooled(self, goal_id: str, names: Sequence[str]) -> Iterator[Tx]:
+        """The goal's write transaction holding the pools' locks too (the goal's first,
+        then the pools' in the order given: name order). A backend may take them in one
+        round trip."""
+        with self._write(goal_id) as tx:
+            for name in names:
+                self._lock_pool(tx, name)
+            yield tx
+
     def _draft_pools(self, tx: Tx, wanted: Sequence[str], change: PoolChange) -> PoolDraft:
         """Read the pools' states (their locks held) and build, check and fold the events
         ``change`` asks for; nothing is written."""
@@ -146,8 +160,7 @@ class PoolRecords(ABC, Generic[Tx]):
         for event, body in written:  # every event built and checked before any write
             self._put_pool_event(tx, event, body)
         for name in sorted({event.pool for event, _ in written}):
-            body = _state_adapter().dump_json(states[name]).decode()
-            self._put_pool_state(tx, name, states[name].seq, body)
+            self._put_pool_state(tx, name, states[name].seq, encode_pool_state(states[name]))
 
     @abstractmethod
     def _lock_pool(self, tx: Tx, name: str) -> None:
