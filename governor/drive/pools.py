@@ -252,7 +252,8 @@ def reserve(
     if not pools:
         return None
     try:
-        _change(store, reservation(pools, goal_id, call, ask, now=now))
+        write = reservation(pools, goal_id, call, ask, now=now)
+        store.change_pools(write.names, write.change)
     except ReservationRefused as refused:
         return refused.refusal
     return None
@@ -270,11 +271,8 @@ def settle(
     """Settle the call's reservation with what it spent (``figure``), or release it when
     the call never ran (``figure`` None), in one transaction of its own."""
     if pools:
-        _change(store, settlement(pools, goal_id, call, figure, now=now))
-
-
-def _change(store: EventStore, write: PoolWrite) -> None:
-    store.change_pools(write.names, write.change)
+        write = settlement(pools, goal_id, call, figure, now=now)
+        store.change_pools(write.names, write.change)
 
 
 def expected_figure(view: GoalView, profile: str, reserve_usd: float | None = None) -> Figure:
@@ -344,7 +342,9 @@ class Reserved:
     at: datetime
     ask: Figure = field(default_factory=Figure)
     held: bool = True
-    """Recorded: the pools hold it (False until the append it rides in commits)."""
+    """Whether the pools may hold it: ``hold`` makes one that is not recorded yet, and
+    ``start`` says whether the append it rode in committed (an exception leaves it True:
+    ``settle`` then releases whatever was recorded)."""
     settled: bool = False
     """Settled or released in the append that recorded the call's finish."""
 
