@@ -95,7 +95,7 @@ class BaseEventStore(
         last = rows[-1].seq
         _check_companions(goal_id, last, lease, summary)
         wanted = sorted(set(pools.names)) if pools is not None else []
-        with self._write_pooled(goal_id, wanted) if wanted else self._write(goal_id) as tx:
+        with self._write_pooled(goal_id, wanted) as (tx, found):
             if lease is not None:
                 self._check_current(
                     tx,
@@ -110,7 +110,9 @@ class BaseEventStore(
                 )
             if summary is None:
                 summary = self._derive_summary(tx, goal_id, events)
-            drafted = self._draft_pools(tx, wanted, pools.change) if pools and wanted else None
+            drafted = None
+            if pools is not None and wanted:
+                drafted = self._draft_pools(tx, wanted, pools.change, found)
             head_after = chain(self._chain_at(tx, goal_id, head), (r.crc for r in rows))
             self._insert(tx, goal_id, rows)
             self._put_summary(tx, summary, head_after)

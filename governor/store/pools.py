@@ -123,21 +123,26 @@ class PoolRecords(ABC, Generic[Tx]):
         return draft[0]
 
     @contextmanager
-    def _write_pooled(self, goal_id: str, names: Sequence[str]) -> Iterator[Tx]:
+    def _write_pooled(
+        self, goal_id: str, names: Sequence[str]
+    ) -> Iterator[tuple[Tx, dict[str, str]]]:
         """The goal's write transaction holding the pools' locks too (the goal's first,
-        then the pools' in the order given: name order). A backend may take them in one
-        round trip."""
+        then the pools' in the order given: name order), and the pools' stored states
+        read under them. A backend may do it in one round trip."""
         with self._write(goal_id) as tx:
             for name in names:
                 self._lock_pool(tx, name)
-            yield tx
+            yield tx, self._pool_snapshots(tx, names) if names else {}
 
-    def _draft_pools(self, tx: Tx, wanted: Sequence[str], change: PoolChange) -> PoolDraft:
-        """Read the pools' states (their locks held) and build, check and fold the events
-        ``change`` asks for; nothing is written."""
+    def _draft_pools(
+        self, tx: Tx, wanted: Sequence[str], change: PoolChange, found: dict[str, str] | None = None
+    ) -> PoolDraft:
+        """Read the pools' states (their locks held; ``found``: read already) and build,
+        check and fold the events ``change`` asks for; nothing is written."""
         from governor.core.pools import PoolState, evolve_pool  # noqa: PLC0415
 
-        found = self._pool_snapshots(tx, wanted)
+        if found is None:
+            found = self._pool_snapshots(tx, wanted)
         states = {
             n: _state_adapter().validate_json(found[n]) if n in found else PoolState(name=n)
             for n in wanted

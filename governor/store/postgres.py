@@ -93,6 +93,8 @@ _LOCK_IN_ORDER: Final = """SELECT pg_advisory_xact_lock(key)
 FROM unnest(%s::bigint[]) WITH ORDINALITY AS locks(key, n) ORDER BY n"""
 """Take transaction advisory locks one after another, in the order of the array."""
 
+_POOL_STATES: Final = "SELECT name, state FROM pools WHERE name = ANY(%s)"
+
 _PUT_POOLS: Final = """WITH written AS (
     INSERT INTO pool_events (pool, seq, type, at, body)
     SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::timestamptz[], %s::text[])
@@ -275,14 +277,24 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
             yield conn
 
     @contextmanager
-    def _write_pooled(self, goal_id: str, names: Sequence[str]) -> Iterator[Conn]:
-        # One round trip for every lock: the goal's, then the pools' in the order given.
+    def _write_pooled(
+        self, goal_id: str, names: Sequence[str]
+    ) -> Iterator[tuple[Conn, dict[str, str]]]:
+        # One round trip: every lock (the goal's, then the pools' in the order given) and,
+        # pipelined behind it, the pools' states — a statement of its own, so its snapshot
+        # is taken once the locks are held (READ COMMITTED).
+        if not names:
+            with self._write(goal_id) as conn:
+                yield conn, {}
+            return
         if self.read_only:
             raise read_only_error(self._where)
         keys = [goal_lock_key(goal_id), *(goal_lock_key(f"pool:{n}") for n in names)]
         with translated(self._where), self._pool.connection() as conn, conn.transaction():
-            conn.execute(_LOCK_IN_ORDER, (keys,))
-            yield conn
+            with conn.pipeline():
+                conn.execute(_LOCK_IN_ORDER, (keys,))
+                states = conn.execute(_POOL_STATES, (list(names),))
+            yield conn, {name: state for name, state in states.fetchall()}
 
     @contextmanager
     def _read(self) -> Iterator[Conn]:
@@ -458,9 +470,7 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
         if names is None:
             cursor = tx.execute("SELECT name, state FROM pools")
         else:
-            cursor = tx.execute(
-                "SELECT name, state FROM pools WHERE name = ANY(%s)", (list(names),)
-            )
+            cursor = tx.execute(_POOL_STATES, (list(names),))
         return {name: state for name, state in cursor.fetchall()}
 
     def _put_pool_event(self, tx: Conn, event: PoolEvent, body: str) -> None:
