@@ -68,13 +68,17 @@ def scenario(delay_s: float) -> dict[str, Any]:
     ]}  # fmt: skip
 
 
-def create_batch(store: EventStore, folder: Path, prefix: str, n: int) -> list[str]:
+def create_batch(
+    store: EventStore, folder: Path, prefix: str, n: int, pools: list[str] | None = None
+) -> list[str]:
     profile = {"harness": "scripted", "args": ["scenario.json"], "max_attempts": 1, "timeout_s": 60}
     ids = []
     for i in range(n):
         goal_id = f"{prefix}-{i:04d}"
         spec = {"id": goal_id, "title": goal_id, "objective": "Do it.", "acceptance": ["done"],
                 "planner": "p", "worker": "p", "profiles": {"p": profile}}  # fmt: skip
+        if pools:  # the goals of one pool (bench.pools)
+            spec["pools"] = pools
         path = folder / f"{goal_id}.json"
         path.write_text(json.dumps(spec))
         goals.create(store, path)
@@ -82,15 +86,25 @@ def create_batch(store: EventStore, folder: Path, prefix: str, n: int) -> list[s
     return ids
 
 
-def throughput(url: str, folder: Path, workers: int, n: int) -> dict[str, float]:
-    """Serve one batch of ``n`` goals with ``workers`` workers; its rate and wall time."""
+def throughput(
+    url: str,
+    folder: Path,
+    workers: int,
+    n: int,
+    *,
+    pools: list[str] | None = None,
+    prefix: str | None = None,
+) -> dict[str, float]:
+    """Serve one batch of ``n`` goals (in ``pools``) with ``workers`` workers; its rate and
+    wall time."""
+    prefix = prefix or f"w{workers}"
     with closing(open_store(url)) as store:
-        ids = create_batch(store, folder, f"w{workers}", n)
+        ids = create_batch(store, folder, prefix, n, pools)
     env = {**os.environ, "GOVERNOR_STORE": url}
     started = time.perf_counter()
     serve = subprocess.Popen(
         [GOVERNOR, "serve", "--workers", str(workers), "--poll-s", "0.05",
-         "--log-file", str(folder / f"serve-{workers}.jsonl")],
+         "--log-file", str(folder / f"serve-{prefix}.jsonl")],
         cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

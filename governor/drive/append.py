@@ -14,6 +14,9 @@ Rules (SPEC §3, §8):
       the append folds only those after the view's ``seq``. Given the view's ``Decider``,
       the summary's decision is the decider's (what changed decided again), not one from
       scratch.
+    * An append may carry pool events (``Along``: a call's reservation with its start,
+      its settlement with its finish), drafted from the events built and written in the
+      append's own transaction (``EventStore.append``'s ``pools``): both land or neither.
 """
 
 from __future__ import annotations
@@ -29,9 +32,13 @@ from governor.core.summary import summarize
 from governor.core.view import GoalView
 from governor.errors import ConcurrencyConflictError
 from governor.store.base import EventStore, Lease
+from governor.store.pools import PoolWrite
 
 Build = Callable[[GoalView], list[Event]]
 """Builds the events to append on the view they follow."""
+
+Along = Callable[[Sequence[Event]], PoolWrite | None]
+"""The pool events that ride in the transaction of an append, given its events."""
 
 
 def append_folded(
@@ -43,18 +50,26 @@ def append_folded(
     lease: Lease | None = None,
     expected_seq: int | None = None,
     decider: Decider | None = None,
+    along: Along | None = None,
 ) -> None:
     """Append events built on ``view``, folding into it those it does not hold yet, with
     the summary after them (its decision the ``decider``'s when it is the view's).
 
-    ``expected_seq``: the view's ``seq`` when the events were built (default: now)."""
+    ``expected_seq``: the view's ``seq`` when the events were built (default: now);
+    ``along``: the pool events written in the same transaction."""
     expected = view.seq if expected_seq is None else expected_seq
     fold(view, [e for e in events if e.seq > view.seq])
     decision = None
     if decider is not None and decider.view is view:
         decision = decider.decide(now, with_ledger=False)
     summary = summarize(view, now, decision=decision)
-    store.append(view.goal_id, events, expected_seq=expected, lease=lease, summary=summary)
+    pools = along(events) if along is not None else None
+    if pools is None:
+        store.append(view.goal_id, events, expected_seq=expected, lease=lease, summary=summary)
+    else:
+        store.append(
+            view.goal_id, events, expected_seq=expected, lease=lease, summary=summary, pools=pools
+        )
 
 
 def append_built(
@@ -66,12 +81,13 @@ def append_built(
     lease: Lease | None = None,
     tries: int = 5,
     decider: Decider | None = None,
+    along: Along | None = None,
 ) -> tuple[GoalView, list[Event]]:
     """Build events on ``view`` and append them; on a conflict reload the view and rebuild.
 
     Returns the view after the events (the given one, folded, or a reloaded one) and the
     events appended (none when ``build`` returned none). ``decider``: the view's, when
-    it has one (``append_folded``).
+    it has one; ``along``: pool events for each try's transaction (``append_folded``).
 
     Raises:
         ConcurrencyConflictError: after ``tries`` conflicts in a row.
@@ -83,7 +99,14 @@ def append_built(
             return view, events
         try:
             append_folded(
-                store, view, events, clock(), lease=lease, expected_seq=expected, decider=decider
+                store,
+                view,
+                events,
+                clock(),
+                lease=lease,
+                expected_seq=expected,
+                decider=decider,
+                along=along,
             )
         except ConcurrencyConflictError:
             view = project(store.load(view.goal_id))

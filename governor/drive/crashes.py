@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from governor.core.classify import tail
 from governor.core.events import Event
-from governor.drive.append import Build
+from governor.drive.append import Along, Build
 from governor.errors import CommandRefusedError, StoreError
 from governor.exec.environment import Redactor
 
@@ -28,8 +28,9 @@ R = TypeVar("R")
 class CrashGuard:
     """Records a run's outcome, or the exception that ended it (the module rules)."""
 
-    record: Callable[[Build], list[Event]]
-    """Builds events on the goal's current view and appends them (``Runner.record``)."""
+    record: Callable[[Build, Along | None], list[Event]]
+    """Builds events on the goal's current view and appends them, with the pool events
+    ``along`` gives in the same transaction (``Runner.record``)."""
     progress: Callable[[str], None]
     env: Mapping[str, str]
     """The environment whose secrets an error must not carry."""
@@ -47,6 +48,8 @@ class CrashGuard:
         outcome: Callable[[R], Build],
         failure: Callable[[str], Build],
         in_flight: Callable[[], bool],
+        *,
+        along: Along | None = None,
     ) -> list[Event]:
         """Record ``outcome(run())``, or ``failure`` of the exception that ended it.
 
@@ -56,9 +59,10 @@ class CrashGuard:
             outcome: builds the events that record it.
             failure: builds the charged failure that records an exception instead.
             in_flight: whether the run is still unrecorded (on the reloaded view).
+            along: pool events to write with what is recorded (the call's settlement).
         """
         try:
-            return self.record(outcome(run()))
+            return self.record(outcome(run()), along)
         except StoreError:
             raise
         except Exception as exc:
@@ -69,4 +73,4 @@ class CrashGuard:
                 raise
             error = self.crash_text(exc)
             self.progress(f"{what}: {error}; recorded as a charged failure")
-            return self.record(failure(error))
+            return self.record(failure(error), along)

@@ -10,6 +10,12 @@ Rules:
       (``EventStore.change_pools``): either each pool records ``pool.reserved`` (after a
       ``pool.renewed`` when its period turned) or, when one of them has no room, none does
       and the call does not start. Settling and releasing are transactions the same way.
+    * The runner's calls do it in the transaction of their own appends (issue 33's one
+      fsync per call): the reservation rides in the append that records the call's start
+      (``PoolCalls.start``) — a pool without room refuses the whole append, so the start
+      is not recorded either — and the settlement in the append that records its finish
+      (``PoolCalls.finish``). Only a call whose finish is not recorded (an exception, an
+      operator settling it meanwhile) is settled or released in a transaction of its own.
     * A goal only ever touches the pools its ``goal.created`` names: the names come from
       the goal's own view, never from the caller.
 """
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
@@ -50,10 +56,11 @@ from governor.core.record_budget import (
 )
 from governor.core.view import GoalView
 from governor.core.work_events import AttemptFinished
-from governor.drive.append import Build
+from governor.drive.append import Along, Build
 from governor.drive.spans import span
 from governor.errors import CommandRefusedError, InputError, NotFoundError
 from governor.store.base import EventStore
+from governor.store.pools import PoolWrite
 
 
 @cache
@@ -144,24 +151,21 @@ def pools_of(view: GoalView) -> tuple[str, ...]:
     return tuple(created.pools or ()) if created is not None else ()
 
 
-class _Refused(Exception):
+class ReservationRefused(Exception):
+    """A pool has no room for a call's reservation: the transaction it was in wrote
+    nothing (``refusal`` says which pool and unit)."""
+
     def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.sentence())
         self.refusal = refusal
 
 
-def reserve(
-    store: EventStore,
-    pools: Sequence[str],
-    goal_id: str,
-    call: str,
-    ask: Figure,
-    *,
-    now: datetime,
-) -> Refusal | None:
-    """Reserve ``ask`` for ``call`` against every pool in one transaction; the refusal of
-    the first pool without room (then nothing was written)."""
-    if not pools:
-        return None
+def reservation(
+    pools: Sequence[str], goal_id: str, call: str, ask: Figure, *, now: datetime
+) -> PoolWrite:
+    """The reservation of ``ask`` for ``call`` against every pool, as a write for any
+    transaction (its change raises ``ReservationRefused`` for the first pool without
+    room)."""
 
     def change(states: Mapping[str, PoolState]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
@@ -171,7 +175,7 @@ def reserve(
             tz = zone(state.limits.tz)
             refused = refusal(state, ask, tz, now)
             if refused is not None:
-                raise _Refused(refused)
+                raise ReservationRefused(refused)
             events = []
             start = needs_renewal(state, tz, now)
             if start is not None:
@@ -184,26 +188,15 @@ def reserve(
             out[name] = events
         return out
 
-    try:
-        store.change_pools(pools, change)
-    except _Refused as refused:
-        return refused.refusal
-    return None
+    return PoolWrite(tuple(pools), change)
 
 
-def settle(
-    store: EventStore,
-    pools: Sequence[str],
-    goal_id: str,
-    call: str,
-    figure: Figure | None,
-    *,
-    now: datetime,
-) -> None:
-    """Settle the call's reservation with what it spent (``figure``), or release it when
-    the call never ran (``figure`` None)."""
-    if not pools:
-        return
+def settlement(
+    pools: Sequence[str], goal_id: str, call: str, figure: Figure | None, *, now: datetime
+) -> PoolWrite:
+    """The settlement of ``call``'s reservation with what it spent (``figure``), or its
+    release when the call never ran (``figure`` None), as a write for any transaction;
+    a pool that holds no such reservation records nothing."""
 
     def change(states: Mapping[str, PoolState]) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
@@ -228,7 +221,44 @@ def settle(
                 ]
         return out
 
-    store.change_pools(pools, change)
+    return PoolWrite(tuple(pools), change)
+
+
+def reserve(
+    store: EventStore,
+    pools: Sequence[str],
+    goal_id: str,
+    call: str,
+    ask: Figure,
+    *,
+    now: datetime,
+) -> Refusal | None:
+    """Reserve ``ask`` for ``call`` against every pool in one transaction of its own; the
+    refusal of the first pool without room (then nothing was written)."""
+    if not pools:
+        return None
+    try:
+        write = reservation(pools, goal_id, call, ask, now=now)
+        store.change_pools(write.names, write.change)
+    except ReservationRefused as refused:
+        return refused.refusal
+    return None
+
+
+def settle(
+    store: EventStore,
+    pools: Sequence[str],
+    goal_id: str,
+    call: str,
+    figure: Figure | None,
+    *,
+    now: datetime,
+) -> None:
+    """Settle the call's reservation with what it spent (``figure``), or release it when
+    the call never ran (``figure`` None), in one transaction of its own."""
+    if pools:
+        write = settlement(pools, goal_id, call, figure, now=now)
+        store.change_pools(write.names, write.change)
 
 
 def expected_figure(view: GoalView, profile: str, reserve_usd: float | None = None) -> Figure:
@@ -289,13 +319,20 @@ def goals_naming(store: EventStore, name: str, *, ended: bool = True) -> list[st
 # --- the runner's side: a call's reservation, its settlement, a request on a refusal ------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reserved:
     """A call's reservation against the goal's pools (none when the goal names no pool)."""
 
     call: str | None
     pools: tuple[str, ...]
     at: datetime
+    ask: Figure = field(default_factory=Figure)
+    held: bool = True
+    """Whether the pools may hold it: ``hold`` makes one that is not recorded yet, and
+    ``start`` says whether the append it rode in committed (an exception leaves it True:
+    ``settle`` then releases whatever was recorded)."""
+    settled: bool = False
+    """Settled or released in the append that recorded the call's finish."""
 
 
 class PoolCalls:
@@ -321,9 +358,9 @@ class PoolCalls:
         self.store, self.goal_id, self.view, self.record = store, goal_id, view, record
         self.clock, self.ids, self.progress = clock, ids, progress
 
-    def reserve(self, profile: str) -> Reserved | None:
-        """Reserve a call of ``profile``; None when a pool has no room (the goal then has
-        an open request, and waits or is granted)."""
+    def hold(self, profile: str) -> Reserved:
+        """The reservation a call of ``profile`` asks for, not recorded yet (``start``
+        records it); one without a call id when the goal names no pool."""
         view, now = self.view(), self.clock()
         pools = pools_of(view)
         if not pools:
@@ -331,33 +368,84 @@ class PoolCalls:
         created = view.created
         given = created.profiles.get(profile) if created is not None else None
         ask = expected_figure(view, profile, given.reserve_usd if given is not None else None)
-        call = self.ids()
-        with span("reservation", _figure_attributes("reserve", pools, call, ask)) as current:
-            refused = reserve(self.store, pools, self.goal_id, call, ask, now=now)
-            if current is not None:
-                current.set_attribute("governor.reservation", "refused" if refused else "held")
-                if refused is not None:
-                    current.set_attribute("governor.refused.pool", refused.pool)
-                    current.set_attribute("governor.refused.unit", refused.unit)
-        if refused is None:
-            return Reserved(call, pools, now)
-        self.progress(refused.sentence())
-        self._request(refused, ask, now)
+        return Reserved(self.ids(), pools, now, ask, held=False)
+
+    def start(
+        self, reserved: Reserved, record: Callable[[Along | None], list[Event]]
+    ) -> list[Event] | None:
+        """Record the call's start (``record``) with its reservation in the same
+        transaction; the events recorded, or None when a pool had no room: then neither
+        was recorded, and the goal records its request for more (granted when the pool's
+        rule allows) and waits."""
+        call = reserved.call
+        if call is None:
+            return record(None)
+        write = reservation(reserved.pools, self.goal_id, call, reserved.ask, now=reserved.at)
+        attributes = _figure_attributes("reserve", reserved.pools, call, reserved.ask)
+        with span("reservation", attributes) as current:
+            reserved.held = True  # perhaps, until the append says (an exception: ``settle``)
+            try:
+                events = record(lambda _events: write)
+            except ReservationRefused as refused:
+                reserved.held = False
+                if current is not None:
+                    current.set_attribute("governor.reservation", "refused")
+                    current.set_attribute("governor.refused.pool", refused.refusal.pool)
+                    current.set_attribute("governor.refused.unit", refused.refusal.unit)
+                found = refused.refusal
+            else:
+                reserved.held = bool(events)
+                if current is not None:
+                    current.set_attribute("governor.reservation", "held" if events else "unused")
+                return events
+        self.progress(found.sentence())
+        self._request(found, reserved.ask, reserved.at)
         return None
+
+    def finish(
+        self, reserved: Reserved | None, record: Callable[[Along | None], list[Event]]
+    ) -> list[Event]:
+        """Record the call's finish (``record``) with the settlement of its reservation in
+        the same transaction (what the finish recorded spent; a release when the events
+        hold no finish); the events recorded. Nothing recorded: ``settle`` settles it."""
+        if reserved is None or reserved.call is None or not reserved.held:
+            return record(None)
+        pools, call = reserved.pools, reserved.call
+        figures: list[Figure | None] = []
+
+        def along(events: Sequence[Event]) -> PoolWrite:
+            finish = next((e for e in events if isinstance(e, _FINISHES)), None)
+            figures.append(call_figure(finish, reserved.at) if finish is not None else None)
+            return settlement(pools, self.goal_id, call, figures[-1], now=self.clock())
+
+        events = record(along)
+        if events and figures:
+            reserved.settled = True
+            self._settled_span(reserved, figures[-1])
+        return events
 
     def settle(self, reserved: Reserved | None, finish: Event | None) -> None:
         """Settle the reservation with what the call's recorded finish spent (release it
-        when nothing was recorded: the call never ran)."""
-        if reserved is None or reserved.call is None:
+        when nothing was recorded: the call never ran), in a transaction of its own; a
+        no-op when the finish's append settled it or it was never recorded."""
+        if reserved is None or reserved.call is None or not reserved.held or reserved.settled:
             return
         figure = None
-        if isinstance(finish, PlanProposed | PlanFailed | AttemptFinished):
+        if isinstance(finish, _FINISHES):
             figure = call_figure(finish, reserved.at)
         attributes = _figure_attributes("settle", reserved.pools, reserved.call, figure)
         with span("settlement", {**attributes, "settlement": "settled" if figure else "released"}):
             settle(
                 self.store, reserved.pools, self.goal_id, reserved.call, figure, now=self.clock()
             )
+        reserved.settled = True
+
+    def _settled_span(self, reserved: Reserved, figure: Figure | None) -> None:
+        """The settlement's span, once the finish's append that carried it committed."""
+        assert reserved.call is not None
+        attributes = _figure_attributes("settle", reserved.pools, reserved.call, figure)
+        with span("settlement", {**attributes, "settlement": "settled" if figure else "released"}):
+            pass
 
     def _request(self, refused: Refusal, ask: Figure, now: datetime) -> None:
         usd, attempts = pool_request(refused, ask)
@@ -422,6 +510,10 @@ class PoolCalls:
             )  # fmt: skip
             self.progress(f"granted {asked_text(usd, attempts)} by the goal's rule {rule}")
         return True
+
+
+_FINISHES = (PlanProposed, PlanFailed, AttemptFinished)
+"""The events that record a call's end (what ``call_figure`` reads)."""
 
 
 def _figure_attributes(

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Literal
 
 from governor.clock import utc_now
 from governor.core import record, record_work, verbs
@@ -50,7 +51,7 @@ from governor.core.summary import summarize
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.drive.agents import Agents
-from governor.drive.append import Build, append_built
+from governor.drive.append import Along, Build, append_built
 from governor.drive.calling import AgentCaller, agent_env
 from governor.drive.calls import Calls
 from governor.drive.crashes import CrashGuard
@@ -253,8 +254,9 @@ class Runner:
         with self._lock:
             fold(self.view, self.store.load(self.goal_id, after_seq=self.view.seq))
 
-    def record(self, build: Build) -> list[Event]:
-        """Build events on the current view and append them; rebuild on a conflict.
+    def record(self, build: Build, along: Along | None = None) -> list[Event]:
+        """Build events on the current view and append them (with the pool events
+        ``along`` gives, in the same transaction); rebuild on a conflict.
 
         Returns no events when the goal ended meanwhile (an operator cancelled it): nothing
         may follow its end, so what the run observed is not recorded.
@@ -262,7 +264,13 @@ class Runner:
         with self._lock:
             try:
                 self.view, events = append_built(
-                    self.store, self.view, build, self.clock, lease=self.lease, decider=self.decider
+                    self.store,
+                    self.view,
+                    build,
+                    self.clock,
+                    lease=self.lease,
+                    decider=self.decider,
+                    along=along,
                 )
             except BaseException as exc:
                 self.view = project(self.store.load(self.goal_id))
@@ -297,22 +305,27 @@ class Runner:
     # ------------------------------------------------------------ actions
 
     def plan(self, action: Plan) -> None:
-        """Reserve the planner call against the goal's pools (SPEC §13.6), then request a
-        plan (or continue a lost one), run the planner, record its outcome, settle."""
+        """Request a plan (or continue a lost one) with the planner call's reservation
+        against the goal's pools in the same append (SPEC §13.6), run the planner, record
+        its outcome with the settlement."""
         created = self.view.created
-        reserved = self.pool_calls.reserve(created.planner) if created is not None else None
-        if reserved is None:
+        if created is None:
             return
+        reserved = self.pool_calls.hold(created.planner)
         finish: Event | None = None
         try:
-            finish = self._plan(action)
+            finish = self._plan(action, reserved)
         finally:
-            self.pool_calls.settle(reserved, finish)
+            self.pool_calls.settle(reserved, finish)  # unless its finish's append settled it
 
-    def _plan(self, action: Plan) -> Event | None:
+    def _plan(self, action: Plan, reserved: Reserved) -> Event | None:
+        def started(build: Build) -> list[Event]:
+            events = self.pool_calls.start(reserved, partial(self.record, build))
+            return events or []  # None: a pool had no room, nothing was recorded
+
         if action.plan_id is not None:
             plan_id, trigger = action.plan_id, self.view.plans[action.plan_id].trigger
-            events = self.record(lambda v: record.continue_plan(v, plan_id=plan_id, at=self.now()))
+            events = started(lambda v: record.continue_plan(v, plan_id=plan_id, at=self.now()))
             if not events:
                 return None
             if events[-1].type == "plan.failed":
@@ -321,7 +334,7 @@ class Runner:
             self.progress(f"plan {plan_id} ({trigger}) was lost; continuing it")
         else:
             plan_id, trigger = f"p{self.view.plans_used + 1}", action.trigger or "initial"
-            if not self.record(
+            if not started(
                 partial(record.request_plan, plan_id=plan_id, trigger=trigger, at=self.now())
             ):
                 return None
@@ -330,22 +343,27 @@ class Runner:
         assert created is not None
         info = CallInfo.of_planner(created, plan_id)
         with span("agent", info.metadata()) as current:
-            events = self.guard.settle(
-                f"plan {plan_id}",
-                self._run_planner(plan_id, trigger, info),
-                lambda run: lambda v: plan_events(v, plan_id, run, self.now()),
-                lambda error: (
-                    lambda v: record.plan_failed(
-                        v,
-                        plan_id=plan_id,
-                        at=self.now(),
-                        failure_class=None,
-                        evidence=None,
-                        error=error,
-                    )
-                ),
-                lambda: (
-                    plan_id in self.view.plans and self.view.plans[plan_id].status == "requested"
+            events = self.pool_calls.finish(
+                reserved,
+                lambda along: self.guard.settle(
+                    f"plan {plan_id}",
+                    self._run_planner(plan_id, trigger, info),
+                    lambda run: lambda v: plan_events(v, plan_id, run, self.now()),
+                    lambda error: (
+                        lambda v: record.plan_failed(
+                            v,
+                            plan_id=plan_id,
+                            at=self.now(),
+                            failure_class=None,
+                            evidence=None,
+                            error=error,
+                        )
+                    ),
+                    lambda: (
+                        plan_id in self.view.plans
+                        and self.view.plans[plan_id].status == "requested"
+                    ),
+                    along=along,
                 ),
             )
             if events and isinstance(events[-1], RunEvent):
@@ -400,18 +418,18 @@ class Runner:
                 self.progress(f"{work_id} accepted")
 
     def dispatch(self, action: Dispatch) -> None:
-        """Reserve each call against the goal's pools (SPEC §13.6), start (or continue)
-        attempts, run the workers concurrently, record each finish and settle it."""
+        """Start (or continue) attempts, each with its call's reservation against the
+        goal's pools in the same append (SPEC §13.6), run the workers concurrently, record
+        each finish with its settlement."""
         started: list[tuple[str, str]] = []
         reserved: dict[str, Reserved] = {}
         try:
             for work_id in action.work_ids:
-                held = self.pool_calls.reserve(self._profile_of(work_id))
-                if held is None:
+                held = reserved[work_id] = self.pool_calls.hold(self._profile_of(work_id))
+                start = self._start(work_id, held)
+                if start == "refused":
                     break  # a pool has no room: the goal waits (or was granted: next step)
-                reserved[work_id] = held
-                start = self._start(work_id)
-                if start is None:
+                if start is None:  # no call runs: a reservation recorded with it is released
                     self.pool_calls.settle(reserved.pop(work_id), None)
                 else:
                     started.append(start)
@@ -420,7 +438,7 @@ class Runner:
             runs = [self.threads.submit(partial(self._work, s)) for s in started]
             try:
                 for (item, run_id), run in zip(started, runs, strict=True):
-                    finish = self._finish(item, run_id, run)
+                    finish = self._finish(item, run_id, run, reserved[item])
                     self.pool_calls.settle(reserved.pop(item), finish)
             except BaseException as stop:
                 if not isinstance(stop, Exception):  # SIGTERM, Ctrl-C: the wait below
@@ -438,28 +456,35 @@ class Runner:
         default = created.worker if created is not None else ""
         return self.view.work[work_id].spec.profile or default
 
-    def _finish(self, item: str, run_id: str, run: Future[WorkerRun]) -> Event | None:
-        """Record what an attempt's run came to (or the exception that ended it)."""
-        events = self.guard.settle(
-            f"{item} attempt {self.view.work[item].attempt}",
-            run.result,
-            lambda done: partial(
-                finish_events,
-                work_id=item,
-                run_id=run_id,
-                run=done,
-                at=self.now(),
-                decider=self.decider,
+    def _finish(
+        self, item: str, run_id: str, run: Future[WorkerRun], reserved: Reserved
+    ) -> Event | None:
+        """Record what an attempt's run came to (or the exception that ended it), with
+        the settlement of its call's reservation."""
+        events = self.pool_calls.finish(
+            reserved,
+            lambda along: self.guard.settle(
+                f"{item} attempt {self.view.work[item].attempt}",
+                run.result,
+                lambda done: partial(
+                    finish_events,
+                    work_id=item,
+                    run_id=run_id,
+                    run=done,
+                    at=self.now(),
+                    decider=self.decider,
+                ),
+                lambda error: partial(
+                    record_work.finish_attempt,
+                    work_id=item,
+                    run_id=run_id,
+                    at=self.now(),
+                    outcome="failed",
+                    error=error,
+                ),
+                lambda: self.view.work[item].running and self.view.work[item].run_id == run_id,
+                along=along,
             ),
-            lambda error: partial(
-                record_work.finish_attempt,
-                work_id=item,
-                run_id=run_id,
-                at=self.now(),
-                outcome="failed",
-                error=error,
-            ),
-            lambda: self.view.work[item].running and self.view.work[item].run_id == run_id,
         )
         if not events:
             return None
@@ -493,15 +518,26 @@ class Runner:
         (``governor work retry`` / ``governor resume``, or the LangGraph graph's interrupt)."""
         return False
 
-    def _start(self, work_id: str) -> tuple[str, str] | None:
+    def _start(
+        self, work_id: str, reserved: Reserved
+    ) -> tuple[str, str] | Literal["refused"] | None:
+        """Start (or continue) the item's attempt with its reservation in the same append:
+        the item and run id; ``"refused"`` when a pool had no room (nothing recorded);
+        None when no call is to run."""
         item = self.view.work[work_id]
         run_id = self.ids()
+
+        def started(build: Build) -> list[Event] | None:
+            return self.pool_calls.start(reserved, partial(self.record, build))
+
         if item.running:
-            events = self.record(
+            events = started(
                 lambda v: record_work.continue_attempt(
                     v, work_id=work_id, run_id=run_id, at=self.now()
                 )
             )
+            if events is None:
+                return "refused"
             if not events:
                 return None
             if events[-1].type == "attempt.finished":
@@ -510,12 +546,17 @@ class Runner:
                 )
                 return None
             self.progress(f"{work_id} attempt {item.attempt} was lost; continuing it")
-        elif self.record(
-            lambda v: record_work.start_attempt(v, work_id=work_id, run_id=run_id, at=self.now())
-        ):
-            self.progress(f"{work_id} attempt {self.view.work[work_id].attempt} started")
         else:
-            return None
+            events = started(
+                lambda v: record_work.start_attempt(
+                    v, work_id=work_id, run_id=run_id, at=self.now()
+                )
+            )
+            if events is None:
+                return "refused"
+            if not events:
+                return None
+            self.progress(f"{work_id} attempt {self.view.work[work_id].attempt} started")
         return work_id, run_id
 
     def _work(self, started: tuple[str, str]) -> WorkerRun:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # types only: ``list`` opens a store without the models (star
     from governor.core.pools import PoolEvent, PoolState
     from governor.core.upstream import UpstreamHealth
     from governor.store.findings import CheckTally, Finding
+    from governor.store.pools import PoolWrite
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,7 @@ class EventStore(Protocol):
         expected_seq: int,
         lease: Lease | None = None,
         summary: GoalSummary | None = None,
+        pools: PoolWrite | None = None,
     ) -> int:
         """Append events numbered ``expected_seq + 1 ..`` in one transaction.
 
@@ -125,6 +127,11 @@ class EventStore(Protocol):
         does not end at ``expected_seq``, ``LeaseError`` when ``lease`` is no longer the
         goal's current lease, ``ValueError`` for a malformed batch; nothing is written
         then. Without ``summary`` the store derives it by folding the stream.
+
+        ``pools``: pool events to append in the same transaction, after those checks and
+        with the pools held as ``change_pools`` holds them (a call's start and its
+        reservation, its finish and its settlement); anything its ``change`` raises
+        writes nothing, the goal's events included.
         """
         ...
 

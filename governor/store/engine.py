@@ -46,7 +46,7 @@ from governor.store.base import GoalOrder, GoalQuery, Lease, ascii_lower
 from governor.store.checks import StoreChecks
 from governor.store.health import HealthRecords
 from governor.store.leases import LeaseRecords
-from governor.store.pools import PoolRecords
+from governor.store.pools import PoolRecords, PoolWrite
 from governor.store.primitives import StoragePrimitives, Tx
 from governor.store.stored import StreamHead, chain
 
@@ -86,6 +86,7 @@ class BaseEventStore(
         expected_seq: int,
         lease: Lease | None = None,
         summary: GoalSummary | None = None,
+        pools: PoolWrite | None = None,
     ) -> int:
         """Append events in one transaction; see ``governor.store.base.EventStore.append``."""
         from governor.store.rows import to_rows  # noqa: PLC0415 - start-up (see the imports)
@@ -93,7 +94,8 @@ class BaseEventStore(
         rows = to_rows(goal_id, events, expected_seq)
         last = rows[-1].seq
         _check_companions(goal_id, last, lease, summary)
-        with self._write(goal_id) as tx:
+        wanted = sorted(set(pools.names)) if pools is not None else []
+        with self._write_pooled(goal_id, wanted) as (tx, found):
             if lease is not None:
                 self._check_current(
                     tx,
@@ -108,9 +110,14 @@ class BaseEventStore(
                 )
             if summary is None:
                 summary = self._derive_summary(tx, goal_id, events)
+            drafted = None
+            if pools is not None and wanted:
+                drafted = self._draft_pools(tx, wanted, pools.change, found)
             head_after = chain(self._chain_at(tx, goal_id, head), (r.crc for r in rows))
             self._insert(tx, goal_id, rows)
             self._put_summary(tx, summary, head_after)
+            if drafted is not None:
+                self._write_pools(tx, drafted)
         return last
 
     def append_new(

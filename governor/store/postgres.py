@@ -38,6 +38,7 @@ from governor.store import listing
 from governor.store.base import GoalQuery, usage_row
 from governor.store.engine import BaseEventStore, read_only_error
 from governor.store.health import as_row
+from governor.store.pools import PoolDraft, encode_pool_state
 from governor.store.postgres_driver import describe_url, goal_lock_key, same_time, translated
 from governor.store.postgres_rows import TIMES, TIMESTAMPTZ, TolerantTimes
 from governor.store.postgres_schema import (
@@ -88,6 +89,21 @@ _PUT_SUMMARY: Final = """INSERT INTO goals
         attempts_charged = EXCLUDED.attempts_charged, attempts_limit = EXCLUDED.attempts_limit,
         upstream = EXCLUDED.upstream, chain = EXCLUDED.chain, attention = EXCLUDED.attention"""
 # One statement, so the stream's end and what the summary recorded are one snapshot.
+_LOCK_IN_ORDER: Final = """SELECT pg_advisory_xact_lock(key)
+FROM unnest(%s::bigint[]) WITH ORDINALITY AS locks(key, n) ORDER BY n"""
+"""Take transaction advisory locks one after another, in the order of the array."""
+
+_POOL_STATES: Final = "SELECT name, state FROM pools WHERE name = ANY(%s)"
+
+_PUT_POOLS: Final = """WITH written AS (
+    INSERT INTO pool_events (pool, seq, type, at, body)
+    SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::timestamptz[], %s::text[])
+)
+INSERT INTO pools (name, seq, state)
+SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[])
+ON CONFLICT (name) DO UPDATE SET seq = EXCLUDED.seq, state = EXCLUDED.state"""
+"""Pool events and the states they lead to, in one statement."""
+
 _HEAD: Final = """SELECT (SELECT MAX(seq) FROM events WHERE goal_id = %(goal)s),
     (SELECT seq FROM goals WHERE goal_id = %(goal)s),
     (SELECT chain FROM goals WHERE goal_id = %(goal)s)"""
@@ -259,6 +275,26 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
         with translated(self._where), self._pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (goal_lock_key(goal_id),))
             yield conn
+
+    @contextmanager
+    def _write_pooled(
+        self, goal_id: str, names: Sequence[str]
+    ) -> Iterator[tuple[Conn, dict[str, str]]]:
+        # One round trip: every lock (the goal's, then the pools' in the order given) and,
+        # pipelined behind it, the pools' states — a statement of its own, so its snapshot
+        # is taken once the locks are held (READ COMMITTED).
+        if not names:
+            with self._write(goal_id) as conn:
+                yield conn, {}
+            return
+        if self.read_only:
+            raise read_only_error(self._where)
+        keys = [goal_lock_key(goal_id), *(goal_lock_key(f"pool:{n}") for n in names)]
+        with translated(self._where), self._pool.connection() as conn, conn.transaction():
+            with conn.pipeline():
+                conn.execute(_LOCK_IN_ORDER, (keys,))
+                states = conn.execute(_POOL_STATES, (list(names),))
+            yield conn, {name: state for name, state in states.fetchall()}
 
     @contextmanager
     def _read(self) -> Iterator[Conn]:
@@ -434,15 +470,33 @@ class PostgresEventStore(SqlCheckRows[Conn], BaseEventStore[Conn]):
         if names is None:
             cursor = tx.execute("SELECT name, state FROM pools")
         else:
-            cursor = tx.execute(
-                "SELECT name, state FROM pools WHERE name = ANY(%s)", (list(names),)
-            )
+            cursor = tx.execute(_POOL_STATES, (list(names),))
         return {name: state for name, state in cursor.fetchall()}
 
     def _put_pool_event(self, tx: Conn, event: PoolEvent, body: str) -> None:
         tx.execute(
             "INSERT INTO pool_events (pool, seq, type, at, body) VALUES (%s, %s, %s, %s, %s)",
             (event.pool, event.seq, event.type, event.at, body),
+        )
+
+    def _write_pools(self, tx: Conn, draft: PoolDraft) -> None:
+        # One statement (one round trip) for the events and the states they lead to.
+        states, written = draft
+        names = sorted({event.pool for event, _ in written})
+        if not names:
+            return
+        tx.execute(
+            _PUT_POOLS,
+            (
+                [e.pool for e, _ in written],
+                [e.seq for e, _ in written],
+                [e.type for e, _ in written],
+                [e.at for e, _ in written],
+                [body for _, body in written],
+                names,
+                [states[n].seq for n in names],
+                [encode_pool_state(states[n]) for n in names],
+            ),
         )
 
     def _put_pool_state(self, tx: Conn, name: str, seq: int, state: str) -> None:

@@ -113,11 +113,13 @@ class ProcessCases:
     @pytest.mark.parametrize(
         ("ask", "cost"), [("0.1", "0.1"), ("0.1", "0.13")], ids=["as reserved", "over reservations"]
     )
+    @pytest.mark.parametrize("command", ["reserve", "along"], ids=["alone", "in appends"])
     def test_eight_processes_on_one_pool_spend_past_it_only_what_was_in_flight(
-        self, url, tmp_path, ask, cost
+        self, url, tmp_path, ask, cost, command
     ):
-        """SPEC §13.6: a reservation is one transaction; with 8 drivers, the spend passes
-        the limit by at most what the calls in flight cost over their reservations."""
+        """SPEC §13.6: a reservation is one transaction — of its own, or the append of the
+        call's start (issue 33); with 8 drivers, the spend passes the limit by at most what
+        the calls in flight cost over their reservations."""
         from governor.core.pools import PoolLimits, project_pool
         from governor.drive import pools
 
@@ -125,13 +127,16 @@ class ProcessCases:
         pools.set_pool(store, "team", PoolLimits(usd=2.0), at=utc_now(), actor="t", reason=None)
         store.close()
         go, names = tmp_path / "go", [f"w{i}" for i in range(8)]
-        procs = [spawn("reserve", url, "team", name, ask, cost, str(go)) for name in names]
+        procs = [spawn(command, url, "team", name, ask, cost, str(go)) for name in names]
         deadline = time.monotonic() + 60
         while not all(Path(f"{go}.ready-{name}").exists() for name in names):
             assert time.monotonic() < deadline, "the drivers did not start"
             time.sleep(0.01)
         go.touch()
-        calls = sum(finish(proc)[0]["calls"] for proc in procs)
+        said = [finish(proc)[0] for proc in procs]
+        calls = sum(s["calls"] for s in said)
+        if command == "along":  # each call's start and finish are in its goal's stream
+            assert all(s["seq"] == 1 + 2 * s["calls"] for s in said)
         store = open_store(url)
         events = store.pool_events("team")
         store.close()

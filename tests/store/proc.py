@@ -9,6 +9,8 @@ file, ``postgresql://…``).
     take URL GOAL HOLDER TTL           take the lease as soon as it expires, append under it
     reserve URL POOL NAME ASK COST GO  reserve ASK dollars against POOL until it refuses,
                                        settling each call at COST dollars
+    along URL POOL NAME ASK COST GO    the same, each reservation and settlement riding in
+                                       an append to the goal NAME (as a runner's calls do)
 
 ``GO`` is a file the test creates to release every waiting process at once.
 """
@@ -120,11 +122,39 @@ def reserve(url: str, pool: str, name: str, ask: str, cost: str, go: str) -> Non
     store.close()
 
 
+def along(url: str, pool: str, name: str, ask: str, cost: str, go: str) -> None:
+    from governor.core.pools import Figure
+    from governor.drive import pools
+    from tests.store.streams import story
+
+    store = open_store(url)
+    store.append(name, story(name).events[:1], expected_seq=0)
+    Path(f"{go}.ready-{name}").touch()
+    wait_for(Path(go))
+    calls, seq = 0, 1
+    while True:
+        call = f"{name}-{calls}"
+        now = datetime.now(UTC)
+        start = pools.reservation([pool], name, call, Figure(usd=float(ask), attempts=1), now=now)
+        try:
+            store.append(name, [event(name, seq + 1, call)], expected_seq=seq, pools=start)
+        except pools.ReservationRefused:
+            break
+        time.sleep(0.001)  # the call runs
+        spent = Figure(usd=float(cost), attempts=1)
+        finish = pools.settlement([pool], name, call, spent, now=now)
+        store.append(name, [event(name, seq + 2, call)], expected_seq=seq + 1, pools=finish)
+        calls, seq = calls + 1, seq + 2
+    say(name=name, calls=calls, seq=store.last_seq(name))
+    store.close()
+
+
 COMMANDS: dict[str, Callable[..., None]] = {
     "append": append,
     "hold": hold,
     "take": take,
     "reserve": reserve,
+    "along": along,
 }
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from governor.store.postgres_driver import describe_url, goal_lock_key
 from governor.store.postgres_schema import MIGRATIONS, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_listing import COMBINATIONS
+from tests.store.contract_pools import PooledAppendFailureCases
 from tests.store.contract_procs import ProcessCases
 from tests.store.contract_rows import DamagedRowCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story, summary
@@ -37,12 +38,25 @@ _RANKED = next(v for v, m in enumerate(MIGRATIONS) if "ADD COLUMN attention" in 
 """The migration that added the rank column (those after it rank rows again)."""
 
 
-class TestPostgresStore(StoreContract, DamagedRowCases):
+class TestPostgresStore(StoreContract, DamagedRowCases, PooledAppendFailureCases):
     far_time = "'infinity'::timestamptz"
 
     def edit(self, store, sql, *params):
         with psycopg.connect(store.url, autocommit=True) as raw:
             raw.execute(sql.replace("?", "%s"), params)
+
+    def refuse_rows(self, store, table, event_type):
+        self.edit(
+            store,
+            f"CREATE FUNCTION refuse_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f"IF NEW.type = '{event_type}' THEN RAISE EXCEPTION 'refused by the test'; END IF; "
+            "RETURN NEW; END $$",
+        )
+        self.edit(
+            store,
+            f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} "
+            f"FOR EACH ROW EXECUTE FUNCTION refuse_{table}()",
+        )
 
     @pytest.fixture
     def make_store(self, postgres_url: MakeUrl, clock: FakeClock) -> MakeStore:

@@ -20,6 +20,7 @@ from governor.store.sqlite import _DUE, _GOALS, _SOONEST, SqliteEventStore
 from governor.store.sqlite_schema import MIGRATIONS, migrate
 from tests.store.contract import StoreContract
 from tests.store.contract_listing import COMBINATIONS
+from tests.store.contract_pools import PooledAppendFailureCases
 from tests.store.contract_procs import ProcessCases
 from tests.store.contract_rows import DamagedRowCases
 from tests.store.streams import FakeClock, MakeStore, resumed, story
@@ -28,13 +29,20 @@ _RANKED = next(v for v, m in enumerate(MIGRATIONS) if "ADD COLUMN attention" in 
 """The migration that added the rank column (those after it rank rows again)."""
 
 
-class TestSqliteStore(StoreContract, DamagedRowCases):
+class TestSqliteStore(StoreContract, DamagedRowCases, PooledAppendFailureCases):
     time_suffix = "_us"
     far_time = str(2**63 - 1)
 
     def edit(self, store, sql, *params):
         with closing(sqlite3.connect(store.path)) as raw, raw:
             raw.execute(sql, params)
+
+    def refuse_rows(self, store, table, event_type):
+        self.edit(
+            store,
+            f"CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} "
+            f"WHEN NEW.type = '{event_type}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+        )
 
     @pytest.fixture
     def make_store(self, tmp_path: Path, clock: FakeClock) -> MakeStore:
