@@ -179,12 +179,20 @@ _POLICIES: dict[tuple[Policy, tuple[tuple[tuple[str, Any], ...], ...]], tuple[Po
 def candidate_policies(recorded: Policy, overrides: Sequence[dict[str, Any]]) -> tuple[Policy, ...]:
     """The candidates as whole policies over ``recorded`` (built once per recorded policy:
     a corpus is mostly recorded under a few)."""
-    key = (recorded, tuple(tuple(sorted(o.items())) for o in overrides))
+    key = (recorded, tuple(_frozen(o) for o in overrides))
     if key not in _POLICIES:
         if len(_POLICIES) > 64:
             _POLICIES.clear()
         _POLICIES[key] = tuple(with_overrides(recorded, o) for o in overrides)
     return _POLICIES[key]
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` as a dictionary key: a mapping (a nested policy field such as ``grants``
+    or ``upstream_backoff``) as its sorted items, a list as a tuple."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
 def _fields_of(override: dict[str, Any]) -> list[str]:

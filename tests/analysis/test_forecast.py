@@ -162,3 +162,17 @@ def test_lifted_raises_only_the_goals_own_budgets() -> None:
     assert loose.max_attempts == TIGHT.max_attempts  # an item's: not the goal's
     with pytest.raises(AssertionError):
         assert loose.max_replans == TIGHT.max_replans
+
+
+def test_a_policy_that_differs_in_a_nested_field_is_forecast(tmp_path: Path) -> None:
+    """A goal whose policy differs from the record's in ``grants`` or ``upstream_backoff``
+    (nested fields) is forecast like any other (it once raised ``unhashable type``)."""
+    corpus = corpus_of([str(_corpus(tmp_path / "corpus", 20))])
+    nested = with_overrides(
+        TIGHT,
+        {"grants": {"auto_usd": 0.5, "auto_attempts": 1}, "upstream_backoff.initial_s": 7.0},
+    )
+    fc = forecast(corpus, nested, bootstrap=0)
+    plain = forecast(corpus, TIGHT, bootstrap=0)
+    assert fc.histories == plain.histories == 20
+    assert fc.quantities["cost_usd"].median == plain.quantities["cost_usd"].median
