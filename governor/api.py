@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from governor.analysis.asking import need_in
 from governor.clock import Clock, utc_now
 from governor.core import verbs
 from governor.core.decision import BlockedOn, Decision, Exhausted, Status
@@ -306,6 +307,7 @@ class Goal:
             lease_ttl_s=lease_ttl_s,
             max_wait_s=max_wait_s,
             state_dir=self.workdir / ".governor" / "scripted",
+            asking=need_in,
         )
         return goals.runner(self.store, self.goal_id, settings, clock=self.clock)
 

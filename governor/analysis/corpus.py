@@ -3,20 +3,25 @@
 Rules: a history is streamed a bounded chunk of lines at a time (a long history or a
 10,000-goal corpus never sits in memory whole, unless a caller collects it), it is checked
 against the history format as it is read (``events``), every problem names the file and line it is
-on, and a corpus is a plain value that worker processes can receive.
+on, and a corpus is a plain value that worker processes can receive — but one that reads
+an ``opened`` store, which stays in the process that opened it (one worker).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from governor.core.events import Event
 from governor.core.history import check_history
 from governor.core.wire.codec import LineDecoder
 from governor.errors import NotFoundError
 from governor.store.jsonl import history_files, read_history
+
+if TYPE_CHECKING:
+    from governor.store.base import EventStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +33,9 @@ class Corpus:
     goal_ids: tuple[str, ...] = ()
     allow_torn: bool = False
     """Skip a torn final line (a crashed writer) instead of refusing the file."""
+    opened: EventStore | None = field(default=None, compare=False)
+    """A store already open in this process to read the goal ids from, instead of opening
+    ``store_url`` for each (a driver's own store; never sent to worker processes)."""
 
     def __len__(self) -> int:
         return len(self.files) + len(self.goal_ids)
@@ -45,11 +53,15 @@ class Corpus:
         return self._stored_lines(index)
 
     def _stored_lines(self, index: int) -> Iterator[tuple[int, Event]]:
+        goal_id = self.goal_ids[index - len(self.files)]
+        if self.opened is not None:
+            yield from enumerate(self.opened.load(goal_id), start=1)
+            return
         from governor.store.url import open_store  # noqa: PLC0415 - start-up: files need no store
 
         store = open_store(self.store_url, read_only=True)
         try:
-            yield from enumerate(store.load(self.goal_ids[index - len(self.files)]), start=1)
+            yield from enumerate(store.load(goal_id), start=1)
         finally:
             store.close()
 

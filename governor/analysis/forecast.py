@@ -33,7 +33,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Any, Final
 
@@ -143,7 +143,7 @@ def subset(corpus: Corpus, indices: Sequence[int]) -> Corpus:
     nfiles = len(corpus.files)
     files = tuple(corpus.files[i] for i in indices if i < nfiles)
     goals = tuple(corpus.goal_ids[i - nfiles] for i in indices if i >= nfiles)
-    return Corpus(files, corpus.store_url, goals, corpus.allow_torn)
+    return replace(corpus, files=files, goal_ids=goals)
 
 
 def _difference(policy: Policy, recorded: Policy) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def map_histories(
     """``task(state, i, events of history i)`` for every history, in ``workers`` processes."""
     parts: dict[int, list[Any]] = {}
     pieces = chunks(len(corpus), max(1, min(200, len(corpus) // (workers * 4) or 1)))
-    if workers <= 1 or len(pieces) <= 1:
+    if workers <= 1 or len(pieces) <= 1 or corpus.opened is not None:  # an open store stays here
         _init(corpus, task, state, checked)
         parts = {i: _run(piece) for i, piece in enumerate(pieces)}
     else:

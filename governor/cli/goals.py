@@ -80,6 +80,7 @@ def _temporal_driver(args: argparse.Namespace, events: list[Event]) -> Driver | 
 
 
 def _settings(args: argparse.Namespace) -> RunnerSettings:
+    from governor.analysis.asking import need_in  # noqa: PLC0415 - read commands start fast
     from governor.drive.runner import RunnerSettings  # noqa: PLC0415 - read commands start fast
 
     state = (
@@ -91,6 +92,7 @@ def _settings(args: argparse.Namespace) -> RunnerSettings:
         state_dir=state.resolve(),
         lease_ttl_s=args.lease_ttl,
         max_wait_s=getattr(args, "max_wait", 900.0),
+        asking=need_in,
     )
 
 

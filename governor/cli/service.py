@@ -22,6 +22,8 @@ from governor.store.files import writable
 
 
 def _settings(args: argparse.Namespace) -> ServiceSettings:
+    from governor.analysis.asking import need_in  # noqa: PLC0415 - start-up
+
     return ServiceSettings(
         workdir=Path.cwd(),
         env=dict(os.environ),
@@ -45,6 +47,7 @@ def _settings(args: argparse.Namespace) -> ServiceSettings:
             state_file=Path(args.notify_state) if args.notify_state else None,
             poll_s=args.notify_poll,
         ),
+        asking=need_in,
     )
 
 

@@ -59,10 +59,13 @@ __all__ = [
     "PoolState",
     "Refusal",
     "Unit",
+    "asked_attempts",
+    "asked_usd",
     "call_figure",
     "evolve_pool",
     "fold_goal_spend",
     "needs_renewal",
+    "own_request",
     "period_end",
     "period_start",
     "pool_request",
@@ -279,9 +282,33 @@ def refusal(state: PoolState, ask: Figure, zone: tzinfo, now: datetime) -> Refus
     return None
 
 
-def pool_request(refused: Refusal, ask: Figure) -> tuple[float | None, int | None]:
-    """What a goal asks of a pool that refused its call (SPEC §13.7): the call's expected
-    cost when the pool's cost is spent, one attempt when its attempts are (usd, attempts)."""
-    usd = ask.usd if refused.unit == "usd" else None
-    attempts = 1 if refused.unit == "attempts" else None
-    return usd, attempts
+def pool_request(
+    refused: Refusal, ask: Figure, need: Figure | None = None
+) -> tuple[float | None, int | None]:
+    """What a goal asks of a pool that refused its call (SPEC §13.7), as (usd, attempts):
+    in the pool's spent unit, what the goal needs to finish (``need``: the forecast's,
+    when there is data), else one more of it — the call's expected cost, or one attempt."""
+    if refused.unit == "usd":
+        return asked_usd(ask.usd, need), None
+    return None, asked_attempts(need)
+
+
+def own_request(
+    ledger: str, one_call_usd: float, need: Figure | None = None
+) -> tuple[float | None, int | None]:
+    """What a goal asks when its own ``ledger`` (``GRANTABLE``) stopped it (SPEC §13.7), as
+    (usd, attempts): for ``cost`` what it needs to finish, else one more call's expected
+    cost; for ``total_attempts`` the attempts it needs, else one; for ``replans`` one."""
+    if ledger == "cost":
+        return asked_usd(one_call_usd, need), None
+    return None, asked_attempts(need) if ledger == "total_attempts" else 1
+
+
+def asked_usd(one_more: float, need: Figure | None) -> float:
+    """The cost a request asks: the need to finish when there is one, else ``one_more``."""
+    return need.usd if need is not None and need.usd > 0 else one_more
+
+
+def asked_attempts(need: Figure | None) -> int:
+    """The attempts a request asks: the need to finish when there is one, else one."""
+    return need.attempts if need is not None and need.attempts >= 1 else 1

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from governor.analysis.asking import need_in
 from governor.analysis.explain import explain
 from governor.core.charges import charges
 from governor.core.decision import Decision
@@ -128,6 +129,7 @@ def _run(folder: Path, goal_id: str, say: Say, progress: Progress) -> Decision:
             env={"PATH": "/usr/local/bin:/usr/bin:/bin"},
             state_dir=folder / "scripted",
             max_wait_s=30,
+            asking=need_in,
         )
         return run(goals.runner(store, goal_id, settings, progress=progress)).decision
     finally:

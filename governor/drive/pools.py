@@ -45,6 +45,7 @@ from governor.core.pools import (
     Refusal,
     call_figure,
     needs_renewal,
+    own_request,
     pool_request,
     refusal,
 )
@@ -283,6 +284,11 @@ ExpectedFigure = Callable[[GoalView, str], Figure | None]
 EXPECTED_FIGURE_HOOK: ExpectedFigure | None = None
 """Set by the forecast (issue 33 Build 5) to size reservations from similar goals."""
 
+NeedToFinish = Callable[[GoalView], Figure | None]
+"""What a goal needs to finish from where it is: the amount a request asks by default
+(SPEC §13.7); None when there is no data (it asks one more of the spent unit). The layers
+that can forecast make it (``governor.analysis.asking.need_in``)."""
+
 
 def view_costs(view: GoalView) -> list[float]:
     """The reported costs of the goal's finished calls (planner and worker)."""
@@ -341,7 +347,8 @@ class PoolCalls:
     pool's ``grants`` rule allows.
 
     ``record`` appends events built on the goal's current view (the runner's); ``view``
-    returns that view.
+    returns that view; ``need`` sizes a request (what the goal needs to finish: SPEC §13.7;
+    without it, or without data, a request asks one more of the spent unit).
     """
 
     def __init__(
@@ -354,9 +361,10 @@ class PoolCalls:
         clock: Callable[[], datetime],
         ids: Callable[[], str],
         progress: Callable[[str], None],
+        need: NeedToFinish | None = None,
     ) -> None:
         self.store, self.goal_id, self.view, self.record = store, goal_id, view, record
-        self.clock, self.ids, self.progress = clock, ids, progress
+        self.clock, self.ids, self.progress, self.need = clock, ids, progress, need
 
     def hold(self, profile: str) -> Reserved:
         """The reservation a call of ``profile`` asks for, not recorded yet (``start``
@@ -448,7 +456,7 @@ class PoolCalls:
             pass
 
     def _request(self, refused: Refusal, ask: Figure, now: datetime) -> None:
-        usd, attempts = pool_request(refused, ask)
+        usd, attempts = pool_request(refused, ask, self.need(self.view()) if self.need else None)
         budget = f"pool:{refused.pool}"
         asked = self.record(
             lambda v: request_budget(
@@ -488,11 +496,11 @@ class PoolCalls:
         ledger = decision.exhausted
         if grants is None or decision.status != "budget_exhausted" or ledger not in GRANTABLE:
             return False
-        per_call = expected_figure(view, view.created.planner if view.created else "").usd
-        usd, attempts = (per_call, None) if ledger == "cost" else (None, 1)
         request = view.budget_request
         if request is not None and request.budget == ledger:
             return False  # asked already: a person answers
+        per_call = expected_figure(view, view.created.planner if view.created else "").usd
+        usd, attempts = own_request(ledger, per_call, self.need(view) if self.need else None)
         reason = f"the goal's own {ledger} budget is spent ({_spent_text(ledger, view)})"
         if not self.record(
             lambda v: request_budget(

@@ -58,7 +58,7 @@ from governor.drive.crashes import CrashGuard
 from governor.drive.health import MonitorSettings, OnChange, UpstreamMonitor
 from governor.drive.lease import LeaseKeeper, holder_id
 from governor.drive.outcomes import describe_run, finish_events
-from governor.drive.pools import PoolCalls, Reserved
+from governor.drive.pools import NeedToFinish, PoolCalls, Reserved
 from governor.drive.reprobe import environment_back, recovered
 from governor.drive.spans import record_event, span
 from governor.drive.threads import CallThreads
@@ -98,6 +98,10 @@ class RunnerSettings:
     """The longest cooldown a run sleeps through before it ends ``waiting``."""
     state_dir: Path | None = None
     """Per-goal state of the scripted harness (kept apart so a rerun starts fresh)."""
+    asking: Callable[[EventStore], NeedToFinish] | None = None
+    """How a request for more budget is sized (SPEC §13.7): what the goal needs to finish,
+    forecast from the runner's store by the layers that can forecast
+    (``governor.analysis.asking.need_in``); None: one more of the spent unit."""
 
 
 class Runner:
@@ -185,6 +189,7 @@ class Runner:
             clock=self.now,
             ids=ids,
             progress=self.progress,
+            need=settings.asking(store) if settings.asking is not None else None,
         )
         """The goal's calls against its pools (SPEC §13.6) and its requests for more."""
         if view is not None:

@@ -47,6 +47,7 @@ from langgraph.managed import RemainingSteps
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
+from governor.analysis.asking import need_in
 from governor.clock import utc_now
 from governor.core.decision import Decision
 from governor.core.event_fields import Profile
@@ -188,6 +189,7 @@ class _Nodes:
             lease_ttl_s=s.lease_ttl_s,
             max_wait_s=s.max_wait_s,
             state_dir=s.workdir / ".governor" / "scripted",
+            asking=need_in,
         )
         with self.store() as store:
             yield goals.runner(store, goal_id, runner_settings, progress=_progress(goal_id))

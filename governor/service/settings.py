@@ -8,13 +8,15 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from governor.core.policy import exponential_s
+from governor.drive.pools import NeedToFinish
 from governor.drive.runner import RunnerSettings
 from governor.service.notify import NotifySettings
+from governor.store.base import EventStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,9 @@ class ServiceSettings:
     """How often the metrics file is rewritten, in seconds (default 5)."""
     notify: NotifySettings = field(default_factory=NotifySettings)
     """Who is told when a goal starts or stops waiting on a person (default: nobody)."""
+    asking: Callable[[EventStore], NeedToFinish] | None = None
+    """How a request for more budget is sized (``RunnerSettings.asking``; ``governor
+    serve`` gives the forecast's ``governor.analysis.asking.need_in``)."""
 
     @property
     def heartbeat_s(self) -> float:
@@ -85,4 +90,5 @@ class ServiceSettings:
             holder=holder,
             lease_ttl_s=self.lease_ttl_s,
             state_dir=self.state_dir,
+            asking=self.asking,
         )

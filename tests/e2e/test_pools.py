@@ -241,3 +241,25 @@ def test_the_python_api_joins_a_goal_to_its_pools(project):
         assert created.profiles["p"].reserve_usd == 0.2
     with pytest.raises(NotFoundError, match="no pool 'other'"):
         governor.Goal.create({**spec, "pools": ["other"]}, store=store, workdir=project.root)
+
+
+def test_a_request_asks_what_the_forecast_says_the_goal_needs_to_finish(project):
+    """With similar goals in the store (the same agents), a goal stopped by its own cost
+    budget asks for what they say it needs to finish (SPEC §13.7), not one more call."""
+    keys = ("a", "b", "c", "d")  # each goal: a plan, four items, "complete": $0.60
+    scenario = project.scenario("same.scenario.json", scripts(*keys))
+    agent = {"harness": "scripted", "args": [scenario]}
+    for n in range(8):
+        ok(project, "new", project.goal_file(f"done{n}", agent, agent).name)
+        assert project.gov("run", f"done{n}").returncode == 0
+    grants = {"auto_usd": 0.0, "auto_attempts": 0}
+    ok(project, "new", project.goal_file("g1", agent, agent, max_cost_usd=0.15, grants=grants).name)
+    assert project.gov("run", "g1").returncode == 10
+    [asked] = [e for e in project.events("g1") if e["type"] == "budget.requested"]
+    spent = project.status("g1")["ledger"]["cost_usd"]
+    assert asked["budget"] == "cost"
+    # more than one call (what it asks without data), at most what the eight finished
+    # goals spent in all ($0.60) less what this one has spent: three items and a plan left
+    assert CALL < asked["usd"] <= 6 * CALL - spent + 1e-9, (asked, spent)
+    [blocker] = project.status("g1")["blockers"]
+    assert f"governor grant g1 --usd {asked['usd']:g}" in blocker["commands"][0]
