@@ -71,8 +71,9 @@ def test_the_checker_sees_a_positional_build() -> None:
     ]
 
 
-LONG_ALLOWED: Final[set[str]] = set()
-"""Core modules allowed past ``LONGEST``: none."""
+LONG_ALLOWED: Final[set[str]] = {"wire/derived_code.py"}
+"""Core modules allowed past ``LONGEST``: the wire's functions written ahead, generated
+(decision record 0038: one factory per derived function, never edited by hand)."""
 LONGEST: Final = 600
 """A core module holds one concept whole, split on a seam between concepts and never on a
 line count (STYLE.md; issue 36 joins what a 300-line cap split): past ~600 lines a module
