@@ -133,6 +133,12 @@ def test_a_second_sigterm_ends_serve_and_its_workers_at_once_mid_step(tmp_path: 
     try:
         with closing(open_store(url)) as store:
             holder, _ = mid_run(store, ["long"], timeout_s=120)  # its agent sleeps for ten minutes
+        deadline = time.monotonic() + 120
+        # both workers past their start (a worker still importing when the stop comes dies
+        # of it, as it should, and logs nothing): each logs the signal it is relayed
+        while sum(e["kind"] == "worker.started" for e in log_lines(log)) < 2:
+            assert time.monotonic() < deadline, log_lines(log)
+            time.sleep(0.05)
         serve.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 120
         while sum(e["kind"] == "stop.requested" for e in log_lines(log)) < 3:
