@@ -44,11 +44,12 @@ from typing import Any, Final
 from temporalio import activity
 from temporalio.client import Client
 
+from governor.analysis.asking import need_in
 from governor.clock import utc_now
 from governor.core.event_fields import Profile
 from governor.core.events import Event
 from governor.core.fold import fold, project
-from governor.core.pools import Figure, PoolGranted
+from governor.core.pools import Figure, PoolGranted, asked_attempts, asked_usd
 from governor.core.upstream import UpstreamHealth
 from governor.core.view import GoalView
 from governor.core.wire.codec import encode
@@ -340,7 +341,8 @@ class Activities:
             if refused is not None:
                 state = store.pool_state(refused.pool)
                 limits = state.limits if state is not None else None
-                return Reservations(held, refused, ask, limits.grants if limits else None)
+                grants = limits.grants if limits else None
+                return Reservations(held, refused, ask, grants, need_in(store)(view))
             held.append(call)
         return Reservations(held)
 
@@ -348,7 +350,13 @@ class Activities:
     def expected(self, request: ExpectRequest) -> Figure:
         """What a call of the profile is expected to spend, as the runner sizes a request
         on the goal's own budget (``PoolCalls.own_budget``)."""
-        return pools.expected_figure(self.view(self.store(), request.goal_id), request.profile)
+        store = self.store()
+        view = self.view(store, request.goal_id)
+        expected = pools.expected_figure(view, request.profile)
+        if not request.asking:
+            return expected
+        need = need_in(store)(view)
+        return Figure(usd=asked_usd(expected.usd, need), attempts=asked_attempts(need))
 
     @activity.defn(name="governor.settle")
     def settle(self, request: SettleRequest) -> None:

@@ -13,8 +13,9 @@ Rules (this runs inside the workflow, so it is deterministic):
       is released (``governor.settle``). Nothing the workflow held outlives the action
       that reserved it: the settlement runs in a ``finally``, and a Temporal cancel
       settles what the cancelled action left held (``workflow.GoalWorkflow.cancelled``).
-    * On a refusal the workflow records ``budget.requested`` (one more of the spent unit,
-      the pool's renewal) as the runner does; when the pool's ``grants`` rule allows
+    * On a refusal the workflow records ``budget.requested`` (what the forecast says the
+      goal needs to finish, read by the ``governor.reserve`` step, else one more of the
+      spent unit; the pool's renewal) as the runner does; when the pool's ``grants`` rule allows
       it, ``governor.pool_grant`` records ``pool.granted`` (actor ``policy``) and the
       workflow records ``budget.granted``. The goal's decision then parks it on the pool
       (``budget.2``: a durable timer until the renewal) or asks a person (``budget.3``);
@@ -37,7 +38,7 @@ from temporalio import workflow
 from governor.core.decision import Decision
 from governor.core.events import Event
 from governor.core.fold_steps import GRANTABLE
-from governor.core.pools import Figure, call_figure
+from governor.core.pools import Figure, call_figure, pool_request
 from governor.core.record_budget import (
     auto_grant_rule,
     expire_grants,
@@ -55,6 +56,9 @@ from governor.temporal.wire import (
 )
 
 T = TypeVar("T")
+ASKS_THE_FORECAST: Final = "governor-asks-the-forecast"
+"""The patch after which a request on the goal's own attempts asks the ``governor.expected``
+step for the forecast's need to finish (before it: one attempt, no step)."""
 OWN_BUDGET_ASKS: Final = "governor-own-budget-asks"
 """The patch after which the workflow records a request for more of the goal's own budget
 (under a ``grants`` policy) and expires its grants, as the runner does; a history
@@ -166,8 +170,7 @@ class Pools:
         assert refused is not None
         assert ask is not None
         workflow.logger.info("goal %s: %s", d.goal_id, refused.sentence())
-        usd = ask.usd if refused.unit == "usd" else None
-        attempts = 1 if refused.unit == "attempts" else None
+        usd, attempts = pool_request(refused, ask, answer.need)
         budget, reason = f"pool:{refused.pool}", refused.sentence()
         asked = await d.quietly(
             lambda v: request_budget(
@@ -228,12 +231,15 @@ class Pools:
         return True
 
     async def own_amount(self, ledger: str) -> tuple[float | None, int | None]:
-        """What a request on the goal's own ``ledger`` asks: one more call's expected cost
-        (the ``governor.expected`` step) for ``cost``, else one more attempt."""
-        if ledger != "cost":
+        """What a request on the goal's own ``ledger`` asks (``core.pools.own_request``):
+        what the forecast says the goal needs to finish, else one more call's expected cost
+        or one attempt — both read by the ``governor.expected`` store step; ``replans``:
+        one. An attempts request asks the step only after the ``ASKS_THE_FORECAST`` patch
+        (before it, one attempt without a step)."""
+        if ledger == "replans" or (ledger != "cost" and not workflow.patched(ASKS_THE_FORECAST)):
             return None, 1
         created = self.drive.view.created
         planner = created.planner if created is not None else ""
-        request = ExpectRequest(self.drive.goal_id, planner)
-        figure = await self.drive.store("governor.expected", request, Figure, "expected cost")
-        return figure.usd, None
+        request = ExpectRequest(self.drive.goal_id, planner, asking=True)
+        figure = await self.drive.store("governor.expected", request, Figure, "what to ask")
+        return (figure.usd, None) if ledger == "cost" else (None, figure.attempts)

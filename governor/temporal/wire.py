@@ -245,6 +245,9 @@ class Reservations:
     refusal: Refusal | None = None
     ask: Figure | None = None
     grants: Grants | None = None
+    need: Figure | None = None
+    """What the goal needs to finish, forecast from the store (SPEC §13.7): the request's
+    amount (None: no data, or an answer recorded before it was asked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,3 +277,6 @@ class ExpectRequest:
 
     goal_id: str
     profile: str
+    asking: bool = False
+    """Answer what a request asks instead (``core.pools.asked_usd``/``asked_attempts``:
+    the forecast's need to finish, else one more call's cost and one attempt)."""

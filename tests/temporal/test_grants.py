@@ -119,3 +119,31 @@ def test_the_goals_own_rule_grants_a_small_request_on_temporal(project: Temporal
             "policy", "policy grants.auto_attempts", 1
         )  # fmt: skip
     assert verbs_sent(project) == []  # the workflow's own steps
+
+
+def test_the_workflow_asks_for_what_the_forecast_says_the_goal_needs(
+    project: TemporalProject,
+) -> None:
+    """With similar goals in the store (the same agents), a goal the workflow drives that
+    its own attempts stop asks for the attempts they say it needs to finish (SPEC §13.7),
+    not one."""
+    keys = ("a", "b", "c", "d")
+    deps = {"b": ["a"], "c": ["b"], "d": ["c"]}
+    scripts: list[dict[str, Any]] = [
+        planner_script([{"reply": plan(*keys, deps=deps)}, {"reply": COMPLETE}]),
+        *(worker_script(k, [{"effects": True, "reply": done(k)}]) for k in keys),
+    ]
+    agents = scripted(project, scripts)
+    for n in range(6):
+        assert (
+            project.gov("new", project.goal_file(f"done{n}", agents, agents).name).returncode == 0
+        )
+        assert project.gov("run", f"done{n}").returncode == 0
+    path = project.goal_file("w", agents, agents, max_total_attempts=1, grants=NOBODY)
+    assert project.gov("new", path.name).returncode == 0
+    start_all(project, ["w"])
+    project.worker()
+    project.wait_status("w", {"blocked"}, blocked_on="operator")
+    [asked] = [e for e in project.events("w") if e["type"] == "budget.requested"]
+    assert (asked["budget"], asked["actor"]) == ("total_attempts", "governor")
+    assert 1 < asked["attempts"] <= 3, asked  # b, c and d are left: not one more
