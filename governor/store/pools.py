@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from governor.errors import DamagedRowError
+
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
@@ -77,6 +79,25 @@ def decode_pool_event(body: str | bytes) -> PoolEvent:
     return _event_adapter().validate_json(body)
 
 
+def decode_pool_state(name: str, text: object) -> PoolState:
+    """The pool's state as its ``pools`` row holds it.
+
+    Raises:
+        DamagedRowError: the row's ``state`` is not a pool's state (a damaged store).
+    """
+    try:
+        return _state_adapter().validate_json(text)  # type: ignore[arg-type]
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        detail = str(exc).splitlines()[0][:200]
+        raise DamagedRowError(
+            "pools",
+            repr(name),
+            "state",
+            f"is not a pool's state ({detail})",
+            "restore the store from a backup (the pool's history is its pool_events rows)",
+        ) from None
+
+
 def encode_pool_state(state: PoolState) -> str:
     return _state_adapter().dump_json(state).decode()
 
@@ -99,13 +120,13 @@ class PoolRecords(ABC, Generic[Tx]):
         """The pool's folded state, or None for a pool never set."""
         with self._read() as tx:
             found = self._pool_snapshots(tx, [name])
-        return _state_adapter().validate_json(found[name]) if name in found else None
+        return decode_pool_state(name, found[name]) if name in found else None
 
     def pool_states(self) -> list[PoolState]:
         """Every pool's state (deleted ones too), by name."""
         with self._read() as tx:
             found = self._pool_snapshots(tx, None)
-        return [_state_adapter().validate_json(found[n]) for n in sorted(found)]
+        return [decode_pool_state(n, found[n]) for n in sorted(found)]
 
     def change_pools(
         self, names: Sequence[str], change: Callable[..., Any]
@@ -144,8 +165,7 @@ class PoolRecords(ABC, Generic[Tx]):
         if found is None:
             found = self._pool_snapshots(tx, wanted)
         states = {
-            n: _state_adapter().validate_json(found[n]) if n in found else PoolState(name=n)
-            for n in wanted
+            n: decode_pool_state(n, found[n]) if n in found else PoolState(name=n) for n in wanted
         }
         drafts = change(states)
         written: list[tuple[PoolEvent, str]] = []

@@ -145,16 +145,17 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
 
 def apply(db: Path, table: str, column: str, value: object) -> bool:
     """Set the column in every row of the table (one row of ``events``); False when the
-    database refuses the value (NOT NULL, a key taken twice)."""
+    database refuses the value (NOT NULL, a key taken twice) or the table has no row to
+    damage (the base store has no pool)."""
     target = "CAST(? AS TEXT)" if value == BAD_UTF8 else "?"
     where = " WHERE goal_id = 'first' AND seq = 2" if table == "events" else ""
     with closing(sqlite3.connect(db)) as raw:
         try:
             with raw:
-                raw.execute(f"UPDATE {table} SET {column} = {target}{where}", (value,))
+                changed = raw.execute(f"UPDATE {table} SET {column} = {target}{where}", (value,))
         except sqlite3.IntegrityError:
             return False
-    return True
+    return changed.rowcount > 0
 
 
 def unreadable(declared: str, column: str, value: object) -> bool:
